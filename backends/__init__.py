@@ -1,0 +1,1 @@
+"""Member stores and their wrappers."""

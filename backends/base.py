@@ -1,0 +1,83 @@
+"""The member store interface that every backend and wrapper implements.
+
+A store is one member disk: a flat range of bytes. The interface is async so
+that wrappers (timing models, fault injection, tracing) can take time with the
+injected clock; the plain stores complete without waiting. Offsets and lengths
+are in bytes and are always block aligned by the controller.
+"""
+
+from __future__ import annotations
+
+import abc
+
+
+class Store(abc.ABC):
+    """One member disk."""
+
+    #: A short human name, e.g. the file path, for messages and ``vraid status``.
+    name: str = "store"
+
+    @property
+    @abc.abstractmethod
+    def size(self) -> int:
+        """Bytes the store holds."""
+
+    @abc.abstractmethod
+    async def read(self, offset: int, length: int) -> bytes:
+        """Return ``length`` bytes at ``offset`` (zeros where never written)."""
+
+    @abc.abstractmethod
+    async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """Store ``data`` at ``offset``; never grows the store."""
+
+    @abc.abstractmethod
+    async def flush(self) -> None:
+        """Return once everything written before is durable."""
+
+    def close(self) -> None:
+        """Release resources; the default has none."""
+
+    # Superblock access is synchronous: it happens at assembly and shutdown,
+    # outside the data path and before/after trio runs.
+    @abc.abstractmethod
+    def read_sync(self, offset: int, length: int) -> bytes:
+        """Blocking read, for superblocks and tools."""
+
+    @abc.abstractmethod
+    def write_sync(self, offset: int, data: bytes) -> None:
+        """Blocking write + flush, for superblocks and tools."""
+
+
+class StoreWrapper(Store):
+    """A store that forwards to ``inner``; wrappers override what they change."""
+
+    def __init__(self, inner: Store) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    @property
+    def size(self) -> int:
+        return self.inner.size
+
+    async def read(self, offset: int, length: int) -> bytes:
+        return await self.inner.read(offset, length)
+
+    async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        await self.inner.write(offset, data)
+
+    async def flush(self) -> None:
+        await self.inner.flush()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def read_sync(self, offset: int, length: int) -> bytes:
+        return self.inner.read_sync(offset, length)
+
+    def write_sync(self, offset: int, data: bytes) -> None:
+        self.inner.write_sync(offset, data)
+
+
+def check_range(store: Store, offset: int, length: int) -> None:
+    if offset < 0 or length < 0 or offset + length > store.size:
+        raise ValueError(f"{store.name}: request {offset}+{length} outside 0..{store.size}")

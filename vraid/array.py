@@ -1,0 +1,216 @@
+"""The controller: an async RAID-0/RAID-5 array over member stores.
+
+``Array`` takes host requests at any byte offset and length and turns them
+into member requests through the planner (:mod:`vraid.rxw`) and the executor
+(:mod:`vraid.stripe`). It holds no policy logic: this is the write-through
+baseline (no write-back cache), and later policies (cache, destage, CT) sit
+in front of the same planner.
+
+Concurrency: writes to one stripe are serialised by a per-stripe lock, so
+two read-modify-writes never race on a parity block; different stripes and
+all reads proceed concurrently. A host write spanning several stripes writes
+them concurrently.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import AsyncIterator, Callable, Sequence
+
+import numpy as np
+import trio
+
+from .backends.base import Store
+from .clock import Clock, TrioClock
+from .errors import OutOfRange
+from .events import EventBus
+from .geometry import Extent, Geometry
+from .members import Members, Request
+from .metrics import Metrics
+from .rxw import Plan
+from .stripe import StripeBuffer, execute
+
+Transform = Callable[[Plan], Plan]
+
+
+class Array:
+    """A RAID array. Create with :func:`open_array`, which runs its members."""
+
+    def __init__(
+        self,
+        geometry: Geometry,
+        stores: Sequence[Store],
+        *,
+        clock: Clock | None = None,
+        events: EventBus | None = None,
+        ct: Transform | None = None,
+    ) -> None:
+        if len(stores) != geometry.ndisks:
+            raise ValueError(f"{len(stores)} stores for {geometry.ndisks} disks")
+        self.geometry = geometry
+        self.clock = clock or TrioClock()
+        self.members = Members(stores, self.clock)
+        self.events = events or EventBus()
+        self.metrics = Metrics()
+        self.ct = ct
+        self._locks: dict[int, trio.Lock] = {}
+        self.started_at = 0.0
+
+    @property
+    def capacity(self) -> int:
+        return self.geometry.capacity
+
+    # -- host interface -------------------------------------------------------
+    async def read(self, offset: int, length: int) -> bytes:
+        """Read ``length`` bytes at ``offset``; short at the end of the array."""
+        start = self.clock.now()
+        length = max(0, min(length, self.capacity - offset))
+        if length == 0 or offset < 0:
+            return b""
+        g = self.geometry
+        block = g.block_size
+        first = offset // block * block
+        end = -(-(offset + length) // block) * block
+        out = bytearray(end - first)
+        view = memoryview(out)
+        requests = []
+        for ext in g.extents(first, end - first):
+            requests += self._read_requests(ext, view[ext.host_offset : ext.host_offset + ext.length])
+        await self.members.run(requests)
+        m = self.metrics
+        m.host_reads += 1
+        m.host_read_bytes += length
+        m.response.add(self.clock.now() - start)
+        head = offset - first
+        return bytes(view[head : head + length])
+
+    async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """Write ``data`` at ``offset`` (any alignment) through to the members.
+
+        Raises:
+            OutOfRange: if the write would reach past the end of the array.
+        """
+        start = self.clock.now()
+        if offset < 0 or offset + len(data) > self.capacity:
+            raise OutOfRange(
+                f"write of {len(data)} bytes at {offset} reaches past the end of the array ({self.capacity} bytes)",
+                "the image has a fixed size; it never grows",
+            )
+        if not data:
+            return
+        src = np.frombuffer(data, dtype=np.uint8)
+        extents = list(self.geometry.extents(offset, len(data)))
+        if len(extents) == 1:
+            await self._write_stripe(extents[0], src)
+        else:
+            async with trio.open_nursery() as nursery:
+                for ext in extents:
+                    nursery.start_soon(self._write_stripe, ext, src)
+        m = self.metrics
+        m.host_writes += 1
+        m.host_write_bytes += len(data)
+        m.response.add(self.clock.now() - start)
+
+    async def flush(self) -> None:
+        """Return once every acknowledged write is durable on the members."""
+        self.metrics.host_flushes += 1
+        await self.members.flush()
+        self.events.publish("flush", self.clock.now())
+
+    # -- reads ------------------------------------------------------------
+    def _read_requests(self, ext: Extent, into: memoryview) -> list[Request]:
+        """Member reads for a block-aligned extent, one per strip touched."""
+        g = self.geometry
+        reqs = []
+        pos, end = ext.start, ext.start + ext.length
+        while pos < end:
+            k, within = divmod(pos, g.strip_size)
+            n = min(g.strip_size - within, end - pos)
+            disk = g.data_disk(ext.stripe, k)
+            offset = g.data_offset + ext.stripe * g.strip_size + within
+            at = pos - ext.start
+            reqs.append(Request(disk, "read", offset, n, into[at : at + n]))
+            pos += n
+        return reqs
+
+    # -- writes -----------------------------------------------------------
+    async def _write_stripe(self, ext: Extent, src: np.ndarray) -> None:
+        g = self.geometry
+        block = g.block_size
+        first_block = ext.start // block
+        last_block = (ext.start + ext.length - 1) // block
+        async with self._stripe_lock(ext.stripe):
+            buf = StripeBuffer(g, ext.stripe)
+            await self._fill_partial_blocks(buf, ext, first_block, last_block)
+            buf.data[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
+            z = _dirty_z(g.u, g.data_disks, first_block, last_block)
+            plan = Plan.build(ext.stripe, z, buf.columns, parity=g.level == 5)
+            if self.ct is not None:
+                plan = self.ct(plan)
+            self.metrics.plans += 1
+            self.metrics.count_cycles(plan.cycles())
+            self.events.publish("plan", self.clock.now(), plan)
+            await execute(plan, buf, self.members)
+
+    async def _fill_partial_blocks(self, buf: StripeBuffer, ext: Extent, first: int, last: int) -> None:
+        """A sub-block write reads the rest of its block first."""
+        block = self.geometry.block_size
+        partial = set()
+        if ext.start % block:
+            partial.add(first)
+        if (ext.start + ext.length) % block:
+            partial.add(last)
+        if not partial:
+            return
+        self.metrics.partial_block_writes += len(partial)
+        u = self.geometry.u
+        await self.members.run([buf.request(b // u, "read", b % u, 1) for b in sorted(partial)])
+
+    @asynccontextmanager
+    async def _stripe_lock(self, stripe: int) -> AsyncIterator[None]:
+        lock = self._locks.get(stripe)
+        if lock is None:
+            lock = self._locks[stripe] = trio.Lock()
+        try:
+            async with lock:
+                yield
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._locks.pop(stripe, None)
+
+    # -- state --------------------------------------------------------------
+    def status(self) -> dict[str, object]:
+        return {
+            "geometry": self.geometry.describe(),
+            "metrics": self.metrics.to_dict(),
+            "members": [
+                {"disk": d.index, "store": d.store.name} | d.stats.to_dict() | {"queue": d.queue_depth}
+                for d in self.members.disks
+            ],
+        }
+
+
+def _dirty_z(u: int, cols: int, first: int, last: int) -> tuple[tuple[str, ...], ...]:
+    """Z of a write-through write: blocks first..last (stripe data order) are D, the rest E."""
+    rows = [["E"] * cols for _ in range(u)]
+    for b in range(first, last + 1):
+        k, row = divmod(b, u)
+        rows[row][k] = "D"
+    return tuple(tuple(r) for r in rows)
+
+
+@asynccontextmanager
+async def open_array(
+    geometry: Geometry,
+    stores: Sequence[Store],
+    **kwargs,
+) -> AsyncIterator[Array]:
+    """Run an :class:`Array`: its member workers live inside this block."""
+    array = Array(geometry, stores, **kwargs)
+    array.started_at = array.clock.now()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(array.members.serve)
+        try:
+            yield array
+        finally:
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,239 @@
+"""``vraid mount``: assemble an array and serve it as a FUSE image.
+
+Everything that can be checked is checked before anything changes: the
+mountpoint, the array, and that no other mount serves it. Then the process
+forks (unless ``--foreground``); the daemon marks the array dirty, mounts,
+and reports "ready" over a pipe, so ``vraid mount`` returns only once the
+image can be opened, or fails with the daemon's reason.
+
+Shutdown: the FUSE unmount (``vraid umount`` runs ``fusermount3 -u``; SIGTERM
+makes the daemon do it) ends ``pyfuse3.main()``; the daemon then flushes the
+members, marks the array clean and exits. An unmount is refused while a loop
+device holds the image (FUSE-NOTES item 7). A daemon that dies any other way
+leaves the array marked dirty, and the next mount says so.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyfuse3
+import trio
+
+from . import control, mountinfo
+from .array import Array
+from .assemble import Assembled, assemble
+from .errors import MountError
+from .fuse import ImageFS
+
+log = logging.getLogger(__name__)
+PR_SET_IO_FLUSHER = 57
+
+
+@dataclass
+class MountOptions:
+    foreground: bool = False
+    debug_fuse: bool = False
+    trace: Path | None = None
+
+
+def check_mountpoint(mountpoint: Path) -> Path:
+    if not mountpoint.exists():
+        raise MountError(f"mountpoint {mountpoint} does not exist", f"create it with `mkdir -p {mountpoint}`")
+    if not mountpoint.is_dir():
+        raise MountError(f"mountpoint {mountpoint} is not a directory", "give an empty directory")
+    if mountinfo.is_mountpoint(mountpoint):
+        raise MountError(f"{mountpoint} is already a mountpoint", f"unmount it first, or choose another directory")
+    return mountpoint.resolve()
+
+
+def prepare(directory: Path, mountpoint: Path) -> Assembled:
+    """All checks of ``vraid mount``; nothing is modified."""
+    mountpoint = check_mountpoint(mountpoint)
+    asm = assemble(directory)
+    existing = mountinfo.mount_of_array(directory)
+    if existing is not None:
+        raise MountError(f"{directory} is already mounted at {existing.mountpoint}", f"use that mount, or `vraid umount {existing.mountpoint}`")
+    if control.alive(control.socket_path(asm.directory, asm.uuid)):
+        raise MountError(f"a vraid daemon is already serving {directory}", "unmount it first")
+    return asm
+
+
+def mount(directory: Path, mountpoint: Path, opts: MountOptions) -> str:
+    """Mount; return the message to show. Raises MountError/VraidError before any change."""
+    asm = prepare(directory, mountpoint)
+    mountpoint = mountpoint.resolve()
+    if opts.foreground:
+        _configure_logging(opts.debug_fuse)
+        serve(asm, mountpoint, opts, ready=lambda msg: print(msg, file=sys.stderr, flush=True))
+        return ""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the daemon
+        os.close(read_fd)
+        code = _daemon_child(asm, mountpoint, opts, write_fd)
+        os._exit(code)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        message = pipe.read().decode(errors="replace")
+    if message.startswith("ready"):
+        return message[len("ready") :].strip()
+    os.waitpid(pid, 0)
+    raise MountError(message.strip() or f"the daemon exited before the mount was ready; see {asm.directory / 'vraid.log'}")
+
+
+def _daemon_child(asm: Assembled, mountpoint: Path, opts: MountOptions, write_fd: int) -> int:
+    os.setsid()
+    log_path = asm.directory / "vraid.log"
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    logfd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(logfd, 1)
+    os.dup2(logfd, 2)
+    _configure_logging(opts.debug_fuse)
+    reported = False
+
+    def ready(msg: str) -> None:
+        nonlocal reported
+        os.write(write_fd, f"ready {msg}".encode())
+        os.close(write_fd)
+        reported = True
+
+    try:
+        serve(asm, mountpoint, opts, ready=ready)
+        return 0
+    except BaseException as exc:  # noqa: BLE001 - report, then exit non-zero
+        log.exception("vraid daemon failed")
+        if not reported:
+            os.write(write_fd, str(exc).encode() or type(exc).__name__.encode())
+            os.close(write_fd)
+        return 1
+
+
+def _configure_logging(debug: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+        force=True,
+    )
+
+
+def _set_io_flusher() -> None:
+    """FUSE-NOTES item 10: the daemon behind a loop device must not block on reclaim."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) != 0:
+            log.debug("PR_SET_IO_FLUSHER not set (errno %d)", ctypes.get_errno())
+    except OSError:
+        pass
+
+
+def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
+    """Run the mount until it is unmounted; marks the array dirty, then clean."""
+    _set_io_flusher()
+    asm.open_stores()
+    warning = ""
+    if not asm.was_clean:
+        warning = (
+            "warning: the array was not shut down cleanly; parity of stripes written "
+            "at the time of the crash may be stale (resync arrives with the failures issue)"
+        )
+        log.warning(warning)
+    asm.mark(clean=False)
+    array = Array(asm.geometry, asm.stores)
+    trace = None
+    if opts.trace is not None:
+        from .trace import TraceWriter
+
+        trace = TraceWriter(opts.trace, capacity=asm.geometry.capacity, block=asm.geometry.block_size)
+    fs = ImageFS(array, asm.config.image, trace=trace)
+    options = set(pyfuse3.default_options) | {f"fsname=vraid:{asm.directory.resolve()}", "subtype=vraid"}
+    if opts.debug_fuse:
+        options.add("debug")
+    sock = control.socket_path(asm.directory, asm.uuid)
+    try:
+        pyfuse3.init(fs, str(mountpoint), options)
+    except RuntimeError as exc:
+        asm.mark(clean=asm.was_clean)
+        asm.close()
+        raise MountError(f"cannot mount at {mountpoint}: {exc}", "is /dev/fuse available, and are you root?") from exc
+    unmounted = False
+    try:
+        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning)
+        unmounted = True
+    finally:
+        pyfuse3.close(unmount=not unmounted)
+        if trace is not None:
+            trace.close()
+    asm.mark(clean=True)
+    asm.close()
+    log.info("unmounted %s; array marked clean", mountpoint)
+
+
+async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str) -> None:
+    server = control.ControlServer(sock, _handlers(asm, array, fs, mountpoint))
+    array.started_at = array.clock.now()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(array.members.serve)
+        await nursery.start(server.serve)
+        nursery.start_soon(_watch_signals, asm, mountpoint)
+        msg = f"mounted {asm.summary()} at {mountpoint}/{asm.config.image} (daemon pid {os.getpid()})"
+        ready(msg + (f"\n{warning}" if warning else ""))
+        log.info(msg)
+        await pyfuse3.main()
+        log.info("FUSE session ended; flushing members")
+        await array.flush()
+        nursery.cancel_scope.cancel()
+
+
+def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
+    async def ping(_req):
+        return {}
+
+    async def status(_req):
+        return {
+            "status": array.status()
+            | {
+                "pid": os.getpid(),
+                "directory": str(asm.directory.resolve()),
+                "mountpoint": str(mountpoint),
+                "image": asm.config.image,
+                "uuid": asm.uuid,
+                "state": "active",
+                "was_clean": asm.was_clean,
+                "uptime": array.clock.now() - array.started_at,
+                "open_handles": fs.open_handles,
+                "internal_errors": fs.internal_errors,
+            }
+        }
+
+    return {"ping": ping, "status": status}
+
+
+async def _watch_signals(asm: Assembled, mountpoint: Path) -> None:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        async for signum in signals:
+            log.info("signal %s: unmounting", signal.Signals(signum).name)
+            try:
+                await request_unmount(mountpoint, asm.config.image)
+            except MountError as exc:
+                log.error("%s", exc)
+
+
+async def request_unmount(mountpoint: Path, image: str) -> None:
+    holders = mountinfo.loop_devices_of(mountpoint / image)
+    if holders:
+        raise MountError(
+            f"refusing to unmount {mountpoint}: {image} is still attached to {', '.join(holders)}",
+            f"unmount the filesystem on it, run `losetup -d {holders[0]}`, then try again",
+        )
+    result = await trio.run_process(["fusermount3", "-u", str(mountpoint)], check=False, capture_stderr=True)
+    if result.returncode != 0:
+        raise MountError(f"fusermount3 -u {mountpoint} failed: {result.stderr.decode().strip()}", "is a process still using the image?")

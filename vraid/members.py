@@ -1,0 +1,186 @@
+"""Members and their request queues: the execution layer under the controller.
+
+Each member disk has one queue served by one trio task, so a disk serves one
+request at a time, as a real disk's command queue does, and a timing model
+below it sees requests in the order the queue picks. Requests carry a
+priority class: host requests go before destage requests (seed 003, section
+3.1); inside a class the order is FIFO. (C-LOOK ordering plugs in here.)
+
+The controller submits a *batch* of requests (all reads of a plan, or all its
+writes) to all members at once and waits for the whole batch: the members are
+driven concurrently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import trio
+
+from .backends.base import Store
+from .clock import Clock
+from .errors import MemberIOError
+
+HOST, DESTAGE = 0, 1
+
+
+@dataclass(slots=True)
+class Request:
+    """One member request. ``buffer`` receives a read (a writable view of
+    ``length`` bytes) or holds the data of a write."""
+
+    disk: int
+    op: str  # "read" | "write"
+    offset: int
+    length: int
+    buffer: memoryview | None = None
+    priority: int = HOST
+    error: BaseException | None = None
+    _batch: "_Batch | None" = None
+
+
+class _Batch:
+    __slots__ = ("pending", "done")
+
+    def __init__(self, n: int) -> None:
+        self.pending = n
+        self.done = trio.Event()
+
+    def finish_one(self) -> None:
+        self.pending -= 1
+        if self.pending == 0:
+            self.done.set()
+
+
+@dataclass
+class MemberStats:
+    reads: int = 0
+    writes: int = 0
+    read_bytes: int = 0
+    write_bytes: int = 0
+    errors: int = 0
+    busy_seconds: float = 0.0
+    max_queue: int = 0
+    #: a request that starts where the previous one on this member ended
+    contiguous: int = 0
+
+    def to_dict(self) -> dict[str, float]:
+        return dict(self.__dict__)
+
+
+class Member:
+    """One member disk: its store, queue and statistics."""
+
+    def __init__(self, index: int, store: Store, clock: Clock) -> None:
+        self.index = index
+        self.store = store
+        self.clock = clock
+        self.stats = MemberStats()
+        self._queues: tuple[list[Request], list[Request]] = ([], [])
+        self._wakeup = trio.Event()
+        self._last_end = -1
+
+    @property
+    def queue_depth(self) -> int:
+        return len(self._queues[0]) + len(self._queues[1])
+
+    def submit(self, req: Request) -> None:
+        self._queues[req.priority].append(req)
+        self.stats.max_queue = max(self.stats.max_queue, self.queue_depth)
+        self._wakeup.set()
+
+    def _pick(self) -> Request | None:
+        for q in self._queues:
+            if q:
+                return q.pop(0)
+        return None
+
+    async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Serve this member's queue until cancelled."""
+        task_status.started()
+        while True:
+            req = self._pick()
+            if req is None:
+                self._wakeup = trio.Event()
+                await self._wakeup.wait()
+                continue
+            await self._execute(req)
+
+    async def _execute(self, req: Request) -> None:
+        start = self.clock.now()
+        st = self.stats
+        try:
+            if req.op == "read":
+                data = await self.store.read(req.offset, req.length)
+                assert req.buffer is not None
+                req.buffer[:] = data
+                st.reads += 1
+                st.read_bytes += req.length
+            else:
+                assert req.buffer is not None
+                await self.store.write(req.offset, req.buffer)
+                st.writes += 1
+                st.write_bytes += req.length
+            if req.offset == self._last_end:
+                st.contiguous += 1
+            self._last_end = req.offset + req.length
+        except (OSError, ValueError, MemberIOError) as exc:
+            st.errors += 1
+            req.error = exc
+        finally:
+            st.busy_seconds += self.clock.now() - start
+            if req._batch is not None:
+                req._batch.finish_one()
+
+
+class Members:
+    """All members of an array, driven concurrently."""
+
+    def __init__(self, stores: Sequence[Store], clock: Clock) -> None:
+        self.clock = clock
+        self.disks = [Member(i, s, clock) for i, s in enumerate(stores)]
+
+    def __len__(self) -> int:
+        return len(self.disks)
+
+    def __getitem__(self, i: int) -> Member:
+        return self.disks[i]
+
+    async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Start one worker per member; runs until cancelled."""
+        async with trio.open_nursery() as nursery:
+            for disk in self.disks:
+                await nursery.start(disk.serve)
+            task_status.started()
+
+    async def run(self, requests: Sequence[Request]) -> None:
+        """Submit ``requests`` (to any members) and wait until all are done.
+
+        Raises:
+            MemberIOError: for the first request that failed, after all finished.
+        """
+        if not requests:
+            return
+        batch = _Batch(len(requests))
+        for req in requests:
+            req._batch = batch
+            self.disks[req.disk].submit(req)
+        await batch.done.wait()
+        for req in requests:
+            if req.error is not None:
+                raise MemberIOError(req.disk, f"{req.op} at {req.offset}+{req.length} failed: {req.error}")
+
+    async def flush(self) -> None:
+        """Flush every member concurrently (fsync of member files)."""
+        async with trio.open_nursery() as nursery:
+            for disk in self.disks:
+                nursery.start_soon(disk.store.flush)
+
+    def stats(self) -> list[dict[str, float]]:
+        return [d.stats.to_dict() | {"queue": d.queue_depth} for d in self.disks]
+
+
+def busy_fraction(stats: MemberStats, elapsed: float) -> float:
+    return stats.busy_seconds / elapsed if elapsed > 0 and math.isfinite(elapsed) else 0.0

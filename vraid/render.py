@@ -1,0 +1,112 @@
+"""Rich tables for the CLI: the layout picture, superblocks, status."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from rich.table import Table
+
+from .geometry import Geometry
+from .superblock import Superblock
+from .units import format_size
+
+
+def layout_table(g: Geometry, stripes: int) -> Table:
+    """Which logical block lives where, and where parity is (the docs' first picture)."""
+    title = f"RAID-{g.level}" + (f" {g.layout}" if g.level == 5 else "")
+    t = Table(title=f"{title}: {g.ndisks} disks, {format_size(g.strip_size)} strip = {g.u} block(s) of {format_size(g.block_size)}")
+    t.add_column("stripe", justify="right")
+    t.add_column("row", justify="right")
+    for d in range(g.ndisks):
+        t.add_column(f"disk{d}", justify="center")
+    per_stripe = g.data_disks * g.u
+    for s in range(min(stripes, g.stripes)):
+        p = g.parity_disk(s)
+        for row in range(g.u):
+            cells = []
+            for d in range(g.ndisks):
+                k = g.strip_of_disk(s, d)
+                if d == p:
+                    cells.append("[bold magenta]P[/]")
+                else:
+                    cells.append(str(s * per_stripe + k * g.u + row))
+            t.add_row(str(s) if row == 0 else "", str(row), *cells, end_section=row == g.u - 1)
+    return t
+
+
+def superblock_table(name: str, sb: Superblock | None, problem: str = "") -> Table:
+    t = Table(title=name, show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value")
+    if sb is None:
+        t.add_row("problem", problem)
+        return t
+    g = sb.geometry()
+    rows: list[tuple[str, Any]] = [
+        ("magic/version", f"vraid v{sb.version}"),
+        ("array uuid", sb.array_uuid),
+        ("level", f"RAID-{sb.level}"),
+        ("layout", sb.layout if sb.level == 5 else "-"),
+        ("disks", sb.ndisks),
+        ("this member's role", "spare" if sb.role < 0 else f"disk {sb.role}"),
+        ("block size", format_size(sb.block_size)),
+        ("strip size", format_size(sb.strip_size)),
+        ("stripes", sb.stripes),
+        ("data offset", format_size(sb.data_offset)),
+        ("array size", format_size(g.capacity)),
+        ("events", sb.events),
+        ("state", "clean" if sb.clean else "dirty (not shut down cleanly)"),
+        ("created", _time(sb.ctime)),
+        ("updated", _time(sb.utime)),
+    ]
+    if sb.params:
+        rows.append(("parameters", ", ".join(f"{k}={v}" for k, v in sorted(sb.params.items()))))
+    for k, v in rows:
+        t.add_row(k, str(v))
+    return t
+
+
+def _time(t: float) -> str:
+    return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else "-"
+
+
+def status_tables(st: dict[str, Any]) -> list[Table]:
+    g = st["geometry"]
+    head = Table(title=f"vraid {st.get('directory', '')}", show_header=False)
+    head.add_column("field", style="bold")
+    head.add_column("value")
+    level = f"RAID-{g['level']}" + (f" {g['layout']}" if g["level"] == 5 else "")
+    head.add_row("array", f"{level}, {g['disks']} disks, {format_size(g['strip_size'])} strip, {g['stripes']} stripes")
+    head.add_row("image size", format_size(g["capacity"]))
+    head.add_row("state", st["state"])
+    if st.get("mountpoint"):
+        head.add_row("mounted at", f"{st['mountpoint']}/{st['image']} (daemon pid {st['pid']})")
+    if "was_clean" in st and not st["was_clean"]:
+        head.add_row("note", "[yellow]the previous shutdown was not clean[/]")
+    out = [head]
+    m = st.get("metrics")
+    if m:
+        c = Table(title="host requests and write cycles (seed 000 II-A)")
+        for col in ("reads", "read bytes", "writes", "write bytes", "fsyncs", "RCW PBGs", "RMW PBGs", "full PBGs", "mean ms", "p99 ms"):
+            c.add_column(col, justify="right")
+        c.add_row(
+            str(m["host_reads"]), format_size(m["host_read_bytes"]), str(m["host_writes"]), format_size(m["host_write_bytes"]),
+            str(m["host_flushes"]), str(m["pbg_rcw"]), str(m["pbg_rmw"]), str(m["pbg_full"]),
+            f"{m['mean_response_ms']:.3f}", f"{m['p99_response_ms']:.3f}",
+        )
+        out.append(c)
+    members = st.get("members")
+    if members:
+        t = Table(title="members")
+        for col in ("disk", "file", "state", "reads", "read bytes", "writes", "write bytes", "errors"):
+            t.add_column(col, justify="right" if col not in ("file", "state") else "left")
+        for d in members:
+            t.add_row(
+                str(d["disk"]), str(d.get("store", "")), d.get("state", "active"),
+                str(d.get("reads", "-")), format_size(d["read_bytes"]) if "read_bytes" in d else "-",
+                str(d.get("writes", "-")), format_size(d["write_bytes"]) if "write_bytes" in d else "-",
+                str(d.get("errors", "-")),
+            )
+        out.append(t)
+    return out

@@ -1,0 +1,201 @@
+"""The rxw-matrix of seed 000 (Baek & Park, MSC-CT), section II-A and III-B.
+
+A stripe about to be written (destaged) is described by its cache-state matrix
+``Z`` (u rows = PBGs, one column per data strip in logical order): each block
+is ``D`` (dirty: new data to write), ``C`` (clean: a valid copy is cached) or
+``E`` (empty: nothing cached). Choosing the reconstruct-write (RCW) or the
+read-modify-write (RMW) cycle for each row gives the *basic rxw-matrix* ``M``
+(u rows, one more column for parity, last), whose cells are sets of the six
+operations of Table I:
+
+===  ==========================================================
+r    read the block from the disk into the block cache
+t    read the block from the disk into a temporary buffer
+w    write the block cache memory to the disk
+x    XOR the block cache memory (into the parity accumulator)
+xx   XOR the block cache memory with the temporary memory
+_    the destination of the XOR result (the new parity)
+===  ==========================================================
+
+The rule (section II-A): with N members, c clean and d dirty blocks in a row,
+RCW needs N-1-d-c reads and d+1 writes (N-c I/Os), RMW needs 1+d reads and
+1+d writes; vraid uses RMW exactly when ``N - c > 2(1 + d)``, and a row whose
+data blocks are all dirty (a full-PBG write) reads nothing. A row without
+dirty blocks gets no operations. RAID-0 has no parity column: dirty blocks get
+``w`` and nothing is read.
+
+Each column then becomes member requests: a run of consecutive rows holding
+``r`` or ``t`` is one read, a run holding ``w`` is one write. The contiguity
+transform (``vraid.policies.ct``) rewrites ``M`` between these two steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Literal, Sequence
+
+#: Canonical order of operations inside a cell (as the paper prints them).
+OPS = ("t", "r", "x", "xx", "_", "w")
+_ORDER = {op: i for i, op in enumerate(OPS)}
+
+Cell = tuple[str, ...]
+Matrix = tuple[tuple[Cell, ...], ...]
+StateMatrix = tuple[tuple[str, ...], ...]
+
+EMPTY: Cell = ()
+RMW_DIRTY: Cell = ("t", "xx", "w")
+RMW_PARITY: Cell = ("r", "x", "_", "w")
+RCW_EMPTY: Cell = ("r", "x")
+RCW_CLEAN: Cell = ("x",)
+RCW_DIRTY: Cell = ("x", "w")
+RCW_PARITY: Cell = ("_", "w")
+RAID0_DIRTY: Cell = ("w",)
+
+
+def cell(ops: Iterable[str]) -> Cell:
+    """A cell with its operations in canonical order, each once."""
+    unique = set(ops)
+    unknown = unique - _ORDER.keys()
+    if unknown:
+        raise ValueError(f"unknown rxw operations {sorted(unknown)}; use {', '.join(OPS)}")
+    return tuple(sorted(unique, key=_ORDER.__getitem__))
+
+
+def parse_z(text: str) -> StateMatrix:
+    """Parse ``"DEEE,ECED"`` (rows of D/C/E, comma separated) into Z.
+
+    Raises:
+        ValueError: on other letters or ragged rows, naming the row.
+    """
+    rows = [r.strip().upper() for r in text.split(",") if r.strip()]
+    if not rows:
+        raise ValueError("Z is empty: give rows of D, C and E separated by commas, e.g. DEEE,ECED")
+    width = len(rows[0])
+    for i, row in enumerate(rows):
+        bad = set(row) - set("DCE")
+        if bad:
+            raise ValueError(f"row {i} of Z ({row!r}) has {''.join(sorted(bad))!r}; use only D, C and E")
+        if len(row) != width:
+            raise ValueError(f"row {i} of Z has {len(row)} blocks, row 0 has {width}; every row needs the same")
+    return tuple(tuple(row) for row in rows)
+
+
+def row_cycle(states: Sequence[str], ndisks: int) -> Literal["none", "rcw", "rmw", "full"]:
+    """Which cycle destages one PBG (row of Z) on ``ndisks`` members (RAID-5)."""
+    d = states.count("D")
+    if d == 0:
+        return "none"
+    if d == len(states):
+        return "full"
+    c = states.count("C")
+    return "rmw" if ndisks - c > 2 * (1 + d) else "rcw"
+
+
+def basic_matrix(z: StateMatrix, *, parity: bool = True) -> Matrix:
+    """The basic rxw-matrix M of Z (seed 000 eq. (3) from eq. (2)).
+
+    ``parity=False`` builds RAID-0's matrix: no parity column, ``w`` per dirty block.
+    """
+    rows: list[tuple[Cell, ...]] = []
+    for states in z:
+        if not parity:
+            rows.append(tuple(RAID0_DIRTY if s == "D" else EMPTY for s in states))
+            continue
+        cycle = row_cycle(states, len(states) + 1)
+        if cycle == "none":
+            rows.append((EMPTY,) * (len(states) + 1))
+        elif cycle == "rmw":
+            rows.append(tuple(RMW_DIRTY if s == "D" else EMPTY for s in states) + (RMW_PARITY,))
+        else:  # rcw, or full (a full-PBG write is RCW with nothing to read)
+            by_state = {"D": RCW_DIRTY, "C": RCW_CLEAN, "E": RCW_EMPTY}
+            rows.append(tuple(by_state[s] for s in states) + (RCW_PARITY,))
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class MemberRequest:
+    """One merged request of a column: ``rows`` blocks from ``first_row`` on."""
+
+    column: int
+    op: Literal["read", "write"]
+    first_row: int
+    rows: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"column": self.column, "op": self.op, "first_row": self.first_row, "rows": self.rows}
+
+
+def column_requests(m: Matrix) -> list[MemberRequest]:
+    """Merge each column's runs: consecutive r/t rows are one read, w rows one write.
+
+    Reads come before writes; both in column order, then row order.
+    """
+    if not m:
+        return []
+    reads: list[MemberRequest] = []
+    writes: list[MemberRequest] = []
+    for j in range(len(m[0])):
+        column = [m[i][j] for i in range(len(m))]
+        reads += _runs(column, j, "read", lambda c: "r" in c or "t" in c)
+        writes += _runs(column, j, "write", lambda c: "w" in c)
+    return reads + writes
+
+
+def _runs(column: list[Cell], j: int, op: Literal["read", "write"], hit) -> list[MemberRequest]:
+    out, start = [], None
+    for i, c in enumerate(column + [EMPTY]):
+        if hit(c) and i < len(column):
+            start = i if start is None else start
+        elif start is not None:
+            out.append(MemberRequest(j, op, start, i - start))
+            start = None
+    return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything decided about writing one stripe: published as an event.
+
+    ``transformed`` is ``basic`` unless a CT policy changed it; ``requests``
+    are derived from ``transformed``; ``columns`` maps column -> member.
+    """
+
+    stripe: int
+    z: StateMatrix
+    basic: Matrix
+    transformed: Matrix
+    columns: tuple[int, ...]
+    requests: tuple[MemberRequest, ...] = field(default=())
+    ct: str = "none"
+    parity: bool = True
+
+    @classmethod
+    def build(cls, stripe: int, z: StateMatrix, columns: Sequence[int], *, parity: bool = True) -> "Plan":
+        m = basic_matrix(z, parity=parity)
+        return cls(stripe, z, m, m, tuple(columns), tuple(column_requests(m)), parity=parity)
+
+    def transform(self, transformed: Matrix, ct: str) -> "Plan":
+        """The same plan with M rewritten by the CT policy ``ct``."""
+        return replace(self, transformed=transformed, requests=tuple(column_requests(transformed)), ct=ct)
+
+    def cycles(self) -> list[str]:
+        """The cycle chosen per row ("none", "rcw", "rmw", "full"); RAID-0: "write"/"none"."""
+        if not self.parity:
+            return ["write" if "D" in row else "none" for row in self.z]
+        return [row_cycle(row, len(row) + 1) for row in self.z]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "stripe": self.stripe,
+            "z": [list(r) for r in self.z],
+            "basic": [[list(c) for c in r] for r in self.basic],
+            "transformed": [[list(c) for c in r] for r in self.transformed],
+            "columns": list(self.columns),
+            "requests": [r.to_dict() for r in self.requests],
+            "ct": self.ct,
+        }
+
+
+def format_cell(c: Cell) -> str:
+    """``('r', 'x', '_', 'w')`` -> ``"rx_w"``; the empty cell is ``"."``."""
+    return "".join(c) if c else "."

@@ -1,0 +1,41 @@
+"""``vraid status``: ask the running mount, or read the superblocks when unmounted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import control, mountinfo
+from .assemble import assemble
+from .errors import MountError, VraidError
+
+
+def gather(target: Path) -> dict[str, Any]:
+    """Status of a mountpoint or an array directory."""
+    target = Path(target)
+    m = mountinfo.mount_of_mountpoint(target) if target.exists() else None
+    directory = m.source if m else target
+    if m is None and not (target.is_dir() and any(target.iterdir())):
+        if not target.exists():
+            raise VraidError(f"{target} does not exist", "give a vraid mountpoint or an array directory")
+    try:
+        asm = assemble(directory)
+    except VraidError:
+        if m is None and mountinfo.is_mountpoint(target):
+            raise VraidError(f"{target} is a mountpoint, but not of vraid", "give a vraid mountpoint or array directory")
+        raise
+    sock = control.socket_path(asm.directory, asm.uuid)
+    if control.alive(sock):
+        try:
+            return control.request(sock, "status")["status"]
+        except MountError:
+            pass
+    if m is not None:
+        raise MountError(f"{target} is mounted, but its daemon does not answer on {sock}", "check DIR/vraid.log")
+    return {
+        "geometry": asm.geometry.describe(),
+        "directory": str(asm.directory.resolve()),
+        "uuid": asm.uuid,
+        "state": "not mounted, " + ("clean" if asm.was_clean else "dirty (not shut down cleanly)"),
+        "members": [{"disk": sb.role, "store": str(p), "events": sb.events} for p, sb in zip(asm.paths, asm.superblocks)],
+    }

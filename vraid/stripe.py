@@ -1,0 +1,129 @@
+"""A stripe in memory, and the execution of a :class:`~vraid.rxw.Plan` on it.
+
+The buffer is a numpy array of shape (columns, u, block): column ``j`` is one
+strip, in rxw-matrix column order (data strips in logical order, parity
+last), so a run of rows in one column is one contiguous slice: a member
+request reads into it or writes from it with no copy, and the data columns
+flattened are the stripe's data in logical order. XOR works on whole runs of
+rows at once (FUSE-NOTES: numpy XOR of whole strips, never block by block).
+
+Execution follows the matrix: all reads (``r`` into the buffer, ``t`` into a
+temporary buffer), then the XORs per row (RCW: parity is the XOR of all data
+blocks; RMW: parity ^= old ^ new for each dirty block), then all writes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .geometry import Geometry
+from .members import Members, Request
+from .rxw import Plan
+
+_EMPTY_U8 = np.zeros(0, dtype=np.uint8)
+
+
+class StripeBuffer:
+    """Blocks of one stripe held in memory while it is written."""
+
+    def __init__(self, geometry: Geometry, stripe: int) -> None:
+        self.geometry = geometry
+        self.stripe = stripe
+        self.columns = geometry.columns(stripe)
+        g = geometry
+        self.cols = np.empty((len(self.columns), g.u, g.block_size), dtype=np.uint8)
+        self.temp: np.ndarray | None = None
+
+    @property
+    def data(self) -> np.ndarray:
+        """The data strips flattened: the stripe's bytes in logical order (a view)."""
+        return self.cols[: self.geometry.data_disks].reshape(-1)
+
+    def view(self, column: int, first_row: int, rows: int, *, temp: bool = False) -> memoryview:
+        target = self._temp() if temp else self.cols
+        return memoryview(target[column, first_row : first_row + rows]).cast("B")
+
+    def _temp(self) -> np.ndarray:
+        if self.temp is None:
+            g = self.geometry
+            self.temp = np.empty((g.data_disks, g.u, g.block_size), dtype=np.uint8)
+        return self.temp
+
+    def request(self, column: int, op: str, first_row: int, rows: int, *, temp: bool = False, priority: int = 0) -> Request:
+        g = self.geometry
+        return Request(
+            disk=self.columns[column],
+            op=op,
+            offset=g.member_offset(self.stripe, first_row),
+            length=rows * g.block_size,
+            buffer=self.view(column, first_row, rows, temp=temp),
+            priority=priority,
+        )
+
+
+async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: int = 0) -> None:
+    """Run ``plan.transformed`` on ``buf``: reads, XOR, writes (seed 000 Fig. 7(e))."""
+    m = plan.transformed
+    reads: list[Request] = []
+    scatter: list[tuple[int, int, int, memoryview]] = []
+    for req in plan.requests:
+        if req.op != "read":
+            continue
+        cells = [m[i][req.column] for i in range(req.first_row, req.first_row + req.rows)]
+        kinds = {"t" in c for c in cells}
+        if len(kinds) == 1:  # all r (into the cache) or all t (into temp)
+            reads.append(buf.request(req.column, "read", req.first_row, req.rows, temp=kinds.pop(), priority=priority))
+        else:  # a CT-merged run of r and t: read once, then scatter per row
+            scratch = memoryview(bytearray(req.rows * buf.geometry.block_size))
+            r = Request(buf.columns[req.column], "read", buf.geometry.member_offset(buf.stripe, req.first_row), len(scratch), scratch, priority)
+            reads.append(r)
+            scatter.append((req.column, req.first_row, req.rows, scratch))
+    await members.run(reads)
+    for column, first_row, rows, scratch in scatter:
+        _scatter(buf, m, column, first_row, rows, scratch)
+    if plan.parity:
+        compute_parity(plan, buf)
+    writes = [buf.request(r.column, "write", r.first_row, r.rows, priority=priority) for r in plan.requests if r.op == "write"]
+    await members.run(writes)
+
+
+def _scatter(buf: StripeBuffer, m, column: int, first_row: int, rows: int, scratch: memoryview) -> None:
+    block = buf.geometry.block_size
+    src = np.frombuffer(scratch, dtype=np.uint8).reshape(rows, block)
+    for n in range(rows):
+        i = first_row + n
+        cell = m[i][column]
+        if "t" in cell:
+            buf._temp()[column, i] = src[n]
+        elif "r" in cell:
+            buf.cols[column, i] = src[n]
+
+
+def compute_parity(plan: Plan, buf: StripeBuffer) -> None:
+    """The XOR step of every row: RCW rows recompute parity, RMW rows patch it."""
+    m = plan.transformed
+    nd = buf.geometry.data_disks
+    rcw_rows, rmw_rows = [], []
+    for i, row in enumerate(m):
+        data_cells = row[:nd]
+        if any("xx" in c for c in data_cells):
+            rmw_rows.append(i)
+        elif "_" in row[nd]:
+            rcw_rows.append(i)
+    cols = buf.cols
+    if rcw_rows:
+        sel = _rows(rcw_rows)
+        cols[nd, sel] = np.bitwise_xor.reduce(cols[:nd, sel], axis=0)
+    if rmw_rows:
+        temp = buf._temp()
+        for i in rmw_rows:
+            dirty = [j for j in range(nd) if "xx" in m[i][j]]
+            delta = np.bitwise_xor.reduce(temp[dirty, i] ^ cols[dirty, i], axis=0)
+            cols[nd, i] ^= delta
+
+
+def _rows(rows: list[int]) -> slice | list[int]:
+    """A slice when the rows are one run (a view, no copy), else the list."""
+    if rows[-1] - rows[0] + 1 == len(rows):
+        return slice(rows[0], rows[-1] + 1)
+    return rows

@@ -228,7 +228,8 @@ async def _watch_signals(asm: Assembled, mountpoint: Path) -> None:
 
 
 async def request_unmount(mountpoint: Path, image: str) -> None:
-    holders = mountinfo.loop_devices_of(mountpoint / image)
+    # mountpoint was resolved before mounting; never stat anything inside it here
+    holders = mountinfo.loop_devices_of(mountpoint / image, resolve=False)
     if holders:
         raise MountError(
             f"refusing to unmount {mountpoint}: {image} is still attached to {', '.join(holders)}",

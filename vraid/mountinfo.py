@@ -53,9 +53,14 @@ def is_mountpoint(path: Path) -> bool:
         return any(_unescape(line.split()[1]) == target for line in f if len(line.split()) > 1)
 
 
-def loop_devices_of(image: Path) -> list[str]:
-    """Loop devices whose backing file is ``image`` (e.g. ["/dev/loop3"])."""
-    target = os.path.realpath(image)
+def loop_devices_of(image: Path, *, resolve: bool = True) -> list[str]:
+    """Loop devices whose backing file is ``image`` (e.g. ["/dev/loop3"]).
+
+    The daemon must pass ``resolve=False`` with an already resolved path:
+    resolving a path inside its own mount would send a FUSE request to
+    itself while it waits, and deadlock.
+    """
+    target = os.path.realpath(image) if resolve else os.fspath(image)
     found = []
     base = Path("/sys/block")
     if not base.exists():

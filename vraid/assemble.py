@@ -40,10 +40,12 @@ class Assembled:
     paths: list[Path]
     superblocks: list[Superblock]
     stores: list[FileStore] = field(default_factory=list)
+    #: whether every member said "clean" when the array was assembled (the
+    #: daemon marks it dirty right after; this keeps what it found)
+    was_clean: bool = field(init=False)
 
-    @property
-    def was_clean(self) -> bool:
-        return all(sb.clean for sb in self.superblocks)
+    def __post_init__(self) -> None:
+        self.was_clean = all(sb.clean for sb in self.superblocks)
 
     @property
     def events(self) -> int:
@@ -152,6 +154,9 @@ def _candidates(directory: Path) -> list[Candidate]:
         if raw[: len(MAGIC)] != MAGIC:
             out.append(Candidate(path, problem="no vraid superblock"))
             continue
+        if len(raw) < SB_SIZE:
+            out.append(Candidate(path, problem=f"truncated: {len(raw)} bytes, shorter than its {SB_SIZE}-byte superblock"))
+            continue
         try:
             out.append(Candidate(path, Superblock.unpack(raw, path.name)))
         except NotAMember:
@@ -189,6 +194,12 @@ def assemble(directory: Path) -> Assembled:
         raise SuperblockError(
             "; ".join(f"{c.path.name}: {c.problem[len('corrupt: '):]}" for c in corrupt),
             "a member's superblock failed its checksum: restore that file, or move it out of the directory",
+        )
+    truncated = [c for c in candidates if c.problem.startswith("truncated")]
+    if truncated:
+        raise AssemblyError(
+            "; ".join(f"{c.path.name} is {c.problem}" for c in truncated),
+            "restore the member file from a backup (a RAID-5 array can be rebuilt without it once degraded mode lands)",
         )
     members = [c for c in candidates if c.superblock is not None]
     if not members:

@@ -1,0 +1,190 @@
+"""End to end through a real mount: FUSE, loop device, ext4, remount.
+
+These are the tests that prove the data path: a student's sequence of
+create, mount, losetup, mkfs.ext4, write, unmount, mount again.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import random
+import signal
+import socket
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from mountutil import file_sums, is_mounted, pid_alive, requires_mount, run, vraid, wait_gone
+
+pytestmark = [requires_mount, pytest.mark.mount]
+
+
+def _write_files(root: Path, rng: random.Random) -> None:
+    small = root / "small"
+    small.mkdir()
+    for i in range(300):
+        (small / f"f{i:03d}").write_bytes(rng.randbytes(rng.randint(0, 20000)))
+    (root / "large.bin").write_bytes(rng.randbytes(24 << 20))
+    os.sync()
+
+
+def test_ext4_survives_unmount_remount_and_shuffled_members(tmp_path, session):
+    arr, mnt, fs = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs"
+    vraid("create", arr, "--level", "5", "--disks", "5", "--disk-size", "64M", "--strip", "64K")
+    session.mount(arr, mnt)
+    dev = session.losetup(mnt / "disk.img")
+    run("mkfs.ext4", "-q", "-F", dev)
+    session.mount_fs(dev, fs)
+    _write_files(fs, random.Random(1))
+    before = file_sums(fs)
+    session.umount_fs(fs)
+    session.detach(dev)
+    session.umount(mnt)
+    assert json.loads(vraid("examine", arr, "--json").stdout)[0]["superblock"]["clean"] is True
+
+    # rename the member files so that names and roles disagree
+    members = sorted(p for p in arr.iterdir() if p.suffix == ".img")
+    tmp_names = [p.with_name(f"tmp{i}") for i, p in enumerate(members)]
+    for p, t in zip(members, tmp_names):
+        p.rename(t)
+    order = list(range(len(members)))
+    random.Random(7).shuffle(order)
+    for t, i in zip(tmp_names, order):
+        t.rename(arr / f"member-{i}.raw")
+
+    for round_ in range(2):
+        session.mount(arr, mnt)
+        dev = session.losetup(mnt / "disk.img")
+        fsck = run("e2fsck", "-fn", dev, check=False)
+        assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+        session.mount_fs(dev, fs)
+        assert file_sums(fs) == before
+        session.umount_fs(fs)
+        session.detach(dev)
+        session.umount(mnt)
+
+
+def test_image_semantics_unaligned_io_and_bounds(tmp_path, session):
+    arr, mnt = tmp_path / "arr", tmp_path / "mnt"
+    vraid("create", arr, "--disks", "4", "--disk-size", "8M", "--strip", "16K")
+    session.mount(arr, mnt)
+    image = mnt / "disk.img"
+    assert os.listdir(mnt) == ["disk.img"]
+    st = image.stat()
+    size = st.st_size
+    assert stat.S_ISREG(st.st_mode) and size == 3 * 448 * 16384  # 3 data disks, (8M-1M)/16K stripes
+    model = bytearray(size)
+    rng = random.Random(3)
+    fd = os.open(image, os.O_RDWR)
+    try:
+        for _ in range(200):
+            off = rng.randrange(size)
+            n = min(rng.choice([1, 7, 511, 4095, 4097, 65537, rng.randrange(1, 300000)]), size - off)
+            data = rng.randbytes(n)
+            assert os.pwrite(fd, data, off) == n
+            model[off : off + n] = data
+        os.fsync(fd)
+        for _ in range(100):
+            off = rng.randrange(size)
+            n = rng.randrange(1, 200000)
+            assert os.pread(fd, n, off) == bytes(model[off : off + n])
+        # reads past the end return short; at the end, nothing
+        assert os.pread(fd, 10000, size - 100) == bytes(model[size - 100 :])
+        assert os.pread(fd, 10, size) == b""
+        # a write at the end fails with ENOSPC; one across it is short
+        with pytest.raises(OSError) as exc:
+            os.pwrite(fd, b"x" * 10, size)
+        assert exc.value.errno == errno.ENOSPC
+        assert os.pwrite(fd, b"y" * 100, size - 40) == 40
+        model[size - 40 :] = b"y" * 40
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    assert image.stat().st_size == size
+    with pytest.raises(PermissionError):
+        os.truncate(image, size // 2)
+    with pytest.raises(PermissionError):
+        os.chmod(image, 0o600)
+    with pytest.raises(OSError):
+        (mnt / "other").write_bytes(b"no")
+    with pytest.raises(PermissionError):
+        image.unlink()
+    assert image.stat().st_size == size
+    session.umount(mnt)
+    session.mount(arr, mnt)
+    assert (mnt / "disk.img").read_bytes() == bytes(model)
+    session.umount(mnt)
+
+
+def test_umount_refuses_while_a_loop_device_holds_the_image(tmp_path, session):
+    arr, mnt = tmp_path / "arr", tmp_path / "mnt"
+    vraid("create", arr, "--disks", "3", "--disk-size", "8M")
+    pid = session.mount(arr, mnt)
+    dev = session.losetup(mnt / "disk.img")
+    refused = vraid("umount", mnt, check=False)
+    assert refused.returncode != 0
+    assert dev in refused.stderr and "losetup -d" in refused.stderr
+    assert is_mounted(mnt) and pid_alive(pid)
+    # SIGTERM does the same: it refuses while the loop device is attached
+    os.kill(pid, signal.SIGTERM)
+    time.sleep(1.0)
+    assert is_mounted(mnt) and pid_alive(pid)
+    session.detach(dev)
+    os.kill(pid, signal.SIGTERM)  # now it unmounts, flushes and marks clean
+    assert wait_gone(pid, 30)
+    session.fuse_mounts.remove(mnt)
+    assert not is_mounted(mnt)
+    assert json.loads(vraid("examine", arr, "--json").stdout)[0]["superblock"]["clean"] is True
+
+
+def test_unclean_shutdown_is_noticed_at_the_next_mount(tmp_path, session):
+    arr, mnt = tmp_path / "arr", tmp_path / "mnt"
+    vraid("create", arr, "--disks", "3", "--disk-size", "8M")
+    pid = session.mount(arr, mnt)
+    (mnt / "disk.img").write_bytes(b"z" * 8192) if False else None
+    with open(mnt / "disk.img", "r+b") as f:
+        f.write(b"z" * 8192)
+        f.flush()
+        os.fsync(f.fileno())
+    os.kill(pid, signal.SIGKILL)
+    assert wait_gone(pid, 10)
+    run("fusermount3", "-u", "-z", mnt, check=False)
+    session.fuse_mounts.remove(mnt)
+    assert json.loads(vraid("examine", arr, "--json").stdout)[0]["superblock"]["clean"] is False
+    offline = json.loads(vraid("status", arr, "--json").stdout)
+    assert "dirty" in offline["state"]
+    result = vraid("mount", arr, mnt)
+    session.fuse_mounts.append(mnt)
+    session.pids.append(json.loads(vraid("status", mnt, "--json").stdout)["pid"])
+    assert "not shut down cleanly" in result.stdout
+    assert json.loads(vraid("status", mnt, "--json").stdout)["was_clean"] is False
+    with open(mnt / "disk.img", "rb") as f:
+        assert f.read(8192) == b"z" * 8192  # fsynced data survived the kill
+    session.umount(mnt)
+
+
+def test_control_socket_is_private_and_survives_malformed_requests(tmp_path, session):
+    arr, mnt = tmp_path / "arr", tmp_path / "mnt"
+    vraid("create", arr, "--disks", "3", "--disk-size", "8M")
+    session.mount(arr, mnt)
+    sock_path = arr / "vraid.sock"
+    assert stat.S_IMODE(sock_path.stat().st_mode) == 0o600
+    for bad in (b"not json\n", b"[1,2]\n", b'{"cmd": "nope"}\n', b'{"nocmd": 1}\n', b"\xff\xfe\n"):
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(5)
+            s.connect(str(sock_path))
+            s.sendall(bad)
+            answer = json.loads(s.makefile().readline())
+            assert answer["ok"] is False and answer["error"]
+    with socket.socket(socket.AF_UNIX) as s:  # a client that hangs up mid-line
+        s.connect(str(sock_path))
+        s.sendall(b'{"cmd": "sta')
+    status = json.loads(vraid("status", mnt, "--json").stdout)
+    assert status["state"] == "active" and status["geometry"]["disks"] == 3
+    with open(mnt / "disk.img", "r+b") as f:
+        f.write(b"still works")
+    session.umount(mnt)

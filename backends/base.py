@@ -16,6 +16,9 @@ class Store(abc.ABC):
 
     #: A short human name, e.g. the file path, for messages and ``vraid status``.
     name: str = "store"
+    #: True when requests complete without waiting (no timing model): the
+    #: member queue may then run a request inline when nothing is queued.
+    instant: bool = False
 
     @property
     @abc.abstractmethod
@@ -54,6 +57,7 @@ class StoreWrapper(Store):
     def __init__(self, inner: Store) -> None:
         self.inner = inner
         self.name = inner.name
+        self.instant = False  # a wrapper may take time; it says so by default
 
     @property
     def size(self) -> int:

@@ -17,6 +17,8 @@ from .base import Store, check_range
 
 
 class FileStore(Store):
+    instant = True
+
     def __init__(self, path: str | os.PathLike[str], *, writable: bool = True) -> None:
         self.path = os.fspath(path)
         self.name = self.path

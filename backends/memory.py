@@ -6,6 +6,8 @@ from .base import Store, check_range
 
 
 class MemoryStore(Store):
+    instant = True
+
     def __init__(self, size: int, name: str = "memory") -> None:
         self._data = bytearray(size)
         self.name = name

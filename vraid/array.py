@@ -71,18 +71,19 @@ class Array:
         block = g.block_size
         first = offset // block * block
         end = -(-(offset + length) // block) * block
-        out = bytearray(end - first)
-        view = memoryview(out)
-        requests = []
+        requests: list[Request] = []
         for ext in g.extents(first, end - first):
-            requests += self._read_requests(ext, view[ext.host_offset : ext.host_offset + ext.length])
+            requests += self._read_requests(ext)
         await self.members.run(requests)
         m = self.metrics
         m.host_reads += 1
         m.host_read_bytes += length
         m.response.add(self.clock.now() - start)
+        data = requests[0].result if len(requests) == 1 else b"".join(r.result for r in requests)  # type: ignore[misc]
         head = offset - first
-        return bytes(view[head : head + length])
+        if head == 0 and len(data) == length:
+            return data  # aligned: the member's bytes, no copy
+        return data[head : head + length]
 
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         """Write ``data`` at ``offset`` (any alignment) through to the members.
@@ -118,7 +119,7 @@ class Array:
         self.events.publish("flush", self.clock.now())
 
     # -- reads ------------------------------------------------------------
-    def _read_requests(self, ext: Extent, into: memoryview) -> list[Request]:
+    def _read_requests(self, ext: Extent) -> list[Request]:
         """Member reads for a block-aligned extent, one per strip touched."""
         g = self.geometry
         reqs = []
@@ -128,8 +129,7 @@ class Array:
             n = min(g.strip_size - within, end - pos)
             disk = g.data_disk(ext.stripe, k)
             offset = g.data_offset + ext.stripe * g.strip_size + within
-            at = pos - ext.start
-            reqs.append(Request(disk, "read", offset, n, into[at : at + n]))
+            reqs.append(Request(disk, "read", offset, n))
             pos += n
         return reqs
 

@@ -92,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--disk-size", type=_size("disk size"), default=parse_size("128M"), help="member size (default 128M)")
     p.add_argument("--keep", action="store_true", help="keep the array directory afterwards")
     p.set_defaults(func=cmd_demo)
+
+    from .cli_sim import add_commands  # models, sim, experiment (virtual time)
+
+    add_commands(sub)
     return parser
 
 

@@ -31,6 +31,7 @@ transform (``vraid.policies.ct``) rewrites ``M`` between these two steps.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Literal, Sequence
 
@@ -96,20 +97,22 @@ def basic_matrix(z: StateMatrix, *, parity: bool = True) -> Matrix:
 
     ``parity=False`` builds RAID-0's matrix: no parity column, ``w`` per dirty block.
     """
-    rows: list[tuple[Cell, ...]] = []
-    for states in z:
-        if not parity:
-            rows.append(tuple(RAID0_DIRTY if s == "D" else EMPTY for s in states))
-            continue
-        cycle = row_cycle(states, len(states) + 1)
-        if cycle == "none":
-            rows.append((EMPTY,) * (len(states) + 1))
-        elif cycle == "rmw":
-            rows.append(tuple(RMW_DIRTY if s == "D" else EMPTY for s in states) + (RMW_PARITY,))
-        else:  # rcw, or full (a full-PBG write is RCW with nothing to read)
-            by_state = {"D": RCW_DIRTY, "C": RCW_CLEAN, "E": RCW_EMPTY}
-            rows.append(tuple(by_state[s] for s in states) + (RCW_PARITY,))
-    return tuple(rows)
+    return tuple(basic_row(tuple(states), parity) for states in z)
+
+
+@functools.lru_cache(maxsize=4096)
+def basic_row(states: tuple[str, ...], parity: bool = True) -> tuple[Cell, ...]:
+    """The cells of one row of M (memoised: a stripe's rows repeat a handful of patterns)."""
+    if not parity:
+        return tuple(RAID0_DIRTY if s == "D" else EMPTY for s in states)
+    cycle = row_cycle(states, len(states) + 1)
+    if cycle == "none":
+        return (EMPTY,) * (len(states) + 1)
+    if cycle == "rmw":
+        return tuple(RMW_DIRTY if s == "D" else EMPTY for s in states) + (RMW_PARITY,)
+    # rcw, or full (a full-PBG write is RCW with nothing to read)
+    by_state = {"D": RCW_DIRTY, "C": RCW_CLEAN, "E": RCW_EMPTY}
+    return tuple(by_state[s] for s in states) + (RCW_PARITY,)
 
 
 @dataclass(frozen=True)
@@ -134,22 +137,39 @@ def column_requests(m: Matrix) -> list[MemberRequest]:
         return []
     reads: list[MemberRequest] = []
     writes: list[MemberRequest] = []
+    active = [i for i, row in enumerate(m) if any(row)]  # rows with any operation
     for j in range(len(m[0])):
-        column = [m[i][j] for i in range(len(m))]
-        reads += _runs(column, j, "read", lambda c: "r" in c or "t" in c)
-        writes += _runs(column, j, "write", lambda c: "w" in c)
+        read_start = write_start = prev = -2
+        for i in active + [-1]:
+            if i != prev + 1 or i < 0:  # a gap (or the end) closes open runs
+                if read_start >= 0:
+                    reads.append(MemberRequest(j, "read", read_start, prev + 1 - read_start))
+                if write_start >= 0:
+                    writes.append(MemberRequest(j, "write", write_start, prev + 1 - write_start))
+                read_start = write_start = -2
+                if i < 0:
+                    break
+            is_read, is_write = _flags(m[i][j])
+            if is_read:
+                if read_start < 0:
+                    read_start = i
+            elif read_start >= 0:
+                reads.append(MemberRequest(j, "read", read_start, i - read_start))
+                read_start = -2
+            if is_write:
+                if write_start < 0:
+                    write_start = i
+            elif write_start >= 0:
+                writes.append(MemberRequest(j, "write", write_start, i - write_start))
+                write_start = -2
+            prev = i
     return reads + writes
 
 
-def _runs(column: list[Cell], j: int, op: Literal["read", "write"], hit) -> list[MemberRequest]:
-    out, start = [], None
-    for i, c in enumerate(column + [EMPTY]):
-        if hit(c) and i < len(column):
-            start = i if start is None else start
-        elif start is not None:
-            out.append(MemberRequest(j, op, start, i - start))
-            start = None
-    return out
+@functools.lru_cache(maxsize=256)
+def _flags(c: Cell) -> tuple[bool, bool]:
+    """(reads the disk, writes the disk) for a cell."""
+    return ("r" in c or "t" in c), ("w" in c)
 
 
 @dataclass(frozen=True)

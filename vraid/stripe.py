@@ -14,6 +14,8 @@ blocks; RMW: parity ^= old ^ new for each dirty block), then all writes.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .geometry import Geometry
@@ -101,25 +103,32 @@ def _scatter(buf: StripeBuffer, m, column: int, first_row: int, rows: int, scrat
 
 def compute_parity(plan: Plan, buf: StripeBuffer) -> None:
     """The XOR step of every row: RCW rows recompute parity, RMW rows patch it."""
-    m = plan.transformed
     nd = buf.geometry.data_disks
     rcw_rows, rmw_rows = [], []
-    for i, row in enumerate(m):
-        data_cells = row[:nd]
-        if any("xx" in c for c in data_cells):
-            rmw_rows.append(i)
-        elif "_" in row[nd]:
-            rcw_rows.append(i)
+    for i, row in enumerate(plan.transformed):
+        kind = _row_kind(row, nd)
+        if kind is None:
+            continue
+        (rcw_rows if kind == () else rmw_rows).append((i, kind))
     cols = buf.cols
     if rcw_rows:
-        sel = _rows(rcw_rows)
+        sel = _rows([i for i, _ in rcw_rows])
         cols[nd, sel] = np.bitwise_xor.reduce(cols[:nd, sel], axis=0)
     if rmw_rows:
         temp = buf._temp()
-        for i in rmw_rows:
-            dirty = [j for j in range(nd) if "xx" in m[i][j]]
-            delta = np.bitwise_xor.reduce(temp[dirty, i] ^ cols[dirty, i], axis=0)
+        for i, dirty in rmw_rows:
+            delta = np.bitwise_xor.reduce(temp[list(dirty), i] ^ cols[list(dirty), i], axis=0)
             cols[nd, i] ^= delta
+
+
+@functools.lru_cache(maxsize=4096)
+def _row_kind(row: tuple, nd: int) -> tuple[int, ...] | None:
+    """None: no parity update; (): RCW (parity = XOR of the data);
+    otherwise RMW, with the columns whose old data is XORed out (``xx``)."""
+    dirty = tuple(j for j in range(nd) if "xx" in row[j])
+    if dirty:
+        return dirty
+    return () if "_" in row[nd] else None
 
 
 def _rows(rows: list[int]) -> slice | list[int]:

@@ -15,7 +15,11 @@ from .units import format_size
 def layout_table(g: Geometry, stripes: int) -> Table:
     """Which logical block lives where, and where parity is (the docs' first picture)."""
     title = f"RAID-{g.level}" + (f" {g.layout}" if g.level == 5 else "")
-    t = Table(title=f"{title}: {g.ndisks} disks, {format_size(g.strip_size)} strip = {g.u} block(s) of {format_size(g.block_size)}")
+    t = Table(
+        title=f"{title}, {g.ndisks} disks",
+        caption=f"strip {format_size(g.strip_size)} = {g.u} block(s) of {format_size(g.block_size)}; "
+        "numbers are logical blocks, P is parity",
+    )
     t.add_column("stripe", justify="right")
     t.add_column("row", justify="right")
     for d in range(g.ndisks):

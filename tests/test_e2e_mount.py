@@ -188,3 +188,43 @@ def test_control_socket_is_private_and_survives_malformed_requests(tmp_path, ses
     with open(mnt / "disk.img", "r+b") as f:
         f.write(b"still works")
     session.umount(mnt)
+
+
+def test_disk_model_on_a_mount_takes_modelled_time_and_trace_records(tmp_path, session):
+    """--disk-model makes member requests take their modelled time; --trace records host requests."""
+    arr, mnt, trace = tmp_path / "arr", tmp_path / "mnt", tmp_path / "host.trace"
+    vraid("create", arr, "--disks", "5", "--disk-size", "16M")
+    session.mount(arr, mnt, "--disk-model", "hdd:st373454lc", "--time", "real:0.5", "--trace", str(trace))
+    rng = random.Random(5)
+    offsets = [rng.randrange(3000) * 4096 for _ in range(20)]
+    fd = os.open(mnt / "disk.img", os.O_RDWR)
+    try:
+        start = time.monotonic()
+        for off in offsets:
+            os.pwrite(fd, off.to_bytes(8, "little") * 512, off)
+        elapsed = time.monotonic() - start
+        os.fsync(fd)
+        for off in offsets:
+            assert os.pread(fd, 4096, off) == off.to_bytes(8, "little") * 512
+    finally:
+        os.close(fd)
+    # a random RAID-5 small write is a read phase and a write phase on a 15k rpm
+    # disk: at half speed, well over a millisecond each (a page-cache file: ~0.1 ms)
+    assert elapsed / len(offsets) > 0.002
+    status = json.loads(vraid("status", mnt, "--json").stdout)
+    assert status["metrics"]["host_writes"] >= len(offsets)
+    session.umount(mnt)
+    lines = trace.read_text().splitlines()
+    assert lines[0].startswith("# vraid-trace v1")
+    writes = [l.split() for l in lines[1:] if l.split()[1] == "W"]
+    assert [int(w[2]) for w in writes[: len(offsets)]] == offsets
+
+
+def test_bad_disk_model_or_time_mode_is_refused_before_mounting(tmp_path):
+    arr, mnt = tmp_path / "arr", tmp_path / "mnt"
+    vraid("create", arr, "--disks", "3", "--disk-size", "4M")
+    mnt.mkdir()
+    for args, expect in ((["--disk-model", "hdd:nope"], "unknown hdd preset"), (["--time", "fast"], "not a time mode")):
+        result = vraid("mount", arr, mnt, *args, check=False)
+        assert result.returncode == 1 and expect in result.stderr
+        assert not is_mounted(mnt)

@@ -74,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--foreground", action="store_true", help="stay attached and log to stderr")
     p.add_argument("--debug-fuse", action="store_true", help="log every FUSE request (with --foreground)")
     p.add_argument("--trace", type=Path, help="record every host request to this trace file (see docs/trace-format.md)")
+    p.add_argument("--disk-model", metavar="MODEL", help="timing model for every member, e.g. hdd:st373454lc (see `vraid models`)")
+    p.add_argument("--time", default="real", metavar="MODE", help="real (modelled time passes, default), real:FACTOR (scaled, e.g. real:0.1), or none (ignore the model)")
     p.set_defaults(func=cmd_mount)
 
     p = sub.add_parser("umount", help="flush, mark clean, unmount and wait for the daemon")
@@ -152,7 +154,7 @@ def cmd_layout(args) -> int:
 def cmd_mount(args) -> int:
     from .daemon import MountOptions, mount
 
-    message = mount(args.dir, args.mountpoint, MountOptions(args.foreground, args.debug_fuse, args.trace))
+    message = mount(args.dir, args.mountpoint, MountOptions(args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time))
     if message:
         console.print(message, highlight=False)
     return 0

@@ -41,6 +41,30 @@ class MountOptions:
     foreground: bool = False
     debug_fuse: bool = False
     trace: Path | None = None
+    #: a timing model for every member (``backends.models.parse_model`` syntax)
+    disk_model: str | None = None
+    #: "real" (modelled time passes), "real:F" (scaled by F), "none" (model ignored)
+    time: str = "real"
+
+
+def parse_time(text: str) -> float | None:
+    """``real`` -> 1.0, ``real:0.1`` -> 0.1, ``none`` -> None (no model time).
+
+    Raises:
+        MountError: for anything else.
+    """
+    if text == "none":
+        return None
+    if text == "real":
+        return 1.0
+    if text.startswith("real:"):
+        try:
+            scale = float(text[5:])
+        except ValueError:
+            scale = -1.0
+        if scale > 0:
+            return scale
+    raise MountError(f"--time {text!r} is not a time mode", "use real, real:FACTOR (e.g. real:0.1) or none")
 
 
 def check_mountpoint(mountpoint: Path) -> Path:
@@ -53,9 +77,15 @@ def check_mountpoint(mountpoint: Path) -> Path:
     return mountpoint.resolve()
 
 
-def prepare(directory: Path, mountpoint: Path) -> Assembled:
+def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = None) -> Assembled:
     """All checks of ``vraid mount``; nothing is modified."""
     mountpoint = check_mountpoint(mountpoint)
+    if opts is not None:
+        parse_time(opts.time)
+        if opts.disk_model:
+            from .backends.models import parse_model
+
+            parse_model(opts.disk_model)
     asm = assemble(directory)
     existing = mountinfo.mount_of_array(directory)
     if existing is not None:
@@ -67,7 +97,7 @@ def prepare(directory: Path, mountpoint: Path) -> Assembled:
 
 def mount(directory: Path, mountpoint: Path, opts: MountOptions) -> str:
     """Mount; return the message to show. Raises MountError/VraidError before any change."""
-    asm = prepare(directory, mountpoint)
+    asm = prepare(directory, mountpoint, opts)
     mountpoint = mountpoint.resolve()
     if opts.foreground:
         _configure_logging(opts.debug_fuse)
@@ -147,7 +177,7 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         )
         log.warning(warning)
     asm.mark(clean=False)
-    array = Array(asm.geometry, asm.stores)
+    array = Array(asm.geometry, _member_stores(asm, opts))
     trace = None
     if opts.trace is not None:
         from .trace import TraceWriter
@@ -175,6 +205,19 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     asm.mark(clean=True)
     asm.close()
     log.info("unmounted %s; array marked clean", mountpoint)
+
+
+def _member_stores(asm: Assembled, opts: MountOptions) -> list:
+    """The member files, each wrapped by the timing model when one is asked for."""
+    scale = parse_time(opts.time)
+    if not opts.disk_model or scale is None:
+        return list(asm.stores)
+    from .backends.models import wrap
+    from .clock import TrioClock
+
+    clock = TrioClock(scale)
+    log.info("members run under the disk model %s, time scale %s", opts.disk_model, scale)
+    return [wrap(store, opts.disk_model, clock) for store in asm.stores]
 
 
 async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str) -> None:

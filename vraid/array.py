@@ -142,7 +142,7 @@ class Array:
         async with self._stripe_lock(ext.stripe):
             buf = StripeBuffer(g, ext.stripe)
             await self._fill_partial_blocks(buf, ext, first_block, last_block)
-            buf.data[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
+            buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
             z = _dirty_z(g.u, g.data_disks, first_block, last_block)
             plan = Plan.build(ext.stripe, z, buf.columns, parity=g.level == 5)
             if self.ct is not None:

@@ -1,10 +1,10 @@
 """A stripe in memory, and the execution of a :class:`~vraid.rxw.Plan` on it.
 
-The buffer is a numpy array of shape (columns, u, block): column ``j`` is one
-strip, in rxw-matrix column order (data strips in logical order, parity
-last), so a run of rows in one column is one contiguous slice: a member
-request reads into it or writes from it with no copy, and the data columns
-flattened are the stripe's data in logical order. XOR works on whole runs of
+The data is a numpy array of shape (data strips, rows, block) in rxw-matrix
+column order (data strips in logical order; parity, a (rows, block) array,
+is the last column), so a run of rows in one column is one contiguous slice:
+a member request reads into it or writes from it with no copy, and the data
+flattened is the stripe's data in logical order. XOR works on whole runs of
 rows at once (FUSE-NOTES: numpy XOR of whole strips, never block by block).
 
 Execution follows the matrix: all reads (``r`` into the buffer, ``t`` into a
@@ -26,29 +26,41 @@ _EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 
 
 class StripeBuffer:
-    """Blocks of one stripe held in memory while it is written."""
+    """Blocks of one stripe (or of rows ``row0 .. row0+rows-1`` of it) in memory.
 
-    def __init__(self, geometry: Geometry, stripe: int) -> None:
+    ``data`` has shape (data strips, rows, block): a cache unit hands its own
+    buffer in, so a destage reads into and writes from the cache itself.
+    ``parity`` has shape (rows, block) (RAID-5 only).
+    """
+
+    def __init__(self, geometry: Geometry, stripe: int, *, row0: int = 0, rows: int | None = None, data: np.ndarray | None = None) -> None:
+        g = geometry
         self.geometry = geometry
         self.stripe = stripe
-        self.columns = geometry.columns(stripe)
-        g = geometry
-        self.cols = np.empty((len(self.columns), g.u, g.block_size), dtype=np.uint8)
+        self.row0 = row0
+        self.rows = g.u if rows is None else rows
+        self.columns = g.columns(stripe)
+        self.nd = g.data_disks
+        self.data = data if data is not None else np.empty((self.nd, self.rows, g.block_size), dtype=np.uint8)
+        self.parity = np.empty((self.rows, g.block_size), dtype=np.uint8) if g.level == 5 else None
         self.temp: np.ndarray | None = None
 
     @property
-    def data(self) -> np.ndarray:
-        """The data strips flattened: the stripe's bytes in logical order (a view)."""
-        return self.cols[: self.geometry.data_disks].reshape(-1)
+    def flat(self) -> np.ndarray:
+        """The data strips flattened: the bytes of these rows in logical order
+        when they are a whole stripe (a view)."""
+        return self.data.reshape(-1)
+
+    def column(self, j: int) -> np.ndarray:
+        return self.data[j] if j < self.nd else self.parity  # type: ignore[return-value]
 
     def view(self, column: int, first_row: int, rows: int, *, temp: bool = False) -> memoryview:
-        target = self._temp() if temp else self.cols
-        return memoryview(target[column, first_row : first_row + rows]).cast("B")
+        target = self._temp()[column] if temp else self.column(column)
+        return memoryview(target[first_row : first_row + rows]).cast("B")
 
     def _temp(self) -> np.ndarray:
         if self.temp is None:
-            g = self.geometry
-            self.temp = np.empty((g.data_disks, g.u, g.block_size), dtype=np.uint8)
+            self.temp = np.empty_like(self.data)
         return self.temp
 
     def request(self, column: int, op: str, first_row: int, rows: int, *, temp: bool = False, priority: int = 0) -> Request:
@@ -56,7 +68,7 @@ class StripeBuffer:
         return Request(
             disk=self.columns[column],
             op=op,
-            offset=g.member_offset(self.stripe, first_row),
+            offset=g.member_offset(self.stripe, self.row0 + first_row),
             length=rows * g.block_size,
             buffer=self.view(column, first_row, rows, temp=temp),
             priority=priority,
@@ -77,7 +89,8 @@ async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: 
             reads.append(buf.request(req.column, "read", req.first_row, req.rows, temp=kinds.pop(), priority=priority))
         else:  # a CT-merged run of r and t: read once, then scatter per row
             scratch = memoryview(bytearray(req.rows * buf.geometry.block_size))
-            r = Request(buf.columns[req.column], "read", buf.geometry.member_offset(buf.stripe, req.first_row), len(scratch), scratch, priority)
+            offset = buf.geometry.member_offset(buf.stripe, buf.row0 + req.first_row)
+            r = Request(buf.columns[req.column], "read", offset, len(scratch), scratch, priority)
             reads.append(r)
             scatter.append((req.column, req.first_row, req.rows, scratch))
     await members.run(reads)
@@ -98,7 +111,7 @@ def _scatter(buf: StripeBuffer, m, column: int, first_row: int, rows: int, scrat
         if "t" in cell:
             buf._temp()[column, i] = src[n]
         elif "r" in cell:
-            buf.cols[column, i] = src[n]
+            buf.column(column)[i] = src[n]
 
 
 def compute_parity(plan: Plan, buf: StripeBuffer) -> None:
@@ -110,15 +123,16 @@ def compute_parity(plan: Plan, buf: StripeBuffer) -> None:
         if kind is None:
             continue
         (rcw_rows if kind == () else rmw_rows).append((i, kind))
-    cols = buf.cols
+    data, parity = buf.data, buf.parity
+    assert parity is not None
     if rcw_rows:
         sel = _rows([i for i, _ in rcw_rows])
-        cols[nd, sel] = np.bitwise_xor.reduce(cols[:nd, sel], axis=0)
+        parity[sel] = np.bitwise_xor.reduce(data[:, sel], axis=0)
     if rmw_rows:
         temp = buf._temp()
         for i, dirty in rmw_rows:
-            delta = np.bitwise_xor.reduce(temp[list(dirty), i] ^ cols[list(dirty), i], axis=0)
-            cols[nd, i] ^= delta
+            delta = np.bitwise_xor.reduce(temp[list(dirty), i] ^ data[list(dirty), i], axis=0)
+            parity[i] ^= delta
 
 
 @functools.lru_cache(maxsize=4096)

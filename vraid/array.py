@@ -15,6 +15,8 @@ them concurrently.
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import AsyncIterator, Callable, Sequence
 
 import numpy as np
@@ -25,12 +27,27 @@ from .clock import Clock, TrioClock
 from .errors import OutOfRange
 from .events import EventBus
 from .geometry import Extent, Geometry
-from .members import Members, Request
+from .members import DESTAGE, HOST, Members, Request
 from .metrics import Metrics
 from .rxw import Plan
 from .stripe import StripeBuffer, execute
 
 Transform = Callable[[Plan], Plan]
+
+
+@dataclass(frozen=True)
+class CacheConfig:
+    """Which write-back cache to run (``organisation="none"``: write-through)."""
+
+    organisation: str = "none"
+    size: int = 64 << 20
+    order: str = "lrw"
+    destage: str = "hlwm"
+    nvram: Path | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.organisation != "none"
 
 
 class Array:
@@ -44,6 +61,8 @@ class Array:
         clock: Clock | None = None,
         events: EventBus | None = None,
         ct: Transform | None = None,
+        cache: CacheConfig | None = None,
+        nvram=None,
     ) -> None:
         if len(stores) != geometry.ndisks:
             raise ValueError(f"{len(stores)} stores for {geometry.ndisks} disks")
@@ -55,6 +74,19 @@ class Array:
         self.ct = ct
         self._locks: dict[int, trio.Lock] = {}
         self.started_at = 0.0
+        self.cache_config = cache or CacheConfig()
+        self.cache = None
+        if self.cache_config.enabled:
+            from .cache import WriteBackCache
+            from .policies.cache import organisation
+            from .policies.destage import load_scheduler
+            from .policies.order import destage_order
+
+            cfg = self.cache_config
+            self.cache = WriteBackCache(
+                self, organisation(cfg.organisation, geometry), destage_order(cfg.order), load_scheduler(cfg.destage),
+                cfg.size, nvram=nvram,
+            )
 
     @property
     def capacity(self) -> int:
@@ -67,6 +99,18 @@ class Array:
         length = max(0, min(length, self.capacity - offset))
         if length == 0 or offset < 0:
             return b""
+        if self.cache is not None:
+            data = await self.cache.read(offset, length)
+        else:
+            data = await self.read_members(offset, length)
+        m = self.metrics
+        m.host_reads += 1
+        m.host_read_bytes += length
+        m.response.add(self.clock.now() - start)
+        return data
+
+    async def read_members(self, offset: int, length: int) -> bytes:
+        """Read straight from the members (no cache), host priority."""
         g = self.geometry
         block = g.block_size
         first = offset // block * block
@@ -75,10 +119,6 @@ class Array:
         for ext in g.extents(first, end - first):
             requests += self._read_requests(ext)
         await self.members.run(requests)
-        m = self.metrics
-        m.host_reads += 1
-        m.host_read_bytes += length
-        m.response.add(self.clock.now() - start)
         data = requests[0].result if len(requests) == 1 else b"".join(r.result for r in requests)  # type: ignore[misc]
         head = offset - first
         if head == 0 and len(data) == length:
@@ -99,6 +139,17 @@ class Array:
             )
         if not data:
             return
+        if self.cache is not None:
+            await self.cache.write(offset, data)
+        else:
+            await self.write_through(offset, data)
+        m = self.metrics
+        m.host_writes += 1
+        m.host_write_bytes += len(data)
+        m.response.add(self.clock.now() - start)
+
+    async def write_through(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """Write straight to the members, bypassing any cache (also NVRAM replay)."""
         src = np.frombuffer(data, dtype=np.uint8)
         extents = list(self.geometry.extents(offset, len(data)))
         if len(extents) == 1:
@@ -107,16 +158,50 @@ class Array:
             async with trio.open_nursery() as nursery:
                 for ext in extents:
                     nursery.start_soon(self._write_stripe, ext, src)
-        m = self.metrics
-        m.host_writes += 1
-        m.host_write_bytes += len(data)
-        m.response.add(self.clock.now() - start)
 
     async def flush(self) -> None:
         """Return once every acknowledged write is durable on the members."""
         self.metrics.host_flushes += 1
-        await self.members.flush()
+        if self.cache is not None:
+            await self.cache.flush()
+        else:
+            await self.members.flush()
         self.events.publish("flush", self.clock.now())
+
+    async def shutdown(self) -> None:
+        """Destage everything (also what NVRAM holds) and flush the members: the array is clean."""
+        if self.cache is not None:
+            await self.cache.drain()
+            if self.cache.nvram is not None:
+                self.cache.nvram.reset()
+        await self.members.flush()
+
+    async def resync(self, stripes) -> int:
+        """Recompute and write the parity of ``stripes`` from their data (RAID-5).
+
+        A crash can leave a stripe's data and parity disagreeing (the write
+        hole); this makes them agree again. Returns the number of stripes.
+        """
+        g = self.geometry
+        if g.level != 5:
+            return 0
+        done = 0
+        for stripe in sorted(set(stripes)):
+            async with self._stripe_lock(stripe):
+                buf = StripeBuffer(g, stripe)
+                await self.members.run([buf.request(k, "read", 0, g.u) for k in range(g.data_disks)])
+                buf.parity[:] = np.bitwise_xor.reduce(buf.data, axis=0)
+                await self.members.run([buf.request(g.data_disks, "write", 0, g.u)])
+            done += 1
+        return done
+
+    async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Run the member queues and the destager until cancelled."""
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.members.serve)
+            if self.cache is not None:
+                await nursery.start(self.cache.run)
+            task_status.started()
 
     # -- reads ------------------------------------------------------------
     def _read_requests(self, ext: Extent) -> list[Request]:
@@ -144,13 +229,22 @@ class Array:
             await self._fill_partial_blocks(buf, ext, first_block, last_block)
             buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
             z = _dirty_z(g.u, g.data_disks, first_block, last_block)
-            plan = Plan.build(ext.stripe, z, buf.columns, parity=g.level == 5)
-            if self.ct is not None:
-                plan = self.ct(plan)
-            self.metrics.plans += 1
-            self.metrics.count_cycles(plan.cycles())
-            self.events.publish("plan", self.clock.now(), plan)
-            await execute(plan, buf, self.members)
+            await self._execute_plan(buf, z, HOST)
+
+    async def write_plan(self, buf: StripeBuffer, z, *, priority: int = DESTAGE) -> Plan:
+        """Plan and write the rows of ``buf`` whose states ``z`` gives (a destage)."""
+        async with self._stripe_lock(buf.stripe):
+            return await self._execute_plan(buf, z, priority)
+
+    async def _execute_plan(self, buf: StripeBuffer, z, priority: int) -> Plan:
+        plan = Plan.build(buf.stripe, z, buf.columns, parity=self.geometry.level == 5)
+        if self.ct is not None:
+            plan = self.ct(plan)
+        self.metrics.plans += 1
+        self.metrics.count_cycles(plan.cycles())
+        self.events.publish("plan", self.clock.now(), PlanEvent(plan, buf.row0, priority == DESTAGE))
+        await execute(plan, buf, self.members, priority=priority)
+        return plan
 
     async def _fill_partial_blocks(self, buf: StripeBuffer, ext: Extent, first: int, last: int) -> None:
         """A sub-block write reads the rest of its block first."""
@@ -182,12 +276,22 @@ class Array:
     def status(self) -> dict[str, object]:
         return {
             "geometry": self.geometry.describe(),
+            "cache": self.cache.status() if self.cache is not None else {"organisation": "none"},
             "metrics": self.metrics.to_dict(),
             "members": [
                 {"disk": d.index, "store": d.store.name} | d.stats.to_dict() | {"queue": d.queue_depth}
                 for d in self.members.disks
             ],
         }
+
+
+@dataclass(frozen=True)
+class PlanEvent:
+    """A ``plan`` event: the plan, the first PBG row it covers, and whether it is a destage."""
+
+    plan: Plan
+    row0: int = 0
+    destage: bool = False
 
 
 def _dirty_z(u: int, cols: int, first: int, last: int) -> tuple[tuple[str, ...], ...]:
@@ -209,7 +313,7 @@ async def open_array(
     array = Array(geometry, stores, **kwargs)
     array.started_at = array.clock.now()
     async with trio.open_nursery() as nursery:
-        await nursery.start(array.members.serve)
+        await nursery.start(array.serve)
         try:
             yield array
         finally:

@@ -60,11 +60,14 @@ class Assembled:
             s.close()
         self.stores = []
 
-    def mark(self, *, clean: bool) -> None:
+    def mark(self, *, clean: bool, params: dict | None = None) -> None:
         """Write every member's superblock with the new state and a higher event count."""
         events = self.events + 1
         now = time.time()
-        new = [sb.evolve(clean=clean, events=events, utime=now) for sb in self.superblocks]
+        changes: dict = {"clean": clean, "events": events, "utime": now}
+        if params is not None:
+            changes["params"] = params
+        new = [sb.evolve(**changes) for sb in self.superblocks]
         stores = self.stores or [FileStore(p) for p in self.paths]
         try:
             for store, sb in zip(stores, new):

@@ -76,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", type=Path, help="record every host request to this trace file (see docs/trace-format.md)")
     p.add_argument("--disk-model", metavar="MODEL", help="timing model for every member, e.g. hdd:st373454lc (see `vraid models`)")
     p.add_argument("--time", default="real", metavar="MODE", help="real (modelled time passes, default), real:FACTOR (scaled, e.g. real:0.1), or none (ignore the model)")
+    g = p.add_argument_group("write cache (defaults from DIR/vraid.toml)")
+    g.add_argument("--cache", choices=("none", "pbg", "stripe"), help="none: write-through; pbg: one unit per parity block group; stripe: one unit per stripe")
+    g.add_argument("--cache-size", metavar="SIZE", help="write cache size (default 64M)")
+    g.add_argument("--destage", metavar="NAME[:k=v,...]", help="when to destage: hlwm, adaptive, lt, pi, idle, or pkg.mod:Class (default hlwm)")
+    g.add_argument("--destage-order", choices=("lrw", "lru", "fifo", "cscan"), help="which dirty unit goes first (default lrw)")
+    g.add_argument("--nvram", type=Path, metavar="FILE", help="keep dirty blocks in this mmap'd file (emulated battery-backed NVS): fsync then only msyncs, and a crash loses nothing acknowledged")
     p.set_defaults(func=cmd_mount)
 
     p = sub.add_parser("umount", help="flush, mark clean, unmount and wait for the daemon")
@@ -154,7 +160,10 @@ def cmd_layout(args) -> int:
 def cmd_mount(args) -> int:
     from .daemon import MountOptions, mount
 
-    message = mount(args.dir, args.mountpoint, MountOptions(args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time))
+    message = mount(args.dir, args.mountpoint, MountOptions(
+        args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time,
+        args.cache, args.cache_size, args.destage, args.destage_order, args.nvram,
+    ))
     if message:
         console.print(message, highlight=False)
     return 0

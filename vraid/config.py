@@ -18,6 +18,10 @@ NAME = "vraid.toml"
 #: key -> (default, help). Policies join here as their issues land.
 KNOWN: dict[str, tuple[str, str]] = {
     "image": ("disk.img", "name of the image file the mount exposes"),
+    "cache": ("none", "write cache organisation: none (write-through), pbg or stripe"),
+    "cache_size": ("64M", "write cache size"),
+    "destage": ("hlwm", "destage scheduler, NAME[:k=v,...] (hlwm, adaptive, lt, pi, idle)"),
+    "destage_order": ("lrw", "which dirty unit goes first: lrw, lru, fifo or cscan"),
 }
 
 
@@ -25,6 +29,10 @@ KNOWN: dict[str, tuple[str, str]] = {
 class ArrayConfig:
     uuid: str
     image: str = "disk.img"
+    cache: str = "none"
+    cache_size: str = "64M"
+    destage: str = "hlwm"
+    destage_order: str = "lrw"
 
     @classmethod
     def load(cls, directory: Path) -> "ArrayConfig | None":
@@ -41,7 +49,13 @@ class ArrayConfig:
         image = doc.get("image", "disk.img")
         if not isinstance(image, str) or not image or "/" in image or image in (".", ".."):
             raise VraidError(f"{path}: image = {image!r} is not a file name", 'use a plain name such as "disk.img"')
-        return cls(uuid=str(doc.get("uuid", "")), image=image)
+        values = {}
+        for key in ("cache", "cache_size", "destage", "destage_order"):
+            value = doc.get(key, KNOWN[key][0])
+            if not isinstance(value, str) or not value:
+                raise VraidError(f"{path}: {key} = {value!r} is not a name", f"write it as a quoted string, e.g. {key} = \"{KNOWN[key][0]}\"")
+            values[key] = value
+        return cls(uuid=str(doc.get("uuid", "")), image=image, **values)
 
     def render(self, summary: str) -> str:
         return (
@@ -51,6 +65,11 @@ class ArrayConfig:
             f'uuid = "{self.uuid}"   # ties the members to this directory; do not edit\n'
             "\n"
             f'image = "{self.image}"   # {KNOWN["image"][1]}\n'
+            "\n# Default policies for `vraid mount` (its options override them):\n"
+            f'cache = "{self.cache}"   # {KNOWN["cache"][1]}\n'
+            f'cache_size = "{self.cache_size}"   # {KNOWN["cache_size"][1]}\n'
+            f'destage = "{self.destage}"   # {KNOWN["destage"][1]}\n'
+            f'destage_order = "{self.destage_order}"   # {KNOWN["destage_order"][1]}\n'
         )
 
     def save(self, directory: Path, summary: str) -> None:

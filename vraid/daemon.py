@@ -27,7 +27,7 @@ import pyfuse3
 import trio
 
 from . import control, mountinfo
-from .array import Array
+from .array import Array, CacheConfig
 from .assemble import Assembled, assemble
 from .errors import MountError
 from .fuse import ImageFS
@@ -45,6 +45,12 @@ class MountOptions:
     disk_model: str | None = None
     #: "real" (modelled time passes), "real:F" (scaled by F), "none" (model ignored)
     time: str = "real"
+    #: write cache; None = the array's vraid.toml default
+    cache: str | None = None
+    cache_size: str | None = None
+    destage: str | None = None
+    destage_order: str | None = None
+    nvram: Path | None = None
 
 
 def parse_time(text: str) -> float | None:
@@ -87,6 +93,8 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
 
             parse_model(opts.disk_model)
     asm = assemble(directory)
+    if opts is not None:
+        cache_config(asm, opts)  # a bad policy name fails here, before anything changes
     existing = mountinfo.mount_of_array(directory)
     if existing is not None:
         raise MountError(f"{directory} is already mounted at {existing.mountpoint}", f"use that mount, or `vraid umount {existing.mountpoint}`")
@@ -176,8 +184,16 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
             "at the time of the crash may be stale (resync arrives with the failures issue)"
         )
         log.warning(warning)
-    asm.mark(clean=False)
-    array = Array(asm.geometry, _member_stores(asm, opts))
+    cfg = cache_config(asm, opts)
+    nvram = _open_nvram(asm, cfg) if cfg.nvram is not None else None
+    replay = nvram.replay() if nvram is not None else []
+    params = dict(asm.superblocks[0].params)
+    if cfg.nvram is not None:
+        params["nvram"] = str(cfg.nvram)
+    else:
+        params.pop("nvram", None)
+    asm.mark(clean=False, params=params)
+    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram)
     trace = None
     if opts.trace is not None:
         from .trace import TraceWriter
@@ -196,15 +212,64 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         raise MountError(f"cannot mount at {mountpoint}: {exc}", "is /dev/fuse available, and are you root?") from exc
     unmounted = False
     try:
-        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning)
+        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay)
         unmounted = True
     finally:
         pyfuse3.close(unmount=not unmounted)
         if trace is not None:
             trace.close()
+        if nvram is not None:
+            nvram.close()
     asm.mark(clean=True)
     asm.close()
     log.info("unmounted %s; array marked clean", mountpoint)
+
+
+def cache_config(asm: Assembled, opts: MountOptions) -> CacheConfig:
+    """The cache to run: mount options over vraid.toml defaults; checked, nothing opened."""
+    from .policies.cache import CHOICES
+    from .policies.destage import load_scheduler
+    from .policies.order import ORDERS
+    from .units import parse_size
+
+    cfg = asm.config
+    organisation = opts.cache or cfg.cache
+    if organisation not in CHOICES:
+        raise MountError(f"unknown cache organisation {organisation!r}", f"use --cache {' | '.join(CHOICES)}")
+    order = opts.destage_order or cfg.destage_order
+    if order not in ORDERS:
+        raise MountError(f"unknown destage order {order!r}", f"use --destage-order {' | '.join(ORDERS)}")
+    destage = opts.destage or cfg.destage
+    load_scheduler(destage)
+    size = parse_size(opts.cache_size or cfg.cache_size, "cache size")
+    if organisation != "none" and size < asm.geometry.stripe_data_bytes:
+        raise MountError(
+            f"cache size {size} bytes is smaller than one stripe ({asm.geometry.stripe_data_bytes} bytes)",
+            "use a --cache-size of at least a few stripes, e.g. 64M",
+        )
+    nvram = opts.nvram or _recorded_nvram(asm)
+    if nvram is not None and organisation == "none":
+        raise MountError("--nvram needs a write-back cache", "add --cache stripe (or pbg)")
+    return CacheConfig(organisation, size, order, destage, Path(nvram).resolve() if nvram else None)
+
+
+def _recorded_nvram(asm: Assembled) -> Path | None:
+    """The NVRAM file the last mount used, if the array was not shut down cleanly:
+    its dirty blocks must be replayed, so it is used again without being named."""
+    recorded = asm.superblocks[0].params.get("nvram")
+    if recorded and not asm.was_clean and Path(str(recorded)).exists():
+        return Path(str(recorded))
+    return None
+
+
+def _open_nvram(asm: Assembled, cfg: CacheConfig):
+    from .backends.nvram import Nvram
+
+    g = asm.geometry
+    if cfg.nvram.exists():
+        return Nvram.open(cfg.nvram, array_uuid=asm.uuid, block_size=g.block_size)
+    slots = 2 * max(1, cfg.size // g.block_size)  # the cache's blocks, and as many again for DDIRTY shadows
+    return Nvram.create(cfg.nvram, slots=slots, block_size=g.block_size, array_uuid=asm.uuid)
 
 
 def _member_stores(asm: Assembled, opts: MountOptions) -> list:
@@ -220,20 +285,37 @@ def _member_stores(asm: Assembled, opts: MountOptions) -> list:
     return [wrap(store, opts.disk_model, clock) for store in asm.stores]
 
 
-async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str) -> None:
+async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay) -> None:
     server = control.ControlServer(sock, _handlers(asm, array, fs, mountpoint))
     array.started_at = array.clock.now()
     async with trio.open_nursery() as nursery:
-        await nursery.start(array.members.serve)
+        await nursery.start(array.serve)
+        if replay:
+            await _replay_nvram(array, replay)
+            warning = (warning + "\n" if warning else "") + f"replayed {len(replay)} dirty blocks from NVRAM"
         await nursery.start(server.serve)
         nursery.start_soon(_watch_signals, asm, mountpoint)
         msg = f"mounted {asm.summary()} at {mountpoint}/{asm.config.image} (daemon pid {os.getpid()})"
         ready(msg + (f"\n{warning}" if warning else ""))
         log.info(msg)
         await pyfuse3.main()
-        log.info("FUSE session ended; flushing members")
-        await array.flush()
+        log.info("FUSE session ended; destaging and flushing members")
+        await array.shutdown()
         nursery.cancel_scope.cancel()
+
+
+async def _replay_nvram(array: Array, replay: list[tuple[int, bytes]]) -> None:
+    """Write what NVRAM held (newest last) through to the members, before serving."""
+    g = array.geometry
+    bs = g.block_size
+    for block, data in replay:
+        await array.write_through(block * bs, data)
+    # a destage cut short by the crash may have written data without parity
+    await array.resync({g.locate(block).stripe for block, _ in replay})
+    await array.members.flush()
+    array.cache.nvram.reset()
+    array.cache.metrics.nvram_replayed = len(replay)
+    log.info("replayed %d dirty blocks from NVRAM", len(replay))
 
 
 def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):

@@ -87,7 +87,10 @@ class ArrayMatchesModel(RuleBasedStateMachine):
             self.stores = [FileStore.create(p, self.g.member_size) for p in self.paths]
         else:
             self.stores = [MemoryStore(self.g.member_size, f"mem{i}") for i in range(self.g.ndisks)]
-        self.portal = ArrayPortal(self.g, self.stores)
+        self.portal = self._open()
+
+    def _open(self) -> ArrayPortal:
+        return ArrayPortal(self.g, self.stores)
 
     # -- helpers ---------------------------------------------------------------------
     @property
@@ -223,7 +226,7 @@ class ArrayMatchesModel(RuleBasedStateMachine):
             for s in self.stores:
                 s.close()
             self.stores = [FileStore(p) for p in self.paths]
-        self.portal = ArrayPortal(self.g, self.stores)
+        self.portal = self._open()
 
     def teardown(self) -> None:
         try:

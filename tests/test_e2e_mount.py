@@ -228,3 +228,72 @@ def test_bad_disk_model_or_time_mode_is_refused_before_mounting(tmp_path):
         result = vraid("mount", arr, mnt, *args, check=False)
         assert result.returncode == 1 and expect in result.stderr
         assert not is_mounted(mnt)
+
+
+@pytest.mark.parametrize("cache", ["pbg", "stripe"])
+def test_ext4_on_a_write_back_cache(tmp_path, session, cache):
+    """ext4 on a cached array: fsync destages, unmount drains, the data comes back."""
+    arr, mnt, fs = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs"
+    vraid("create", arr, "--disks", "5", "--disk-size", "48M", "--strip", "16K")
+    session.mount(arr, mnt, "--cache", cache, "--cache-size", "4M", "--destage", "adaptive", "--destage-order", "lrw")
+    dev = session.losetup(mnt / "disk.img")
+    run("mkfs.ext4", "-q", "-F", dev)
+    session.mount_fs(dev, fs)
+    _write_files(fs, random.Random(11))
+    before = file_sums(fs)
+    status = json.loads(vraid("status", mnt, "--json").stdout)
+    assert status["cache"]["organisation"] == cache
+    assert status["cache"]["write_blocks"] > 0 and status["cache"]["destages_finished"] > 0
+    session.umount_fs(fs)
+    session.detach(dev)
+    session.umount(mnt)
+    # mounted again write-through: everything was destaged at unmount
+    session.mount(arr, mnt)
+    dev = session.losetup(mnt / "disk.img")
+    assert run("e2fsck", "-fn", dev, check=False).returncode == 0
+    session.mount_fs(dev, fs)
+    assert file_sums(fs) == before
+
+
+def test_kill_9_with_nvram_loses_nothing_fsynced(tmp_path, session):
+    arr, mnt, fs, nv = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs", tmp_path / "nvram.bin"
+    vraid("create", arr, "--disks", "5", "--disk-size", "48M", "--strip", "16K")
+    # a scheduler that never destages on its own: everything stays in the cache and NVRAM
+    pid = session.mount(arr, mnt, "--cache", "stripe", "--cache-size", "16M", "--destage", "hlwm:high=1.0,low=0.99",
+                        "--nvram", str(nv))
+    dev = session.losetup(mnt / "disk.img")
+    run("mkfs.ext4", "-q", "-F", dev)
+    session.mount_fs(dev, fs)
+    rng = random.Random(3)
+    files = {}
+    for i in range(40):
+        data = rng.randbytes(rng.randint(1, 60000))
+        path = fs / f"f{i}"
+        with open(path, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        files[path.name] = data
+    os.sync()
+    status = json.loads(vraid("status", mnt, "--json").stdout)
+    assert status["cache"]["nvram"] is True and status["cache"]["dirty_units"] > 0
+    os.kill(pid, signal.SIGKILL)
+    assert wait_gone(pid, 10)
+    # tear down what the dead daemon leaves: ext4 (lazily), the loop device, the FUSE mount
+    run("umount", "-l", fs, check=False)
+    session.fs_mounts.remove(fs)
+    session.detach(dev)
+    run("fusermount3", "-u", "-z", mnt, check=False)
+    session.fuse_mounts.remove(mnt)
+    # mount again without naming the NVRAM: the superblocks remember it, and it is replayed
+    result = vraid("mount", arr, mnt)
+    session.fuse_mounts.append(mnt)
+    session.pids.append(json.loads(vraid("status", mnt, "--json").stdout)["pid"])
+    assert "replayed" in result.stdout
+    dev = session.losetup(mnt / "disk.img")
+    fsck = run("e2fsck", "-fy", dev, check=False)
+    assert fsck.returncode in (0, 1), fsck.stdout  # 1: the journal was replayed
+    assert run("e2fsck", "-fn", dev, check=False).returncode == 0
+    session.mount_fs(dev, fs)
+    for name, data in files.items():
+        assert (fs / name).read_bytes() == data

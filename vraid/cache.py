@@ -141,7 +141,7 @@ class WriteBackCache:
         self.draining = 0
         self.paused = False
         self.write_seq = 0
-        self.last_host = self.clock.now()
+        self.last_host = 0.0  # set when the destager starts (the clock needs a running loop)
         self.metrics = CacheMetrics()
         self.nvram = nvram
         self._free_slots: list[int] = list(range(nvram.slots - 1, -1, -1)) if nvram is not None else []
@@ -387,6 +387,7 @@ class WriteBackCache:
         """Destage according to the scheduler until cancelled."""
         from .policies.destage.base import CacheState
 
+        self.last_host = self.clock.now()
         async with trio.open_nursery() as nursery:
             task_status.started()
             while True:

@@ -100,6 +100,19 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
             f"{m['mean_response_ms']:.3f}", f"{m['p99_response_ms']:.3f}",
         )
         out.append(c)
+    cache = st.get("cache")
+    if cache and cache.get("organisation", "none") != "none":
+        t = Table(title="write cache (seed 000 III-A, seed 003 2.1)")
+        for col in ("unit", "order", "destage", "dirty/units", "occupancy", "HWM", "LWM", "read hits", "overwrites", "misses", "destages"):
+            t.add_column(col, justify="right")
+        pct = lambda v: "-" if v is None else f"{100 * v:.0f}%"  # noqa: E731
+        sched = cache["scheduler"]
+        t.add_row(
+            cache["organisation"], cache["order"], sched.get("spec", sched.get("name", "")) if isinstance(sched, dict) else str(sched),
+            f"{cache['dirty_units']}/{cache['capacity_units']}", pct(cache["occupancy"]), pct(cache["hwm"]), pct(cache["lwm"]),
+            pct(cache["read_hit_ratio"]), pct(cache["overwrite_ratio"]), str(cache["write_misses"]), str(cache["destages_finished"]),
+        )
+        out.append(t)
     members = st.get("members")
     if members:
         t = Table(title="members")

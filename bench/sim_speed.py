@@ -1,0 +1,103 @@
+"""How fast does the simulator run? Simulated host requests per wall-clock second.
+
+The case that matters (issue 3): random 4 KiB writes on a 5-disk RAID-5 (64 KiB strips)
+with the hdd model (``hdd:st373454lc``), target >= 20,000 requests/s; the same with
+``--disk-model none`` is the baseline measured in the same run, so the ratio isolates what
+the timing model and virtual-time scheduling cost on top of the engine. Every case is one
+``vraid.sim.run_sim`` call (wall time includes building the members).
+
+    .venv/bin/python bench/sim_speed.py                     # 20,000 requests per case
+    .venv/bin/python bench/sim_speed.py --requests 5000 --repeat 3
+    .venv/bin/python bench/sim_speed.py --profile 25        # cProfile of the hdd case, top 25
+    .venv/bin/python bench/sim_speed.py --json out.json
+
+Cases: closed loop with 1 and 8 outstanding (``random-write`` / ``random-write:threads=8``)
+and open loop (Poisson arrivals every 10 ms on average, a load the hdd array sustains).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import platform
+import pstats
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from vraid.sim import SimConfig, run_sim  # noqa: E402
+
+TARGET = 20_000
+CASES = [
+    ("closed loop, 1 outstanding", "random-write"),
+    ("closed loop, 8 outstanding", "random-write:threads=8"),
+    ("open loop, iat 10 ms", "random-write:iat=10ms"),
+]
+MODELS = ("hdd:st373454lc", "none")
+
+
+def measure(model: str, workload: str, requests: int, repeat: int, seed: int) -> dict:
+    rates, virtual = [], 0.0
+    for _ in range(repeat):
+        r = run_sim(SimConfig(disk_model=model, workload=workload, requests=requests, seed=seed))
+        rates.append(requests / r.wall_seconds)
+        virtual = r.metrics["virtual_seconds"]
+    return {"model": model, "workload": workload, "requests": requests, "rates": [round(x) for x in rates],
+            "requests_per_s": round(statistics.median(rates)), "virtual_seconds": virtual}
+
+
+def profile(model: str, workload: str, requests: int, top: int) -> str:
+    prof = cProfile.Profile()
+    prof.enable()
+    run_sim(SimConfig(disk_model=model, workload=workload, requests=requests))
+    prof.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(prof, stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--requests", type=int, default=20_000, help="host requests per case (default 20000)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per case; the median is reported (default 1)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profile", type=int, metavar="TOP", default=0,
+                    help="also profile the hdd closed-loop case and print the TOP functions")
+    ap.add_argument("--json", type=Path, help="write the figures to this file")
+    args = ap.parse_args(argv)
+
+    run_sim(SimConfig(requests=50))  # warm up imports and caches (seek-curve fit)
+    rows = []
+    print(f"vraid sim speed: random 4 KiB writes, RAID-5 5 disks, strip 64K; {args.requests:,} requests per case")
+    print(f"{'case':30} {'model':16} {'req/s':>9} {'virtual s':>10}")
+    for label, workload in CASES:
+        for model in MODELS:
+            row = measure(model, workload, args.requests, args.repeat, args.seed) | {"case": label}
+            rows.append(row)
+            print(f"{label:30} {model:16} {row['requests_per_s']:>9,} {row['virtual_seconds']:>10.3f}")
+    print()
+    for label, _ in CASES:
+        hdd, none = (next(r for r in rows if r["case"] == label and r["model"] == m) for m in MODELS)
+        ratio = hdd["requests_per_s"] / none["requests_per_s"]
+        verdict = "PASS" if hdd["requests_per_s"] >= TARGET else "MISS"
+        print(f"{label:30} hdd/none {ratio:.2f}; hdd vs target {TARGET:,}/s: "
+              f"{hdd['requests_per_s'] / TARGET:.2f} {verdict}")
+    report = {"schema": 1, "python": platform.python_version(), "machine": platform.machine(),
+              "target_requests_per_s": TARGET, "rows": rows}
+    if args.profile:
+        text = profile(MODELS[0], CASES[0][1], args.requests, args.profile)
+        print("\n" + text)
+        report["profile"] = text
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

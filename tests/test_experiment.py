@@ -1,0 +1,133 @@
+"""The experiment framework and the `stride` experiment (seed 000 Fig. 9 and Fig. 1)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vraid.errors import VraidError
+from vraid.experiment import EXPERIMENTS, get, names
+from vraid.experiment import stride
+from vraid.experiment.runner import run_experiment
+from vraid.stride_rule import derive_limits
+
+HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
+
+
+def vraid(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vraid", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory) -> Path:
+    """`vraid experiment stride --quick` once for the module (parallel workers, as a user runs it)."""
+    out = tmp_path_factory.mktemp("stride")
+    r = vraid("experiment", "stride", "--quick", "--out", str(out), "--jobs", "2")
+    assert r.returncode == 0, r.stderr
+    assert "S_w^max" in r.stdout
+    return out
+
+
+def test_registry():
+    assert "stride" in names() and names() == list(EXPERIMENTS)
+    mod = get("stride")
+    for attr in ("describe", "runs", "run", "collect", "report"):
+        assert callable(getattr(mod, attr))
+    with pytest.raises(VraidError, match="unknown experiment"):
+        get("nope")
+
+
+def test_results_json_has_exactly_the_schema(quick):
+    results = json.loads((quick / "results.json").read_text())
+    assert set(results) == {"disks"}
+    assert set(stride.QUICK_PRESETS) <= set(results["disks"])
+    for preset, d in results["disks"].items():
+        assert set(d) == {"write", "read", "sw_max", "sr_max", "sw_except", "sr_except"}, preset
+        for op in ("write", "read"):
+            assert set(d[op]) == {"S", "normalized"}
+            assert len(d[op]["S"]) == len(d[op]["normalized"]) >= 8
+            assert d[op]["S"][0] == 1 and d[op]["normalized"][0] == 1.0
+            assert all(isinstance(s, int) for s in d[op]["S"])
+        for key in ("sw_max", "sr_max"):
+            assert isinstance(d[key], int) and d[key] >= 1
+        for key in ("sw_except", "sr_except"):
+            assert isinstance(d[key], list)
+            assert all(len(r) == 2 and r[0] <= r[1] for r in d[key])
+        # the limits are the 1.2 rule applied to the curves written beside them
+        assert (d["sw_max"], d["sw_except"]) == derive_limits(d["write"]["S"], d["write"]["normalized"])
+        assert (d["sr_max"], d["sr_except"]) == derive_limits(d["read"]["S"], d["read"]["normalized"])
+
+
+def test_fig1_shape_small_strides_are_slow_with_write_on_arrival(quick):
+    """Seed 000 Fig. 1 / eq. (1): a stride-2 write misses a revolution per block."""
+    results = json.loads((quick / "results.json").read_text())
+    for preset, d in results["disks"].items():
+        w = dict(zip(d["write"]["S"], d["write"]["normalized"]))
+        assert w[2] > 1.2, preset
+        assert d["sw_max"] >= 3, preset
+        assert max(v for s, v in w.items() if s >= d["sw_max"]) < 1.2
+    # no read-ahead (sec. I-C: the disk of Fig. 9(a)): reads miss like writes
+    st = results["disks"]["st373454lc"]
+    assert st["sr_max"] >= 3
+    fig1 = json.loads((quick / "fig1.json").read_text())
+    for preset, c in fig1["disks"].items():
+        assert c["normalized"][0] == pytest.approx(1.0, abs=0.02)  # mean 1: contiguous
+        assert all(v > 1.0 for m, v in zip(c["mean"], c["normalized"]) if m > 1)
+        assert c["normalized"][1] > c["normalized"][-1]  # falls as the mean stride grows
+
+
+def test_report_files(quick):
+    md = (quick / "results.md").read_text()
+    assert "S_w^max" in md and "st373454lc" in md and "Against the paper" in md
+    assert "Fig. 9(a)" in md
+    meta = json.loads((quick / "meta.json").read_text())
+    assert meta["quick"] is True and meta["experiment"] == "stride"
+    if not HAVE_MPL:
+        pytest.skip("matplotlib is not installed: no plots")
+    for png in ("fig9.png", "fig1.png"):
+        data = (quick / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def test_in_process_run_is_deterministic(tmp_path, monkeypatch):
+    """jobs=1 runs in this process; a smaller stride set keeps it fast."""
+    original = stride.runs
+
+    def small(quick: bool):
+        return [s for s in original(True) if s["preset"] == "st39175fc"]
+
+    monkeypatch.setattr(stride, "runs", small)
+    a = run_experiment("stride", tmp_path / "a", quick=True, jobs=1, progress=False)
+    b = run_experiment("stride", tmp_path / "b", quick=True, jobs=1, progress=False)
+    assert (tmp_path / "a" / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
+    assert list(a.results["disks"]) == ["st39175fc"]
+    assert b.files and all(f.exists() for f in b.files)
+
+
+def test_merge_runs():
+    assert stride.merge_runs([0, 1, 2, 4, 6, 7]) == [(0, 3), (4, 1), (6, 2)]
+    assert stride.merge_runs([]) == []
+
+
+def test_cli_experiment_list_and_errors(tmp_path):
+    r = vraid("experiment", "list")
+    assert r.returncode == 0 and "stride" in r.stdout
+    r = vraid("experiment", "nope", "--out", str(tmp_path))
+    assert r.returncode == 1 and "unknown experiment" in r.stderr
+    r = vraid("experiment", "stride", "--quick", "--jobs", "0", "--out", str(tmp_path))
+    assert r.returncode == 1 and "--jobs" in r.stderr
+
+
+@pytest.mark.slow
+def test_full_stride_experiment(tmp_path):
+    """The full run: every hdd preset, S = 1..64 (about a minute on two cores)."""
+    r = vraid("experiment", "stride", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert set(results["disks"]) == set(stride.hdd_presets())
+    assert all(d["write"]["S"][-1] == 64 for d in results["disks"].values())

@@ -44,6 +44,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-in-flight", type=int, default=4096,
                    help="open loop: requests running at once before arrivals wait (default 4096)")
     p.add_argument("--json", action="store_true", help='print {"config": ..., "metrics": ...} as JSON')
+    g = p.add_argument_group("write cache (docs/cache.md)")
+    g.add_argument("--cache", choices=("none", "pbg", "stripe"), help="none (write-through, default), pbg or stripe")
+    g.add_argument("--cache-size", metavar="SIZE", help="write cache size (default 64M)")
+    g.add_argument("--destage", metavar="NAME[:k=v,...]", help="hlwm (default), adaptive, lt, pi, idle, or pkg.mod:Class")
+    g.add_argument("--destage-order", choices=("lrw", "lru", "fifo", "cscan"), help="default lrw")
     p.set_defaults(func=cmd_sim)
 
     from .experiment import names
@@ -78,6 +83,12 @@ def cmd_models(args) -> int:
 
 
 # -- sim --------------------------------------------------------------------------
+def _policies(args) -> dict[str, str]:
+    """The policy flags given on the command line, as SimConfig.policies."""
+    flags = {"cache": args.cache, "cache_size": args.cache_size, "destage": args.destage, "destage_order": args.destage_order}
+    return {k: v for k, v in flags.items() if v is not None}
+
+
 def cmd_sim(args) -> int:
     from .sim import SimConfig, run_sim
 
@@ -86,7 +97,7 @@ def cmd_sim(args) -> int:
     config = SimConfig(level=args.level, disks=args.disks, strip=args.strip, block=args.block, layout=args.layout,
                        disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
                        workload=args.workload, requests=args.requests, seed=args.seed,
-                       max_in_flight=args.max_in_flight)
+                       max_in_flight=args.max_in_flight, policies=_policies(args))
     result = run_sim(config)
     if args.json:
         print(result.to_json())

@@ -40,7 +40,7 @@ import numpy as np
 import trio
 import trio.testing
 
-from .array import Array, open_array
+from .array import Array, CacheConfig, open_array
 from .backends.memory import MemoryStore
 from .backends.models import ModelSpec, parse_model
 from .clock import TrioClock
@@ -55,7 +55,12 @@ DEFAULT_DISK_SIZE = 64 << 20
 #: open loop: requests allowed in flight at once
 DEFAULT_MAX_IN_FLIGHT = 4096
 #: policy keys run_sim understands; the cache, destage and CT issues add theirs here
-POLICY_KEYS: dict[str, str] = {}
+POLICY_KEYS: dict[str, str] = {
+    "cache": "write cache organisation: none, pbg or stripe (docs/cache.md)",
+    "cache_size": "write cache size, e.g. 64M",
+    "destage": "destage scheduler NAME[:k=v,...]: hlwm, adaptive, lt, pi, idle",
+    "destage_order": "lrw, lru, fifo or cscan",
+}
 
 
 @dataclass(frozen=True)
@@ -160,6 +165,19 @@ def run_sim(config: SimConfig) -> SimResult:
     return SimResult(config, metrics, time.perf_counter() - started)
 
 
+def cache_config(policies: dict[str, str]) -> CacheConfig:
+    """The write cache the policies ask for (write-through when they name none)."""
+    from .units import parse_size
+
+    d = CacheConfig()
+    return CacheConfig(
+        organisation=policies.get("cache", d.organisation),
+        size=parse_size(policies.get("cache_size", d.size), "cache size"),
+        order=policies.get("destage_order", d.order),
+        destage=policies.get("destage", d.destage),
+    )
+
+
 def _check_policies(policies: dict[str, str]) -> None:
     for key in sorted(policies):
         if key not in POLICY_KEYS:
@@ -234,7 +252,7 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
     clock = TrioClock()
     stores = [model.wrap(MemoryStore(geometry.member_size, name=f"disk{i}"), clock) for i in range(geometry.ndisks)]
     rec = _Recorder()
-    async with open_array(geometry, stores, clock=clock) as array:
+    async with open_array(geometry, stores, clock=clock, cache=cache_config(config.policies)) as array:
         t0 = trio.current_time()
         rec.end = t0
         outstanding = workload.closed_loop
@@ -242,7 +260,12 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
             await _open_loop(array, requests, pattern, rec, t0, config.max_in_flight)
         else:
             await _closed_loop(array, requests, pattern, rec, outstanding)
-        return _collect(config, geometry, model, array, stores, rec, rec.end - t0)
+        drain_start = trio.current_time()
+        await array.shutdown()  # destage what a write cache still holds: disk traffic is complete
+        drain = trio.current_time() - drain_start
+        out = _collect(config, geometry, model, array, stores, rec, rec.end - t0)
+        out["drain_seconds"] = _r(drain)
+        return out
 
 
 def _issuer(array: Array, pattern: _Pattern) -> Callable[[HostRequest], Any]:
@@ -311,6 +334,7 @@ def _collect(config: SimConfig, geometry: Geometry, model: ModelSpec, array: Arr
     disks = array.members.disks
     host_bytes = am.host_read_bytes + am.host_write_bytes
     host_requests = am.host_reads + am.host_writes
+    cache_metrics = array.cache.metrics.to_dict() if array.cache is not None else {}
     out: dict[str, Any] = {
         "host_reads": am.host_reads,
         "host_writes": am.host_writes,
@@ -318,8 +342,8 @@ def _collect(config: SimConfig, geometry: Geometry, model: ModelSpec, array: Arr
         "host_read_bytes": am.host_read_bytes,
         "host_write_bytes": am.host_write_bytes,
         "host_bytes": host_bytes,
-        "read_hit_ratio": 0.0,
-        "overwrite_ratio": 0.0,
+        "read_hit_ratio": cache_metrics.get("read_hit_ratio", 0.0),
+        "overwrite_ratio": cache_metrics.get("overwrite_ratio", 0.0),
         "disk_read_requests": sum(d.stats.reads for d in disks),
         "disk_write_requests": sum(d.stats.writes for d in disks),
         "disk_read_blocks": sum(d.stats.read_bytes for d in disks) // block,

@@ -154,7 +154,8 @@ def test_config_json_is_canonical_and_carries_policies():
     ({"workload": "random-write:bogus=1"}, "no parameter"),
     ({"disk_model": "hdd:nope"}, "unknown hdd preset"),
     ({"disk_model": "tape"}, "unknown disk model"),
-    ({"policies": {"cache": "lru"}}, "unknown policy"),
+    ({"policies": {"cache": "lru"}}, "unknown cache organisation"),
+    ({"policies": {"prefetch": "seqp"}}, "unknown policy"),
     ({"disks": 2}, "RAID-5 needs at least 3 disks"),
     ({"workload": "random-write:workspace=1G"}, "does not fit"),
 ])

@@ -19,6 +19,14 @@ class Store(abc.ABC):
     #: True when requests complete without waiting (no timing model): the
     #: member queue may then run a request inline when nothing is queued.
     instant: bool = False
+    #: True when the store is a timing model that can :meth:`charge` a request
+    #: without sleeping (see ``vraid.members``: the virtual-time fast path)
+    timed: bool = False
+
+    def charge(self, op: str, offset: int, length: int) -> float:
+        """Account a request starting now and return its service time (model
+        seconds) without waiting; only stores with ``timed`` implement it."""
+        raise NotImplementedError(f"{type(self).__name__} is not a timing model")
 
     @property
     @abc.abstractmethod
@@ -52,12 +60,18 @@ class Store(abc.ABC):
 
 
 class StoreWrapper(Store):
-    """A store that forwards to ``inner``; wrappers override what they change."""
+    """A store that forwards to ``inner``; wrappers override what they change.
+
+    A wrapper may take time, so it is not ``instant``; a timing model sets
+    ``timed`` and implements ``charge``.
+    """
+
+    instant = False
+    timed = False
 
     def __init__(self, inner: Store) -> None:
         self.inner = inner
         self.name = inner.name
-        self.instant = False  # a wrapper may take time; it says so by default
 
     @property
     def size(self) -> int:

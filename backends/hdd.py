@@ -414,41 +414,43 @@ class HddModel(StoreWrapper):
         self._dirty = 0
 
     # ------------------------------------------------------------------ store API
-    async def read(self, offset: int, length: int) -> bytes:
+    timed = True
+
+    def charge(self, op: str, offset: int, length: int) -> float:
+        """Account a request that starts now and return its service time in model
+        seconds, without sleeping: the member layer then sleeps once for a whole
+        batch (the virtual-time fast path). The caller moves the data itself."""
         check_range(self, offset, length)
+        now = self.clock.now() / self._scale
+        lba = offset // SECTOR
+        n = -(-(offset + length) // SECTOR) - lba
+        st = self.stats
+        st.requests += 1
+        if op == "read":
+            dt = (self._read(now, lba, n, length) if n else now) - now
+            st.reads += 1
+            st.read_bytes += length
+        else:
+            dt = (self._write(now, lba, n, length) if n else now) - now
+            st.writes += 1
+            st.write_bytes += length
+        st.busy_seconds += dt
+        return dt
+
+    async def read(self, offset: int, length: int) -> bytes:
         lock = self._lock
         await acquire(lock)
         try:
-            now = self.clock.now() / self._scale
-            lba = offset // SECTOR
-            n = -(-(offset + length) // SECTOR) - lba
-            dt = (self._read(now, lba, n, length) if n else now) - now
-            st = self.stats
-            st.requests += 1
-            st.reads += 1
-            st.read_bytes += length
-            st.busy_seconds += dt
-            await self.clock.sleep(dt)
+            await self.clock.sleep(self.charge("read", offset, length))
             return await self.inner.read(offset, length)
         finally:
             lock.release()
 
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
-        length = len(data)
-        check_range(self, offset, length)
         lock = self._lock
         await acquire(lock)
         try:
-            now = self.clock.now() / self._scale
-            lba = offset // SECTOR
-            n = -(-(offset + length) // SECTOR) - lba
-            dt = (self._write(now, lba, n, length) if n else now) - now
-            st = self.stats
-            st.requests += 1
-            st.writes += 1
-            st.write_bytes += length
-            st.busy_seconds += dt
-            await self.clock.sleep(dt)
+            await self.clock.sleep(self.charge("write", offset, len(data)))
             await self.inner.write(offset, data)
         finally:
             lock.release()

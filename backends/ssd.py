@@ -88,37 +88,40 @@ class SsdModel(StoreWrapper):
         lat = self.params.program if write else self.params.read
         return self.params.overhead + length * self._bus_per_byte + busiest * lat, pages
 
-    async def read(self, offset: int, length: int) -> bytes:
+    timed = True
+
+    def charge(self, op: str, offset: int, length: int) -> float:
+        """Account a request that starts now; return its service time without sleeping."""
         check_range(self, offset, length)
-        lock = self._lock
-        await acquire(lock)
-        try:
-            dt, pages = self.service_time(offset, length, False)
-            st = self.stats
-            st.requests += 1
+        write = op != "read"
+        dt, pages = self.service_time(offset, length, write)
+        st = self.stats
+        st.requests += 1
+        if write:
+            st.writes += 1
+            st.write_bytes += length
+            st.pages_programmed += pages
+        else:
             st.reads += 1
             st.read_bytes += length
             st.pages_read += pages
-            st.busy_seconds += dt
-            await self.clock.sleep(dt)
+        st.busy_seconds += dt
+        return dt
+
+    async def read(self, offset: int, length: int) -> bytes:
+        lock = self._lock
+        await acquire(lock)
+        try:
+            await self.clock.sleep(self.charge("read", offset, length))
             return await self.inner.read(offset, length)
         finally:
             lock.release()
 
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
-        length = len(data)
-        check_range(self, offset, length)
         lock = self._lock
         await acquire(lock)
         try:
-            dt, pages = self.service_time(offset, length, True)
-            st = self.stats
-            st.requests += 1
-            st.writes += 1
-            st.write_bytes += length
-            st.pages_programmed += pages
-            st.busy_seconds += dt
-            await self.clock.sleep(dt)
+            await self.clock.sleep(self.charge("write", offset, len(data)))
             await self.inner.write(offset, data)
         finally:
             lock.release()

@@ -172,9 +172,9 @@ class Array:
         """Destage everything (also what NVRAM holds) and flush the members: the array is clean."""
         if self.cache is not None:
             await self.cache.drain()
-            if self.cache.nvram is not None:
-                self.cache.nvram.reset()
         await self.members.flush()
+        if self.cache is not None and self.cache.nvram is not None:
+            self.cache.nvram.reset()  # only now: the members hold everything, durably
 
     async def resync(self, stripes) -> int:
         """Recompute and write the parity of ``stripes`` from their data (RAID-5).

@@ -66,7 +66,7 @@ class Unit:
     """One cache unit: a stripe or a PBG, its blocks and their states."""
 
     __slots__ = ("span", "data", "state", "destaging", "shadow", "shadow_state", "slots", "shadow_slots",
-                 "oldest", "shadow_oldest")
+                 "oldest", "shadow_oldest", "version")
 
     def __init__(self, span: "UnitSpan", data: np.ndarray) -> None:
         self.span = span
@@ -80,6 +80,8 @@ class Unit:
         #: write sequence number of the oldest write not yet destaged (main / shadow)
         self.oldest = math.inf
         self.shadow_oldest = math.inf
+        #: bumped whenever writes or a destage change the unit's contents or states
+        self.version = 0
 
     @property
     def dirty(self) -> bool:
@@ -145,6 +147,10 @@ class WriteBackCache:
         self.metrics = CacheMetrics()
         self.nvram = nvram
         self._free_slots: list[int] = list(range(nvram.slots - 1, -1, -1)) if nvram is not None else []
+        #: NVRAM slots of destaged blocks, cleared only once the members are fsynced: until
+        #: then a power loss could lose the member copy, and the NVRAM copy must survive it
+        self._pending_release: list[int] = []
+        self._settling = False
         self._changed = trio.Event()
         self._progress = trio.Event()
         self._pool: list[np.ndarray] = []
@@ -210,12 +216,6 @@ class WriteBackCache:
 
     def _take_slot(self) -> int | None:
         return self._free_slots.pop() if self._free_slots else None
-
-    def _release_slots(self, slots: dict[tuple[int, int], int]) -> None:
-        for slot in slots.values():
-            self.nvram.clear(slot)
-            self._free_slots.append(slot)
-        slots.clear()
 
     def _spans(self, stripe: int, fb: int, lb: int) -> list["UnitSpan"]:
         """Units holding blocks fb..lb (stripe data order) of ``stripe``, each once."""
@@ -289,6 +289,7 @@ class WriteBackCache:
                     block = ext.stripe * g.data_disks * u + k * u + span.row0 + r
                     self.nvram.put(slot, block, data[k, r])
         key = span.key
+        unit.version += 1
         if shadow:
             unit.shadow_oldest = min(unit.shadow_oldest, seq)
         else:
@@ -340,47 +341,64 @@ class WriteBackCache:
 
     # -- host reads --------------------------------------------------------------
     async def read(self, offset: int, length: int) -> bytes:
-        """Serve valid blocks from the cache; read the rest from the members and fill them in as clean."""
+        """Serve valid blocks from the cache; read the rest from the members and fill them in as clean.
+
+        What the cache holds is copied *before* any member read: during that
+        read a dirty block may be destaged and its unit evicted, and the
+        members' bytes read before the destage would be stale. Empty blocks
+        are filled only into units that did not change meanwhile.
+        """
         g = self.geometry
-        bs, u = g.block_size, g.u
+        bs = g.block_size
         self.last_host = self.clock.now()
         first = offset // bs * bs
         end = -(-(offset + length) // bs) * bs
         nblocks = (end - first) // bs
-        # 1. which blocks the cache holds now
-        cached = 0
+        out = bytearray(end - first)
+        view = np.frombuffer(out, dtype=np.uint8)
+        hits = np.zeros(nblocks, dtype=bool)
+        seen: list[tuple[Unit, int, object, int, int]] = []
+        absent: list[tuple["UnitSpan", object, int, int]] = []
+        seq = self.write_seq
         for ext in g.extents(first, end - first):
             fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
             for span in self._spans(ext.stripe, fb, lb):
                 unit = self.units.get(span.key)
                 if unit is not None:
-                    cached += _count_valid(unit, span, fb, lb, u)
+                    _copy_valid(unit, span, ext, fb, lb, view, hits, g)
+                    seen.append((unit, unit.version, ext, fb, lb))
+                else:
+                    absent.append((span, ext, fb, lb))
+        cached = int(np.count_nonzero(hits))
         m = self.metrics
         m.read_blocks += nblocks
         m.read_hit_blocks += cached
-        if cached < nblocks:
-            out = bytearray(await self.array.read_members(first, end - first))
+        if cached == nblocks:
+            for unit, *_ in seen:
+                self._touch(unit.span.key)
         else:
-            out = bytearray(end - first)
-        # 2. overlay what the cache holds (after the member read: the newest data wins),
-        #    and fill empty blocks of resident units with what the members returned
-        view = np.frombuffer(out, dtype=np.uint8)
-        for ext in g.extents(first, end - first):
-            fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
-            for span in self._spans(ext.stripe, fb, lb):
-                unit = self.units.get(span.key)
-                if unit is None and cached < nblocks:
+            members = np.frombuffer(await self.array.read_members(first, end - first), dtype=np.uint8)
+            view[~np.repeat(hits, bs)] = members[~np.repeat(hits, bs)]
+            for unit, version, ext, fb, lb in seen:
+                if self.units.get(unit.span.key) is unit and unit.version == version and not unit.destaging:
+                    _fill_empty(unit, unit.span, ext, fb, lb, view, g)
+                self._touch(unit.span.key)
+            if self.write_seq == seq:  # no write meanwhile: the members' bytes are the newest
+                for span, ext, fb, lb in absent:
+                    if span.key in self.units:
+                        continue
                     unit = self._try_allocate(span)
-                    if unit is not None:
-                        self.clean[span.key] = None
-                if unit is None:
-                    continue
-                self.order.read(span.key)
-                if span.key in self.clean:
-                    self.clean.move_to_end(span.key)
-                _overlay(unit, span, ext, fb, lb, view, g, fill=cached < nblocks)
+                    if unit is None:
+                        break
+                    self.clean[span.key] = None
+                    _fill_empty(unit, span, ext, fb, lb, view, g)
         head = offset - first
         return bytes(out[head : head + length])
+
+    def _touch(self, key: int) -> None:
+        self.order.read(key)
+        if key in self.clean:
+            self.clean.move_to_end(key)
 
     # -- the destager --------------------------------------------------------------
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -402,6 +420,8 @@ class WriteBackCache:
                     want = max(want, 1, decision.concurrency)
                     if self.draining:
                         want = max(want, 8)
+                if self.waiters and self._pending_release and not self._settling:
+                    nursery.start_soon(self._settle)  # writes wait for NVRAM slots
                 while self.in_flight < want:
                     key = self.order.next()
                     if key is None:
@@ -452,7 +472,8 @@ class WriteBackCache:
                         unit.state[j, i] = C
             unit.state[unit.state == D] = C
             if self.nvram is not None:
-                self._release_slots(unit.slots)
+                self._pending_release.extend(unit.slots.values())
+                unit.slots.clear()
             unit.oldest = math.inf
             ok = True
             self.metrics.destages_finished += 1
@@ -463,9 +484,28 @@ class WriteBackCache:
             await self.clock.sleep(1.0)  # do not spin on a failing member
         finally:
             self._end_destage(unit, covered, ok)
+        if self.nvram is not None and len(self._pending_release) >= max(1, self.nvram.slots // 8):
+            await self._settle()
+
+    async def _settle(self) -> None:
+        """fsync the members, then free the NVRAM slots of what was destaged before."""
+        if self._settling or not self._pending_release:
+            return
+        self._settling = True
+        try:
+            batch, self._pending_release = self._pending_release, []
+            await self.array.members.flush()
+            for slot in batch:
+                self.nvram.clear(slot)
+                self._free_slots.append(slot)
+        finally:
+            self._settling = False
+        self._progressed()
+        self._notify()
 
     def _end_destage(self, unit: Unit, covered: float, ok: bool) -> None:
         key = unit.span.key
+        unit.version += 1
         if unit.shadow is not None:
             sd = unit.shadow_state == D
             unit.data[sd] = unit.shadow[sd]
@@ -547,22 +587,8 @@ def _rows_in(k: int, u: int, row0: int, rows: int, fb: int, lb: int) -> tuple[in
     return (lo, hi) if lo <= hi else None
 
 
-def _count_valid(unit: Unit, span, fb: int, lb: int, u: int) -> int:
-    n = 0
-    for k in range(unit.state.shape[0]):
-        r = _rows_in(k, u, span.row0, span.rows, fb, lb)
-        if r is None:
-            continue
-        st = unit.state[k, r[0] : r[1] + 1]
-        valid = st != E
-        if unit.shadow_state is not None:
-            valid |= unit.shadow_state[k, r[0] : r[1] + 1] == D
-        n += int(np.count_nonzero(valid))
-    return n
-
-
-def _overlay(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, g, *, fill: bool) -> None:
-    """Copy valid cached blocks into the read buffer; fill empty ones from it."""
+def _copy_valid(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, hits: np.ndarray, g) -> None:
+    """Copy the blocks the unit holds (shadow D first) into the read buffer; mark them hits."""
     bs, u, strip = g.block_size, g.u, g.strip_size
     for k in range(g.data_disks):
         r = _rows_in(k, u, span.row0, span.rows, fb, lb)
@@ -570,11 +596,24 @@ def _overlay(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, g, *, fi
             continue
         for row in range(r[0], r[1] + 1):
             pos = ext.host_offset + (k * strip + (span.row0 + row) * bs) - ext.start
-            target = view[pos : pos + bs]
             if unit.shadow_state is not None and unit.shadow_state[k, row] == D:
-                target[:] = unit.shadow[k, row]
+                view[pos : pos + bs] = unit.shadow[k, row]
             elif unit.state[k, row] != E:
-                target[:] = unit.data[k, row]
-            elif fill and not unit.destaging:
-                unit.data[k, row] = target
+                view[pos : pos + bs] = unit.data[k, row]
+            else:
+                continue
+            hits[pos // bs] = True
+
+
+def _fill_empty(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, g) -> None:
+    """Fill the unit's empty blocks with what the members returned (read-miss fill, as clean)."""
+    bs, u, strip = g.block_size, g.u, g.strip_size
+    for k in range(g.data_disks):
+        r = _rows_in(k, u, span.row0, span.rows, fb, lb)
+        if r is None:
+            continue
+        for row in range(r[0], r[1] + 1):
+            if unit.state[k, row] == E:
+                pos = ext.host_offset + (k * strip + (span.row0 + row) * bs) - ext.start
+                unit.data[k, row] = view[pos : pos + bs]
                 unit.state[k, row] = C

@@ -185,8 +185,12 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         )
         log.warning(warning)
     cfg = cache_config(asm, opts)
-    nvram = _open_nvram(asm, cfg) if cfg.nvram is not None else None
-    replay = nvram.replay() if nvram is not None else []
+    nvram = _open_nvram(asm, cfg.nvram, cfg.size) if cfg.nvram is not None else None
+    recovery = nvram
+    recorded = _recorded_nvram(asm)
+    if recovery is None and recorded is not None:  # replayed, then not used by this (uncached) mount
+        recovery = _open_nvram(asm, recorded, cfg.size)
+    replay = recovery.replay() if recovery is not None else []
     params = dict(asm.superblocks[0].params)
     if cfg.nvram is not None:
         params["nvram"] = str(cfg.nvram)
@@ -212,14 +216,14 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         raise MountError(f"cannot mount at {mountpoint}: {exc}", "is /dev/fuse available, and are you root?") from exc
     unmounted = False
     try:
-        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay)
+        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery)
         unmounted = True
     finally:
         pyfuse3.close(unmount=not unmounted)
         if trace is not None:
             trace.close()
-        if nvram is not None:
-            nvram.close()
+        for nv in {id(n): n for n in (nvram, recovery) if n is not None}.values():
+            nv.close()
     asm.mark(clean=True)
     asm.close()
     log.info("unmounted %s; array marked clean", mountpoint)
@@ -247,9 +251,10 @@ def cache_config(asm: Assembled, opts: MountOptions) -> CacheConfig:
             f"cache size {size} bytes is smaller than one stripe ({asm.geometry.stripe_data_bytes} bytes)",
             "use a --cache-size of at least a few stripes, e.g. 64M",
         )
-    nvram = opts.nvram or _recorded_nvram(asm)
-    if nvram is not None and organisation == "none":
+    if opts.nvram is not None and organisation == "none":
         raise MountError("--nvram needs a write-back cache", "add --cache stripe (or pbg)")
+    # after a crash the NVRAM in use then is used again (with a cache) without being named
+    nvram = opts.nvram or (_recorded_nvram(asm) if organisation != "none" else None)
     return CacheConfig(organisation, size, order, destage, Path(nvram).resolve() if nvram else None)
 
 
@@ -262,14 +267,14 @@ def _recorded_nvram(asm: Assembled) -> Path | None:
     return None
 
 
-def _open_nvram(asm: Assembled, cfg: CacheConfig):
+def _open_nvram(asm: Assembled, path: Path, cache_size: int):
     from .backends.nvram import Nvram
 
     g = asm.geometry
-    if cfg.nvram.exists():
-        return Nvram.open(cfg.nvram, array_uuid=asm.uuid, block_size=g.block_size)
-    slots = 2 * max(1, cfg.size // g.block_size)  # the cache's blocks, and as many again for DDIRTY shadows
-    return Nvram.create(cfg.nvram, slots=slots, block_size=g.block_size, array_uuid=asm.uuid)
+    if path.exists():
+        return Nvram.open(path, array_uuid=asm.uuid, block_size=g.block_size)
+    slots = 2 * max(1, cache_size // g.block_size)  # the cache's blocks, and as many again for DDIRTY shadows
+    return Nvram.create(path, slots=slots, block_size=g.block_size, array_uuid=asm.uuid)
 
 
 def _member_stores(asm: Assembled, opts: MountOptions) -> list:
@@ -285,13 +290,13 @@ def _member_stores(asm: Assembled, opts: MountOptions) -> list:
     return [wrap(store, opts.disk_model, clock) for store in asm.stores]
 
 
-async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay) -> None:
+async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery) -> None:
     server = control.ControlServer(sock, _handlers(asm, array, fs, mountpoint))
     array.started_at = array.clock.now()
     async with trio.open_nursery() as nursery:
         await nursery.start(array.serve)
         if replay:
-            await _replay_nvram(array, replay)
+            await _replay_nvram(array, replay, recovery)
             warning = (warning + "\n" if warning else "") + f"replayed {len(replay)} dirty blocks from NVRAM"
         await nursery.start(server.serve)
         nursery.start_soon(_watch_signals, asm, mountpoint)
@@ -304,7 +309,7 @@ async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, re
         nursery.cancel_scope.cancel()
 
 
-async def _replay_nvram(array: Array, replay: list[tuple[int, bytes]]) -> None:
+async def _replay_nvram(array: Array, replay: list[tuple[int, bytes]], nvram) -> None:
     """Write what NVRAM held (newest last) through to the members, before serving."""
     g = array.geometry
     bs = g.block_size
@@ -313,8 +318,9 @@ async def _replay_nvram(array: Array, replay: list[tuple[int, bytes]]) -> None:
     # a destage cut short by the crash may have written data without parity
     await array.resync({g.locate(block).stripe for block, _ in replay})
     await array.members.flush()
-    array.cache.nvram.reset()
-    array.cache.metrics.nvram_replayed = len(replay)
+    nvram.reset()
+    if array.cache is not None:
+        array.cache.metrics.nvram_replayed = len(replay)
     log.info("replayed %d dirty blocks from NVRAM", len(replay))
 
 

@@ -1,0 +1,121 @@
+"""The model state machine under every cache organisation x destage order x scheduler.
+
+The array with a write-back cache must return exactly what a bytearray
+model holds, whatever the destager does in the background, and after a
+drain leave the data where the geometry puts it and every PBG's parity
+right on the members. With NVRAM, a crash (the process state dropped
+without a shutdown) followed by a replay loses nothing acknowledged.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, note, settings
+from hypothesis.stateful import precondition, rule, run_state_machine_as_test
+
+from portal import ArrayPortal
+from test_array_model import K, ArrayMatchesModel, Config
+from vraid.array import CacheConfig, open_array
+from vraid.backends.nvram import Nvram
+from vraid.daemon import _replay_nvram
+
+ORGS = ("pbg", "stripe")
+ORDERS = ("lrw", "lru", "fifo", "cscan")
+SCHEDULERS = ("hlwm:high=0.6,low=0.3", "adaptive:period=0.05", "lt", "pi:target=0.4", "idle:idle=0.001,high=0.8")
+GEOMETRY = Config(5, 4, 8 * K, 4 * K, 12)
+
+
+class CachedArrayMatchesModel(ArrayMatchesModel):
+    def __init__(self, cache: CacheConfig, backend: str, workdir: Path, nvram: bool = False) -> None:
+        self.cache = cache
+        self.nvram_path = workdir / f"nvram-{id(self)}" if nvram else None
+        self.nvram = None
+        super().__init__(GEOMETRY, backend, workdir)
+
+    def _open(self) -> ArrayPortal:
+        if self.nvram_path is not None:
+            if self.nvram is not None:
+                self.nvram.close()
+            g = self.g
+            if self.nvram_path.exists():
+                self.nvram = Nvram.open(self.nvram_path, array_uuid=UUID, block_size=g.block_size)
+            else:
+                slots = 2 * self.cache.size // g.block_size
+                self.nvram = Nvram.create(self.nvram_path, slots=slots, block_size=g.block_size, array_uuid=UUID)
+        return ArrayPortal(self.g, self.stores, cache=self.cache, nvram=self.nvram)
+
+    def _drain(self) -> None:
+        self.portal.call(self.portal.array.shutdown)
+
+    @rule()
+    def flush(self) -> None:
+        note("flush, then drain the cache and check the members")
+        self.portal.flush()
+        self._drain()
+        self.check_members()
+
+    @rule()
+    def destage_one(self) -> None:
+        note("destage one unit now")
+        self.portal.call(self.portal.array.cache.destage_one)
+
+    @rule()
+    def remount(self) -> None:
+        note("remount (clean: drain first)")
+        self._drain()
+        super().remount()
+
+    @precondition(lambda self: self.nvram_path is not None)
+    @rule()
+    def crash(self) -> None:
+        """kill -9: drop the cache without a drain, reopen, replay what NVRAM holds."""
+        note("crash and replay NVRAM")
+        self.portal.close()
+        self.portal = self._open()
+        replay = self.nvram.replay()
+        note(f"  replaying {len(replay)} blocks")
+        self.portal.call(_replay_nvram, self.portal.array, replay, self.nvram)
+
+    def teardown(self) -> None:
+        try:
+            assert self.portal.read(0, self.capacity) == bytes(self.model), "a full read differs from the model"
+            self._drain()
+        finally:
+            self.portal.close()
+        try:
+            self.check_members()
+        finally:
+            if self.nvram is not None:
+                self.nvram.close()
+            for s in self.stores:
+                s.close()
+
+
+UUID = "00000000-0000-4000-8000-000000000001"
+SETTINGS = settings(
+    max_examples=6,
+    stateful_step_count=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@pytest.mark.parametrize("org, order, scheduler", list(itertools.product(ORGS, ORDERS, SCHEDULERS)))
+def test_every_cache_combination_matches_the_model(org, order, scheduler, tmp_path):
+    unit = GEOMETRY.geometry().stripe_data_bytes
+    cfg = CacheConfig(org, size=3 * unit, order=order, destage=scheduler)
+    run_state_machine_as_test(lambda: CachedArrayMatchesModel(cfg, "memory", tmp_path), settings=SETTINGS)
+
+
+@pytest.mark.parametrize("org", ORGS)
+@pytest.mark.parametrize("scheduler", ["hlwm:high=0.9,low=0.5", "adaptive"])
+def test_nvram_crash_loses_nothing_acknowledged(org, scheduler, tmp_path):
+    unit = GEOMETRY.geometry().stripe_data_bytes
+    cfg = CacheConfig(org, size=4 * unit, destage=scheduler)
+    run_state_machine_as_test(
+        lambda: CachedArrayMatchesModel(cfg, "file", tmp_path, nvram=True),
+        settings=settings(SETTINGS, max_examples=10),
+    )

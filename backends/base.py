@@ -96,6 +96,47 @@ class StoreWrapper(Store):
         self.inner.write_sync(offset, data)
 
 
+class TimedStore(StoreWrapper):
+    """A timing model: ``charge`` prices a request, ``read``/``write`` wait that
+    long (one request at a time) and then move the data in ``inner``.
+
+    Subclasses set ``self.clock`` and ``self._lock`` (a ``trio.Lock``) and
+    implement ``charge``; the member layer may also call ``charge`` directly
+    and move the data itself (the virtual-time fast path).
+    """
+
+    timed = True
+
+    async def read(self, offset: int, length: int) -> bytes:
+        lock = self._lock
+        await _acquire(lock)
+        try:
+            await self.clock.sleep(self.charge("read", offset, length))
+            return await self.inner.read(offset, length)
+        finally:
+            lock.release()
+
+    async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        lock = self._lock
+        await _acquire(lock)
+        try:
+            await self.clock.sleep(self.charge("write", offset, len(data)))
+            await self.inner.write(offset, data)
+        finally:
+            lock.release()
+
+
+async def _acquire(lock) -> None:
+    """Take ``lock``; uncontended, without the extra schedule point of
+    ``Lock.acquire`` (the model's sleep is the request's checkpoint)."""
+    import trio
+
+    try:
+        lock.acquire_nowait()
+    except trio.WouldBlock:
+        await lock.acquire()
+
+
 def check_range(store: Store, offset: int, length: int) -> None:
     if offset < 0 or length < 0 or offset + length > store.size:
         raise ValueError(f"{store.name}: request {offset}+{length} outside 0..{store.size}")

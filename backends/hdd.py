@@ -57,22 +57,14 @@ from functools import lru_cache
 
 import trio
 
-from .base import Store, StoreWrapper, check_range
+from .base import Store, TimedStore, check_range
+from .base import _acquire as acquire
 
 SECTOR = 512
 #: rotational positions closer than this fraction of a revolution count as "already there"
 _EPS = 1e-6
 #: a rotational wait longer than this fraction of a revolution means the sector had just passed
 MISSED_FRACTION = 0.875
-
-
-async def acquire(lock: trio.Lock) -> None:
-    """Take ``lock``; uncontended, without the extra schedule point of
-    ``Lock.acquire`` (the model's sleep is the request's checkpoint)."""
-    try:
-        lock.acquire_nowait()
-    except trio.WouldBlock:
-        await lock.acquire()
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,7 +338,7 @@ def seek_curve_for(p: HddParams, geo: HddGeometry) -> SeekCurve:
     return fit_seek_curve(weights, p.track_seek, full, p.avg_seek, avg_w)
 
 
-class HddModel(StoreWrapper):
+class HddModel(TimedStore):
     """A disk in front of ``inner``: every request sleeps its modelled service time.
 
     Args:
@@ -414,8 +406,6 @@ class HddModel(StoreWrapper):
         self._dirty = 0
 
     # ------------------------------------------------------------------ store API
-    timed = True
-
     def charge(self, op: str, offset: int, length: int) -> float:
         """Account a request that starts now and return its service time in model
         seconds, without sleeping: the member layer then sleeps once for a whole
@@ -436,24 +426,6 @@ class HddModel(StoreWrapper):
             st.write_bytes += length
         st.busy_seconds += dt
         return dt
-
-    async def read(self, offset: int, length: int) -> bytes:
-        lock = self._lock
-        await acquire(lock)
-        try:
-            await self.clock.sleep(self.charge("read", offset, length))
-            return await self.inner.read(offset, length)
-        finally:
-            lock.release()
-
-    async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
-        lock = self._lock
-        await acquire(lock)
-        try:
-            await self.clock.sleep(self.charge("write", offset, len(data)))
-            await self.inner.write(offset, data)
-        finally:
-            lock.release()
 
     async def flush(self) -> None:
         """Wait until the write-back cache is on the media (plus one command overhead)."""

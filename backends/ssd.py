@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import trio
 
-from .base import Store, StoreWrapper, check_range
-from .hdd import acquire
+from .base import Store, TimedStore, check_range
+from .base import _acquire as acquire
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,7 @@ class SsdStats:
         return {name: getattr(self, name) for name in self.__slots__}
 
 
-class SsdModel(StoreWrapper):
+class SsdModel(TimedStore):
     """A flash disk in front of ``inner``; see the module docstring.
 
     Args:
@@ -88,8 +88,6 @@ class SsdModel(StoreWrapper):
         lat = self.params.program if write else self.params.read
         return self.params.overhead + length * self._bus_per_byte + busiest * lat, pages
 
-    timed = True
-
     def charge(self, op: str, offset: int, length: int) -> float:
         """Account a request that starts now; return its service time without sleeping."""
         check_range(self, offset, length)
@@ -107,24 +105,6 @@ class SsdModel(StoreWrapper):
             st.pages_read += pages
         st.busy_seconds += dt
         return dt
-
-    async def read(self, offset: int, length: int) -> bytes:
-        lock = self._lock
-        await acquire(lock)
-        try:
-            await self.clock.sleep(self.charge("read", offset, length))
-            return await self.inner.read(offset, length)
-        finally:
-            lock.release()
-
-    async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
-        lock = self._lock
-        await acquire(lock)
-        try:
-            await self.clock.sleep(self.charge("write", offset, len(data)))
-            await self.inner.write(offset, data)
-        finally:
-            lock.release()
 
     async def flush(self) -> None:
         """One command overhead (nothing is buffered)."""

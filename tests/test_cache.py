@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import trio
 import trio.testing
@@ -10,7 +9,6 @@ import trio.testing
 from vraid.array import CacheConfig, open_array
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
-from vraid.clock import TrioClock
 from vraid.geometry import Geometry
 from vraid.policies.cache import organisation
 from vraid.policies.order import destage_order

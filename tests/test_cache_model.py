@@ -18,7 +18,7 @@ from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 
 from portal import ArrayPortal
 from test_array_model import K, ArrayMatchesModel, Config
-from vraid.array import CacheConfig, open_array
+from vraid.array import CacheConfig
 from vraid.backends.nvram import Nvram
 from vraid.daemon import _replay_nvram
 

@@ -206,13 +206,7 @@ class WriteBackCache:
             if not missed:
                 self.metrics.write_misses += 1
                 missed = True
-            self.waiters += 1
-            self._notify()
-            progress = self._progress
-            try:
-                await progress.wait()
-            finally:
-                self.waiters -= 1
+            await self._wait_for_progress()
 
     def _take_slot(self) -> int | None:
         return self._free_slots.pop() if self._free_slots else None

@@ -42,7 +42,7 @@ class ArrayConfig:
         try:
             doc = tomllib.loads(path.read_text())
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise VraidError(f"{path} is not valid TOML: {exc}", f"fix the file, or delete it to use the defaults") from exc
+            raise VraidError(f"{path} is not valid TOML: {exc}", "fix the file, or delete it to use the defaults") from exc
         unknown = sorted(set(doc) - set(KNOWN) - {"uuid"})
         if unknown:
             raise VraidError(f"{path}: unknown setting {', '.join(unknown)}", f"known settings: {', '.join(KNOWN)}")

@@ -79,7 +79,7 @@ def check_mountpoint(mountpoint: Path) -> Path:
     if not mountpoint.is_dir():
         raise MountError(f"mountpoint {mountpoint} is not a directory", "give an empty directory")
     if mountinfo.is_mountpoint(mountpoint):
-        raise MountError(f"{mountpoint} is already a mountpoint", f"unmount it first, or choose another directory")
+        raise MountError(f"{mountpoint} is already a mountpoint", "unmount it first, or choose another directory")
     return mountpoint.resolve()
 
 

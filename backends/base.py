@@ -48,6 +48,9 @@ class Store(abc.ABC):
     def close(self) -> None:
         """Release resources; the default has none."""
 
+    def prefetch(self, offset: int, length: int) -> None:
+        """A hint that a read of this range follows soon; the default ignores it."""
+
     # Superblock access is synchronous: it happens at assembly and shutdown,
     # outside the data path and before/after trio runs.
     @abc.abstractmethod

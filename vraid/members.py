@@ -212,6 +212,10 @@ class Members:
             return
         disks = self.disks
         if all(disks[r.disk].can_inline for r in requests):
+            if len(requests) > 1:  # reads that would block one after another: start them all first
+                for req in requests:
+                    if req.op == "read":
+                        disks[req.disk].store.prefetch(req.offset, req.length)
             for req in requests:  # instant stores, idle members: no hand-off
                 await disks[req.disk]._execute(req)
             self._raise_first_error(requests)

@@ -258,9 +258,7 @@ def test_ext4_on_a_write_back_cache(tmp_path, session, cache):
 def test_kill_9_with_nvram_loses_nothing_fsynced(tmp_path, session):
     arr, mnt, fs, nv = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs", tmp_path / "nvram.bin"
     vraid("create", arr, "--disks", "5", "--disk-size", "48M", "--strip", "16K")
-    # a scheduler that never destages on its own: everything stays in the cache and NVRAM
-    pid = session.mount(arr, mnt, "--cache", "stripe", "--cache-size", "16M", "--destage", "hlwm:high=1.0,low=0.99",
-                        "--nvram", str(nv))
+    pid = session.mount(arr, mnt, "--cache", "stripe", "--cache-size", "16M", "--destage", "adaptive", "--nvram", str(nv))
     dev = session.losetup(mnt / "disk.img")
     run("mkfs.ext4", "-q", "-F", dev)
     session.mount_fs(dev, fs)
@@ -276,7 +274,7 @@ def test_kill_9_with_nvram_loses_nothing_fsynced(tmp_path, session):
         files[path.name] = data
     os.sync()
     status = json.loads(vraid("status", mnt, "--json").stdout)
-    assert status["cache"]["nvram"] is True and status["cache"]["dirty_units"] > 0
+    assert status["cache"]["nvram"] is True and status["cache"]["write_blocks"] > 0
     os.kill(pid, signal.SIGKILL)
     assert wait_gone(pid, 10)
     # tear down what the dead daemon leaves: ext4 (lazily), the loop device, the FUSE mount
@@ -297,3 +295,34 @@ def test_kill_9_with_nvram_loses_nothing_fsynced(tmp_path, session):
     session.mount_fs(dev, fs)
     for name, data in files.items():
         assert (fs / name).read_bytes() == data
+
+
+@pytest.mark.parametrize("scheduler", ["hlwm", "adaptive", "lt", "pi", "idle"])
+def test_every_destage_scheduler_on_a_mount(tmp_path, session, scheduler):
+    arr, mnt = tmp_path / "arr", tmp_path / "mnt"
+    vraid("create", arr, "--disks", "4", "--disk-size", "16M", "--strip", "16K")
+    session.mount(arr, mnt, "--cache", "pbg", "--cache-size", "1M", "--destage", scheduler, "--destage-order", "cscan")
+    rng = random.Random(scheduler)
+    size = (mnt / "disk.img").stat().st_size
+    model = {}
+    with open(mnt / "disk.img", "r+b") as f:
+        for _ in range(300):
+            off = rng.randrange(size // 4096) * 4096
+            data = rng.randbytes(4096)
+            f.seek(off)
+            f.write(data)
+            model[off] = data
+        f.flush()
+        os.fsync(f.fileno())
+        for off, data in model.items():
+            f.seek(off)
+            assert f.read(4096) == data
+    status = json.loads(vraid("status", mnt, "--json").stdout)
+    assert status["cache"]["scheduler"]["name"] == scheduler
+    session.umount(mnt)
+    session.mount(arr, mnt)  # write-through now: everything was destaged
+    with open(mnt / "disk.img", "rb") as f:
+        for off, data in model.items():
+            f.seek(off)
+            assert f.read(4096) == data
+    session.umount(mnt)

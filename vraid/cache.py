@@ -581,33 +581,39 @@ def _rows_in(k: int, u: int, row0: int, rows: int, fb: int, lb: int) -> tuple[in
     return (lo, hi) if lo <= hi else None
 
 
-def _copy_valid(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, hits: np.ndarray, g) -> None:
-    """Copy the blocks the unit holds (shadow D first) into the read buffer; mark them hits."""
+def _strip_runs(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, g):
+    """For each data strip of the unit touched by blocks fb..lb: (k, r0, r1, the read
+    buffer's rows for r0..r1 as a (rows, block) view)."""
     bs, u, strip = g.block_size, g.u, g.strip_size
     for k in range(g.data_disks):
         r = _rows_in(k, u, span.row0, span.rows, fb, lb)
         if r is None:
             continue
-        for row in range(r[0], r[1] + 1):
-            pos = ext.host_offset + (k * strip + (span.row0 + row) * bs) - ext.start
-            if unit.shadow_state is not None and unit.shadow_state[k, row] == D:
-                view[pos : pos + bs] = unit.shadow[k, row]
-            elif unit.state[k, row] != E:
-                view[pos : pos + bs] = unit.data[k, row]
-            else:
-                continue
-            hits[pos // bs] = True
+        r0, r1 = r
+        pos = ext.host_offset + (k * strip + (span.row0 + r0) * bs) - ext.start
+        yield k, r0, r1, view[pos : pos + (r1 - r0 + 1) * bs].reshape(-1, bs), pos // bs
+
+
+def _copy_valid(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, hits: np.ndarray, g) -> None:
+    """Copy the blocks the unit holds (shadow D first) into the read buffer; mark them hits."""
+    for k, r0, r1, rows, first in _strip_runs(unit, span, ext, fb, lb, view, g):
+        valid = unit.state[k, r0 : r1 + 1] != E
+        if valid.any():
+            rows[valid] = unit.data[k, r0 : r1 + 1][valid]
+        if unit.shadow_state is not None:
+            newer = unit.shadow_state[k, r0 : r1 + 1] == D
+            if newer.any():
+                rows[newer] = unit.shadow[k, r0 : r1 + 1][newer]
+                valid = valid | newer
+        hits[first : first + r1 - r0 + 1] |= valid
 
 
 def _fill_empty(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, g) -> None:
     """Fill the unit's empty blocks with what the members returned (read-miss fill, as clean)."""
-    bs, u, strip = g.block_size, g.u, g.strip_size
-    for k in range(g.data_disks):
-        r = _rows_in(k, u, span.row0, span.rows, fb, lb)
-        if r is None:
-            continue
-        for row in range(r[0], r[1] + 1):
-            if unit.state[k, row] == E:
-                pos = ext.host_offset + (k * strip + (span.row0 + row) * bs) - ext.start
-                unit.data[k, row] = view[pos : pos + bs]
-                unit.state[k, row] = C
+    for k, r0, r1, rows, _ in _strip_runs(unit, span, ext, fb, lb, view, g):
+        state = unit.state[k, r0 : r1 + 1]
+        empty = state == E
+        if empty.any():
+            unit.data[k, r0 : r1 + 1][empty] = rows[empty]
+            state[empty] = C
+

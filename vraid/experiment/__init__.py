@@ -30,6 +30,7 @@ from ..errors import VraidError
 #: name -> module path
 EXPERIMENTS: dict[str, str] = {
     "stride": "vraid.experiment.stride",
+    "adaptive-hlwm": "vraid.experiment.adaptive_hlwm",
 }
 
 

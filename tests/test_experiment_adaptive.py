@@ -1,0 +1,141 @@
+"""The `adaptive-hlwm` experiment: seed 003 (Nam & Park) Fig. 4-6, static HLWM vs adaptive.
+
+One --quick run (two runs in parallel, ~10 s) is shared by the module; the determinism check
+runs a smaller cache twice.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import trio
+
+from vraid.experiment import EXPERIMENTS, get
+from vraid.experiment import adaptive_hlwm as ah
+from vraid.experiment.runner import run_experiment
+from vraid.workload import parse_workload
+
+HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
+NAMES = [f"T{k}" for k in range(1, 9)]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("adaptive-hlwm")
+    run_experiment("adaptive-hlwm", out, quick=True, jobs=2, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def results(quick) -> dict:
+    return json.loads((quick / "results.json").read_text())
+
+
+def test_registered():
+    assert EXPERIMENTS["adaptive-hlwm"] == "vraid.experiment.adaptive_hlwm"
+    assert get("adaptive-hlwm") is ah
+    specs = ah.runs(True)
+    assert [s["id"] for s in specs] == ["static", "adaptive"]         # independent: --jobs 2 runs both at once
+    assert all(s["nw"] == ah.QUICK_NW for s in specs) and all(s["nw"] == ah.PAPER_NW for s in ah.runs(False))
+
+
+def test_results_json_has_exactly_the_schema(results):
+    assert set(results) == {"periods"}
+    assert [p["name"] for p in results["periods"]] == NAMES
+    for p in results["periods"]:
+        assert set(p) == {"name", "static", "adaptive"}
+        for s in ("static", "adaptive"):
+            d = p[s]
+            assert set(d) == {"hwm", "lwm", "overwrite_ratio", "disk_blocks"}, (p["name"], s)
+            assert all(isinstance(d[k], float) for k in ("hwm", "lwm", "overwrite_ratio"))
+            assert isinstance(d["disk_blocks"], int) and d["disk_blocks"] > 0
+            assert 0.0 <= d["lwm"] <= d["hwm"] <= 1.0 and 0.0 <= d["overwrite_ratio"] <= 1.0
+        assert p["static"]["hwm"] == 0.5 and p["static"]["lwm"] == 0.1     # static marks never move
+
+
+def test_cases_1_to_4_show_as_the_paper_says(results):
+    """Table 1: T2 is Case 1, T4 Case 2, T6 Case 3, T8 Case 4 (sec. 4.1)."""
+    p = {row["name"]: row for row in results["periods"]}
+    st, ad = ({n: p[n][s] for n in NAMES} for s in ("static", "adaptive"))
+    assert ad["T2"]["hwm"] > st["T2"]["hwm"]                                  # Case 1: HWM up
+    assert ad["T2"]["lwm"] > st["T2"]["lwm"]                                  # ... and LWM up
+    assert ad["T2"]["overwrite_ratio"] >= st["T2"]["overwrite_ratio"]        # ... overwrite ratio not lower
+    assert ad["T4"]["hwm"] < st["T4"]["hwm"]                                  # Case 2: HWM down
+    assert ad["T4"]["lwm"] < st["T4"]["lwm"]                                  # ... and LWM down
+    assert ad["T6"]["lwm"] > st["T6"]["lwm"]                                  # Case 3: LWM up
+    assert ad["T8"]["lwm"] < st["T8"]["lwm"]                                  # Case 4: LWM down
+    # the shape of Fig. 4: the Case 1 and Case 2 marks move far, not just across the line
+    assert ad["T2"]["hwm"] > 0.6 and ad["T4"]["hwm"] < 0.4
+    assert all(c["holds"] for c in ah.cases(results))
+
+
+def test_cases_check_is_not_vacuous(results):
+    bad = copy.deepcopy(results)
+    t6 = next(p for p in bad["periods"] if p["name"] == "T6")
+    t6["adaptive"]["lwm"] = 0.05
+    failed = [c for c in ah.cases(bad) if not c["holds"]]
+    assert [(c["case"], c["period"]) for c in failed] == [("Case 3", "T6")]
+
+
+def test_files_and_detail(quick):
+    detail = json.loads((quick / "detail.json").read_text())
+    assert set(detail["runs"]) == {"static", "adaptive"}
+    for run in detail["runs"].values():
+        assert run["tail"]["reused"] == 0                  # the closed loop never ran out of workload requests
+        assert sum(p["write_misses"] for p in run["periods"]) == 0
+    learned = detail["runs"]["adaptive"]["scheduler"]
+    assert learned["learned"] and learned["i_b_entries_per_s"] > 0 and learned["delta_b_entries_per_s"] > 0
+    md = (quick / "results.md").read_text()
+    assert "73 %" in md and "Case 4" in md and "| T8 |" in md             # the paper's figures beside ours
+    timeline = json.loads((quick / "timeline.json").read_text())
+    assert len(timeline["adaptive"]["t"]) == len(timeline["adaptive"]["occupancy"]) > 8 * 100
+    if HAVE_MPL:
+        assert (quick / "fig4.png").stat().st_size > 0 and (quick / "fig5_6.png").stat().st_size > 0
+
+
+def test_summary_renders(results):
+    from rich.console import Console
+
+    console = Console(record=True, width=160)
+    console.print(ah.summary(results))
+    assert "T8" in console.export_text()
+
+
+def test_deterministic():
+    a = ah.simulate(64, "adaptive", seed=3)
+    b = ah.simulate(64, "adaptive", seed=3)
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert json.dumps(ah.simulate(64, "adaptive", seed=4)["periods"]) != json.dumps(a["periods"])
+
+
+def test_setup_at_paper_scale_is_the_paper():
+    s = ah.Setup(ah.PAPER_NW)
+    assert s.cache_bytes == 64 << 20 and s.nw == 4096                       # N_W = 4096 entries of 16 KB
+    g = s.geometry()
+    assert g.capacity == 10 << 30                                            # the 10 GB logical unit
+    assert g.stripe_data_bytes == ah.ENTRY                                   # one PBG (a row) = one entry
+    assert s.update == pytest.approx(3.0 * s.tau) and s.period == pytest.approx(300.0 * s.tau)
+    assert "period=" in s.destage("adaptive") and "high=0.5,low=0.1" in s.destage("adaptive")
+
+
+@pytest.mark.parametrize("nw", [64, ah.QUICK_NW, ah.PAPER_NW])
+def test_scaled_space_keeps_the_locality_relative_to_the_cache(nw):
+    """160 entries of space per cache entry at every scale, so 0.4 % of the space is 0.64 N_W."""
+    s = ah.Setup(nw)
+    g = s.geometry()
+    w = parse_workload(s.workload(1.0))
+    assert w.space_bytes(g.capacity) == g.capacity == 160 * nw * ah.ENTRY
+    assert w.period_length == pytest.approx(s.period)
+    t1 = w.periods()[0]
+    assert int(t1.locality * w.space_bytes(g.capacity)) // ah.ENTRY == int(0.004 * 160 * nw)
+
+
+def test_sparse_store_round_trip():
+    store = ah.SparseMemoryStore(1 << 30)                                    # 1 GiB, nothing allocated
+    trio.run(store.write, 4096, b"x" * 4096)
+    assert trio.run(store.read, 4096, 4096) == b"x" * 4096
+    assert store.read_sync(0, 8) == bytes(8) and store.size == 1 << 30

@@ -2,9 +2,11 @@
 
 ``Array`` takes host requests at any byte offset and length and turns them
 into member requests through the planner (:mod:`vraid.rxw`) and the executor
-(:mod:`vraid.stripe`). It holds no policy logic: this is the write-through
-baseline (no write-back cache), and later policies (cache, destage, CT) sit
-in front of the same planner.
+(:mod:`vraid.stripe`). It holds no policy logic: without a cache it is the
+write-through baseline; with one (:mod:`vraid.cache`, configured by
+:class:`CacheConfig`) writes are absorbed and later destaged through the same
+planner (:meth:`Array.write_plan`), and a CT policy rewrites each plan via
+the ``ct`` hook.
 
 Concurrency: writes to one stripe are serialised by a per-stripe lock, so
 two read-modify-writes never race on a parity block; different stripes and
@@ -126,7 +128,8 @@ class Array:
         return data[head : head + length]
 
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
-        """Write ``data`` at ``offset`` (any alignment) through to the members.
+        """Write ``data`` at ``offset`` (any alignment): into the write cache when
+        there is one, else through to the members.
 
         Raises:
             OutOfRange: if the write would reach past the end of the array.

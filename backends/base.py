@@ -9,6 +9,7 @@ are in bytes and are always block aligned by the controller.
 from __future__ import annotations
 
 import abc
+from dataclasses import dataclass, fields
 
 
 class Store(abc.ABC):
@@ -97,6 +98,23 @@ class StoreWrapper(Store):
 
     def write_sync(self, offset: int, data: bytes) -> None:
         self.inner.write_sync(offset, data)
+
+
+@dataclass(slots=True)
+class ModelStats:
+    """Counters every timing model keeps (model time, seconds); models add their own."""
+
+    requests: int = 0
+    reads: int = 0
+    writes: int = 0
+    flushes: int = 0
+    read_bytes: int = 0
+    write_bytes: int = 0
+    #: time requests were in service (arrival to completion; includes flush waits)
+    busy_seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, float]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 class TimedStore(StoreWrapper):

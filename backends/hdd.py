@@ -57,7 +57,7 @@ from functools import lru_cache
 
 import trio
 
-from .base import Store, TimedStore, check_range
+from .base import ModelStats, Store, TimedStore, check_range
 from .base import _acquire as acquire
 
 SECTOR = 512
@@ -109,17 +109,9 @@ class HddParams:
 
 
 @dataclass(slots=True)
-class HddStats:
+class HddStats(ModelStats):
     """Counters of one modelled disk (model time, seconds)."""
 
-    requests: int = 0
-    reads: int = 0
-    writes: int = 0
-    flushes: int = 0
-    read_bytes: int = 0
-    write_bytes: int = 0
-    #: time requests were in service (arrival to completion; includes flush waits)
-    busy_seconds: float = 0.0
     #: seeks of one or more cylinders, and their total time
     seeks: int = 0
     seek_seconds: float = 0.0
@@ -133,9 +125,6 @@ class HddStats:
     cache_hits: int = 0
     #: write-back cache: media writes of the background destager
     destages: int = 0
-
-    def to_dict(self) -> dict[str, float]:
-        return {name: getattr(self, name) for name in self.__slots__}
 
 
 class Zone:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import trio
 
-from .base import Store, TimedStore, check_range
+from .base import ModelStats, Store, TimedStore, check_range
 from .base import _acquire as acquire
 
 
@@ -43,21 +43,11 @@ class SsdParams:
 
 
 @dataclass(slots=True)
-class SsdStats:
+class SsdStats(ModelStats):
     """Counters of one modelled flash disk (model time, seconds)."""
 
-    requests: int = 0
-    reads: int = 0
-    writes: int = 0
-    flushes: int = 0
-    read_bytes: int = 0
-    write_bytes: int = 0
-    busy_seconds: float = 0.0
     pages_read: int = 0
     pages_programmed: int = 0
-
-    def to_dict(self) -> dict[str, float]:
-        return {name: getattr(self, name) for name in self.__slots__}
 
 
 class SsdModel(TimedStore):

@@ -139,31 +139,23 @@ def column_requests(m: Matrix) -> list[MemberRequest]:
     writes: list[MemberRequest] = []
     active = [i for i, row in enumerate(m) if any(row)]  # rows with any operation
     for j in range(len(m[0])):
-        read_start = write_start = prev = -2
-        for i in active + [-1]:
-            if i != prev + 1 or i < 0:  # a gap (or the end) closes open runs
-                if read_start >= 0:
-                    reads.append(MemberRequest(j, "read", read_start, prev + 1 - read_start))
-                if write_start >= 0:
-                    writes.append(MemberRequest(j, "write", write_start, prev + 1 - write_start))
-                read_start = write_start = -2
-                if i < 0:
-                    break
-            is_read, is_write = _flags(m[i][j])
-            if is_read:
-                if read_start < 0:
-                    read_start = i
-            elif read_start >= 0:
-                reads.append(MemberRequest(j, "read", read_start, i - read_start))
-                read_start = -2
-            if is_write:
-                if write_start < 0:
-                    write_start = i
-            elif write_start >= 0:
-                writes.append(MemberRequest(j, "write", write_start, i - write_start))
-                write_start = -2
-            prev = i
+        flags = [(i, _flags(m[i][j])) for i in active]
+        reads += _merge(j, "read", [i for i, (is_read, _) in flags if is_read])
+        writes += _merge(j, "write", [i for i, (_, is_write) in flags if is_write])
     return reads + writes
+
+
+def _merge(column: int, op: Literal["read", "write"], rows: list[int]) -> list[MemberRequest]:
+    """One request per run of consecutive rows (``rows`` ascending)."""
+    out: list[MemberRequest] = []
+    start = prev = -2
+    for i in rows + [-1]:
+        if i != prev + 1:
+            if start >= 0:
+                out.append(MemberRequest(column, op, start, prev + 1 - start))
+            start = i
+        prev = i
+    return out
 
 
 @functools.lru_cache(maxsize=256)

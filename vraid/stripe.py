@@ -22,7 +22,6 @@ from .geometry import Geometry
 from .members import Members, Request
 from .rxw import Plan
 
-_EMPTY_U8 = np.zeros(0, dtype=np.uint8)
 
 
 class StripeBuffer:

@@ -60,7 +60,6 @@ is not in any period; ``detail.json`` has it).
 
 from __future__ import annotations
 
-import json
 import math
 import mmap
 from dataclasses import dataclass
@@ -77,6 +76,7 @@ from ..backends.models import parse_model
 from ..clock import TrioClock
 from ..geometry import Geometry
 from ..workload import HlwmPeriods, parse_workload
+from .runner import load_json
 
 NAME = "adaptive-hlwm"
 
@@ -509,8 +509,8 @@ def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
     """results.md, fig4.png (occupancy and marks over time) and fig5_6.png (overwrite ratio and
     disk traffic per period); plots only when matplotlib is installed."""
     out_dir = Path(out_dir)
-    timeline = _load(out_dir / "timeline.json")
-    detail = _load(out_dir / "detail.json")
+    timeline = load_json(out_dir / "timeline.json")
+    detail = load_json(out_dir / "detail.json")
     files: list[Path] = []
     plots = True
     try:
@@ -522,11 +522,6 @@ def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
     return [md, *files]
 
 
-def _load(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def _pct(x: Any) -> str:

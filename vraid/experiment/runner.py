@@ -110,3 +110,11 @@ def _write_json(path: Path, data: Any) -> Path:
     except OSError as exc:
         raise VraidError(f"cannot write {path}: {exc.strerror}", "choose another --out directory") from exc
     return path
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    """A JSON file an experiment wrote next to results.json; {} when missing or unreadable."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}

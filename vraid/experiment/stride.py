@@ -38,6 +38,7 @@ from ..backends.models import PRESETS, parse_model
 from ..clock import TrioClock
 from ..stride_rule import THRESHOLD, derive_limits
 from ..workload import ExpStride, Stride
+from .runner import load_json
 
 NAME = "stride"
 BLOCK = 4096
@@ -271,8 +272,8 @@ _NOT_IN_PAPER = "not measured in seed 000 (Fig. 9(b)-(d) do not name their disks
 def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
     """results.md, fig9.png and fig1.png (plots only when matplotlib is installed)."""
     out_dir = Path(out_dir)
-    fig1 = _load(out_dir / "fig1.json")
-    detail = _load(out_dir / "detail.json")
+    fig1 = load_json(out_dir / "fig1.json")
+    detail = load_json(out_dir / "detail.json")
     files: list[Path] = []
     plots = True
     try:
@@ -284,13 +285,6 @@ def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
     return [md, *files]
 
 
-def _load(path: Path) -> dict[str, Any]:
-    import json
-
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def _markdown(results: dict[str, Any], fig1: dict[str, Any], detail: dict[str, Any], plots: bool) -> str:

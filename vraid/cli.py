@@ -100,9 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", action="store_true", help="keep the array directory afterwards")
     p.set_defaults(func=cmd_demo)
 
-    from .cli_sim import add_commands  # models, sim, experiment (virtual time)
+    from . import cli_ct, cli_failures, cli_sim, cli_top
 
-    add_commands(sub)
+    cli_sim.add_commands(sub)  # models, sim, experiment (virtual time)
+    cli_ct.add_commands(sub)  # rxw, stride-bench (contiguity transform)
+    cli_failures.add_commands(sub)  # fail, add, rebuild, check (failures and recovery)
+    cli_top.add_commands(sub)  # top, ctl (live view and run-time control)
     return parser
 
 

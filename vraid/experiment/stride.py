@@ -29,15 +29,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import trio
-import trio.testing
-
 from ..backends.hdd import HddModel, HddParams
 from ..backends.memory import MemoryStore
-from ..backends.models import PRESETS, parse_model
+from ..backends.models import PRESETS
 from ..clock import TrioClock
+from ..stride_bench import bench_spec, merge_runs, model_curve
+from ..stride_bench import time_passes as _time_passes
 from ..stride_rule import THRESHOLD, derive_limits
-from ..workload import ExpStride, Stride
+from ..workload import ExpStride
 from .runner import load_json
 
 NAME = "stride"
@@ -59,75 +58,24 @@ def hdd_presets() -> list[str]:
 
 
 # ---------------------------------------------------------------------- measuring
-def merge_runs(blocks: Sequence[int]) -> list[tuple[int, int]]:
-    """Adjacent blocks as (first block, count) requests, as a block layer merges them."""
-    runs: list[tuple[int, int]] = []
-    for b in blocks:
-        if runs and runs[-1][0] + runs[-1][1] == b:
-            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
-        else:
-            runs.append((b, 1))
-    return runs
-
-
+# The stride benchmark itself lives in vraid.stride_bench (shared with `vraid stride-bench`).
 def disk_model(preset: str, store: MemoryStore, clock: TrioClock) -> HddModel:
     """The benchmarked disk: ``preset`` over ``store``, member at the start of the full disk."""
-    spec = parse_model(f"hdd:{preset},stroke=partition")
-    model = spec.wrap(store, clock)
+    model = bench_spec(f"hdd:{preset}").wrap(store, clock)
     assert isinstance(model, HddModel)
     return model
 
 
 def time_passes(preset: str, op: str, passes: Sequence[Sequence[tuple[int, int]]], store: MemoryStore,
                 block: int = BLOCK) -> dict[str, float]:
-    """Serve ``passes`` (lists of (block, count) requests) one request at a time on a fresh disk.
-
-    Returns the total turnaround (virtual seconds), the requests, and the model's missed
-    rotations and revolution time.
-    """
-    payload = memoryview(bytes(max(c for p in passes for _, c in p) * block))
-
-    async def main() -> dict[str, float]:
-        model = disk_model(preset, store, TrioClock())
-        t0 = trio.current_time()
-        n = 0
-        for requests in passes:
-            for b, c in requests:
-                if op == "write":
-                    await model.write(b * block, payload[: c * block])
-                else:
-                    await model.read(b * block, c * block)
-                n += 1
-        return {"seconds": trio.current_time() - t0, "requests": n,
-                "missed_rotations": model.stats.missed_rotations, "revolution": model.revolution}
-
-    return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    """Serve ``passes`` (lists of (block, count) requests) one request at a time on a fresh disk."""
+    return _time_passes(bench_spec(f"hdd:{preset}"), op, passes, store, block)
 
 
 def stride_curve(preset: str, op: str, strides: Iterable[int], *, span: int, passes: int,
                  start: int = 0, block: int = BLOCK) -> dict[str, Any]:
-    """The Fig. 9 curve of one disk and op: turnaround per stride, normalized to S = 1.
-
-    Pass k covers ``[start + k*span, start + (k+1)*span)``: every pass is the same pattern
-    on blocks the disk has not read yet, so no pass is served from the on-board cache
-    segments of the one before (the paper's benchmark bypasses caches).
-    """
-    store = MemoryStore(start + passes * span, name=preset)
-    points = []
-    for s in sorted(set(strides) | {1}):
-        all_passes = []
-        for k in range(passes):
-            w = Stride(stride=s, span=span, start=start + k * span, op=op)
-            w.requests(store.size, block, 0, 0)  # the workload's own checks (alignment, fit)
-            first = (start + k * span) // block
-            all_passes.append(merge_runs(w.pass_blocks(first, first + span // block - 1)))
-        t = time_passes(preset, op, all_passes, store, block)
-        points.append({"S": s, "seconds": t["seconds"], "requests": t["requests"],
-                       "missed_rotations": t["missed_rotations"], "revolution": t["revolution"]})
-    t_c = points[0]["seconds"]
-    for p in points:
-        p["normalized"] = p["seconds"] / t_c
-    return {"points": points}
+    """The Fig. 9 curve of one disk and op (:func:`vraid.stride_bench.model_curve`)."""
+    return model_curve(bench_spec(f"hdd:{preset}"), op, strides, span=span, passes=passes, start=start, block=block)
 
 
 def exp_stride_curve(preset: str, means: Iterable[float], *, smax: int, span: int, passes: int,

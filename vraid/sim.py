@@ -142,8 +142,11 @@ class SimResult:
 
 
 # ---------------------------------------------------------------------- the run
-def run_sim(config: SimConfig) -> SimResult:
+def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None) -> SimResult:
     """Run ``config`` to completion in virtual time and return its metrics.
+
+    ``observe(array)``, if given, is called once the array is open and before the first
+    request, e.g. to subscribe to its events (``array.events``); it must not do I/O.
 
     Raises:
         VraidError: for a bad workload or disk-model spec, impossible geometry, unknown
@@ -162,7 +165,7 @@ def run_sim(config: SimConfig) -> SimResult:
     pattern = _Pattern(config.seed)
     started = time.perf_counter()
     with _deterministic_trio(config.seed):
-        metrics = trio.run(_simulate, config, geometry, model, workload, requests, pattern,
+        metrics = trio.run(_simulate, config, geometry, model, workload, requests, pattern, observe,
                            clock=trio.testing.MockClock(autojump_threshold=0))
     return SimResult(config, metrics, time.perf_counter() - started)
 
@@ -258,12 +261,15 @@ class _Recorder:
 
 
 async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, workload: Workload,
-                    requests: Iterator[HostRequest], pattern: _Pattern) -> dict[str, Any]:
+                    requests: Iterator[HostRequest], pattern: _Pattern,
+                    observe: Callable[[Array], None] | None = None) -> dict[str, Any]:
     clock = TrioClock()
     stores = [model.wrap(MemoryStore(geometry.member_size, name=f"disk{i}"), clock) for i in range(geometry.ndisks)]
     rec = _Recorder()
     ct = ct_transform(config.policies, config.disk_model)
     async with open_array(geometry, stores, clock=clock, cache=cache_config(config.policies), ct=ct) as array:
+        if observe is not None:
+            observe(array)
         t0 = trio.current_time()
         rec.end = t0
         outstanding = workload.closed_loop

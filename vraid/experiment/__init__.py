@@ -31,6 +31,7 @@ from ..errors import VraidError
 EXPERIMENTS: dict[str, str] = {
     "stride": "vraid.experiment.stride",
     "adaptive-hlwm": "vraid.experiment.adaptive_hlwm",
+    "msc-ct": "vraid.experiment.msc_ct",
 }
 
 

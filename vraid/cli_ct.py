@@ -254,9 +254,9 @@ def _add_stride_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--member", type=int, help="DIR mode: member (role) to benchmark (default 0)")
     p.add_argument("--max-stride", type=int, help="largest stride S (default 32 on a member, 64 on a model)")
     p.add_argument("--span", type=_size("span"), help="bytes from the first to the last block of a pass "
-                                                         "(default 512K on a member, 2M on a model)")
+                                                         "(default 1M on a member, 2M on a model)")
     p.add_argument("--passes", type=int, help="passes per stride, each on fresh blocks (default 2)")
-    p.add_argument("--repeat", type=int, help="DIR mode: rounds over all strides, the median is kept (default 3)")
+    p.add_argument("--repeat", type=int, help="DIR mode: rounds over all strides, the median is kept (default 5)")
     p.add_argument("--out", type=Path, default=Path("."), help="directory for stride-bench.png (default: current)")
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")
     p.add_argument("--save", action="store_true", help='store the limits in every superblock as params["ct"] '

@@ -58,9 +58,9 @@ MODEL_SPAN = 2 << 20
 MODEL_PASSES = 2
 #: member-file mode defaults (wall clock: keep it well under 30 s)
 FILE_MAX_STRIDE = 32
-FILE_SPAN = 512 << 10
+FILE_SPAN = 1 << 20
 FILE_PASSES = 2
-FILE_REPEAT = 3
+FILE_REPEAT = 5
 
 
 # ---------------------------------------------------------------------- the pattern

@@ -183,3 +183,21 @@ def test_refuses_a_mounted_array_and_mounts_after_save(tmp_path, session):
     session.umount(mnt)
     sbs = _superblocks(arr)
     assert all(s["params"]["ct"] == ct and s["clean"] for s in sbs)
+
+
+def test_buffered_fallback_when_o_direct_is_missing(tmp_path, monkeypatch):
+    """Without O_DIRECT: buffered I/O, fsync per write pass; the bytes and times stay."""
+    path = tmp_path / "member.img"
+    content = os.urandom(1 << 20)
+    path.write_bytes(content)
+    os.utime(path, ns=(1_000_000_000, 2_000_000_000))
+    monkeypatch.delattr(os, "O_DIRECT", raising=False)
+    member = sb.Member(path, 0, 64 << 10, 1 << 20, "test member")
+    result = sb.bench_member(member, max_stride=4, span=64 << 10, passes=2, repeat=1)
+    assert result.timing == "fsync per batch"
+    assert result.write.S == [1, 2, 3, 4] and result.write.normalized[0] == 1.0
+    assert path.read_bytes() == content
+    assert os.stat(path).st_mtime_ns == 2_000_000_000
+    with pytest.raises(VraidError, match="do not fit"):
+        sb.bench_member(member, max_stride=4, span=512 << 10, passes=2)
+    assert path.read_bytes() == content

@@ -137,7 +137,8 @@ def _int(value: Any, key: str) -> int:
 #: vraid.stride_rule. No curve had an excluded region. Normalized time at S = 2
 #: (write / read) for reference: st373454lc 43.46 / 43.24, st39175fc 19.93 / 1.37,
 #: dnes-318350 and dnes-309170 19.05 / 1.00, 91366u4 31.17 / 1.88, 91020d6 23.51 / 1.44,
-#: st52160n and st32151n 12.84 / 1.49 and 1.88. Every S >= S^max measured 1.00-1.03.
+#: st52160n and st32151n 12.84 / 1.49 and 1.88. Every S >= S^max measured at most 1.03
+#: (some far strides below 1: 0.21-0.42 at S = 48, 64 on the read-ahead disks).
 PRESET_LIMITS: dict[str, tuple[int, int]] = {  # preset -> (sr_max, sw_max)
     "st373454lc": (4, 4),
     "st39175fc": (3, 3),

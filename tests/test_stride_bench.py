@@ -177,7 +177,12 @@ def test_refuses_a_mounted_array_and_mounts_after_save(tmp_path, session):
 
     vraid("stride-bench", arr, "--max-stride", "8", "--span", "64K", "--repeat", "1", "--save", "--out", tmp_path)
     ct = _superblocks(arr)[0]["params"]["ct"]
-    session.mount(arr, mnt)
+    session.mount(arr, mnt, "--ct", "msc")
+    spec = f"msc:sr_max={ct['sr_max']},sw_max={ct['sw_max']}"
+    for key in ("sr_except", "sw_except"):
+        if ct[key]:
+            spec += f",{key}=" + ";".join(f"{a}-{b}" for a, b in ct[key])
+    assert json.loads(vraid("status", mnt, "--json").stdout)["ct"] == spec  # the mount uses the saved limits
     with open(mnt / "disk.img", "rb") as f:
         assert f.read(len(payload)) == payload
     session.umount(mnt)

@@ -66,10 +66,28 @@ def test_ext4_on_a_stripe_cache_with_ct(tmp_path, session):
     assert run("e2fsck", "-fn", dev, check=False).returncode == 0
     session.mount_fs(dev, fs)
     assert file_sums(fs) == before
+    (fs / "wt").mkdir()
+    _write_files(fs / "wt", random.Random(8))  # written through the members, with CT
+    before = file_sums(fs)
+    session.umount_fs(fs)
+    assert run("e2fsck", "-fn", dev, check=False).returncode == 0
+    session.mount_fs(dev, fs)
+    assert file_sums(fs) == before
     session.umount_fs(fs)
     session.detach(dev)
     session.umount(mnt)
     assert assemble(arr).superblocks[0].params["ct"]["sr_max"] == 5  # kept across mounts
+
+    # and back from the members alone: no CT, no cache, a fresh loop device
+    session.mount(arr, mnt, "--ct", "none")
+    assert _status(mnt)["ct"] == "none"
+    dev = session.losetup(mnt / "disk.img")
+    assert run("e2fsck", "-fn", dev, check=False).returncode == 0
+    session.mount_fs(dev, fs)
+    assert file_sums(fs) == before
+    session.umount_fs(fs)
+    session.detach(dev)
+    session.umount(mnt)
 
 
 def _mount_fails(arr: Path, mnt: Path, *args: str, expect: str) -> None:

@@ -236,3 +236,22 @@ def test_status_shows_the_ct_spec() -> None:
             assert array.status()["ct"] == "none"
 
     trio.run(main)
+
+
+def test_status_table_names_the_transform() -> None:
+    import io
+
+    from rich.console import Console
+
+    from vraid.render import status_tables
+
+    async def main() -> dict:
+        async with open_array(G, _stores(), ct=load_ct("msc:sr_max=3,sw_max=5")) as array:
+            return array.status() | {"state": "active"}
+
+    st = trio.run(main)
+    out = io.StringIO()
+    console = Console(file=out, width=200)
+    for t in status_tables(st):
+        console.print(t)
+    assert "contiguity transform" in out.getvalue() and "msc:sr_max=3,sw_max=5" in out.getvalue()

@@ -281,7 +281,3 @@ def load_ct(spec: str, defaults: CtLimits | None = None) -> Callable | None:
     cls = getattr(importlib.import_module(module_name), cls_name)
     return cls(limits)
 
-
-def spec_of(ct: Callable | None) -> str:
-    """The canonical spec of a loaded transform (``none`` for None)."""
-    return "none" if ct is None else str(getattr(ct, "spec", getattr(ct, "name", "custom")))

@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     _geometry_args(p, disk_size=True)
     p.add_argument("--image", default="disk.img", help="name of the image file the mount exposes (default disk.img)")
     p.add_argument("--force", action="store_true", help="overwrite an array that is already in DIR (its data is lost)")
+    p.add_argument("--bitmap-chunk", metavar="SIZE|none", default=None,
+                   help="data covered by one write-intent bitmap bit, rounded to whole stripes (default 4M); "
+                        "none: no bitmap (a crash then resyncs the whole array)")
     p.set_defaults(func=cmd_create)
 
     p = sub.add_parser("examine", help="print the superblocks of a member file or of every member in a directory")
@@ -130,10 +133,33 @@ def cmd_create(args) -> int:
         level=args.level, ndisks=args.disks, disk_size=args.disk_size,
         block_size=args.block, strip_size=args.strip, layout=args.layout,
     )
-    asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image)
+    asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image, bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk))
     console.print(f"created {asm.summary()} in {args.dir}", highlight=False)
     console.print(f"members: {', '.join(p.name for p in asm.paths)}; settings: {args.dir / 'vraid.toml'}", highlight=False)
     return 0
+
+
+def _bitmap_chunk(g: Geometry, text: str | None) -> int | None:
+    """``--bitmap-chunk``: None (the default size), 0 (none) or stripes per bit."""
+    if text is None:
+        return None
+    if text.strip().lower() in ("none", "off", "0"):
+        return 0
+    from .bitmap import default_chunk
+
+    size = parse_size(text, "bitmap chunk")
+    if size < g.stripe_data_bytes:
+        raise VraidError(
+            f"--bitmap-chunk {text} is less than one stripe ({g.stripe_data_bytes} bytes of data)",
+            f"use at least {g.stripe_data_bytes // 1024}K, or none",
+        )
+    chunk = default_chunk(g, size)
+    if chunk != size // g.stripe_data_bytes:
+        raise VraidError(
+            f"--bitmap-chunk {text} needs more bits than the reserved area holds",
+            f"use {chunk * g.stripe_data_bytes // 1024}K or more",
+        )
+    return chunk
 
 
 def cmd_examine(args) -> int:

@@ -179,10 +179,7 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     asm.open_stores()
     warning = ""
     if not asm.was_clean:
-        warning = (
-            "warning: the array was not shut down cleanly; parity of stripes written "
-            "at the time of the crash may be stale (resync arrives with the failures issue)"
-        )
+        warning = "warning: the array was not shut down cleanly"
         log.warning(warning)
     cfg = cache_config(asm, opts)
     nvram = _open_nvram(asm, cfg.nvram, cfg.size) if cfg.nvram is not None else None
@@ -196,8 +193,9 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         params["nvram"] = str(cfg.nvram)
     else:
         params.pop("nvram", None)
+    bitmap, bitmap_chunks = _open_bitmap(asm, params)
     asm.mark(clean=False, params=params)
-    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram)
+    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram, intent=bitmap)
     trace = None
     if opts.trace is not None:
         from .trace import TraceWriter
@@ -216,7 +214,7 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         raise MountError(f"cannot mount at {mountpoint}: {exc}", "is /dev/fuse available, and are you root?") from exc
     unmounted = False
     try:
-        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery)
+        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery, bitmap_chunks)
         unmounted = True
     finally:
         pyfuse3.close(unmount=not unmounted)
@@ -258,6 +256,26 @@ def cache_config(asm: Assembled, opts: MountOptions) -> CacheConfig:
     return CacheConfig(organisation, size, order, destage, Path(nvram).resolve() if nvram else None)
 
 
+def _open_bitmap(asm: Assembled, params: dict):
+    """The write-intent bitmap of the array, and the chunks it had set on disk
+    (None when the array had no bitmap: after a crash it resyncs everything).
+
+    An array made before the bitmap existed gets one now (recorded in ``params``)."""
+    from .bitmap import PARAM, WriteIntentBitmap, default_chunk
+
+    g = asm.geometry
+    recorded = PARAM in params
+    chunk = int(params[PARAM]) if recorded else default_chunk(g)
+    if not recorded:
+        params[PARAM] = chunk
+        log.info("no write-intent bitmap recorded; adding one (%d stripes per bit)", chunk)
+    if not chunk:
+        return None, None
+    bitmap = WriteIntentBitmap(g, chunk)
+    chunks = bitmap.load_sync(asm.stores)
+    return bitmap, (chunks if recorded else None)
+
+
 def _recorded_nvram(asm: Assembled) -> Path | None:
     """The NVRAM file the last mount used, if the array was not shut down cleanly:
     its dirty blocks must be replayed, so it is used again without being named."""
@@ -290,14 +308,21 @@ def _member_stores(asm: Assembled, opts: MountOptions) -> list:
     return [wrap(store, opts.disk_model, clock) for store in asm.stores]
 
 
-async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery) -> None:
+async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery,
+                bitmap_chunks=None) -> None:
+    from .recovery import recover
+
     server = control.ControlServer(sock, _handlers(asm, array, fs, mountpoint))
     array.started_at = array.clock.now()
     async with trio.open_nursery() as nursery:
         await nursery.start(array.serve)
-        if replay:
-            await _replay_nvram(array, replay, recovery)
-            warning = (warning + "\n" if warning else "") + f"replayed {len(replay)} dirty blocks from NVRAM"
+        report = await recover(array, was_clean=asm.was_clean, bitmap_chunks=bitmap_chunks, replay=replay, nvram=recovery)
+        if report.message():
+            warning = (warning + "\n" if warning else "") + report.message()
+        asm.resync = report.to_dict()  # type: ignore[attr-defined]
+        from .scrub import control_handlers
+
+        server.handlers.update(control_handlers(array, nursery))
         await nursery.start(server.serve)
         nursery.start_soon(_watch_signals, asm, mountpoint)
         msg = f"mounted {asm.summary()} at {mountpoint}/{asm.config.image} (daemon pid {os.getpid()})"
@@ -339,6 +364,7 @@ def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
                 "uuid": asm.uuid,
                 "state": "active",
                 "was_clean": asm.was_clean,
+                "resync": getattr(asm, "resync", None),
                 "uptime": array.clock.now() - array.started_at,
                 "open_handles": fs.open_handles,
                 "internal_errors": fs.internal_errors,

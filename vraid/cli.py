@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--destage", metavar="NAME[:k=v,...]", help="when to destage: hlwm, adaptive, lt, pi, idle, or pkg.mod:Class (default hlwm)")
     g.add_argument("--destage-order", choices=("lrw", "lru", "fifo", "cscan"), help="which dirty unit goes first (default lrw)")
     g.add_argument("--nvram", type=Path, metavar="FILE", help="keep dirty blocks in this mmap'd file (emulated battery-backed NVS): fsync then only msyncs, and a crash loses nothing acknowledged")
+    p.add_argument("--fault", action="append", default=[], metavar="DISK:KEY=VALUE[,...]",
+                   help="inject failures into a member (repeatable): disk2:eio=1000-1010, disk1:fail-after=5000, "
+                        "disk0:latency=50ms,every=100 (or p=0.01,seed=7), disk3:torn-after=300 (docs/crash-and-scrub.md)")
     p.set_defaults(func=cmd_mount)
 
     p = sub.add_parser("umount", help="flush, mark clean, unmount and wait for the daemon")
@@ -190,7 +193,7 @@ def cmd_mount(args) -> int:
 
     message = mount(args.dir, args.mountpoint, MountOptions(
         args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time,
-        args.cache, args.cache_size, args.destage, args.destage_order, args.nvram,
+        args.cache, args.cache_size, args.destage, args.destage_order, args.nvram, faults=tuple(args.fault),
     ))
     if message:
         console.print(message, highlight=False)

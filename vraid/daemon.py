@@ -51,6 +51,8 @@ class MountOptions:
     destage: str | None = None
     destage_order: str | None = None
     nvram: Path | None = None
+    #: injected faults, ``backends.faulty`` spec syntax (``--fault disk2:eio=1000-1010``)
+    faults: tuple[str, ...] = ()
 
 
 def parse_time(text: str) -> float | None:
@@ -95,6 +97,10 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
     asm = assemble(directory)
     if opts is not None:
         cache_config(asm, opts)  # a bad policy name fails here, before anything changes
+        if opts.faults:
+            from .backends.faulty import parse_faults
+
+            parse_faults(opts.faults, asm.geometry.ndisks)
     existing = mountinfo.mount_of_array(directory)
     if existing is not None:
         raise MountError(f"{directory} is already mounted at {existing.mountpoint}", f"use that mount, or `vraid umount {existing.mountpoint}`")
@@ -298,14 +304,24 @@ def _open_nvram(asm: Assembled, path: Path, cache_size: int):
 def _member_stores(asm: Assembled, opts: MountOptions) -> list:
     """The member files, each wrapped by the timing model when one is asked for."""
     scale = parse_time(opts.time)
-    if not opts.disk_model or scale is None:
-        return list(asm.stores)
-    from .backends.models import wrap
+    stores = list(asm.stores)
     from .clock import TrioClock
 
-    clock = TrioClock(scale)
-    log.info("members run under the disk model %s, time scale %s", opts.disk_model, scale)
-    return [wrap(store, opts.disk_model, clock) for store in asm.stores]
+    clock = TrioClock(scale or 1.0)
+    if opts.disk_model and scale is not None:
+        from .backends.models import wrap
+
+        log.info("members run under the disk model %s, time scale %s", opts.disk_model, scale)
+        stores = [wrap(store, opts.disk_model, clock) for store in stores]
+    if opts.faults:
+        from .backends.faulty import parse_faults, wrap_faults
+
+        faults = parse_faults(opts.faults, asm.geometry.ndisks)
+        for disk, spec in sorted(faults.items()):
+            log.warning("fault injection on member %d: %s", disk, spec.describe())
+        g = asm.geometry
+        stores = wrap_faults(stores, faults, clock=clock, block_size=g.block_size, data_offset=g.data_offset)
+    return stores
 
 
 async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery,

@@ -39,10 +39,12 @@ rng = random.Random(seed)
 d = os.open(root, os.O_RDONLY)
 i = 0
 while True:
-    data = rng.randbytes(rng.choice([1, 4096, 5000, 70000, 300000, rng.randrange(1, 2 << 20)]))
+    data = rng.randbytes(rng.choice([1, 4096, 5000, 70000, 300000, rng.randrange(1, 1 << 20)]))
     name = f"{tag}-{i:05d}"
     fd = os.open(os.path.join(root, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.write(fd, data)
+    view = memoryview(data)
+    while view:  # a write may be short
+        view = view[os.write(fd, view):]
     if i % 3 == 0:
         os.fsync(fd)
         os.fsync(d)
@@ -128,6 +130,12 @@ def _crash_points(tmp_path: Path, session, points: int, seed: int, extra: tuple[
             assert _sha(fs / name) == digest, f"crash point {point}: fsynced file {name} changed"
         found = _check_json(mnt)
         assert found["mismatches"] == 0 and found["done"] == found["total"], found
+        # keep the filesystem from filling up: drop what is not synced and the files of older points
+        for p in fs.iterdir():
+            if p.is_file() and (p.name not in synced or not p.name.startswith((f"p{point}-", f"p{point - 1}-"))):
+                p.unlink()
+                synced.pop(p.name, None)
+        os.sync()
     session.umount_fs(fs)
     session.detach(dev)
     session.umount(mnt)

@@ -10,7 +10,9 @@ Shutdown: the FUSE unmount (``vraid umount`` runs ``fusermount3 -u``; SIGTERM
 makes the daemon do it) ends ``pyfuse3.main()``; the daemon then flushes the
 members, marks the array clean and exits. An unmount is refused while a loop
 device holds the image (FUSE-NOTES item 7). A daemon that dies any other way
-leaves the array marked dirty, and the next mount says so.
+leaves the array marked dirty; the next mount says so and, before serving,
+replays NVRAM and resyncs the stripes the write-intent bitmap names
+(``vraid.recovery``).
 """
 
 from __future__ import annotations

@@ -171,3 +171,39 @@ def test_repair_of_a_dirty_array_is_refused_and_changes_nothing(tmp_path):
     result = vraid("check", arr, check=False)  # a plain check still reports
     assert result.returncode == 4 and "resync fixes these" in _text(result)
     assert tree_hash(arr) == before
+
+
+def test_control_handlers_start_report_refuse_a_second_and_stop():
+    """The daemon side of `vraid check` on a mount, without a mount."""
+    from vraid.scrub import control_handlers
+
+    stores = _filled()
+    p = G.parity_disk(7)
+    stores[p].write_sync(G.member_offset(7, 1), b"\xee" * 8)
+
+    async def main():
+        async with open_array(G, stores) as array:
+            async with trio.open_nursery() as nursery:
+                h = control_handlers(array, nursery)
+                assert (await h["check_status"]({}))["check"] is None
+                started = (await h["check_start"]({"repair": False}))["check"]
+                assert started["running"] and started["total"] == G.stripes
+                with pytest.raises(VraidError, match="already running"):
+                    await h["check_start"]({})
+                while (await h["check_status"]({}))["check"]["running"]:
+                    await trio.sleep(0.01)
+                done = (await h["check_status"]({}))["check"]
+                assert (done["mismatches"], done["stripes"], done["error"]) == (1, [7], "")
+                await h["check_start"]({"repair": True})
+                while (await h["check_status"]({}))["check"]["running"]:
+                    await trio.sleep(0.01)
+                assert (await h["check_status"]({}))["check"]["repaired"] == 1
+                # a stop ends a running check early, and says so
+                await h["check_start"]({})
+                stopped = (await h["check_stop"]({}))["check"]
+                while (await h["check_status"]({}))["check"]["running"]:
+                    await trio.sleep(0.01)
+                final = (await h["check_status"]({}))["check"]
+                assert final["cancelled"] and final["done"] < final["total"], (stopped, final)
+
+    trio.run(main)

@@ -168,9 +168,8 @@ def control_handlers(array: "Array", nursery: trio.Nursery) -> dict[str, Callabl
     """``check_start {repair}``, ``check_status``, ``check_stop`` for a mount's daemon."""
     state: dict[str, Any] = {"progress": None, "scope": None}
 
-    async def run(prog: ScrubProgress) -> None:
-        with trio.CancelScope() as scope:
-            state["scope"] = scope
+    async def run(prog: ScrubProgress, scope: trio.CancelScope) -> None:
+        with scope:
             try:
                 await scrub_array(array, repair=prog.repair, progress=prog)
                 log.info("check finished: %d mismatches in %d stripes%s", prog.mismatches, prog.mismatched_stripes,
@@ -191,7 +190,8 @@ def control_handlers(array: "Array", nursery: trio.Nursery) -> dict[str, Callabl
                              f"({current.done}/{current.total} stripes)")
         prog = ScrubProgress(total=array.geometry.stripes, repair=bool(req.get("repair")))
         state["progress"] = prog
-        nursery.start_soon(run, prog)
+        state["scope"] = scope = trio.CancelScope()
+        nursery.start_soon(run, prog, scope)
         return {"check": prog.to_dict()}
 
     async def check_status(_req: dict[str, Any]) -> dict[str, Any]:

@@ -247,6 +247,9 @@ class FaultyStore(StoreWrapper):
         await self._delay()
         await self.inner.write(offset, data)
 
+    def prefetch(self, offset: int, length: int) -> None:
+        self.inner.prefetch(offset, length)
+
     async def flush(self) -> None:
         if self.failed or (self.power is not None and self.power.dead):
             raise _eio(self.name, "flush of a failed disk")

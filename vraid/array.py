@@ -12,6 +12,11 @@ Concurrency: writes to one stripe are serialised by a per-stripe lock, so
 two read-modify-writes never race on a parity block; different stripes and
 all reads proceed concurrently. A host write spanning several stripes writes
 them concurrently.
+
+Crash consistency: with a write-intent hook (``Array(intent=...)``, the
+bitmap of :mod:`vraid.bitmap`), every plan, resync and repair that writes a
+stripe first awaits ``intent.begin(stripe)`` and reports ``intent.end(stripe,
+ok)`` afterwards (:meth:`Array.intent_of`); the hook decides what to record.
 """
 
 from __future__ import annotations

@@ -138,3 +138,17 @@ def test_mount_on_a_busy_mountpoint_and_twice(tmp_path, session):
     _fails("mount", arr, mnt2, expect="already mounted at")
     assert not is_mounted(mnt2)
     session.umount(mnt)
+
+
+@pytest.mark.parametrize(
+    "fault, expect",
+    [("disk5:eio=1", "members disk0..disk4, not disk5"), ("disk1:eio=9-3", "ends before it starts"),
+     ("disk0:latency=1ms,every=0", "every must be at least 1")],
+)
+def test_sim_refuses_a_bad_fault_spec(fault, expect):
+    _fails("sim", "--requests", "10", "--fault", fault, expect=expect)
+
+
+def test_check_of_a_file_that_is_not_an_array(tmp_path):
+    (tmp_path / "f").write_text("x")
+    _fails("check", tmp_path / "f", expect="is not a directory")

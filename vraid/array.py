@@ -12,6 +12,11 @@ Concurrency: writes to one stripe are serialised by a per-stripe lock, so
 two read-modify-writes never race on a parity block; different stripes and
 all reads proceed concurrently. A host write spanning several stripes writes
 them concurrently.
+
+Crash consistency: with a write-intent hook (``Array(intent=...)``, the
+bitmap of :mod:`vraid.bitmap`), every plan, resync and repair that writes a
+stripe first awaits ``intent.begin(stripe)`` and reports ``intent.end(stripe,
+ok)`` afterwards (:meth:`Array.intent_of`); the hook decides what to record.
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ class Array:
         ct: Transform | None = None,
         cache: CacheConfig | None = None,
         nvram=None,
+        intent=None,
     ) -> None:
         if len(stores) != geometry.ndisks:
             raise ValueError(f"{len(stores)} stores for {geometry.ndisks} disks")
@@ -74,6 +80,11 @@ class Array:
         self.events = events or EventBus()
         self.metrics = Metrics()
         self.ct = ct
+        #: write-intent hook (vraid.bitmap): ``await begin(stripe)`` before member writes
+        #: to a stripe, ``end(stripe, ok)`` after them; it decides what to record
+        self.intent = intent
+        if intent is not None:
+            intent.attach(self.members, self.clock)
         self._locks: dict[int, trio.Lock] = {}
         self.started_at = 0.0
         self.cache_config = cache or CacheConfig()
@@ -178,6 +189,8 @@ class Array:
         await self.members.flush()
         if self.cache is not None and self.cache.nvram is not None:
             self.cache.nvram.reset()  # only now: the members hold everything, durably
+        if self.intent is not None:
+            await self.intent.clean()  # the members are flushed: no stripe is mid-write
 
     async def resync(self, stripes) -> int:
         """Recompute and write the parity of ``stripes`` from their data (RAID-5).
@@ -188,15 +201,39 @@ class Array:
         g = self.geometry
         if g.level != 5:
             return 0
+        stripes = sorted(set(stripes))
         done = 0
-        for stripe in sorted(set(stripes)):
+        for stripe in stripes:
             async with self._stripe_lock(stripe):
                 buf = StripeBuffer(g, stripe)
                 await self.members.run([buf.request(k, "read", 0, g.u) for k in range(g.data_disks)])
                 buf.parity[:] = np.bitwise_xor.reduce(buf.data, axis=0)
-                await self.members.run([buf.request(g.data_disks, "write", 0, g.u)])
+                async with self.intent_of(stripe):
+                    await self.members.run([buf.request(g.data_disks, "write", 0, g.u)])
             done += 1
+        if self.intent is not None:
+            self.intent.resynced(stripes)
         return done
+
+    @asynccontextmanager
+    async def intent_of(self, stripe: int) -> AsyncIterator[None]:
+        """Member writes to ``stripe`` happen inside this block: the intent hook
+        (if any) records them before the first and is told when they are over."""
+        intent = self.intent
+        if intent is None:
+            yield
+            return
+        await intent.begin(stripe)
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            intent.end(stripe, ok)
+
+    def stripe_lock(self, stripe: int):
+        """The per-stripe lock writes hold (scrub holds it to read a stripe whole)."""
+        return self._stripe_lock(stripe)
 
     async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Run the member queues and the destager until cancelled."""
@@ -204,6 +241,8 @@ class Array:
             await nursery.start(self.members.serve)
             if self.cache is not None:
                 await nursery.start(self.cache.run)
+            if self.intent is not None:
+                await nursery.start(self.intent.run)
             task_status.started()
 
     # -- reads ------------------------------------------------------------
@@ -246,7 +285,11 @@ class Array:
         self.metrics.plans += 1
         self.metrics.count_cycles(plan.cycles())
         self.events.publish("plan", self.clock.now(), PlanEvent(plan, buf.row0, priority == DESTAGE))
-        await execute(plan, buf, self.members, priority=priority)
+        if self.intent is not None and any(r.op == "write" for r in plan.requests):
+            async with self.intent_of(buf.stripe):
+                await execute(plan, buf, self.members, priority=priority)
+        else:
+            await execute(plan, buf, self.members, priority=priority)
         return plan
 
     async def _fill_partial_blocks(self, buf: StripeBuffer, ext: Extent, first: int, last: int) -> None:
@@ -282,6 +325,7 @@ class Array:
             "cache": self.cache.status() if self.cache is not None else {"organisation": "none"},
             "ct": _ct_spec(self.ct),
             "metrics": self.metrics.to_dict(),
+            "bitmap": self.intent.status() if self.intent is not None else None,
             "members": [
                 {"disk": d.index, "store": d.store.name} | d.stats.to_dict() | {"queue": d.queue_depth}
                 for d in self.members.disks

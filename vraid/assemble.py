@@ -91,6 +91,7 @@ def create(
     *,
     force: bool = False,
     image: str = "disk.img",
+    bitmap_chunk: int | None = None,
 ) -> Assembled:
     """Write member files with superblocks and ``vraid.toml`` into ``directory``.
 
@@ -98,6 +99,12 @@ def create(
         VraidError: if the directory already holds an array and ``force`` is not set.
     """
     directory = Path(directory)
+    from .bitmap import PARAM as BITMAP_PARAM, check_chunk, default_chunk
+
+    if bitmap_chunk is None:
+        bitmap_chunk = default_chunk(geometry)
+    elif bitmap_chunk:
+        check_chunk(geometry, bitmap_chunk)
     if directory.exists() and not directory.is_dir():
         raise VraidError(f"{directory} exists and is not a directory", "choose a directory path for the array")
     existing = _existing_array(directory)
@@ -122,7 +129,7 @@ def create(
     superblocks = []
     for role, path in enumerate(paths):
         store = FileStore.create(path, disk_size)
-        sb = Superblock.for_member(geometry, array_uuid, role, now)
+        sb = Superblock.for_member(geometry, array_uuid, role, now).evolve(params={BITMAP_PARAM: bitmap_chunk})
         store.write_sync(0, sb.pack())
         store.close()
         superblocks.append(sb)

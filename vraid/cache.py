@@ -488,7 +488,13 @@ class WriteBackCache:
         self._settling = True
         try:
             batch, self._pending_release = self._pending_release, []
-            await self.array.members.flush()
+            try:
+                await self.array.members.flush()
+            except MemberIOError as exc:  # the slots stay taken: NVRAM still holds those blocks
+                self._pending_release = batch + self._pending_release
+                self.last_error = exc
+                log.error("flush before freeing NVRAM slots failed: %s", exc)
+                return
             for slot in batch:
                 self.nvram.clear(slot)
                 self._free_slots.append(slot)

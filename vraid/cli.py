@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     _geometry_args(p, disk_size=True)
     p.add_argument("--image", default="disk.img", help="name of the image file the mount exposes (default disk.img)")
     p.add_argument("--force", action="store_true", help="overwrite an array that is already in DIR (its data is lost)")
+    p.add_argument("--bitmap-chunk", metavar="SIZE|none", default=None,
+                   help="data covered by one write-intent bitmap bit, rounded to whole stripes (default 4M); "
+                        "none: no bitmap (a crash then resyncs the whole array)")
     p.set_defaults(func=cmd_create)
 
     p = sub.add_parser("examine", help="print the superblocks of a member file or of every member in a directory")
@@ -84,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--ct", metavar="SPEC", help="contiguity transform of every stripe write: none or "
                    "msc[:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b] (seed 000 Fig. 10; limits not given come "
                    "from the superblock (`vraid stride-bench --save`), else the --disk-model preset; docs/ct.md)")
+    p.add_argument("--fault", action="append", default=[], metavar="DISK:KEY=VALUE[,...]",
+                   help="inject failures into a member (repeatable): disk2:eio=1000-1010, disk1:fail-after=5000, "
+                        "disk0:latency=50ms,every=100 (or p=0.01,seed=7), disk3:torn-after=300 (docs/crash-and-scrub.md)")
     p.set_defaults(func=cmd_mount)
 
     p = sub.add_parser("umount", help="flush, mark clean, unmount and wait for the daemon")
@@ -133,10 +139,33 @@ def cmd_create(args) -> int:
         level=args.level, ndisks=args.disks, disk_size=args.disk_size,
         block_size=args.block, strip_size=args.strip, layout=args.layout,
     )
-    asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image)
+    asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image, bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk))
     console.print(f"created {asm.summary()} in {args.dir}", highlight=False)
     console.print(f"members: {', '.join(p.name for p in asm.paths)}; settings: {args.dir / 'vraid.toml'}", highlight=False)
     return 0
+
+
+def _bitmap_chunk(g: Geometry, text: str | None) -> int | None:
+    """``--bitmap-chunk``: None (the default size), 0 (none) or stripes per bit."""
+    if text is None:
+        return None
+    if text.strip().lower() in ("none", "off", "0"):
+        return 0
+    from .bitmap import default_chunk
+
+    size = parse_size(text, "bitmap chunk")
+    if size < g.stripe_data_bytes:
+        raise VraidError(
+            f"--bitmap-chunk {text} is less than one stripe ({g.stripe_data_bytes} bytes of data)",
+            f"use at least {g.stripe_data_bytes // 1024}K, or none",
+        )
+    chunk = default_chunk(g, size)
+    if chunk != size // g.stripe_data_bytes:
+        raise VraidError(
+            f"--bitmap-chunk {text} needs more bits than the reserved area holds",
+            f"use {chunk * g.stripe_data_bytes // 1024}K or more",
+        )
+    return chunk
 
 
 def cmd_examine(args) -> int:
@@ -167,7 +196,7 @@ def cmd_mount(args) -> int:
 
     message = mount(args.dir, args.mountpoint, MountOptions(
         args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time,
-        args.cache, args.cache_size, args.destage, args.destage_order, args.nvram, args.ct,
+        args.cache, args.cache_size, args.destage, args.destage_order, args.nvram, args.ct, faults=tuple(args.fault),
     ))
     if message:
         console.print(message, highlight=False)

@@ -44,6 +44,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-in-flight", type=int, default=4096,
                    help="open loop: requests running at once before arrivals wait (default 4096)")
     p.add_argument("--json", action="store_true", help='print {"config": ..., "metrics": ...} as JSON')
+    p.add_argument("--fault", action="append", default=[], metavar="DISK:KEY=VALUE[,...]",
+                   help="inject failures into a member (repeatable; as on vraid mount, docs/crash-and-scrub.md); "
+                        "failed host requests count as host_errors")
     g = p.add_argument_group("write cache (docs/cache.md)")
     g.add_argument("--cache", choices=("none", "pbg", "stripe"), help="none (write-through, default), pbg or stripe")
     g.add_argument("--cache-size", metavar="SIZE", help="write cache size (default 64M)")
@@ -101,7 +104,7 @@ def cmd_sim(args) -> int:
     config = SimConfig(level=args.level, disks=args.disks, strip=args.strip, block=args.block, layout=args.layout,
                        disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
                        workload=args.workload, requests=args.requests, seed=args.seed,
-                       max_in_flight=args.max_in_flight, policies=_policies(args))
+                       max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault))
     result = run_sim(config)
     if args.json:
         print(result.to_json())
@@ -118,7 +121,8 @@ _GROUPS: list[tuple[str, list[tuple[str, str, str]]]] = [
               ("throughput_mb_s", "throughput", "MB/s"), ("iops", "requests/s", "f1"),
               ("mean_response_ms", "mean response", "ms"), ("p99_response_ms", "p99 response", "ms"),
               ("max_response_ms", "max response", "ms"), ("max_outstanding", "most requests in flight", "d"),
-              ("throttled", "arrivals delayed (in-flight limit)", "d")]),
+              ("throttled", "arrivals delayed (in-flight limit)", "d"),
+              ("host_errors", "requests failed (injected faults)", "d")]),
     ("cache", [("read_hit_ratio", "read hit ratio (no cache yet)", "f3"),
                ("overwrite_ratio", "overwrite ratio (no cache yet)", "f3")]),
     ("members", [("disk_read_requests", "read requests", "d"), ("disk_write_requests", "write requests", "d"),

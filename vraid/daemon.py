@@ -10,7 +10,9 @@ Shutdown: the FUSE unmount (``vraid umount`` runs ``fusermount3 -u``; SIGTERM
 makes the daemon do it) ends ``pyfuse3.main()``; the daemon then flushes the
 members, marks the array clean and exits. An unmount is refused while a loop
 device holds the image (FUSE-NOTES item 7). A daemon that dies any other way
-leaves the array marked dirty, and the next mount says so.
+leaves the array marked dirty; the next mount says so and, before serving,
+replays NVRAM and resyncs the stripes the write-intent bitmap names
+(``vraid.recovery``).
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class MountOptions:
     nvram: Path | None = None
     #: contiguity transform spec (``vraid.policies.ct``); None = the vraid.toml default
     ct: str | None = None
+    #: injected faults, ``backends.faulty`` spec syntax (``--fault disk2:eio=1000-1010``)
+    faults: tuple[str, ...] = ()
 
 
 def parse_time(text: str) -> float | None:
@@ -98,6 +102,10 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
     if opts is not None:
         cache_config(asm, opts)  # a bad policy name fails here, before anything changes
         ct_policy(asm, opts)
+        if opts.faults:
+            from .backends.faulty import parse_faults
+
+            parse_faults(opts.faults, asm.geometry.ndisks)
     existing = mountinfo.mount_of_array(directory)
     if existing is not None:
         raise MountError(f"{directory} is already mounted at {existing.mountpoint}", f"use that mount, or `vraid umount {existing.mountpoint}`")
@@ -182,10 +190,7 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     asm.open_stores()
     warning = ""
     if not asm.was_clean:
-        warning = (
-            "warning: the array was not shut down cleanly; parity of stripes written "
-            "at the time of the crash may be stale (resync arrives with the failures issue)"
-        )
+        warning = "warning: the array was not shut down cleanly"
         log.warning(warning)
     cfg = cache_config(asm, opts)
     nvram = _open_nvram(asm, cfg.nvram, cfg.size) if cfg.nvram is not None else None
@@ -199,8 +204,9 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         params["nvram"] = str(cfg.nvram)
     else:
         params.pop("nvram", None)
+    bitmap, bitmap_chunks = _open_bitmap(asm, params)
     asm.mark(clean=False, params=params)
-    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram, ct=ct_policy(asm, opts))
+    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram, ct=ct_policy(asm, opts), intent=bitmap)
     trace = None
     if opts.trace is not None:
         from .trace import TraceWriter
@@ -219,7 +225,7 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         raise MountError(f"cannot mount at {mountpoint}: {exc}", "is /dev/fuse available, and are you root?") from exc
     unmounted = False
     try:
-        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery)
+        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery, bitmap_chunks)
         unmounted = True
     finally:
         pyfuse3.close(unmount=not unmounted)
@@ -270,6 +276,26 @@ def ct_policy(asm: Assembled, opts: MountOptions):
     return load_ct(spec, default_limits(asm.superblocks[0].params, opts.disk_model))
 
 
+def _open_bitmap(asm: Assembled, params: dict):
+    """The write-intent bitmap of the array, and the chunks it had set on disk
+    (None when the array had no bitmap: after a crash it resyncs everything).
+
+    An array made before the bitmap existed gets one now (recorded in ``params``)."""
+    from .bitmap import PARAM, WriteIntentBitmap, default_chunk
+
+    g = asm.geometry
+    recorded = PARAM in params
+    chunk = int(params[PARAM]) if recorded else default_chunk(g)
+    if not recorded:
+        params[PARAM] = chunk
+        log.info("no write-intent bitmap recorded; adding one (%d stripes per bit)", chunk)
+    if not chunk:
+        return None, None
+    bitmap = WriteIntentBitmap(g, chunk)
+    chunks = bitmap.load_sync(asm.stores)
+    return bitmap, (chunks if recorded else None)
+
+
 def _recorded_nvram(asm: Assembled) -> Path | None:
     """The NVRAM file the last mount used, if the array was not shut down cleanly:
     its dirty blocks must be replayed, so it is used again without being named."""
@@ -292,24 +318,41 @@ def _open_nvram(asm: Assembled, path: Path, cache_size: int):
 def _member_stores(asm: Assembled, opts: MountOptions) -> list:
     """The member files, each wrapped by the timing model when one is asked for."""
     scale = parse_time(opts.time)
-    if not opts.disk_model or scale is None:
-        return list(asm.stores)
-    from .backends.models import wrap
+    stores = list(asm.stores)
     from .clock import TrioClock
 
-    clock = TrioClock(scale)
-    log.info("members run under the disk model %s, time scale %s", opts.disk_model, scale)
-    return [wrap(store, opts.disk_model, clock) for store in asm.stores]
+    clock = TrioClock(scale or 1.0)
+    if opts.disk_model and scale is not None:
+        from .backends.models import wrap
+
+        log.info("members run under the disk model %s, time scale %s", opts.disk_model, scale)
+        stores = [wrap(store, opts.disk_model, clock) for store in stores]
+    if opts.faults:
+        from .backends.faulty import parse_faults, wrap_faults
+
+        faults = parse_faults(opts.faults, asm.geometry.ndisks)
+        for disk, spec in sorted(faults.items()):
+            log.warning("fault injection on member %d: %s", disk, spec.describe())
+        g = asm.geometry
+        stores = wrap_faults(stores, faults, clock=clock, block_size=g.block_size, data_offset=g.data_offset)
+    return stores
 
 
-async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery) -> None:
+async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery,
+                bitmap_chunks=None) -> None:
+    from .recovery import recover
+
     server = control.ControlServer(sock, _handlers(asm, array, fs, mountpoint))
     array.started_at = array.clock.now()
     async with trio.open_nursery() as nursery:
         await nursery.start(array.serve)
-        if replay:
-            await _replay_nvram(array, replay, recovery)
-            warning = (warning + "\n" if warning else "") + f"replayed {len(replay)} dirty blocks from NVRAM"
+        report = await recover(array, was_clean=asm.was_clean, bitmap_chunks=bitmap_chunks, replay=replay, nvram=recovery)
+        if report.message():
+            warning = (warning + "\n" if warning else "") + report.message()
+        asm.resync = report.to_dict()  # type: ignore[attr-defined]
+        from .scrub import control_handlers
+
+        server.handlers.update(control_handlers(array, nursery))
         await nursery.start(server.serve)
         nursery.start_soon(_watch_signals, asm, mountpoint)
         msg = f"mounted {asm.summary()} at {mountpoint}/{asm.config.image} (daemon pid {os.getpid()})"
@@ -351,6 +394,7 @@ def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
                 "uuid": asm.uuid,
                 "state": "active",
                 "was_clean": asm.was_clean,
+                "resync": getattr(asm, "resync", None),
                 "uptime": array.clock.now() - array.started_at,
                 "open_handles": fs.open_handles,
                 "internal_errors": fs.internal_errors,

@@ -241,10 +241,26 @@ class Members:
                 raise MemberIOError(req.disk, f"{req.op} at {req.offset}+{req.length} failed: {req.error}")
 
     async def flush(self) -> None:
-        """Flush every member concurrently (fsync of member files)."""
+        """Flush every member concurrently (fsync of member files).
+
+        Raises:
+            MemberIOError: for the first member whose flush failed, after all finished.
+        """
+        failed: list[tuple[int, BaseException]] = []
+
+        async def one(disk: Member) -> None:
+            try:
+                await disk.store.flush()
+            except (OSError, ValueError) as exc:
+                disk.stats.errors += 1
+                failed.append((disk.index, exc))
+
         async with trio.open_nursery() as nursery:
             for disk in self.disks:
-                nursery.start_soon(disk.store.flush)
+                nursery.start_soon(one, disk)
+        if failed:
+            index, exc = min(failed, key=lambda f: f[0])
+            raise MemberIOError(index, f"flush failed: {exc}")
 
     def stats(self) -> list[dict[str, float]]:
         return [d.stats.to_dict() | {"queue": d.queue_depth} for d in self.disks]

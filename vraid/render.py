@@ -90,6 +90,14 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
         head.add_row("contiguity transform", str(st["ct"]))
     if "was_clean" in st and not st["was_clean"]:
         head.add_row("note", "[yellow]the previous shutdown was not clean[/]")
+    resync = st.get("resync")
+    if resync and (resync.get("stripes") or resync.get("reason")):
+        head.add_row("at mount", f"resynced {resync['stripes']} stripes ({resync['reason']})")
+    bitmap = st.get("bitmap")
+    if bitmap:
+        head.add_row("write-intent bitmap", f"{bitmap['set']} of {bitmap['bits']} bits set, "
+                     f"{format_size(bitmap['chunk_bytes'])} per bit; {bitmap['set_writes']} set writes, "
+                     f"{bitmap['clear_writes']} clear writes")
     out = [head]
     m = st.get("metrics")
     if m:

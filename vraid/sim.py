@@ -44,7 +44,7 @@ from .array import Array, CacheConfig, open_array
 from .backends.memory import MemoryStore
 from .backends.models import ModelSpec, parse_model
 from .clock import TrioClock
-from .errors import VraidError
+from .errors import MemberIOError, VraidError
 from .geometry import DEFAULT_BLOCK, DEFAULT_STRIP, RESERVED, Geometry
 from .metrics import ResponseTimes
 from .units import format_size
@@ -88,6 +88,8 @@ class SimConfig:
     seed: int = 0
     policies: dict[str, str] = field(default_factory=dict)
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    #: injected faults (``--fault``, backends.faulty syntax); host requests that fail count as host_errors
+    faults: tuple[str, ...] = ()
 
     def geometry(self) -> Geometry:
         """The array geometry these settings describe.
@@ -114,6 +116,10 @@ class SimConfig:
         """The settings as JSON-ready values, specs in canonical spelling where they parse."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["policies"] = dict(sorted(self.policies.items()))
+        if not self.faults:
+            del out["faults"]  # the same JSON as before fault injection existed
+        else:
+            out["faults"] = list(self.faults)
         try:
             out["disk_model"] = parse_model(self.disk_model).text
             out["workload"] = parse_workload(self.workload).spec
@@ -159,6 +165,10 @@ def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None
     if config.max_in_flight < 1:
         raise VraidError("max_in_flight must be at least 1", "e.g. 4096")
     geometry = config.geometry()
+    if config.faults:
+        from .backends.faulty import parse_faults
+
+        parse_faults(config.faults, geometry.ndisks)
     model = parse_model(config.disk_model)
     workload = parse_workload(config.workload)
     requests = workload.requests(geometry.capacity, geometry.block_size, config.requests, config.seed)
@@ -247,6 +257,8 @@ class _Recorder:
         self.throttled = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        #: host requests that failed with a member error (fault injection)
+        self.errors = 0
 
     def started(self) -> None:
         self.in_flight += 1
@@ -267,7 +279,13 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
     stores = [model.wrap(MemoryStore(geometry.member_size, name=f"disk{i}"), clock) for i in range(geometry.ndisks)]
     rec = _Recorder()
     ct = ct_transform(config.policies, config.disk_model)
-    async with open_array(geometry, stores, clock=clock, cache=cache_config(config.policies), ct=ct) as array:
+    members = stores
+    if config.faults:
+        from .backends.faulty import parse_faults, wrap_faults
+
+        members = wrap_faults(stores, parse_faults(config.faults, geometry.ndisks), clock=clock,
+                              block_size=geometry.block_size, data_offset=geometry.data_offset)
+    async with open_array(geometry, members, clock=clock, cache=cache_config(config.policies), ct=ct) as array:
         if observe is not None:
             observe(array)
         t0 = trio.current_time()
@@ -278,14 +296,22 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
         else:
             await _closed_loop(array, requests, pattern, rec, outstanding)
         drain_start = trio.current_time()
-        await array.shutdown()  # destage what a write cache still holds: disk traffic is complete
+        try:
+            await array.shutdown()  # destage what a write cache still holds: disk traffic is complete
+        except MemberIOError:
+            if not config.faults:
+                raise
+            rec.errors += 1
         drain = trio.current_time() - drain_start
         out = _collect(config, geometry, model, array, stores, rec, rec.end - t0)
         out["drain_seconds"] = _r(drain)
+        if config.faults:
+            out["host_errors"] = rec.errors
+            out["faults_injected"] = [m.status() for m in members if hasattr(m, "spec")]
         return out
 
 
-def _issuer(array: Array, pattern: _Pattern) -> Callable[[HostRequest], Any]:
+def _issuer(array: Array, pattern: _Pattern, rec: "_Recorder | None" = None) -> Callable[[HostRequest], Any]:
     write, read, flush, data = array.write, array.read, array.flush, pattern.data
 
     def issue(req: HostRequest):
@@ -296,12 +322,21 @@ def _issuer(array: Array, pattern: _Pattern) -> Callable[[HostRequest], Any]:
             return read(req.offset, req.length)
         return flush()
 
-    return issue
+    if rec is None:
+        return issue
+
+    async def issue_counting_errors(req: HostRequest):
+        try:
+            await issue(req)
+        except MemberIOError:  # an injected fault: the host would see EIO
+            rec.errors += 1
+
+    return issue_counting_errors
 
 
 async def _open_loop(array: Array, requests: Iterator[HostRequest], pattern: _Pattern, rec: _Recorder,
                      t0: float, limit: int) -> None:
-    issue = _issuer(array, pattern)
+    issue = _issuer(array, pattern, rec if _faulty(array) else None)
     slots = trio.Semaphore(limit)
 
     async def one(req: HostRequest, arrival: float) -> None:
@@ -328,7 +363,7 @@ async def _open_loop(array: Array, requests: Iterator[HostRequest], pattern: _Pa
 
 async def _closed_loop(array: Array, requests: Iterator[HostRequest], pattern: _Pattern, rec: _Recorder,
                        outstanding: int) -> None:
-    issue = _issuer(array, pattern)
+    issue = _issuer(array, pattern, rec if _faulty(array) else None)
 
     async def worker() -> None:
         for req in requests:  # shared: each request goes to whichever worker is free
@@ -341,6 +376,10 @@ async def _closed_loop(array: Array, requests: Iterator[HostRequest], pattern: _
     async with trio.open_nursery() as nursery:
         for _ in range(outstanding):
             nursery.start_soon(worker)
+
+
+def _faulty(array: Array) -> bool:
+    return any(hasattr(d.store, "spec") and hasattr(d.store, "injected") for d in array.members.disks)
 
 
 # ---------------------------------------------------------------------- metrics

@@ -120,7 +120,7 @@ def request(path: Path, cmd: str, timeout: float = 10.0, **args: Any) -> dict[st
         raise MountError(f"no running vraid mount answers on {path} ({exc.strerror or exc})", "is the array mounted?") from exc
     answer = json.loads(data)
     if not answer.get("ok"):
-        raise MountError(f"the mount refused {cmd!r}: {answer.get('error')}")
+        raise MountError(f"the mount refused {cmd!r}: {answer.get('error')}", answer.get("hint") or "")
     return answer
 
 

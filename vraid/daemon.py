@@ -345,7 +345,10 @@ def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
             }
         }
 
-    return {"ping": ping, "status": status}
+    from .live import LiveState
+
+    live = LiveState(array, source=f"{mountpoint}/{asm.config.image}")  # vraid top and vraid ctl
+    return {"ping": ping, "status": status} | live.handlers()
 
 
 async def _watch_signals(asm: Assembled, mountpoint: Path) -> None:

@@ -40,6 +40,16 @@ class ResponseTimes:
         rank = max(0, min(len(ordered) - 1, int(round(p / 100 * len(ordered) + 0.5)) - 1))
         return ordered[rank]
 
+    def percentiles(self, ps: "tuple[float, ...]") -> list[float]:
+        """Several percentiles at once (one sort; nearest rank, as :meth:`percentile`)."""
+        if not self._samples:
+            return [0.0 for _ in ps]
+        import numpy as np
+
+        ordered = np.sort(np.frombuffer(self._samples, dtype=np.float64))
+        n = len(ordered)
+        return [float(ordered[max(0, min(n - 1, int(round(p / 100 * n + 0.5)) - 1))]) for p in ps]
+
 
 @dataclass
 class Metrics:

@@ -281,6 +281,7 @@ class Array:
         return {
             "geometry": self.geometry.describe(),
             "cache": self.cache.status() if self.cache is not None else {"organisation": "none"},
+            "ct": _ct_spec(self.ct),
             "metrics": self.metrics.to_dict(),
             "members": [
                 {"disk": d.index, "store": d.store.name} | d.stats.to_dict() | {"queue": d.queue_depth}
@@ -296,6 +297,11 @@ class PlanEvent:
     plan: Plan
     row0: int = 0
     destage: bool = False
+
+
+def _ct_spec(ct: Transform | None) -> str:
+    """The CT policy's canonical spec for status (``none`` without one)."""
+    return "none" if ct is None else str(getattr(ct, "spec", getattr(ct, "name", "custom")))
 
 
 def _dirty_z(u: int, cols: int, first: int, last: int) -> tuple[tuple[str, ...], ...]:

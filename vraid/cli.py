@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--destage", metavar="NAME[:k=v,...]", help="when to destage: hlwm, adaptive, lt, pi, idle, or pkg.mod:Class (default hlwm)")
     g.add_argument("--destage-order", choices=("lrw", "lru", "fifo", "cscan"), help="which dirty unit goes first (default lrw)")
     g.add_argument("--nvram", type=Path, metavar="FILE", help="keep dirty blocks in this mmap'd file (emulated battery-backed NVS): fsync then only msyncs, and a crash loses nothing acknowledged")
+    g.add_argument("--ct", metavar="SPEC", help="contiguity transform of every stripe write: none or "
+                   "msc[:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b] (seed 000 Fig. 10; limits not given come "
+                   "from the superblock (`vraid stride-bench --save`), else the --disk-model preset; docs/ct.md)")
     p.set_defaults(func=cmd_mount)
 
     p = sub.add_parser("umount", help="flush, mark clean, unmount and wait for the daemon")
@@ -164,7 +167,7 @@ def cmd_mount(args) -> int:
 
     message = mount(args.dir, args.mountpoint, MountOptions(
         args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time,
-        args.cache, args.cache_size, args.destage, args.destage_order, args.nvram,
+        args.cache, args.cache_size, args.destage, args.destage_order, args.nvram, args.ct,
     ))
     if message:
         console.print(message, highlight=False)

@@ -49,6 +49,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--cache-size", metavar="SIZE", help="write cache size (default 64M)")
     g.add_argument("--destage", metavar="NAME[:k=v,...]", help="hlwm (default), adaptive, lt, pi, idle, or pkg.mod:Class")
     g.add_argument("--destage-order", choices=("lrw", "lru", "fifo", "cscan"), help="default lrw")
+    g.add_argument("--ct", metavar="SPEC", help="contiguity transform: none (default) or "
+                   "msc[:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b] (seed 000 Fig. 10; limits default "
+                   "to the disk model's preset, docs/ct.md)")
     p.set_defaults(func=cmd_sim)
 
     from .experiment import names
@@ -85,7 +88,8 @@ def cmd_models(args) -> int:
 # -- sim --------------------------------------------------------------------------
 def _policies(args) -> dict[str, str]:
     """The policy flags given on the command line, as SimConfig.policies."""
-    flags = {"cache": args.cache, "cache_size": args.cache_size, "destage": args.destage, "destage_order": args.destage_order}
+    flags = {"cache": args.cache, "cache_size": args.cache_size, "destage": args.destage, "destage_order": args.destage_order,
+             "ct": args.ct}
     return {k: v for k, v in flags.items() if v is not None}
 
 

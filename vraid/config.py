@@ -22,6 +22,7 @@ KNOWN: dict[str, tuple[str, str]] = {
     "cache_size": ("64M", "write cache size"),
     "destage": ("hlwm", "destage scheduler, NAME[:k=v,...] (hlwm, adaptive, lt, pi, idle)"),
     "destage_order": ("lrw", "which dirty unit goes first: lrw, lru, fifo or cscan"),
+    "ct": ("none", "contiguity transform: none or msc[:sr_max=N,sw_max=N,...] (docs/ct.md)"),
 }
 
 
@@ -33,6 +34,7 @@ class ArrayConfig:
     cache_size: str = "64M"
     destage: str = "hlwm"
     destage_order: str = "lrw"
+    ct: str = "none"
 
     @classmethod
     def load(cls, directory: Path) -> "ArrayConfig | None":
@@ -50,7 +52,7 @@ class ArrayConfig:
         if not isinstance(image, str) or not image or "/" in image or image in (".", ".."):
             raise VraidError(f"{path}: image = {image!r} is not a file name", 'use a plain name such as "disk.img"')
         values = {}
-        for key in ("cache", "cache_size", "destage", "destage_order"):
+        for key in ("cache", "cache_size", "destage", "destage_order", "ct"):
             value = doc.get(key, KNOWN[key][0])
             if not isinstance(value, str) or not value:
                 raise VraidError(f"{path}: {key} = {value!r} is not a name", f"write it as a quoted string, e.g. {key} = \"{KNOWN[key][0]}\"")
@@ -70,6 +72,7 @@ class ArrayConfig:
             f'cache_size = "{self.cache_size}"   # {KNOWN["cache_size"][1]}\n'
             f'destage = "{self.destage}"   # {KNOWN["destage"][1]}\n'
             f'destage_order = "{self.destage_order}"   # {KNOWN["destage_order"][1]}\n'
+            f'ct = "{self.ct}"   # {KNOWN["ct"][1]}\n'
         )
 
     def save(self, directory: Path, summary: str) -> None:

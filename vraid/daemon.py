@@ -51,6 +51,8 @@ class MountOptions:
     destage: str | None = None
     destage_order: str | None = None
     nvram: Path | None = None
+    #: contiguity transform spec (``vraid.policies.ct``); None = the vraid.toml default
+    ct: str | None = None
 
 
 def parse_time(text: str) -> float | None:
@@ -95,6 +97,7 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
     asm = assemble(directory)
     if opts is not None:
         cache_config(asm, opts)  # a bad policy name fails here, before anything changes
+        ct_policy(asm, opts)
     existing = mountinfo.mount_of_array(directory)
     if existing is not None:
         raise MountError(f"{directory} is already mounted at {existing.mountpoint}", f"use that mount, or `vraid umount {existing.mountpoint}`")
@@ -197,7 +200,7 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     else:
         params.pop("nvram", None)
     asm.mark(clean=False, params=params)
-    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram)
+    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram, ct=ct_policy(asm, opts))
     trace = None
     if opts.trace is not None:
         from .trace import TraceWriter
@@ -256,6 +259,15 @@ def cache_config(asm: Assembled, opts: MountOptions) -> CacheConfig:
     # after a crash the NVRAM in use then is used again (with a cache) without being named
     nvram = opts.nvram or (_recorded_nvram(asm) if organisation != "none" else None)
     return CacheConfig(organisation, size, order, destage, Path(nvram).resolve() if nvram else None)
+
+
+def ct_policy(asm: Assembled, opts: MountOptions):
+    """The contiguity transform to run (None: none): ``--ct`` over vraid.toml's ``ct``; limits
+    not given default to the superblock's ``params["ct"]``, else the disk model's preset."""
+    from .policies.ct import default_limits, load_ct
+
+    spec = opts.ct or asm.config.ct
+    return load_ct(spec, default_limits(asm.superblocks[0].params, opts.disk_model))
 
 
 def _recorded_nvram(asm: Assembled) -> Path | None:

@@ -86,6 +86,8 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
     head.add_row("state", st["state"])
     if st.get("mountpoint"):
         head.add_row("mounted at", f"{st['mountpoint']}/{st['image']} (daemon pid {st['pid']})")
+    if st.get("ct"):
+        head.add_row("contiguity transform", str(st["ct"]))
     if "was_clean" in st and not st["was_clean"]:
         head.add_row("note", "[yellow]the previous shutdown was not clean[/]")
     out = [head]

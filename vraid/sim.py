@@ -60,6 +60,7 @@ POLICY_KEYS: dict[str, str] = {
     "cache_size": "write cache size, e.g. 64M",
     "destage": "destage scheduler NAME[:k=v,...]: hlwm, adaptive, lt, pi, idle",
     "destage_order": "lrw, lru, fifo or cscan",
+    "ct": "contiguity transform: none or msc[:sr_max=N,sw_max=N,sr_except=a-b,sw_except=a-b] (docs/ct.md)",
 }
 
 
@@ -149,6 +150,7 @@ def run_sim(config: SimConfig) -> SimResult:
             policy, or a workload that does not fit the array (before anything runs).
     """
     _check_policies(config.policies)
+    ct_transform(config.policies, config.disk_model)  # a bad --ct spec fails before anything runs
     if config.requests < 0:
         raise VraidError(f"requests {config.requests} is negative", "ask for zero or more requests")
     if config.max_in_flight < 1:
@@ -176,6 +178,14 @@ def cache_config(policies: dict[str, str]) -> CacheConfig:
         order=policies.get("destage_order", d.order),
         destage=policies.get("destage", d.destage),
     )
+
+
+def ct_transform(policies: dict[str, str], disk_model: str | None):
+    """The CT policy the policies ask for (None: no transform); limits default to the
+    disk model's preset (``vraid.policies.ct.default_limits``)."""
+    from .policies.ct import default_limits, load_ct
+
+    return load_ct(policies.get("ct", "none"), default_limits(None, disk_model))
 
 
 def _check_policies(policies: dict[str, str]) -> None:
@@ -252,7 +262,8 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
     clock = TrioClock()
     stores = [model.wrap(MemoryStore(geometry.member_size, name=f"disk{i}"), clock) for i in range(geometry.ndisks)]
     rec = _Recorder()
-    async with open_array(geometry, stores, clock=clock, cache=cache_config(config.policies)) as array:
+    ct = ct_transform(config.policies, config.disk_model)
+    async with open_array(geometry, stores, clock=clock, cache=cache_config(config.policies), ct=ct) as array:
         t0 = trio.current_time()
         rec.end = t0
         outstanding = workload.closed_loop

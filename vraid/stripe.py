@@ -97,6 +97,7 @@ async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: 
         _scatter(buf, m, column, first_row, rows, scratch)
     if plan.parity:
         compute_parity(plan, buf)
+    buf.temp = None  # t's temporary memory is released once the XORs are done (seed 000 III-C)
     writes = [buf.request(r.column, "write", r.first_row, r.rows, priority=priority) for r in plan.requests if r.op == "write"]
     await members.run(writes)
 

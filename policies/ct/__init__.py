@@ -1,0 +1,286 @@
+"""Contiguity transforms (``--ct``): rewrite a plan's rxw-matrix before it runs.
+
+Seed 000 (Baek & Park, MSC-CT), sections III-B to III-E. A transform is a pure, synchronous
+``Plan -> Plan`` the controller calls between planning and executing every stripe write
+(``Array(ct=...)``); ``none`` leaves plans alone.
+
+=====  ==========================================================================  ========
+name   what it does                                                                source
+=====  ==========================================================================  ========
+none   no transform: the basic rxw-matrix runs as planned                          -
+msc    read then write contiguity transform under eq. (6)-(9), Fig. 10 (msc.py)    seed 000
+=====  ==========================================================================  ========
+
+Spec syntax (``vraid mount --ct``, ``vraid sim --ct``, ``ct =`` in vraid.toml)::
+
+    none | msc[:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b]
+
+Keys given override the defaults (:func:`default_limits`); the rest keep them.
+
+Limits (eq. (8), (9)): a gap of stride distance S is filled only when ``S < S^max`` and S lies
+in no excluded region ``[a, b]`` (inclusive); reads use ``sr_*``, writes ``sw_*``. They are
+stored per array in the superblocks as ``params["ct"]`` (``vraid stride-bench --save``), as
+the paper keeps them "in a non-volatile storage" after one benchmark run (sec. III-D).
+
+Where the defaults come from (:func:`default_limits`, first that applies):
+
+1. the superblock's ``params["ct"]``;
+2. the disk model's preset in :data:`PRESET_LIMITS`: measured once with the stride
+   benchmark of seed 000 Fig. 8 on vraid's own hdd models and the 1.2 rule
+   (``vraid experiment stride``, full run, strides 1..64; ``vraid.stride_rule``);
+3. :data:`CONSERVATIVE`: the smallest limits over every measured preset (no read transform,
+   writes only across one- and two-block gaps): safe for a disk nobody measured.
+
+Adding a transform: one module here with a class taking :class:`CtLimits` (attributes
+``name``, ``limits``, ``spec``; callable on a Plan) and one entry in :data:`TRANSFORMS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+from vraid.errors import VraidError
+
+CHOICES = ("none", "msc")
+
+#: name -> "module:Class" (imported when used)
+TRANSFORMS: dict[str, str] = {
+    "msc": "vraid.policies.ct.msc:MscTransform",
+}
+
+_KEYS = ("sr_max", "sw_max", "sr_except", "sw_except")
+_SPEC_HINT = "write none, msc, or msc:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b (N >= 1, a <= b)"
+
+Regions = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class CtLimits:
+    """S_r^max, S_w^max and the excluded regions of eq. (8) and (9); ``source`` says where
+    the numbers come from (shown by ``vraid status`` and the docs, not part of the spec)."""
+
+    sr_max: int
+    sw_max: int
+    sr_except: Regions = ()
+    sw_except: Regions = ()
+    source: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        for key in ("sr_max", "sw_max"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise VraidError(f"CT limit {key} = {value!r} is not an integer of at least 1",
+                                 f"{key} is the stride distance S^max of eq. (8)/(9); 1 turns that transform off")
+        for key in ("sr_except", "sw_except"):
+            regions = getattr(self, key)
+            checked = []
+            for region in regions:
+                try:
+                    a, b = (int(x) for x in region)
+                except (TypeError, ValueError):
+                    raise VraidError(f"CT limit {key}: {region!r} is not a region [a, b]",
+                                     "give each excluded region as two stride distances a <= b") from None
+                if a < 1 or a > b:
+                    raise VraidError(f"CT limit {key}: region {a}-{b} is not a range of stride distances",
+                                     "an excluded region a-b needs 1 <= a <= b")
+                checked.append((a, b))
+            object.__setattr__(self, key, tuple(sorted(checked)))
+
+    def spec(self, name: str = "msc") -> str:
+        """``msc:sr_max=8,sw_max=16[,sr_except=3-4;9-10][,sw_except=...]``."""
+        parts = [f"sr_max={self.sr_max}", f"sw_max={self.sw_max}"]
+        for key in ("sr_except", "sw_except"):
+            regions = getattr(self, key)
+            if regions:
+                parts.append(f"{key}=" + ";".join(f"{a}-{b}" for a, b in regions))
+        return f"{name}:{','.join(parts)}"
+
+    def to_params(self) -> dict[str, Any]:
+        """The superblock form: ``params["ct"]``."""
+        return {"sr_max": self.sr_max, "sw_max": self.sw_max,
+                "sr_except": [[a, b] for a, b in self.sr_except],
+                "sw_except": [[a, b] for a, b in self.sw_except],
+                "source": self.source}
+
+    @classmethod
+    def from_params(cls, d: dict[str, Any]) -> "CtLimits":
+        """Read ``params["ct"]`` back.
+
+        Raises:
+            VraidError: when it is not such a dict (a damaged or hand-edited superblock).
+        """
+        if not isinstance(d, dict) or "sr_max" not in d or "sw_max" not in d:
+            raise VraidError(f"the superblock's CT limits {d!r} are not readable",
+                             "run `vraid stride-bench --save` again, or give the limits with --ct msc:sr_max=N,sw_max=N")
+        regions = {}
+        for key in ("sr_except", "sw_except"):
+            value = d.get(key) or ()
+            if not isinstance(value, (list, tuple)):
+                raise VraidError(f"the superblock's CT limit {key} = {value!r} is not a list of regions",
+                                 "run `vraid stride-bench --save` again")
+            regions[key] = tuple(value)
+        return cls(sr_max=_int(d["sr_max"], "sr_max"), sw_max=_int(d["sw_max"], "sw_max"),
+                   source=str(d.get("source", "")), **regions)
+
+
+def _int(value: Any, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise VraidError(f"CT limit {key} = {value!r} is not an integer", "write a whole number of blocks, e.g. 8")
+    return value
+
+
+#: Stride-benchmark limits per hdd preset of ``vraid models``. Measured with
+#: ``vraid experiment stride`` (full run: every hdd preset, S = 1..64, 16 MiB span,
+#: 2 passes, stroke=partition) on vraid 0.1.0, 2026-11-22; S^max by the 1.2 rule of
+#: vraid.stride_rule. No curve had an excluded region. Normalized time at S = 2
+#: (write / read) for reference: st373454lc 43.46 / 43.24, st39175fc 19.93 / 1.37,
+#: dnes-318350 and dnes-309170 19.05 / 1.00, 91366u4 31.17 / 1.88, 91020d6 23.51 / 1.44,
+#: st52160n and st32151n 12.84 / 1.49 and 1.88. Every S >= S^max measured 1.00-1.03.
+PRESET_LIMITS: dict[str, tuple[int, int]] = {  # preset -> (sr_max, sw_max)
+    "st373454lc": (4, 4),
+    "st39175fc": (3, 3),
+    "dnes-318350": (1, 3),
+    "dnes-309170": (1, 3),
+    "91366u4": (3, 3),
+    "91020d6": (3, 3),
+    "st52160n": (3, 3),
+    "st32151n": (3, 3),
+}
+_MEASURED = "vraid experiment stride (full, 1.2 rule), see policies/ct/__init__.py PRESET_LIMITS"
+
+#: No stored and no preset limits (no disk model, an ssd, a model nobody measured): the
+#: smallest S^max over all measured presets, for reads and writes separately (dnes-318350
+#: has S_r^max = 1; every preset has S_w^max >= 3). A transform these limits allow helped
+#: every measured disk.
+CONSERVATIVE = CtLimits(sr_max=min(r for r, _ in PRESET_LIMITS.values()),
+                        sw_max=min(w for _, w in PRESET_LIMITS.values()),
+                        source="conservative default: the smallest limits over all measured hdd presets")
+
+#: What ``vraid rxw --ct msc`` uses when no limit is given: large enough that every gap of a
+#: stripe is filled (the paper's worked example transforms fully).
+GENEROUS = CtLimits(sr_max=1 << 20, sw_max=1 << 20, source="vraid rxw: generous limits (every gap filled)")
+
+
+def default_limits(params: dict | None = None, disk_model: str | None = None) -> CtLimits:
+    """The limits to use when a spec gives none: stored, preset, or conservative (see module doc).
+
+    Raises:
+        VraidError: when ``params["ct"]`` is present but unreadable.
+    """
+    if params and params.get("ct") is not None:
+        stored = CtLimits.from_params(params["ct"])
+        return stored if stored.source else replace(stored, source="superblock")
+    preset = _preset(disk_model)
+    if preset is not None and preset in PRESET_LIMITS:
+        sr, sw = PRESET_LIMITS[preset]
+        return CtLimits(sr_max=sr, sw_max=sw, source=f"preset {preset}: {_MEASURED}")
+    return CONSERVATIVE
+
+
+def _preset(disk_model: str | None) -> str | None:
+    """The hdd preset a ``--disk-model`` spec names, if the model is that preset as measured
+    (only ``stroke`` may be overridden: other keys make another disk). Never raises."""
+    if not disk_model:
+        return None
+    try:
+        from vraid.backends.models import parse_model
+
+        spec = parse_model(disk_model)
+    except VraidError:
+        return None
+    if spec.kind != "hdd" or spec.params is None:
+        return None
+    if any(key != "stroke" for key, _ in spec.overrides):
+        return None
+    return spec.params.name
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"msc:sr_max=8,sr_except=3-4;9-10"`` -> ``("msc", {"sr_max": 8, "sr_except": ((3, 4), (9, 10))})``.
+
+    Raises:
+        VraidError: naming the bad part, with the syntax as hint.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise VraidError("empty --ct spec", _SPEC_HINT)
+    name, sep, rest = spec.strip().partition(":")
+    name = name.strip().lower()
+    if name not in CHOICES:
+        raise VraidError(f"unknown contiguity transform {name!r}", f"use one of {', '.join(CHOICES)}; {_SPEC_HINT}")
+    values: dict[str, Any] = {}
+    if name == "none":
+        if sep and rest.strip():
+            raise VraidError(f"--ct none takes no parameters (got {rest.strip()!r})", "write just none")
+        return name, values
+    if sep and not rest.strip():
+        raise VraidError(f"--ct {spec!r} ends with ':' but gives no limits", _SPEC_HINT)
+    for item in rest.split(",") if rest.strip() else []:
+        key, eq, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not key:
+            raise VraidError(f"--ct {name}: {item.strip()!r} is not key=value", _SPEC_HINT)
+        if key not in _KEYS:
+            raise VraidError(f"--ct {name}: unknown key {key!r}", f"known keys: {', '.join(_KEYS)}")
+        if key in values:
+            raise VraidError(f"--ct {name}: {key} given twice", "give each key once")
+        if key.endswith("_max"):
+            try:
+                n = int(value)
+            except ValueError:
+                raise VraidError(f"--ct {name}: {key}={value!r} is not an integer",
+                                 f"{key} is a stride distance in blocks, e.g. {key}=8") from None
+            if n < 1:
+                raise VraidError(f"--ct {name}: {key}={n} is below 1",
+                                 f"{key} must be at least 1 ({key}=1 turns that transform off)")
+            values[key] = n
+        else:
+            values[key] = _regions(name, key, value)
+    return name, values
+
+
+def _regions(name: str, key: str, text: str) -> tuple[tuple[int, int], ...]:
+    out = []
+    for part in text.split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        a, dash, b = part.partition("-")
+        try:
+            lo, hi = int(a), int(b if dash else a)
+        except ValueError:
+            raise VraidError(f"--ct {name}: {key} region {part!r} is not a-b with integers",
+                             f"write regions as a-b;c-d, e.g. {key}=3-4;9-10") from None
+        if lo < 1:
+            raise VraidError(f"--ct {name}: {key} region {part!r} starts below 1", "stride distances start at 1")
+        if lo > hi:
+            raise VraidError(f"--ct {name}: {key} region {part!r} has a > b", f"write the smaller end first: {hi}-{lo}")
+        out.append((lo, hi))
+    return tuple(out)
+
+
+def load_ct(spec: str, defaults: CtLimits | None = None) -> Callable | None:
+    """The transform ``spec`` names, or None for ``none``.
+
+    Keys in the spec override ``defaults`` (:data:`CONSERVATIVE` when None).
+
+    Raises:
+        VraidError: for a bad spec (unknown name or key, non-integer, N < 1, a > b).
+    """
+    name, values = parse_spec(spec)
+    if name == "none":
+        return None
+    base = defaults if defaults is not None else CONSERVATIVE
+    limits = replace(base, **values) if values else base
+    if values:
+        given = ",".join(sorted(values))
+        limits = replace(limits, source=f"--ct {given}" + (f"; rest: {base.source}" if base.source else ""))
+    module_name, _, cls_name = TRANSFORMS[name].partition(":")
+    cls = getattr(importlib.import_module(module_name), cls_name)
+    return cls(limits)
+
+
+def spec_of(ct: Callable | None) -> str:
+    """The canonical spec of a loaded transform (``none`` for None)."""
+    return "none" if ct is None else str(getattr(ct, "spec", getattr(ct, "name", "custom")))

@@ -359,7 +359,10 @@ def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
 
     from .live import LiveState
 
-    live = LiveState(array, source=f"{mountpoint}/{asm.config.image}")  # vraid top and vraid ctl
+    from .policies.ct import default_limits
+
+    live = LiveState(array, source=f"{mountpoint}/{asm.config.image}",  # vraid top and vraid ctl
+                     ct_defaults=lambda: default_limits(asm.superblocks[0].params, None))
     return {"ping": ping, "status": status} | live.handlers()
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import bisect
 from collections import deque
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from .errors import VraidError
 
@@ -80,24 +80,31 @@ class LiveState:
         source: one line naming what runs (a mount, a simulation), for the header.
     """
 
-    def __init__(self, array: "Array", *, source: str = "") -> None:
+    def __init__(self, array: "Array", *, source: str = "", ct_defaults: Callable[[], Any] | None = None) -> None:
         self.array = array
         self.source = source
+        self.ct_defaults = ct_defaults
         self._plan: tuple["PlanEvent", float] | None = None
         self.frozen: list[dict[str, Any]] = []
         self.policy_log: deque[dict[str, Any]] = deque(maxlen=8)
         self._capture: tuple[int, int] | None = None
         self._captured: tuple["PlanEvent", float] | None = None
+        #: clock times of destage starts (plans) and ends, for the chart's destage marks
+        self.destage_times: deque[float] = deque(maxlen=50_000)
         self.unsubscribe = array.events.subscribe(self._on_event)
 
     # -- events ---------------------------------------------------------------------
     def _on_event(self, event) -> None:
         if event.kind == "plan":
             pe = event.data
+            if pe.destage:
+                self.destage_times.append(event.time)
             if pe.destage or self.array.cache is None:
                 self._plan = (pe, event.time)
                 if self._capture == (pe.plan.stripe, pe.row0):
                     self._captured = (pe, event.time)
+        elif event.kind == "destage":
+            self.destage_times.append(event.time)
         elif event.kind == "policy":
             self.policy_log.append({"time": event.time} | dict(event.data))
 
@@ -143,7 +150,8 @@ class LiveState:
             "plan": plan_dict(*self._plan) if self._plan is not None else None,
             "step": list(self.frozen),
             "paused": bool(cache is not None and cache.paused),
-            "history": history_buckets(cache.metrics.history, now, window, buckets) if cache is not None else [],
+            "history": (history_buckets(cache.metrics.history, now, window, buckets, self.destage_times)
+                        if cache is not None else []),
             "window": window,
         }
         return snap
@@ -211,12 +219,22 @@ class LiveState:
         else:  # ct
             from .policies.ct import load_ct
 
-            transform = load_ct(value, _ct_defaults(self.array))
+            transform = load_ct(value, self._ct_defaults())
             self.array.ct = transform
             new = getattr(transform, "spec", "none") if transform is not None else "none"
         change = {"key": key, "old": old, "new": new}
         self.array.events.publish("policy", self.array.clock.now(), change)
         return change
+
+    def _ct_defaults(self):
+        """Limits for keys a CT spec leaves out: those of the transform running now, else
+        what the mount or simulation says (superblock, disk model preset)."""
+        from .policies.ct import CONSERVATIVE
+
+        limits = getattr(self.array.ct, "limits", None)
+        if limits is not None:
+            return limits
+        return self.ct_defaults() if self.ct_defaults is not None else CONSERVATIVE
 
     # -- the control commands ---------------------------------------------------------------
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]]:
@@ -272,20 +290,17 @@ def _int_field(req: dict[str, Any], name: str, default: int, lo: int, hi: int) -
     return value
 
 
-def _ct_defaults(array: "Array") -> dict[str, Any]:
-    """The CT parameters stored with the array, for ``load_ct``'s defaults."""
-    return dict(getattr(array, "ct_defaults", None) or {})
-
-
 def history_buckets(history: list[tuple[float, float, float | None, float | None, int]], now: float,
-                    window: float, n: int) -> list[list[Any] | None]:
+                    window: float, n: int, destages: "Sequence[float]" = ()) -> list[list[Any] | None]:
     """The cache's samples ``(time, occupancy, hwm, lwm, destaging)`` over the last ``window``
     seconds, as ``n`` equal time buckets, oldest first.
 
     Each bucket is ``[peak occupancy, last occupancy, hwm, lwm, destaging]`` (destaging: 1
-    if any destage was in flight during the bucket, else 0), or None before the first sample.
-    A sample holds until the next one, so a bucket without samples repeats the one before.
+    if a sample saw destages in flight, or a destage started or ended (``destages``: sorted
+    clock times) during the bucket, else 0), or None before the first sample. A sample
+    holds until the next one, so a bucket without samples repeats the one before.
     """
+    marks = list(destages)
     if n <= 0:
         return []
     start = now - window
@@ -304,7 +319,9 @@ def history_buckets(history: list[tuple[float, float, float | None, float | None
         lo = max(i, 0)
         samples = recent[lo : j + 1]
         peak = max(s[1] for s in samples)
-        busy = int(any(s[4] for s in samples))
+        t0 = t1 - width
+        k = bisect.bisect_right(marks, t0)
+        busy = int(any(s[4] for s in samples) or (k < len(marks) and marks[k] <= t1))
         last = recent[j]
         out.append([peak, last[1], last[2], last[3], busy])
         i = j

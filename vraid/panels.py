@@ -41,8 +41,8 @@ STATE_STYLE = {"D": "bold red", "C": "green", "E": "dim"}
 INSERTED_STYLE = "bold black on yellow"
 OPS_ORDER = ("t", "r", "x", "xx", "_", "w")
 
-KEYS_ENGINE = (("p", "pause destaging"), ("s", "step one stripe"), ("r", "resume"), ("q", "quit"))
-KEYS_SIM = (("+", "faster"), ("-", "slower"), ("space", "pause time"))
+KEYS_ENGINE = (("p", "pause destaging"), ("s", "step 1 stripe"), ("r", "resume"), ("q", "quit"))
+KEYS_SIM = (("+", "faster"), ("-", "slower"), ("space", "stop time"))
 
 
 # ------------------------------------------------------------------------- helpers
@@ -268,21 +268,20 @@ def watermark_panel(snap: dict[str, Any], width: int = 100, height: int = 8) -> 
     info.append("  LWM ", style="bold blue")
     info.append(_pct(cache.get("lwm")))
     info.append(f"\ndestaging {cache.get('destaging', 0)}  last {_seconds(window)}, ▀ destages in flight")
-    if snap.get("paused"):
-        info.append("  PAUSED", style="bold reverse yellow")
     sched = cache.get("scheduler")
     spec = sched.get("spec", "") if isinstance(sched, dict) else str(sched or "")
-    return Panel(Group(info, grid), title=f"watermarks: {spec}", title_align="left")
+    title = f"watermarks: {spec}" + ("  [bold reverse yellow] DESTAGE PAUSED [/]" if snap.get("paused") else "")
+    return Panel(Group(info, grid), title=title, title_align="left")
 
 
 # ------------------------------------------------------------------------- members
 def members_panel(snap: dict[str, Any]) -> Panel:
     rates = {m["disk"]: m for m in (snap.get("rates") or {}).get("members", [])}
     t = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 1))
-    for col, just in (("disk", "right"), ("state", "left"), ("queue", "right"), ("busy", "right"),
+    for col, just in (("disk", "right"), ("state", "left"), ("queue", "right"), ("busy", "left"),
                       ("req/s", "right"), ("reads", "right"), ("writes", "right"), ("contiguous", "right"),
                       ("fragmented", "right"), ("", "left")):
-        t.add_column(col, justify=just)
+        t.add_column(col, justify=just, no_wrap=bool(col))
     for d in snap.get("members", []):
         state = d.get("state", "active")
         style = {"active": "green", "failed": "bold red", "rebuilding": "yellow", "spare": "dim"}.get(state, "")
@@ -292,11 +291,11 @@ def members_panel(snap: dict[str, Any]) -> Panel:
         busy = r.get("busy")
         bar = ""
         if busy is not None:
-            n = int(round(busy * 10))
-            bar = "█" * n + "·" * (10 - n)
-        extra = ""
+            n = int(round(busy * 8))
+            bar = "█" * n + "·" * (8 - n)
+        extra = f"{d['errors']} errors" if d.get("errors") else ""
         if d.get("progress") is not None:
-            extra = f"rebuilt {_pct(d['progress'])}"
+            state = f"{state} {_pct(d['progress'])}"
         t.add_row(str(d["disk"]), Text(state, style=style), str(d.get("queue", 0)),
                   "-" if busy is None else f"{busy:4.0%} {bar}",
                   "-" if not r else _num(r["requests_per_s"]),
@@ -395,7 +394,7 @@ def footer(snap: dict[str, Any], *, sim: bool = False, message: str = "", keys: 
     text = Text()
     if keys:
         for k, what in KEYS_ENGINE + (KEYS_SIM if sim else ()):
-            text.append(f" {k} ", style="reverse")
+            text.append(f"{k}", style="reverse")
             text.append(f" {what}  ")
     else:
         text.append("(no keys: stdin is not a terminal)", style="dim")
@@ -427,17 +426,18 @@ def frame(snap: dict[str, Any], *, width: int = 100, height: int | None = None, 
             parts.append(extras_panel(snap))
         parts.append(foot)
         return Group(*parts)
-    foot_h = len(foot.plain.splitlines()) or 1
-    head_h = 2
-    members_h = nmembers + 3
+    foot_h = _lines(foot.plain, width)
+    head_h = min(3, _lines(head.plain, width))
+    members_h = nmembers + 3 + (1 if isinstance(snap.get("rebuild"), dict) else 0)
     extras_h = 4 if extras else 0
     counters_h = 14
     fixed = head_h + foot_h + members_h + extras_h
-    # the chart takes what the plan leaves (the plan needs ~12 lines for a few rows)
-    mid_h = max(counters_h, min(counters_h + 4, height - fixed - 12))
-    chart_h = max(3, mid_h - 5)
+    plan_want = _plan_lines(snap)
+    # the plan gets what it needs if it can, the chart the rest (up to 20 rows), then the plan again
+    mid_h = max(counters_h, min(counters_h + 10, height - fixed - plan_want))
     plan_h = max(6, height - fixed - mid_h)
-    max_rows = max(1, plan_h - 9)
+    chart_h = max(3, mid_h - 5)
+    max_rows = max(1, plan_h - 10)
     counters_w = 48
     layout = Layout()
     rows = [Layout(head, size=head_h), Layout(plan_panel(snap, max_rows=max_rows), size=plan_h),
@@ -449,3 +449,19 @@ def frame(snap: dict[str, Any], *, width: int = 100, height: int | None = None, 
     layout["middle"].split_row(Layout(watermark_panel(snap, width - counters_w, chart_h)),
                                Layout(counters, size=counters_w))
     return layout
+
+
+def _lines(text: str, width: int) -> int:
+    """Lines ``text`` takes on ``width`` columns (rough word wrap)."""
+    return sum(max(1, -(-len(line) // max(1, width - 1))) for line in text.splitlines()) or 1
+
+
+def _plan_lines(snap: dict[str, Any]) -> int:
+    """Lines the plan panel needs to show every active row of its plan."""
+    frozen = snap.get("step") or []
+    plan = frozen[-1] if frozen else snap.get("plan")
+    if not plan:
+        return 6
+    z, trans = plan["z"], plan["transformed"]
+    active = sum(1 for i in range(len(z)) if "D" in z[i] or any(trans[i]))
+    return active + 11

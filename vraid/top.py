@@ -112,7 +112,7 @@ class SimSource:
             self._ready.set()
 
     async def _main(self) -> None:
-        from .sim import _closed_loop, _open_loop, _Pattern, _Recorder, describe_config
+        from .sim import _closed_loop, _open_loop, _Pattern, _Recorder
         from .workload import parse_workload
 
         config = self.config
@@ -122,7 +122,7 @@ class SimSource:
         with trio.CancelScope() as scope:
             self._cancel = scope
             async with engine(config) as array:
-                self.live = LiveState(array, source=f"sim: {describe_config(config)}")
+                self.live = _live(array, config)
                 self._token = trio.lowlevel.current_trio_token()
                 self._ready.set()
                 t0 = trio.current_time()
@@ -209,19 +209,28 @@ def engine(config):
     from .backends.memory import MemoryStore
     from .backends.models import parse_model
     from .clock import TrioClock
-    from .sim import cache_config
+    from .sim import cache_config, ct_transform
 
     geometry = config.geometry()
     model = parse_model(config.disk_model)
     clock = TrioClock()
     stores = [model.wrap(MemoryStore(geometry.member_size, name=f"disk{i}"), clock) for i in range(geometry.ndisks)]
-    return open_array(geometry, stores, clock=clock, cache=cache_config(config.policies))
+    return open_array(geometry, stores, clock=clock, cache=cache_config(config.policies),
+                      ct=ct_transform(config.policies, config.disk_model))
+
+
+def _live(array, config) -> LiveState:
+    from .policies.ct import default_limits
+    from .sim import describe_config
+
+    return LiveState(array, source=f"sim: {describe_config(config)}",
+                     ct_defaults=lambda: default_limits(None, config.disk_model))
 
 
 def sim_snapshots(config) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run ``config``'s whole workload in virtual time (deterministically, as ``vraid sim``)
     and return snapshots at its start and at its end (before the final drain)."""
-    from .sim import _check_policies, _closed_loop, _deterministic_trio, _open_loop, _Pattern, _Recorder, describe_config
+    from .sim import _check_policies, _closed_loop, _deterministic_trio, _open_loop, _Pattern, _Recorder
     from .workload import parse_workload
 
     _check_policies(config.policies)
@@ -232,7 +241,7 @@ def sim_snapshots(config) -> tuple[dict[str, Any], dict[str, Any]]:
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
         pattern, rec = _Pattern(config.seed), _Recorder()
         async with engine(config) as array:
-            live = LiveState(array, source=f"sim: {describe_config(config)}")
+            live = _live(array, config)
             t0 = trio.current_time()
             first = live.snapshot()
             if workload.closed_loop is None:

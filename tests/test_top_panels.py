@@ -102,7 +102,7 @@ def test_plan_panel_step_and_empty():
 
 def test_watermark_panel():
     text = render_text(panels.watermark_panel(fixed_snapshot(), width=100))
-    assert "HWM 70%" in text and "LWM 40%" in text and "DESTAGE PAUSED" in text
+    assert "HWM 70%" in text and "LWM 40%" in text and "PAUSED" in text
     assert "━" in text and "╌" in text and "▀" in text
     assert_snapshot("watermark_panel", text)
 

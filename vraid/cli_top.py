@@ -72,7 +72,7 @@ def _sim_config(sim_args: list[str]):
     try:
         args = parser.parse_args(["sim", *sim_args])
     except SystemExit as exc:
-        raise VraidError(f"vraid top --sim: the simulation arguments {' '.join(sim_args)!r} are not valid for `vraid sim`",
+        raise VraidError(f"--sim: the simulation arguments {' '.join(sim_args)!r} are not valid for `vraid sim`",
                          "see `vraid sim --help`; top's own options go before --sim") from exc
     if args.json:
         raise VraidError("vraid top --sim draws frames; --json is an option of `vraid sim`", "drop --json")

@@ -270,7 +270,7 @@ def watermark_panel(snap: dict[str, Any], width: int = 100, height: int = 8) -> 
     info.append(f"\ndestaging {cache.get('destaging', 0)}  last {_seconds(window)}, ▀ destages in flight")
     sched = cache.get("scheduler")
     spec = sched.get("spec", "") if isinstance(sched, dict) else str(sched or "")
-    title = f"watermarks: {spec}" + ("  [bold reverse yellow] DESTAGE PAUSED [/]" if snap.get("paused") else "")
+    title = f"watermarks: {spec}" + ("  [bold reverse yellow] PAUSED [/]" if snap.get("paused") else "")
     return Panel(Group(info, grid), title=title, title_align="left")
 
 
@@ -375,6 +375,12 @@ def header(snap: dict[str, Any], *, speed: str = "") -> Text:
     p = snap.get("policies") or {}
     text = Text()
     text.append("vraid top ", style="bold")
+    if snap.get("paused"):
+        text.append("PAUSED", style="bold reverse yellow")
+        text.append(" ")
+    if speed:
+        text.append(speed, style="bold")
+        text.append(" ")
     text.append(snap.get("source", ""))
     text.append(f"  t={_seconds(snap.get('uptime', 0.0))}")
     if g:
@@ -383,10 +389,6 @@ def header(snap: dict[str, Any], *, speed: str = "") -> Text:
     if "destage" in p:
         text.append(f"  destage {p['destage']}  order {p.get('destage_order')}")
     text.append(f"  CT {p.get('ct', 'none')}")
-    if snap.get("paused"):
-        text.append("  PAUSED", style="bold reverse yellow")
-    if speed:
-        text.append(f"  {speed}", style="bold")
     return text
 
 

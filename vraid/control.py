@@ -3,8 +3,9 @@
 One JSON object per line in each direction. A request is
 ``{"cmd": NAME, ...}``; the answer is ``{"ok": true, ...}`` or
 ``{"ok": false, "error": TEXT}``. A malformed request gets an error answer
-and never disturbs the mount. ``vraid status`` uses it now; ``vraid top`` and
-``vraid ctl`` will add commands.
+and never disturbs the mount. ``vraid status`` uses ``status``; ``vraid top``
+and ``vraid ctl`` use the commands of :mod:`vraid.live` (snapshot, pause,
+step, resume, ctl_get, ctl_set).
 """
 
 from __future__ import annotations

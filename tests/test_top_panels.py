@@ -70,7 +70,10 @@ def fixed_snapshot() -> dict:
         "paused": True,
         "history": _history(),
         "window": 60.0,
-        "rebuild": {"progress": 0.42},
+        "rebuild": {"role": 3, "spare": "spare0.img", "state": "running", "progress": 0.42, "speed_mb_s": 12.5,
+                    "eta_seconds": 30.0},
+        "spares": [{"store": "spare1.img", "state": "spare"}],
+        "degraded": True,
     }
     prev = copy.deepcopy(snap)
     prev["time"] = 110.5
@@ -109,7 +112,7 @@ def test_watermark_panel():
 
 def test_members_panel_shows_states_and_rebuild():
     text = render_text(panels.members_panel(fixed_snapshot()))
-    for word in ("failed", "rebuilding 42%", "spare", "rebuild "):
+    for word in ("failed", "rebuilding 42%", "spare", "rebuild of member 3 onto spare0.img", "spares: spare1.img"):
         assert word in text
     assert_snapshot("members_panel", text)
 

@@ -302,13 +302,33 @@ def members_panel(snap: dict[str, Any]) -> Panel:
                   f"{int(d.get('reads', 0)):,}", f"{int(d.get('writes', 0)):,}",
                   f"{contiguous:,} ({contiguous / reqs:.0%})" if reqs else "0",
                   f"{reqs - contiguous:,}", extra)
+    parts: list[RenderableType] = [t]
+    spares = [s.get("store", "?") for s in snap.get("spares") or [] if isinstance(s, dict)]
+    if spares:
+        parts.append(Text(f"spares: {', '.join(spares)}", style="dim"))
     rebuild = snap.get("rebuild")
-    body: RenderableType = t
     if isinstance(rebuild, dict) and rebuild.get("progress") is not None:
-        p = float(rebuild["progress"])
-        n = int(round(p * 40))
-        body = Group(t, Text(f"rebuild {'█' * n}{'·' * (40 - n)} {p:.0%}", style="yellow"))
-    return Panel(body, title="members", title_align="left")
+        parts.append(rebuild_line(rebuild))
+    return Panel(Group(*parts), title="members", title_align="left")
+
+
+def rebuild_line(rebuild: dict[str, Any]) -> Text:
+    """A rebuild's progress bar with what is known of it (member, spare, speed, time left)."""
+    p = float(rebuild["progress"])
+    n = int(round(p * 20))
+    text = Text("rebuild", style="bold yellow")
+    if rebuild.get("role") is not None:
+        text.append(f" of member {rebuild['role']}")
+    if rebuild.get("spare"):
+        text.append(f" onto {rebuild['spare']}")
+    text.append(f" {'█' * n}{'·' * (20 - n)} {p:.0%}", style="yellow")
+    if rebuild.get("state"):
+        text.append(f" {rebuild['state']}")
+    if rebuild.get("speed_mb_s"):
+        text.append(f"  {rebuild['speed_mb_s']:.1f} MB/s")
+    if rebuild.get("eta_seconds"):
+        text.append(f"  {_seconds(rebuild['eta_seconds'])} left")
+    return text
 
 
 # ------------------------------------------------------------------------- counters
@@ -378,6 +398,9 @@ def header(snap: dict[str, Any], *, speed: str = "") -> Text:
     if snap.get("paused"):
         text.append("PAUSED", style="bold reverse yellow")
         text.append(" ")
+    if snap.get("degraded"):
+        text.append("DEGRADED", style="bold reverse red")
+        text.append(" ")
     if speed:
         text.append(speed, style="bold")
         text.append(" ")
@@ -430,7 +453,7 @@ def frame(snap: dict[str, Any], *, width: int = 100, height: int | None = None, 
         return Group(*parts)
     foot_h = _lines(foot.plain, width)
     head_h = min(3, _lines(head.plain, width))
-    members_h = nmembers + 3 + (1 if isinstance(snap.get("rebuild"), dict) else 0)
+    members_h = nmembers + 3 + (1 if isinstance(snap.get("rebuild"), dict) else 0) + (1 if snap.get("spares") else 0)
     extras_h = 4 if extras else 0
     counters_h = 14
     fixed = head_h + foot_h + members_h + extras_h

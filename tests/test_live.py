@@ -226,3 +226,18 @@ def test_derive_rates():
     assert r["host_iops"] == 10 and r["host_mb_s"] == 2 and r["destages_per_s"] == 2
     assert r["members"] == [{"disk": 0, "requests_per_s": 5.0, "busy": 0.5}]
     assert derive_rates(None, cur) == {}
+
+
+def test_recent_percentiles_follow_the_ring():
+    from vraid.metrics import ResponseTimes
+
+    r = ResponseTimes(limit=10)
+    for v in range(1, 26):  # the ring keeps 16..25; the newest 4 are 22..25
+        r.add(float(v))
+    assert r.percentiles((0.0, 100.0)) == [16.0, 25.0]
+    assert r.percentiles((0.0, 100.0), recent=4) == [22.0, 25.0]
+    assert r.percentiles((0.0, 100.0), recent=7) == [19.0, 25.0]
+    fresh = ResponseTimes(limit=10)
+    for v in range(1, 6):
+        fresh.add(float(v))
+    assert fresh.percentiles((100.0,), recent=2) == [5.0] and fresh.percentiles((0.0,), recent=2) == [4.0] and fresh.percentiles((50.0,)) == [3.0]

@@ -48,6 +48,8 @@ CTL_KEYS: dict[str, str] = {
 #: the largest ``step`` count one request may ask for
 MAX_STEP = 64
 PERCENTILES = (50.0, 90.0, 99.0)
+#: response-time percentiles of a snapshot are over this many newest host requests
+RECENT_RESPONSES = 1 << 16
 
 
 class BadRequest(VraidError):
@@ -125,7 +127,7 @@ class LiveState:
 
         Keys: ``time`` (the engine's clock), ``uptime``, ``source``, ``geometry``, ``cache``
         (``WriteBackCache.status()``, or ``{"organisation": "none"}``), ``metrics`` (with
-        ``response_ms`` percentiles), ``members`` (``status()["members"]``), ``policies``,
+        ``response_ms`` percentiles of the newest :data:`RECENT_RESPONSES` host requests), ``members`` (``status()["members"]``), ``policies``,
         ``policy_log`` (recent changes), ``plan`` (the latest destage plan or None), ``step``
         (the plans frozen by step mode, empty when not stepping), ``paused``, ``history``
         (``buckets`` samples of the cache over the last ``window`` seconds, see
@@ -136,7 +138,7 @@ class LiveState:
         now = a.clock.now()
         status = a.status()
         metrics = dict(status.get("metrics", {}))
-        values = a.metrics.response.percentiles(PERCENTILES)
+        values = a.metrics.response.percentiles(PERCENTILES, recent=RECENT_RESPONSES)
         metrics["response_ms"] = {f"p{p:g}": v * 1000 for p, v in zip(PERCENTILES, values)}
         metrics["max_response_ms"] = a.metrics.response.max * 1000
         cache = a.cache

@@ -89,7 +89,7 @@ def cmd_top(args) -> int:
 
     from .live import derive_rates
     from .panels import frame
-    from .top import DEFAULT_RATE, MountSource, SimSource, run_view, sim_snapshots
+    from .top import DEFAULT_RATE, MountSource, SimSource, buckets_for, run_view, sim_snapshots
 
     if args.sim is None and args.mountpoint is None:
         raise VraidError("vraid top needs a mountpoint, or --sim followed by the arguments of `vraid sim`",
@@ -112,9 +112,9 @@ def cmd_top(args) -> int:
             import time
 
             source = MountSource(args.mountpoint)
-            first = source.snapshot(_buckets(console.width))
+            first = source.snapshot(buckets_for(console.width))
             time.sleep(min(1.0, args.interval * 4))
-            snap = source.snapshot(_buckets(console.width))
+            snap = source.snapshot(buckets_for(console.width))
             snap["rates"] = derive_rates(first, snap)
         console.print(frame(snap, width=console.width, sim=args.sim is not None, keys=False))
         return 0
@@ -123,12 +123,6 @@ def cmd_top(args) -> int:
         return run_view(source, interval=args.interval, duration=args.duration, console=console)
     finally:
         source.close()
-
-
-def _buckets(width: int) -> int:
-    from .top import _buckets as b
-
-    return b(width)
 
 
 # -- ctl ------------------------------------------------------------------------

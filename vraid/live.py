@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 CTL_KEYS: dict[str, str] = {
     "destage": "destage scheduler spec: hlwm, adaptive, lt, pi, idle (NAME[:k=v,...]) or module:Class",
     "destage_order": "which dirty unit goes next: lrw, lru, fifo or cscan",
+    "ct": "contiguity transform spec (seed 000): none, msc or msc:sr_max=N,sw_max=N,...",
 }
 #: the largest ``step`` count one request may ask for
 MAX_STEP = 64
@@ -54,18 +55,6 @@ RECENT_RESPONSES = 1 << 16
 
 class BadRequest(VraidError):
     """A control request with a missing or wrongly typed field."""
-
-
-def _ct_available() -> bool:
-    try:
-        from .policies.ct import load_ct  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-if _ct_available():
-    CTL_KEYS["ct"] = "contiguity transform spec (seed 000): none, or a CT policy (see `vraid rxw --help`)"
 
 
 def plan_dict(event: "PlanEvent", time: float) -> dict[str, Any]:

@@ -39,7 +39,6 @@ LEGEND = (
 )
 STATE_STYLE = {"D": "bold red", "C": "green", "E": "dim"}
 INSERTED_STYLE = "bold black on yellow"
-OPS_ORDER = ("t", "r", "x", "xx", "_", "w")
 
 KEYS_ENGINE = (("p", "pause destaging"), ("s", "step 1 stripe"), ("r", "resume"), ("q", "quit"))
 KEYS_SIM = (("+", "faster"), ("-", "slower"), ("space", "stop time"))

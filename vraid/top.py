@@ -60,7 +60,6 @@ class MountSource:
                              "give the mountpoint of `vraid mount`, or use `vraid top --sim` for a simulation")
         asm = assemble(m.source)
         self.sock = control.socket_path(asm.directory, asm.uuid)
-        self.label = f"{m.mountpoint} ({m.source})"
         self.command("ping")
 
     def command(self, cmd: str, **args: Any) -> dict[str, Any]:
@@ -385,7 +384,7 @@ def run_view(source, *, interval: float = 0.25, duration: float | None = None, c
     end = time.monotonic() + duration if duration is not None else None
     with KeyReader() as keys:
         viewer = Viewer(source, keys=keys.active)
-        viewer.poll(_buckets(console.width))
+        viewer.poll(buckets_for(console.width))
         use_screen = console.is_terminal
         height = console.height if use_screen else None
         with Live(viewer.render(console.width, height), console=console, screen=use_screen,
@@ -407,10 +406,11 @@ def run_view(source, *, interval: float = 0.25, duration: float | None = None, c
                     running = False
                 if not running:
                     break
-                viewer.poll(_buckets(console.width))
+                viewer.poll(buckets_for(console.width))
                 live.update(viewer.render(console.width, console.height if use_screen else None), refresh=True)
     return 0
 
 
-def _buckets(width: int) -> int:
+def buckets_for(width: int) -> int:
+    """History buckets to ask for: one per column of the chart."""
     return max(10, min(2000, width - 10))

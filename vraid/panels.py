@@ -266,7 +266,7 @@ def watermark_panel(snap: dict[str, Any], width: int = 100, height: int = 8) -> 
     info.append(_pct(cache.get("hwm")))
     info.append("  LWM ", style="bold blue")
     info.append(_pct(cache.get("lwm")))
-    info.append(f"\ndestaging {cache.get('destaging', 0)}  last {_seconds(window)}, ▀ destages in flight")
+    info.append(f"\ndestaging {cache.get('destaging', 0)}  last {_seconds(window)}")
     sched = cache.get("scheduler")
     spec = sched.get("spec", "") if isinstance(sched, dict) else str(sched or "")
     title = f"watermarks: {spec}" + ("  [bold reverse yellow] PAUSED [/]" if snap.get("paused") else "")
@@ -336,27 +336,27 @@ def counters_panel(snap: dict[str, Any]) -> Panel:
     cache = snap.get("cache") or {}
     rates = snap.get("rates") or {}
     t = Table(box=None, show_header=False, pad_edge=False, show_edge=False, padding=(0, 1))
-    t.add_column("what", style="bold")
-    t.add_column("value", justify="right")
-    t.add_row("host reads / writes", f"{m.get('host_reads', 0):,} / {m.get('host_writes', 0):,}")
+    t.add_column("what", style="bold", no_wrap=True)
+    t.add_column("value", justify="right", no_wrap=True)
+    t.add_row("reads / writes", f"{m.get('host_reads', 0):,} / {m.get('host_writes', 0):,}")
     if rates:
-        t.add_row("throughput", f"{rates['host_mb_s']:.2f} MB/s  {_num(rates['host_iops'])} req/s")
+        t.add_row("throughput", f"{rates['host_mb_s']:.2f} MB/s {_num(rates['host_iops'])} req/s")
     if cache.get("organisation", "none") != "none":
         wb = cache.get("write_blocks", 0)
         t.add_row("read hit ratio", _pct(cache.get("read_hit_ratio", 0.0)))
         t.add_row("write hit ratio", _pct(cache.get("write_hits", 0) / wb if wb else 0.0))
         t.add_row("overwrite ratio", _pct(cache.get("overwrite_ratio", 0.0)))
-        t.add_row("write cache misses", f"{cache.get('write_misses', 0):,}")
+        t.add_row("write misses", f"{cache.get('write_misses', 0):,}")
         d = f"{cache.get('destages_finished', 0):,}"
         if rates:
             d += f"  ({_num(rates.get('destages_per_s', 0.0))}/s)"
         t.add_row("destages", d)
-    t.add_row("PBGs RCW / RMW / full", f"{m.get('pbg_rcw', 0):,} / {m.get('pbg_rmw', 0):,} / {m.get('pbg_full', 0):,}")
+    t.add_row("PBGs RCW/RMW/full", f"{m.get('pbg_rcw', 0):,} / {m.get('pbg_rmw', 0):,} / {m.get('pbg_full', 0):,}")
     resp = m.get("response_ms") or {}
     if resp:
-        t.add_row("resp. p50/p90/p99",
+        t.add_row("resp p50/p90/p99",
                   " / ".join(f"{resp.get(k, 0.0):.2f}" for k in ("p50", "p90", "p99")) + " ms")
-    t.add_row("resp. mean / max", f"{m.get('mean_response_ms', 0.0):.2f} / {m.get('max_response_ms', 0.0):.2f} ms")
+    t.add_row("resp mean / max", f"{m.get('mean_response_ms', 0.0):.2f} / {m.get('max_response_ms', 0.0):.2f} ms")
     return Panel(t, title="counters", title_align="left")
 
 
@@ -459,10 +459,12 @@ def frame(snap: dict[str, Any], *, width: int = 100, height: int | None = None, 
     plan_want = _plan_lines(snap)
     # the plan gets what it needs if it can, the chart the rest (up to 20 rows), then the plan again
     mid_h = max(counters_h, min(counters_h + 10, height - fixed - plan_want))
-    plan_h = max(6, height - fixed - mid_h)
-    chart_h = max(3, mid_h - 5)
+    if height - fixed - mid_h < 6:  # a small terminal: keep members and keys, shrink the middle
+        mid_h = max(7, height - fixed - 6)
+    plan_h = max(5, height - fixed - mid_h)
+    chart_h = max(1, mid_h - 5)
     max_rows = max(1, plan_h - 10)
-    counters_w = 48
+    counters_w = 48 if width >= 120 else 42
     layout = Layout()
     rows = [Layout(head, size=head_h), Layout(plan_panel(snap, max_rows=max_rows), size=plan_h),
             Layout(name="middle", size=mid_h), Layout(members, size=members_h)]

@@ -19,9 +19,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register these subcommands on the ``vraid`` parser."""
     p = sub.add_parser(
         "top", help="live view of a mount (or of a simulation): rxw-matrices, watermarks, members, counters",
-        description="Watch a running mount, or a simulation run in-process with --sim. Keys: p pauses "
-                    "destaging, s destages one stripe and freezes its plan, r resumes, q quits (the mount "
-                    "is left as it is); with --sim also + faster, - slower, space stops time.",
+        description="Watch a running mount, or a simulation run in-process with --sim.\n"
+                    "Keys: p pauses destaging, s destages one stripe and freezes its plan, r resumes,\n"
+                    "q quits (the mount is left as it is); with --sim also + faster, - slower,\n"
+                    "space stops time. docs/top.md says how to read each panel.",
         epilog="examples:\n  vraid top /mnt/vraid\n  vraid top --sim --cache stripe --cache-size 4M --workload random-write\n"
                "  vraid top --once --sim --cache stripe --requests 2000   (one frame, no terminal needed)\n"
                "top's own options go before --sim; everything after --sim is `vraid sim`'s.",
@@ -41,11 +42,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "ctl", help="show or change a policy of a running mount (destage scheduler, destage order, CT)",
-        description="get: the policies in force. set KEY=VALUE: swap one between destages (a destage in "
-                    "flight finishes under the old one). A bad key or value changes nothing.",
+        description="get: the policies in force. set KEY=VALUE: swap one between destages\n"
+                    "(a destage in flight finishes under the old one). A bad key or value changes nothing.",
         epilog="keys:\n  destage        scheduler spec, e.g. adaptive or hlwm:high=0.8,low=0.2 "
                "(see `vraid sim --help`)\n  destage_order  lrw | lru | fifo | cscan\n"
-               "  ct             CT spec (when the contiguity transform is installed)",
+               "  ct             contiguity transform spec, as --ct: none, msc or msc:sr_max=N,sw_max=N,...",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("mountpoint", type=Path, help="a vraid mountpoint")

@@ -180,6 +180,9 @@ def plan_panel(snap: dict[str, Any], *, max_rows: int = 16) -> Panel:
     if plan.get("row0"):
         head.append(f" (PBG rows from {plan['row0']})")
     head.append(f"  {nreq} member requests  {cycles}  CT {plan.get('ct', 'none')}")
+    inserted = sum(len(set(t) - set(b)) for rb, rt in zip(plan["basic"], plan["transformed"]) for b, t in zip(rb, rt))
+    if inserted:
+        head.append(f" (+{inserted} ops)", style="bold yellow")
     if plan.get("unit") is not None:
         head.append(f"  unit {plan['unit']}")
     title = "destage plan (seed 000 rxw-matrix)"

@@ -185,6 +185,7 @@ class Array:
     async def shutdown(self) -> None:
         """Destage everything (also what NVRAM holds) and flush the members: the array is clean."""
         if self.cache is not None:
+            self.cache.resume()  # a destager paused by step mode must not hold the unmount
             await self.cache.drain()
         await self.members.flush()
         if self.cache is not None and self.cache.nvram is not None:

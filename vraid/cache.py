@@ -439,6 +439,37 @@ class WriteBackCache:
                 del h[: len(h) // 2]
             h.append(sample)
 
+    # -- run-time control (vraid top's step mode, vraid ctl) -------------------------
+    def pause(self) -> None:
+        """Start no destages: host writes fill the cache, then wait (also fsync while volatile).
+        :meth:`destage_one` still destages, and frees room for a waiting write."""
+        self.paused = True
+        self._notify()
+
+    def resume(self) -> None:
+        """Let the scheduler decide again (and writes waiting for room be served)."""
+        self.paused = False
+        self._notify()
+
+    def set_scheduler(self, scheduler: "DestageScheduler") -> "DestageScheduler":
+        """Let ``scheduler`` decide from the destager's next decision on; returns the old one.
+        Destages in flight finish as they started."""
+        old, self.scheduler = self.scheduler, scheduler
+        self._notify()
+        return old
+
+    def set_order(self, order: "DestageOrder") -> "DestageOrder":
+        """Take dirty units in ``order`` from now on; returns the old order.
+
+        The new order is seeded with the dirty units waiting in the old one, in the old
+        one's sequence; a unit being destaged joins it if still dirty when its destage ends.
+        """
+        for key in self.order.keys():
+            order.dirtied(key)
+        old, self.order = self.order, order
+        self._notify()
+        return old
+
     async def destage_one(self) -> bool:
         """Destage the next unit now, whatever the scheduler says (step mode); False if none is dirty."""
         key = self.order.next()

@@ -3,8 +3,9 @@
 One JSON object per line in each direction. A request is
 ``{"cmd": NAME, ...}``; the answer is ``{"ok": true, ...}`` or
 ``{"ok": false, "error": TEXT}``. A malformed request gets an error answer
-and never disturbs the mount. ``vraid status`` uses it now; ``vraid top`` and
-``vraid ctl`` will add commands.
+and never disturbs the mount. ``vraid status`` uses ``status``; ``vraid top``
+and ``vraid ctl`` use the commands of :mod:`vraid.live` (snapshot, pause,
+step, resume, ctl_get, ctl_set).
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def request(path: Path, cmd: str, timeout: float = 10.0, **args: Any) -> dict[st
         raise MountError(f"no running vraid mount answers on {path} ({exc.strerror or exc})", "is the array mounted?") from exc
     answer = json.loads(data)
     if not answer.get("ok"):
-        raise MountError(f"the mount refused {cmd!r}: {answer.get('error')}")
+        raise MountError(f"the mount refused {cmd!r}: {answer.get('error')}", answer.get("hint") or "")
     return answer
 
 

@@ -401,7 +401,13 @@ def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
             }
         }
 
-    return {"ping": ping, "status": status}
+    from .live import LiveState
+    from .policies.ct import default_limits
+
+    # vraid top and vraid ctl: snapshot, pause, step, resume, ctl_get, ctl_set
+    live = LiveState(array, source=f"{mountpoint}/{asm.config.image}",
+                     ct_defaults=lambda: default_limits(asm.superblocks[0].params, None))
+    return {"ping": ping, "status": status} | live.handlers()
 
 
 async def _watch_signals(asm: Assembled, mountpoint: Path) -> None:

@@ -40,6 +40,25 @@ class ResponseTimes:
         rank = max(0, min(len(ordered) - 1, int(round(p / 100 * len(ordered) + 0.5)) - 1))
         return ordered[rank]
 
+    def percentiles(self, ps: "tuple[float, ...]", recent: int | None = None) -> list[float]:
+        """Several percentiles at once (one sort; nearest rank, as :meth:`percentile`), of
+        the kept samples or of only the ``recent`` newest ones (cheap enough for a live view)."""
+        if not self._samples:
+            return [0.0 for _ in ps]
+        import numpy as np
+
+        kept = np.frombuffer(self._samples, dtype=np.float64)
+        if recent is not None and recent < len(kept):
+            if len(kept) < self._limit:  # not a ring yet: the newest are at the end
+                kept = kept[-recent:]
+            else:  # a ring: the newest end just before _next
+                end = self._next
+                older = max(0, recent - end)
+                kept = np.concatenate((kept[max(0, end - recent) : end], kept[len(kept) - older :] if older else kept[:0]))
+        ordered = np.sort(kept)
+        n = len(ordered)
+        return [float(ordered[max(0, min(n - 1, int(round(p / 100 * n + 0.5)) - 1))]) for p in ps]
+
 
 @dataclass
 class Metrics:

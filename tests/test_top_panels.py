@@ -1,0 +1,166 @@
+"""The panels of vraid top rendered to text and compared with tests/snapshots/*.txt.
+
+Rewrite the files after a deliberate change: ``VRAID_UPDATE_SNAPSHOTS=1 pytest tests/test_top_panels.py``
+(then look at ``git diff tests/snapshots``).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from snaputil import assert_snapshot, render_text
+from vraid import panels
+from vraid.live import derive_rates
+from vraid.rxw import Plan
+
+
+def _plan_dict() -> dict:
+    # seed 000's running example shape: 4 data strips, u = 4; a CT filled a read gap
+    z = (("D", "E", "D", "E"), ("E", "E", "E", "E"), ("D", "C", "E", "D"), ("D", "D", "D", "D"))
+    plan = Plan.build(7, z, (1, 2, 3, 4, 0))
+    m = [list(row) for row in plan.basic]
+    m[1] = [(), ("r",), (), (), ()]  # a row without dirty blocks read to join column 1's reads
+    t = plan.transform(tuple(tuple(r) for r in m), "msc:sr_max=2,sw_max=2")
+    return t.to_dict() | {"row0": 0, "destage": True, "time": 12.5, "parity": True}
+
+
+def _history() -> list:
+    out = []
+    for i in range(60):
+        occ = min(1.0, 0.02 * i) if i < 45 else 0.9 - 0.05 * (i - 45)
+        hwm, lwm = (0.8, 0.5) if i < 30 else (0.7, 0.4)  # adaptive marks move
+        out.append([occ, occ, hwm, lwm, int(i >= 40)])
+    return [None] * 10 + out
+
+
+def fixed_snapshot() -> dict:
+    members = []
+    for i, state in enumerate(("active", "active", "failed", "rebuilding", "spare")):
+        d = {"disk": i, "store": f"disk{i}.img", "reads": 100 * i, "writes": 50 + i, "read_bytes": 0,
+             "write_bytes": 0, "errors": 0, "busy_seconds": 2.0 + i, "max_queue": 3, "contiguous": 10 * i,
+             "queue": i % 3, "state": state}
+        if state == "rebuilding":
+            d["progress"] = 0.42
+        members.append(d)
+    snap = {
+        "time": 112.5, "uptime": 100.0, "source": "/mnt/vraid/disk.img",
+        "geometry": {"level": 5, "disks": 5, "layout": "left-symmetric", "strip_size": 16384, "stripes": 100,
+                     "capacity": 6553600},
+        "cache": {"organisation": "stripe", "order": "lrw",
+                  "scheduler": {"name": "adaptive", "spec": "adaptive:high=0.7,low=0.4", "params": {}},
+                  "capacity_units": 64, "unit_bytes": 65536, "units": 64, "dirty_units": 40, "destaging": 2,
+                  "occupancy": 0.625, "hwm": 0.7, "lwm": 0.4, "paused": True, "nvram": False,
+                  "read_blocks": 1000, "read_hit_blocks": 250, "write_blocks": 4000, "write_hits": 3000,
+                  "overwrites": 1000, "write_misses": 12, "destages_started": 300, "destages_finished": 298,
+                  "destage_errors": 0, "evictions": 5, "nvram_replayed": 0, "read_hit_ratio": 0.25,
+                  "overwrite_ratio": 0.25},
+        "metrics": {"host_reads": 500, "host_writes": 4000, "host_read_bytes": 4096000, "host_write_bytes": 16384000,
+                    "host_flushes": 3, "pbg_rcw": 120, "pbg_rmw": 80, "pbg_full": 400, "plans": 300,
+                    "partial_block_writes": 0, "mean_response_ms": 0.8, "p99_response_ms": 9.5,
+                    "response_ms": {"p50": 0.1, "p90": 1.25, "p99": 9.5}, "max_response_ms": 30.0},
+        "members": members,
+        "policies": {"cache": "stripe", "destage": "adaptive:high=0.7,low=0.4", "destage_order": "lrw",
+                     "ct": "msc:sr_max=2,sw_max=2"},
+        "policy_log": [{"time": 60.0, "key": "destage", "old": "hlwm:high=0.95,low=0.85,max_destages=4",
+                        "new": "adaptive:high=0.7,low=0.4"}],
+        "plan": _plan_dict(),
+        "step": [],
+        "paused": True,
+        "history": _history(),
+        "window": 60.0,
+        "rebuild": {"role": 3, "spare": "spare0.img", "state": "running", "progress": 0.42, "speed_mb_s": 12.5,
+                    "eta_seconds": 30.0},
+        "spares": [{"store": "spare1.img", "state": "spare"}],
+        "degraded": True,
+    }
+    prev = copy.deepcopy(snap)
+    prev["time"] = 110.5
+    for d in prev["members"]:
+        d["reads"] -= 20
+        d["busy_seconds"] -= 1.0
+    prev["metrics"]["host_writes"] -= 100
+    prev["metrics"]["host_write_bytes"] -= 409600
+    prev["cache"]["destages_finished"] -= 10
+    snap["rates"] = derive_rates(prev, snap)
+    return snap
+
+
+def test_plan_panel_marks_ct_inserted_operations():
+    text = render_text(panels.plan_panel(fixed_snapshot()))
+    assert "r*" in text and "transformed M" in text and "R0-1" in text  # column 1 reads rows 0-1 as one request
+    assert_snapshot("plan_panel", text)
+
+
+def test_plan_panel_step_and_empty():
+    snap = fixed_snapshot()
+    snap["step"] = [snap["plan"] | {"unit": 7}]
+    text = render_text(panels.plan_panel(snap))
+    assert "STEP" in text and "unit 7" in text
+    assert_snapshot("plan_panel_step", text)
+    snap["plan"], snap["step"] = None, []
+    assert "no stripe written yet" in render_text(panels.plan_panel(snap))
+
+
+def test_watermark_panel():
+    text = render_text(panels.watermark_panel(fixed_snapshot(), width=100))
+    assert "HWM 70%" in text and "LWM 40%" in text and "PAUSED" in text
+    assert "━" in text and "╌" in text and "▀" in text
+    assert_snapshot("watermark_panel", text)
+
+
+def test_members_panel_shows_states_and_rebuild():
+    text = render_text(panels.members_panel(fixed_snapshot()))
+    for word in ("failed", "rebuilding 42%", "spare", "rebuild of member 3 onto spare0.img", "spares: spare1.img"):
+        assert word in text
+    assert_snapshot("members_panel", text)
+
+
+def test_counters_panel():
+    text = render_text(panels.counters_panel(fixed_snapshot()))
+    assert "overwrite ratio" in text and "25%" in text and "0.10 / 1.25 / 9.50 ms" in text
+    assert_snapshot("counters_panel", text)
+
+
+def test_extras_row_appears_only_with_data():
+    snap = fixed_snapshot()
+    assert not panels.has_extras(snap)
+    assert "prefetch" not in render_text(panels.frame(snap, width=100))
+    snap["log_disk"] = {"fill": 0.3, "segments": 4}
+    snap["prefetch"] = {"windows": 3, "policy": "saseqp"}
+    text = render_text(panels.extras_panel(snap))
+    assert_snapshot("extras_panel", text)
+    assert "log disk" in render_text(panels.frame(snap, width=100, height=60), height=60)
+
+
+def test_whole_frame_fixed_snapshot():
+    snap = fixed_snapshot()
+    text = render_text(panels.frame(snap, width=100, message="stepped: destaged stripe 7"))
+    assert "policy changed" in text and "adaptive" in text
+    assert_snapshot("frame_fixed", text)
+    live = render_text(panels.frame(snap, width=100, height=50, sim=True, speed="speed x0.05"), height=50)
+    assert len(live.splitlines()) == 50 and "faster" in live
+    assert_snapshot("frame_fixed_live_50", live)
+
+
+@pytest.fixture(scope="module")
+def sim_frames():
+    from vraid.sim import SimConfig
+    from vraid.top import sim_snapshots
+
+    cfg = SimConfig(disks=5, disk_size=8 << 20, strip=16384, workload="random-write", requests=600, seed=3,
+                    policies={"cache": "stripe", "cache_size": "1M", "destage": "hlwm:high=0.75,low=0.5"})
+    first, snap = sim_snapshots(cfg)
+    snap["rates"] = derive_rates(first, snap)
+    again_first, again = sim_snapshots(cfg)
+    again["rates"] = derive_rates(again_first, again)
+    return snap, again
+
+
+def test_frame_of_a_deterministic_sim_run(sim_frames):
+    snap, again = sim_frames
+    text = render_text(panels.frame(snap, width=100, sim=True, keys=False))
+    assert text == render_text(panels.frame(again, width=100, sim=True, keys=False))  # same run, same frame
+    assert "destage plan" in text and "watermarks" in text
+    assert_snapshot("frame_sim_random_write", text)

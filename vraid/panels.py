@@ -1,0 +1,496 @@
+"""The panels of ``vraid top``: pure functions from a snapshot dict to rich renderables.
+
+A snapshot is what :meth:`vraid.live.LiveState.snapshot` returns (the ``snapshot`` control
+command), with ``rates`` added by the viewer (:func:`vraid.live.derive_rates`). Nothing here
+reads a clock, a socket or the terminal, so the same snapshot always draws the same text;
+tests/test_top_panels.py keeps rendered panels as snapshot files.
+
+Panels (docs/top.md says how to read each):
+
+* :func:`plan_panel`: the latest destage plan of seed 000: Z (D/C/E), the basic rxw-matrix M
+  and the transformed M (operations the CT inserted are highlighted and marked ``*``), the
+  member requests of each column, and Table I's legend;
+* :func:`watermark_panel`: cache occupancy over time with the HWM and LWM lines and the
+  times destages were in flight;
+* :func:`members_panel`: per member disk: state, queue depth, busy fraction, requests/s,
+  contiguous vs fragmented requests;
+* :func:`counters_panel`: hit and overwrite ratios, throughput, response-time percentiles;
+* :func:`extras_panel`: prefetch windows and log-disk fill, only when a snapshot has them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.layout import Layout
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+#: Table I of seed 000: the operations of an rxw-matrix cell
+LEGEND = (
+    ("r", "read to cache"),
+    ("t", "read to temp"),
+    ("w", "write"),
+    ("x", "xor cache"),
+    ("xx", "xor cache with temp"),
+    ("_", "xor destination"),
+)
+STATE_STYLE = {"D": "bold red", "C": "green", "E": "dim"}
+INSERTED_STYLE = "bold black on yellow"
+
+KEYS_ENGINE = (("p", "pause destaging"), ("s", "step 1 stripe"), ("r", "resume"), ("q", "quit"))
+KEYS_SIM = (("+", "faster"), ("-", "slower"), ("space", "stop time"))
+
+
+# ------------------------------------------------------------------------- helpers
+def _pct(v: Any) -> str:
+    return "-" if v is None else f"{100 * v:.0f}%"
+
+
+def _num(v: float) -> str:
+    if v >= 100:
+        return f"{v:,.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def _seconds(t: float) -> str:
+    if t >= 3600:
+        return f"{t / 3600:.1f} h"
+    if t >= 60:
+        return f"{t / 60:.1f} min"
+    return f"{t:.2f} s"
+
+
+def _cell_text(basic: list[str], transformed: list[str]) -> Text:
+    """A transformed cell; operations not in the basic cell styled and the cell marked ``*``."""
+    if not transformed:
+        return Text(".", style="dim")
+    text = Text()
+    inserted = False
+    for op in transformed:
+        if op in basic:
+            text.append(op)
+        else:
+            text.append(op, style=INSERTED_STYLE)
+            inserted = True
+    if inserted:
+        text.append("*", style="bold yellow")
+    return text
+
+
+def _column_names(plan: dict[str, Any]) -> list[str]:
+    cols = plan["columns"]
+    parity = plan.get("parity", True) and len(cols) > len(plan["z"][0] if plan["z"] else [])
+    names = [f"d{c}" for c in cols]
+    if parity:
+        names[-1] = f"P{cols[-1]}"
+    return names
+
+
+def _requests_by_column(plan: dict[str, Any], ncols: int) -> list[str]:
+    out = [[] for _ in range(ncols)]
+    for r in plan.get("requests", []):
+        rows = r["rows"]
+        span = f"{r['first_row']}" if rows == 1 else f"{r['first_row']}-{r['first_row'] + rows - 1}"
+        out[r["column"]].append(("R" if r["op"] == "read" else "W") + span)
+    return [" ".join(x) or "-" for x in out]
+
+
+# ------------------------------------------------------------------------- the plan
+def plan_table(plan: dict[str, Any], *, max_rows: int = 16) -> Table:
+    """Z, basic M and transformed M side by side, one line per active row (PBG) of the plan."""
+    z, basic, trans = plan["z"], plan["basic"], plan["transformed"]
+    names = _column_names(plan)
+    ndata = len(z[0]) if z else 0
+    active = [i for i in range(len(z)) if "D" in z[i] or any(trans[i]) or any(basic[i])]
+    shown = active[:max_rows]
+    row0 = plan.get("row0", 0)
+
+    def matrix(title: str, headers: list[str]) -> Table:
+        m = Table(title=title, title_style="bold", box=None, pad_edge=False, show_edge=False, padding=(0, 1))
+        for h in headers:
+            m.add_column(h, justify="center")
+        return m
+
+    rows = matrix(" ", ["row"])
+    zt = matrix("Z", names[:ndata])
+    bt = matrix("basic M", names)
+    tt = matrix("transformed M", names)
+    for i in shown:
+        rows.add_row(Text(str(row0 + i), style="dim"))
+        zt.add_row(*[Text(s, style=STATE_STYLE.get(s, "")) for s in z[i]])
+        bt.add_row(*[Text("".join(c) or ".", style="" if c else "dim") for c in basic[i]])
+        tt.add_row(*[_cell_text(b, c) for b, c in zip(basic[i], trans[i])])
+    grid = Table.grid(padding=(0, 2))
+    for _ in range(4):
+        grid.add_column()
+    grid.add_row(rows, zt, bt, tt)
+    hidden = len(active) - len(shown)
+    quiet = len(z) - len(active)
+    notes = []
+    if hidden:
+        notes.append(f"{hidden} more active rows")
+    if quiet:
+        notes.append(f"{quiet} rows without operations not shown")
+    if notes:
+        grid.caption = "; ".join(notes)
+    return grid
+
+
+def legend_text() -> Text:
+    text = Text("ops: ", style="dim")
+    for i, (op, meaning) in enumerate(LEGEND):
+        if i:
+            text.append("  ")
+        text.append(op, style="bold")
+        text.append(f" {meaning}")
+    text.append("  ")
+    text.append("r", style=INSERTED_STYLE)
+    text.append("* inserted by CT", style="")
+    text.append("   Z: ")
+    for s, name in (("D", "dirty"), ("C", "clean"), ("E", "empty")):
+        text.append(s, style=STATE_STYLE[s])
+        text.append(f" {name} ")
+    return text
+
+
+def plan_panel(snap: dict[str, Any], *, max_rows: int = 16) -> Panel:
+    """The latest destage plan (or the one step mode froze), as seed 000 draws it."""
+    frozen = snap.get("step") or []
+    plan = frozen[-1] if frozen else snap.get("plan")
+    if not plan:
+        body: RenderableType = Group(Text("no stripe written yet: the matrices appear with the first destage",
+                                          style="dim"), legend_text())
+        return Panel(body, title="destage plan (seed 000 rxw-matrix)", title_align="left")
+    names = _column_names(plan)
+    reqs = _requests_by_column(plan, len(names))
+    rt = Table(box=None, pad_edge=False, padding=(0, 1), show_header=True, show_edge=False)
+    rt.add_column("member requests", style="dim")
+    for name in names:
+        rt.add_column(name)
+    rt.add_row("", *reqs)
+    nreq = len(plan.get("requests", []))
+    cycles = _cycles(plan)
+    head = Text()
+    head.append(f"stripe {plan['stripe']}", style="bold")
+    if plan.get("row0"):
+        head.append(f" (PBG rows from {plan['row0']})")
+    head.append(f"  {nreq} member requests  {cycles}  CT {plan.get('ct', 'none')}")
+    inserted = sum(len(set(t) - set(b)) for rb, rt in zip(plan["basic"], plan["transformed"]) for b, t in zip(rb, rt))
+    if inserted:
+        head.append(f" (+{inserted} ops)", style="bold yellow")
+    if plan.get("unit") is not None:
+        head.append(f"  unit {plan['unit']}")
+    title = "destage plan (seed 000 rxw-matrix)"
+    if frozen:
+        title = f"[reverse] STEP [/] frozen plan of the stepped stripe ({len(frozen)} stepped)"
+    elif not plan.get("destage", True):
+        title = "write plan (write-through: no cache)"
+    return Panel(Group(head, plan_table(plan, max_rows=max_rows), rt, legend_text()), title=title, title_align="left")
+
+
+def _cycles(plan: dict[str, Any]) -> str:
+    """RCW/RMW/full counts of the plan's rows (seed 000 section II-A rule)."""
+    from .rxw import row_cycle
+
+    counts: dict[str, int] = {}
+    for row in plan["z"]:
+        if not plan.get("parity", True):
+            c = "write" if "D" in row else "none"
+        else:
+            c = row_cycle(tuple(row), len(row) + 1)
+        if c != "none":
+            counts[c] = counts.get(c, 0) + 1
+    return " ".join(f"{k.upper()} {v}" for k, v in sorted(counts.items())) or "no rows to write"
+
+
+# ------------------------------------------------------------------------- watermarks
+_BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def occupancy_chart(history: list[Any], width: int, height: int = 8) -> Text:
+    """A bar chart of cache occupancy (one column per bucket, newest right), the HWM (``━``)
+    and LWM (``╌``) of each bucket, and a bottom line marking (``▀``) when destages were in
+    flight; columns with destages are shaded too."""
+    cols = list(history[-width:]) if width > 0 else []
+    cols = [None] * (width - len(cols)) + cols
+    lines: list[Text] = []
+    for level in range(height, 0, -1):
+        top, bottom = level / height, (level - 1) / height
+        line = Text()
+        for b in cols:
+            if b is None:
+                line.append(" ")
+                continue
+            peak, _last, hwm, lwm, busy = b
+            shade = "on grey23" if busy else ""
+            if hwm is not None and bottom <= hwm < top or (hwm == 1.0 and level == height):
+                ch, style = "━", "bold red"
+            elif lwm is not None and bottom <= lwm < top:
+                ch, style = "╌", "bold blue"
+            elif peak >= top:
+                ch, style = "█", "cyan"
+            elif peak > bottom:
+                ch, style = _BLOCKS[max(1, int((peak - bottom) * height * 8))], "cyan"
+            else:
+                ch, style = " ", ""
+            line.append(ch, style=f"{style} {shade}".strip())
+        lines.append(line)
+    busy_line = Text()
+    for b in cols:
+        busy_line.append("▀" if b is not None and b[4] else " ", style="magenta")
+    lines.append(busy_line)
+    return Text("\n").join(lines)
+
+
+def watermark_panel(snap: dict[str, Any], width: int = 100, height: int = 8) -> Panel:
+    """Cache occupancy over the last window with the high and low water marks."""
+    cache = snap.get("cache") or {}
+    if cache.get("organisation", "none") == "none":
+        return Panel(Text("no write cache (--cache none): every write goes through", style="dim"),
+                     title="watermarks", title_align="left")
+    chart_width = max(10, width - 4 - 6)
+    chart = occupancy_chart(snap.get("history") or [], chart_width, height)
+    axis = Text("\n".join(["100%"] + [""] * (height // 2 - 1) + [" 50%"] + [""] * (height - height // 2 - 2)
+                          + ["  0%", "dstg"]), style="dim")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=4, justify="right")
+    grid.add_column()
+    grid.add_row(axis, chart)
+    window = snap.get("window", 60.0)
+    info = Text()
+    info.append(f"occupancy {_pct(cache.get('occupancy'))}", style="bold cyan")
+    info.append(f"  dirty {cache.get('dirty_units', 0)}/{cache.get('capacity_units', 0)}")
+    info.append("  HWM ", style="bold red")
+    info.append(_pct(cache.get("hwm")))
+    info.append("  LWM ", style="bold blue")
+    info.append(_pct(cache.get("lwm")))
+    info.append(f"\ndestaging {cache.get('destaging', 0)}  last {_seconds(window)}")
+    sched = cache.get("scheduler")
+    spec = sched.get("spec", "") if isinstance(sched, dict) else str(sched or "")
+    title = f"watermarks: {spec}" + ("  [bold reverse yellow] PAUSED [/]" if snap.get("paused") else "")
+    return Panel(Group(info, grid), title=title, title_align="left")
+
+
+# ------------------------------------------------------------------------- members
+def members_panel(snap: dict[str, Any]) -> Panel:
+    rates = {m["disk"]: m for m in (snap.get("rates") or {}).get("members", [])}
+    t = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 1))
+    for col, just in (("disk", "right"), ("state", "left"), ("queue", "right"), ("busy", "left"),
+                      ("req/s", "right"), ("reads", "right"), ("writes", "right"), ("contiguous", "right"),
+                      ("fragmented", "right"), ("", "left")):
+        t.add_column(col, justify=just, no_wrap=bool(col))
+    for d in snap.get("members", []):
+        state = d.get("state", "active")
+        style = {"active": "green", "failed": "bold red", "rebuilding": "yellow", "spare": "dim"}.get(state, "")
+        r = rates.get(d["disk"], {})
+        reqs = int(d.get("reads", 0)) + int(d.get("writes", 0))
+        contiguous = int(d.get("contiguous", 0))
+        busy = r.get("busy")
+        bar = ""
+        if busy is not None:
+            n = int(round(busy * 8))
+            bar = "█" * n + "·" * (8 - n)
+        extra = f"{d['errors']} errors" if d.get("errors") else ""
+        if d.get("progress") is not None:
+            state = f"{state} {_pct(d['progress'])}"
+        t.add_row(str(d["disk"]), Text(state, style=style), str(d.get("queue", 0)),
+                  "-" if busy is None else f"{busy:4.0%} {bar}",
+                  "-" if not r else _num(r["requests_per_s"]),
+                  f"{int(d.get('reads', 0)):,}", f"{int(d.get('writes', 0)):,}",
+                  f"{contiguous:,} ({contiguous / reqs:.0%})" if reqs else "0",
+                  f"{reqs - contiguous:,}", extra)
+    parts: list[RenderableType] = [t]
+    spares = [s.get("store", "?") for s in snap.get("spares") or [] if isinstance(s, dict)]
+    if spares:
+        parts.append(Text(f"spares: {', '.join(spares)}", style="dim"))
+    rebuild = snap.get("rebuild")
+    if isinstance(rebuild, dict) and rebuild.get("progress") is not None:
+        parts.append(rebuild_line(rebuild))
+    return Panel(Group(*parts), title="members", title_align="left")
+
+
+def rebuild_line(rebuild: dict[str, Any]) -> Text:
+    """A rebuild's progress bar with what is known of it (member, spare, speed, time left)."""
+    p = float(rebuild["progress"])
+    n = int(round(p * 20))
+    text = Text("rebuild", style="bold yellow")
+    if rebuild.get("role") is not None:
+        text.append(f" of member {rebuild['role']}")
+    if rebuild.get("spare"):
+        text.append(f" onto {rebuild['spare']}")
+    text.append(f" {'█' * n}{'·' * (20 - n)} {p:.0%}", style="yellow")
+    if rebuild.get("state"):
+        text.append(f" {rebuild['state']}")
+    if rebuild.get("speed_mb_s"):
+        text.append(f"  {rebuild['speed_mb_s']:.1f} MB/s")
+    if rebuild.get("eta_seconds"):
+        text.append(f"  {_seconds(rebuild['eta_seconds'])} left")
+    return text
+
+
+# ------------------------------------------------------------------------- counters
+def counters_panel(snap: dict[str, Any]) -> Panel:
+    m = snap.get("metrics") or {}
+    cache = snap.get("cache") or {}
+    rates = snap.get("rates") or {}
+    t = Table(box=None, show_header=False, pad_edge=False, show_edge=False, padding=(0, 1))
+    t.add_column("what", style="bold", no_wrap=True)
+    t.add_column("value", justify="right", no_wrap=True)
+    t.add_row("reads / writes", f"{m.get('host_reads', 0):,} / {m.get('host_writes', 0):,}")
+    if rates:
+        t.add_row("throughput", f"{rates['host_mb_s']:.2f} MB/s {_num(rates['host_iops'])} req/s")
+    if cache.get("organisation", "none") != "none":
+        wb = cache.get("write_blocks", 0)
+        t.add_row("read hit ratio", _pct(cache.get("read_hit_ratio", 0.0)))
+        t.add_row("write hit ratio", _pct(cache.get("write_hits", 0) / wb if wb else 0.0))
+        t.add_row("overwrite ratio", _pct(cache.get("overwrite_ratio", 0.0)))
+        t.add_row("write misses", f"{cache.get('write_misses', 0):,}")
+        d = f"{cache.get('destages_finished', 0):,}"
+        if rates:
+            d += f"  ({_num(rates.get('destages_per_s', 0.0))}/s)"
+        t.add_row("destages", d)
+    t.add_row("PBGs RCW/RMW/full", f"{m.get('pbg_rcw', 0):,} / {m.get('pbg_rmw', 0):,} / {m.get('pbg_full', 0):,}")
+    resp = m.get("response_ms") or {}
+    if resp:
+        t.add_row("resp p50/p90/p99",
+                  " / ".join(f"{resp.get(k, 0.0):.2f}" for k in ("p50", "p90", "p99")) + " ms")
+    t.add_row("resp mean / max", f"{m.get('mean_response_ms', 0.0):.2f} / {m.get('max_response_ms', 0.0):.2f} ms")
+    return Panel(t, title="counters", title_align="left")
+
+
+# ------------------------------------------------------------------------- extras
+EXTRA_KEYS = (("prefetch", "prefetch windows"), ("log_disk", "log disk"))
+
+
+def has_extras(snap: dict[str, Any]) -> bool:
+    return any(snap.get(k) for k, _ in EXTRA_KEYS)
+
+
+def extras_panel(snap: dict[str, Any]) -> Panel:
+    """Prefetch windows and log-disk fill: drawn only when a snapshot carries them."""
+    parts: list[RenderableType] = []
+    for key, title in EXTRA_KEYS:
+        data = snap.get(key)
+        if not data:
+            continue
+        line = Text(f"{title}: ", style="bold")
+        if isinstance(data, dict):
+            fill = data.get("fill")
+            if isinstance(fill, (int, float)):
+                n = int(round(float(fill) * 30))
+                line.append(f"{'█' * n}{'·' * (30 - n)} {fill:.0%}  ")
+            line.append("  ".join(f"{k} {v}" for k, v in data.items() if k != "fill"))
+        else:
+            line.append(str(data))
+        parts.append(line)
+    return Panel(Group(*parts), title="prefetch / log disk", title_align="left")
+
+
+# ------------------------------------------------------------------------- frame
+def header(snap: dict[str, Any], *, speed: str = "") -> Text:
+    g = snap.get("geometry") or {}
+    p = snap.get("policies") or {}
+    text = Text()
+    text.append("vraid top ", style="bold")
+    if snap.get("paused"):
+        text.append("PAUSED", style="bold reverse yellow")
+        text.append(" ")
+    if snap.get("degraded"):
+        text.append("DEGRADED", style="bold reverse red")
+        text.append(" ")
+    if speed:
+        text.append(speed, style="bold")
+        text.append(" ")
+    text.append(snap.get("source", ""))
+    text.append(f"  t={_seconds(snap.get('uptime', 0.0))}")
+    if g:
+        text.append(f"  RAID-{g.get('level')} {g.get('disks')} disks")
+    text.append(f"  cache {p.get('cache', 'none')}")
+    if "destage" in p:
+        text.append(f"  destage {p['destage']}  order {p.get('destage_order')}")
+    text.append(f"  CT {p.get('ct', 'none')}")
+    return text
+
+
+def footer(snap: dict[str, Any], *, sim: bool = False, message: str = "", keys: bool = True) -> Text:
+    text = Text()
+    if keys:
+        for k, what in KEYS_ENGINE + (KEYS_SIM if sim else ()):
+            text.append(f"{k}", style="reverse")
+            text.append(f" {what}  ")
+    else:
+        text.append("(no keys: stdin is not a terminal)", style="dim")
+    log = snap.get("policy_log") or []
+    lines = [text]
+    if log:
+        c = log[-1]
+        lines.append(Text(f"policy changed at t={_seconds(c['time'] - (snap.get('time', 0) - snap.get('uptime', 0)))}: "
+                          f"{c['key']} {c['old']} -> {c['new']}", style="bold green"))
+    if message:
+        lines.append(Text(message, style="bold"))
+    return Text("\n").join(lines)
+
+
+def frame(snap: dict[str, Any], *, width: int = 100, height: int | None = None, sim: bool = False,
+          message: str = "", speed: str = "", keys: bool = True) -> RenderableType:
+    """The whole screen. With ``height`` a Layout that fills it (the live view); without,
+    the panels stacked at their natural height (``--once``)."""
+    members = members_panel(snap)
+    counters = counters_panel(snap)
+    foot = footer(snap, sim=sim, message=message, keys=keys)
+    head = header(snap, speed=speed)
+    nmembers = len(snap.get("members", []))
+    extras = has_extras(snap)
+    if height is None:
+        wm = watermark_panel(snap, width)
+        parts: list[RenderableType] = [head, plan_panel(snap), wm, counters, members]
+        if extras:
+            parts.append(extras_panel(snap))
+        parts.append(foot)
+        return Group(*parts)
+    foot_h = _lines(foot.plain, width)
+    head_h = min(3, _lines(head.plain, width))
+    members_h = nmembers + 3 + (1 if isinstance(snap.get("rebuild"), dict) else 0) + (1 if snap.get("spares") else 0)
+    extras_h = 4 if extras else 0
+    counters_h = 14
+    fixed = head_h + foot_h + members_h + extras_h
+    plan_want = _plan_lines(snap)
+    # the plan gets what it needs if it can, the chart the rest (up to 20 rows), then the plan again
+    mid_h = max(counters_h, min(counters_h + 10, height - fixed - plan_want))
+    if height - fixed - mid_h < 6:  # a small terminal: keep members and keys, shrink the middle
+        mid_h = max(7, height - fixed - 6)
+    plan_h = max(5, height - fixed - mid_h)
+    chart_h = max(1, mid_h - 5)
+    max_rows = max(1, plan_h - 10)
+    counters_w = 48 if width >= 120 else 42
+    layout = Layout()
+    rows = [Layout(head, size=head_h), Layout(plan_panel(snap, max_rows=max_rows), size=plan_h),
+            Layout(name="middle", size=mid_h), Layout(members, size=members_h)]
+    if extras:
+        rows.append(Layout(extras_panel(snap), size=extras_h))
+    rows.append(Layout(foot, size=foot_h))
+    layout.split_column(*rows)
+    layout["middle"].split_row(Layout(watermark_panel(snap, width - counters_w, chart_h)),
+                               Layout(counters, size=counters_w))
+    return layout
+
+
+def _lines(text: str, width: int) -> int:
+    """Lines ``text`` takes on ``width`` columns (rough word wrap)."""
+    return sum(max(1, -(-len(line) // max(1, width - 1))) for line in text.splitlines()) or 1
+
+
+def _plan_lines(snap: dict[str, Any]) -> int:
+    """Lines the plan panel needs to show every active row of its plan."""
+    frozen = snap.get("step") or []
+    plan = frozen[-1] if frozen else snap.get("plan")
+    if not plan:
+        return 6
+    z, trans = plan["z"], plan["transformed"]
+    active = sum(1 for i in range(len(z)) if "D" in z[i] or any(trans[i]))
+    return active + 11

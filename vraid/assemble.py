@@ -349,13 +349,13 @@ def assemble(directory: Path) -> Assembled:
             continue
         sb = c.superblock
         if role in recorded:
-            failed[role] = f"{c.path.name} was failed (the superblocks of the others say so)"
+            failed[role] = f"{c.path.name} was failed: the other members' superblocks record it"
         elif sb.events < ref.events:
             failed[role] = f"{c.path.name} is stale: events {sb.events}, the others {ref.events}; not trusted"
         elif c.path.stat().st_size < geometry.member_size:
             size = c.path.stat().st_size
             failed[role] = f"{c.path.name} is truncated: {size} bytes, the array needs {geometry.member_size}"
-    others = [f"{c.path.name} ({c.problem})" for c in candidates if c.superblock is None]
+    others = [f"{c.path.name} ({c.problem})" for c in candidates if c.superblock is None and c.path.name != "vraid.log"]
     seen = f"; other files there: {', '.join(others)}" if others else ""
     if failed and geometry.level == 0:
         truncated = [why for why in failed.values() if "truncated" in why]

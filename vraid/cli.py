@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     _geometry_args(p, disk_size=True)
     p.add_argument("--image", default="disk.img", help="name of the image file the mount exposes (default disk.img)")
     p.add_argument("--force", action="store_true", help="overwrite an array that is already in DIR (its data is lost)")
+    p.add_argument("--spares", type=int, default=0, metavar="N", help="also create N spare members (RAID-5): a failed member is rebuilt onto one")
     p.set_defaults(func=cmd_create)
 
     p = sub.add_parser("examine", help="print the superblocks of a member file or of every member in a directory")
@@ -81,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--destage", metavar="NAME[:k=v,...]", help="when to destage: hlwm, adaptive, lt, pi, idle, or pkg.mod:Class (default hlwm)")
     g.add_argument("--destage-order", choices=("lrw", "lru", "fifo", "cscan"), help="which dirty unit goes first (default lrw)")
     g.add_argument("--nvram", type=Path, metavar="FILE", help="keep dirty blocks in this mmap'd file (emulated battery-backed NVS): fsync then only msyncs, and a crash loses nothing acknowledged")
+    g = p.add_argument_group("failures (docs/failures.md)")
+    g.add_argument("--force", action="store_true", help="start an array that is both dirty (not shut down cleanly) and degraded; reconstructed blocks may be wrong")
+    g.add_argument("--rebuild-rate", type=float, metavar="MB/s", help="limit a rebuild to this many MB/s of the new member (default: no limit)")
     p.set_defaults(func=cmd_mount)
 
     p = sub.add_parser("umount", help="flush, mark clean, unmount and wait for the daemon")
@@ -130,9 +134,10 @@ def cmd_create(args) -> int:
         level=args.level, ndisks=args.disks, disk_size=args.disk_size,
         block_size=args.block, strip_size=args.strip, layout=args.layout,
     )
-    asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image)
+    asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image, spares=args.spares)
     console.print(f"created {asm.summary()} in {args.dir}", highlight=False)
-    console.print(f"members: {', '.join(p.name for p in asm.paths)}; settings: {args.dir / 'vraid.toml'}", highlight=False)
+    spares = f"; spares: {', '.join(p.name for p in asm.spares)}" if asm.spares else ""
+    console.print(f"members: {', '.join(p.name for p in asm.paths)}{spares}; settings: {args.dir / 'vraid.toml'}", highlight=False)
     return 0
 
 
@@ -165,6 +170,7 @@ def cmd_mount(args) -> int:
     message = mount(args.dir, args.mountpoint, MountOptions(
         args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time,
         args.cache, args.cache_size, args.destage, args.destage_order, args.nvram,
+        force=args.force, rebuild_rate=args.rebuild_rate,
     ))
     if message:
         console.print(message, highlight=False)

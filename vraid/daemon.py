@@ -51,6 +51,10 @@ class MountOptions:
     destage: str | None = None
     destage_order: str | None = None
     nvram: Path | None = None
+    #: start a dirty and degraded array anyway (md's start_dirty_degraded)
+    force: bool = False
+    #: rebuild rate limit, MB/s of the new member (None: no limit)
+    rebuild_rate: float | None = None
 
 
 def parse_time(text: str) -> float | None:
@@ -88,6 +92,8 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
     mountpoint = check_mountpoint(mountpoint)
     if opts is not None:
         parse_time(opts.time)
+        if opts.rebuild_rate is not None and opts.rebuild_rate < 0:
+            raise MountError(f"--rebuild-rate {opts.rebuild_rate} is negative", "give MB/s, or 0 for no limit")
         if opts.disk_model:
             from .backends.models import parse_model
 
@@ -95,6 +101,15 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
     asm = assemble(directory)
     if opts is not None:
         cache_config(asm, opts)  # a bad policy name fails here, before anything changes
+        if asm.degraded and not asm.was_clean and not opts.force:
+            missing = ", ".join(f"{r} ({why})" for r, why in sorted(asm.failed.items()))
+            raise MountError(
+                f"{directory} was not shut down cleanly and is degraded (member {missing}): the parity of "
+                "stripes being written at the crash may be stale, and the missing member's blocks are "
+                "reconstructed from that parity, so they may come back wrong (the RAID-5 write hole)",
+                "mount with --force to start it anyway and check the filesystem (e2fsck) before trusting it, "
+                "or put the missing member back first",
+            )
     existing = mountinfo.mount_of_array(directory)
     if existing is not None:
         raise MountError(f"{directory} is already mounted at {existing.mountpoint}", f"use that mount, or `vraid umount {existing.mountpoint}`")
@@ -177,12 +192,13 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     """Run the mount until it is unmounted; marks the array dirty, then clean."""
     _set_io_flusher()
     asm.open_stores()
-    warning = ""
+    warning = "\n".join(asm.notes)
     if not asm.was_clean:
-        warning = (
+        warning = (warning + "\n" if warning else "") + (
             "warning: the array was not shut down cleanly; parity of stripes written "
             "at the time of the crash may be stale (resync arrives with the failures issue)"
         )
+    if warning:
         log.warning(warning)
     cfg = cache_config(asm, opts)
     nvram = _open_nvram(asm, cfg.nvram, cfg.size) if cfg.nvram is not None else None
@@ -191,13 +207,19 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     if recovery is None and recorded is not None:  # replayed, then not used by this (uncached) mount
         recovery = _open_nvram(asm, recorded, cfg.size)
     replay = recovery.replay() if recovery is not None else []
-    params = dict(asm.superblocks[0].params)
+    params = dict(asm.ref.params)
     if cfg.nvram is not None:
         params["nvram"] = str(cfg.nvram)
     else:
         params.pop("nvram", None)
+    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram, failed=sorted(asm.failed),
+                  spares=_member_stores(asm, opts, asm.spare_stores))
     asm.mark(clean=False, params=params)
-    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram)
+    from .failure import attach
+
+    attach(asm, array)  # failures and finished rebuilds update the superblocks
+    if opts.rebuild_rate:
+        array.set_rebuild_rate(opts.rebuild_rate * 1e6)
     trace = None
     if opts.trace is not None:
         from .trace import TraceWriter
@@ -216,7 +238,8 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         raise MountError(f"cannot mount at {mountpoint}: {exc}", "is /dev/fuse available, and are you root?") from exc
     unmounted = False
     try:
-        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery)
+        wrap = lambda store: _member_stores(asm, opts, [store])[0]  # noqa: E731 - a spare added later
+        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery, wrap)
         unmounted = True
     finally:
         pyfuse3.close(unmount=not unmounted)
@@ -261,7 +284,7 @@ def cache_config(asm: Assembled, opts: MountOptions) -> CacheConfig:
 def _recorded_nvram(asm: Assembled) -> Path | None:
     """The NVRAM file the last mount used, if the array was not shut down cleanly:
     its dirty blocks must be replayed, so it is used again without being named."""
-    recorded = asm.superblocks[0].params.get("nvram")
+    recorded = asm.ref.params.get("nvram")
     if recorded and not asm.was_clean and Path(str(recorded)).exists():
         return Path(str(recorded))
     return None
@@ -277,21 +300,26 @@ def _open_nvram(asm: Assembled, path: Path, cache_size: int):
     return Nvram.create(path, slots=slots, block_size=g.block_size, array_uuid=asm.uuid)
 
 
-def _member_stores(asm: Assembled, opts: MountOptions) -> list:
-    """The member files, each wrapped by the timing model when one is asked for."""
+def _member_stores(asm: Assembled, opts: MountOptions, stores: list | None = None) -> list:
+    """The member files (or ``stores``), each wrapped by the timing model when one is asked for."""
+    stores = asm.stores if stores is None else stores
     scale = parse_time(opts.time)
     if not opts.disk_model or scale is None:
-        return list(asm.stores)
+        return list(stores)
     from .backends.models import wrap
     from .clock import TrioClock
 
     clock = TrioClock(scale)
     log.info("members run under the disk model %s, time scale %s", opts.disk_model, scale)
-    return [wrap(store, opts.disk_model, clock) for store in asm.stores]
+    return [wrap(store, opts.disk_model, clock) for store in stores]
 
 
-async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery) -> None:
-    server = control.ControlServer(sock, _handlers(asm, array, fs, mountpoint))
+async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery, wrap=None) -> None:
+    handlers = _handlers(asm, array, fs, mountpoint)
+    from .failure_ctl import control_handlers
+
+    handlers |= control_handlers(asm, array, wrap or (lambda store: store))  # fail, add, rebuild-rate
+    server = control.ControlServer(sock, handlers)
     array.started_at = array.clock.now()
     async with trio.open_nursery() as nursery:
         await nursery.start(array.serve)
@@ -300,6 +328,7 @@ async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, re
             warning = (warning + "\n" if warning else "") + f"replayed {len(replay)} dirty blocks from NVRAM"
         await nursery.start(server.serve)
         nursery.start_soon(_watch_signals, asm, mountpoint)
+        nursery.start_soon(array.watch_members)  # a member file deleted or truncated under the mount
         msg = f"mounted {asm.summary()} at {mountpoint}/{asm.config.image} (daemon pid {os.getpid()})"
         ready(msg + (f"\n{warning}" if warning else ""))
         log.info(msg)

@@ -37,5 +37,14 @@ def gather(target: Path) -> dict[str, Any]:
         "directory": str(asm.directory.resolve()),
         "uuid": asm.uuid,
         "state": "not mounted, " + ("clean" if asm.was_clean else "dirty (not shut down cleanly)"),
-        "members": [{"disk": sb.role, "store": str(p), "events": sb.events} for p, sb in zip(asm.paths, asm.superblocks)],
+        "members": [
+            {"disk": role, "store": str(p) if p else "(missing)", "events": sb.events if sb else None,
+             "state": "failed" if role in asm.failed else "active"} | ({"reason": asm.failed[role]} if role in asm.failed else {})
+            for role, (p, sb) in enumerate(zip(asm.paths, asm.superblocks))
+        ],
+        "degraded": asm.degraded,
+        "failed": sorted(asm.failed),
+        "missing": sorted(asm.failed),
+        "spares": [{"store": str(p), "state": "spare"} for p in asm.spares],
+        "notes": asm.notes,
     }

@@ -430,6 +430,7 @@ class Array:
         if self.health.rebuild_role == disk and self.rebuild is not None:
             spare = self.rebuild.spare.name
             self.rebuild.stop(f"the new member {spare} failed: {reason}")
+            self.rebuild_ended(self.rebuild)  # at once: its task may be asleep (paused, rate limit)
         if not self.health.fail(disk, reason):
             return False
         self.members.excluded.add(disk)
@@ -472,7 +473,10 @@ class Array:
         self._nursery.start_soon(self.rebuild.run)
 
     def rebuild_ended(self, rebuild) -> None:
-        """Called by the rebuild task when it is done or stopped."""
+        """Called by the rebuild task when it is done or stopped (once)."""
+        if rebuild.ended:
+            return
+        rebuild.ended = True
         if self.rebuild is rebuild:
             self.rebuild = None
         self.last_rebuild = rebuild.status()

@@ -52,6 +52,7 @@ class Rebuild:
         self.error = ""
         self.started = array.clock.now()
         self.finished: float | None = None
+        self.ended = False  # rebuild_ended has run
         self._anchor = (self.started, 0)  # (time, stripe) the rate limit counts from
         self._wakeup = trio.Event()
 

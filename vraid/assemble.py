@@ -176,6 +176,11 @@ def create(
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
         raise VraidError(f"{directory} exists and is not a directory", "choose a directory path for the array")
+    if spares < 0 or (spares and geometry.level != 5):
+        raise VraidError(
+            f"--spares {spares}: " + ("a negative count" if spares < 0 else "RAID-0 has no redundancy to rebuild"),
+            "use --spares 0 or more with --level 5",
+        )
     existing = _existing_array(directory)
     if existing and not force:
         raise VraidError(
@@ -185,11 +190,6 @@ def create(
     directory.mkdir(parents=True, exist_ok=True)
     array_uuid = str(uuidlib.uuid4())
     now = time.time()
-    if spares < 0 or (spares and geometry.level != 5):
-        raise VraidError(
-            f"--spares {spares}: " + ("a negative count" if spares < 0 else "RAID-0 has no redundancy to rebuild"),
-            "use --spares 0 or more with --level 5",
-        )
     paths = [directory / f"disk{i}.img" for i in range(geometry.ndisks)]
     spare_paths = [directory / f"spare{i}.img" for i in range(spares)]
     if force:

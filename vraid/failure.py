@@ -173,13 +173,13 @@ def add_spare(asm: "Assembled", path: Path) -> Path:
         raise VraidError(f"{path.name} is in use by the array already", "give the name of a new file")
     need = asm.geometry.member_size
     if path.exists():
-        size = path.stat().st_size
-        if size < need:
-            raise VraidError(f"{path.name} is too small: {size} bytes, a member needs {need}", f"use `truncate -s {need} {path}` or a new file name")
         with open(path, "rb") as f:
             head = f.read(len(MAGIC))
         if head != MAGIC:
             raise VraidError(f"{path.name} exists and is not a member of this array; vraid would overwrite it", "give the name of a new file (vraid creates it), or remove this one first")
+        size = path.stat().st_size
+        if size < need:
+            raise VraidError(f"{path.name} is too small: {size} bytes, a member needs {need}", f"use `truncate -s {need} {path}` or a new file name")
         with open(path, "rb") as f:
             raw = f.read(4096)
         try:

@@ -495,7 +495,9 @@ class Array:
 
     async def watch_members(self, interval: float = 1.0) -> None:
         """Fail a member whose file was deleted or truncated under the mount (an open
-        file keeps working after unlink, so no request would notice); until cancelled."""
+        file keeps working after unlink, so no request would notice); until cancelled.
+        RAID-0 cannot fail a member: there it only logs."""
+        warned: set[int] = set()
         while True:
             await self.clock.sleep(interval)
             for d in self.members.disks:
@@ -505,8 +507,11 @@ class Array:
                 while not hasattr(store, "check") and hasattr(store, "inner"):
                     store = store.inner
                 problem = store.check() if hasattr(store, "check") else None
-                if problem:
+                if problem and self.geometry.level == 5:
                     self.fail_member(d.index, problem)
+                elif problem and d.index not in warned:
+                    warned.add(d.index)
+                    log.error("member %d: %s (RAID-0 cannot run without it; unmount and restore it)", d.index, problem)
 
     # -- state --------------------------------------------------------------
     def status(self) -> dict[str, object]:

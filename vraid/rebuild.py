@@ -64,7 +64,6 @@ class Rebuild:
     def set_rate(self) -> None:
         """The array's rate changed: count the limit from now."""
         self._anchor = (self.array.clock.now(), self.pos)
-        self._wakeup.set()
 
     def stop(self, reason: str) -> None:
         if self.state == "running":
@@ -87,6 +86,9 @@ class Rebuild:
         except LostData as exc:
             self.stop(f"a second member is missing: {exc}")
             log.error("rebuild of member %d stopped at stripe %d: %s", self.role, self.pos, exc)
+        except Exception as exc:  # noqa: BLE001 - a bug here must not end the mount
+            self.stop(f"internal error: {exc!r}")
+            log.exception("rebuild of member %d stopped at stripe %d", self.role, self.pos)
         if self.state == "running":
             self._finish()
         a.rebuild_ended(self)
@@ -127,16 +129,18 @@ class Rebuild:
             await trio.lowlevel.checkpoint()
 
     async def _pace(self) -> None:
-        rate = self.array.rebuild_rate
-        if not rate:
-            return
-        t0, s0 = self._anchor
-        due = t0 + (self.pos - s0) * self.array.geometry.strip_size / rate
+        """Sleep until the rate limit allows the next stripe (re-read every quarter
+        second, so a new rate or a stop takes effect soon)."""
         clock = self.array.clock
-        if due > clock.now():
-            self._wakeup = trio.Event()
-            with trio.move_on_after(due - clock.now()):
-                await self._wakeup.wait()  # a rate change or stop wakes it early
+        while self.state == "running":
+            rate = self.array.rebuild_rate
+            if not rate:
+                return
+            t0, s0 = self._anchor
+            wait = t0 + (self.pos - s0) * self.array.geometry.strip_size / rate - clock.now()
+            if wait <= 0:
+                return
+            await clock.sleep(min(wait, 0.25))
 
     def _finish(self) -> None:
         self.state = "done"

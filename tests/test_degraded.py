@@ -295,3 +295,23 @@ def test_rebuild_rate_limit_paces_on_the_clock():
 
     elapsed, last = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     assert last["state"] == "done" and elapsed == pytest.approx(2.0, abs=0.05)
+
+
+@pytest.mark.parametrize("org", ["pbg", "stripe"])
+def test_two_failures_with_a_cache_refuse_writes_that_need_lost_members(org):
+    g = _geometry(4, "left-symmetric")
+    stores = [MemoryStore(g.member_size, f"m{i}") for i in range(4)]
+    model = _rand(12, g.capacity)
+    with ArrayPortal(g, stores, cache=CacheConfig(org, size=3 * g.stripe_data_bytes)) as p:
+        p.write(0, model)
+        p.call(p.array.shutdown)
+        p.call(_fail, p.array, 0)
+        p.call(_fail, p.array, 1)
+        bs = g.block_size
+        lost = next(b for b in range(g.blocks) if g.locate(b).disk == 0)
+        with pytest.raises(LostData):
+            p.write(lost * bs, b"\x11" * 10)
+        ok = next(b for b in range(g.blocks) if g.locate(b).disk not in (0, 1) and g.parity_disk(g.locate(b).stripe) not in (0, 1))
+        p.write(ok * bs, b"\x22" * bs)
+        p.call(p.array.shutdown)
+        assert p.read(ok * bs, bs) == b"\x22" * bs

@@ -9,6 +9,7 @@ and a new mount. A member file deleted under the mount is failed by itself.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
@@ -153,3 +154,50 @@ def test_a_deleted_member_file_is_failed_and_the_image_keeps_working(tmp_path, s
     dev = session.losetup(mnt / "disk.img")
     session.mount_fs(dev, fs)
     assert file_sums(fs) == sums
+
+
+def test_two_failures_on_a_mount_lose_only_the_missing_members_blocks(tmp_path, session):
+    arr, mnt = tmp_path / "arr", tmp_path / "mnt"
+    vraid("create", arr, "--disks", "4", "--disk-size", "8M", "--strip", "16K")
+    session.mount(arr, mnt)
+    image = mnt / "disk.img"
+    size = image.stat().st_size
+    data = random.Random(4).randbytes(size)
+    with open(image, "r+b") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    vraid("fail", mnt, "1")
+    refused = vraid("fail", mnt, "2", check=False)
+    assert refused.returncode == 1 and "--force" in " ".join(refused.stderr.split())
+    vraid("fail", mnt, "2", "--force")
+    st = _status(mnt)
+    assert st["missing"] == [1, 2] and st["data_lost"] is True
+    assert "LOST: members 1, 2" in " ".join(vraid("status", mnt).stdout.split())
+    g = st["geometry"]
+    strip, nd = g["strip_size"], g["disks"] - 1
+    members_before = {p.name: p.read_bytes() for p in arr.glob("disk*.img")}
+    fd = os.open(image, os.O_RDWR)
+    try:
+        for stripe in range(4):
+            parity = 3 - stripe % 4  # left-symmetric
+            for k in range(nd):
+                disk = (parity + 1 + k) % 4
+                off = (stripe * nd + k) * strip
+                if disk in (1, 2):
+                    with pytest.raises(OSError) as exc:
+                        os.pread(fd, 4096, off)
+                    assert exc.value.errno == errno.EIO
+                    with pytest.raises(OSError) as exc:  # would need a lost member: nothing written
+                        os.pwrite(fd, b"\xee" * 4096, off)
+                    assert exc.value.errno == errno.EIO
+                else:
+                    assert os.pread(fd, 4096, off) == data[off : off + 4096]
+    finally:
+        os.close(fd)
+    after = {p.name: p.read_bytes() for p in arr.glob("disk*.img")}
+    for name in ("disk0.img", "disk3.img"):  # the survivors' data areas are untouched (superblocks aside)
+        assert after[name][1 << 20 :] == members_before[name][1 << 20 :]
+    session.umount(mnt)
+    refused = vraid("mount", arr, mnt, check=False)
+    assert refused.returncode == 1 and "members 1, 2 of 4 missing" in " ".join(refused.stderr.split())

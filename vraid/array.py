@@ -177,6 +177,8 @@ class Array:
         if not data:
             return
         if self.cache is not None:
+            if len(self.health.missing_roles) > 1:  # refuse now what no destage could ever write
+                self._check_writable(offset, len(data))
             await self.cache.write(offset, data)
         else:
             await self.write_through(offset, data)
@@ -284,7 +286,10 @@ class Array:
     async def shutdown(self) -> None:
         """Destage everything (also what NVRAM holds) and flush the members: the array is clean."""
         if self.cache is not None:
-            await self.cache.drain()
+            try:
+                await self.cache.drain()
+            except LostData as exc:  # acknowledged before the second failure; cannot be written now
+                log.error("dirty cache units that need lost members are dropped: %s", exc)
         await self.members.flush()
         if self.cache is not None and self.cache.nvram is not None:
             self.cache.nvram.reset()  # only now: the members hold everything, durably
@@ -415,6 +420,14 @@ class Array:
             raise exc
         for disk in exc.disks:
             self.fail_member(disk, str(exc))
+
+    def _check_writable(self, offset: int, length: int) -> None:
+        """Raise LostData if writing these bytes needs a missing member (two are missing)."""
+        g = self.geometry
+        bs = g.block_size
+        for ext in g.extents(offset, length):
+            z = _dirty_z(g.u, g.data_disks, ext.start // bs, (ext.start + ext.length - 1) // bs)
+            degraded.degraded_plan(ext.stripe, z, g.columns(ext.stripe), self.health.missing(ext.stripe))
 
     def fail_member(self, disk: int, reason: str) -> bool:
         """Mark member ``disk`` failed (RAID-5): no request goes to it any more, its

@@ -18,6 +18,16 @@ def gather(target: Path) -> dict[str, Any]:
     if m is None and not (target.is_dir() and any(target.iterdir())):
         if not target.exists():
             raise VraidError(f"{target} does not exist", "give a vraid mountpoint or an array directory")
+    from .config import ArrayConfig
+
+    config = ArrayConfig.load(directory) if Path(directory).is_dir() else None
+    if config is not None and config.uuid:  # a running mount answers even when assembly would refuse now
+        sock = control.socket_path(Path(directory), config.uuid)
+        if control.alive(sock):
+            try:
+                return control.request(sock, "status")["status"]
+            except MountError:
+                pass
     try:
         asm = assemble(directory)
     except VraidError:

@@ -126,6 +126,9 @@ class Rebuild:
                     return
                 self.pos = s + 1
                 a.health.rebuild_pos = self.pos
+                if self.pos % max(1, self.stripes // 100) == 0:  # about every 1 %: for the TUI and labs
+                    a.events.publish("rebuild", a.clock.now(), {"role": self.role, "spare": self.spare.name,
+                                                                "state": "running", "stripe": self.pos, "stripes": self.stripes})
             await trio.lowlevel.checkpoint()
 
     async def _pace(self) -> None:

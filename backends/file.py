@@ -66,6 +66,21 @@ class FileStore(Store):
         _pwrite_all(self._fd, data, offset)
         os.fsync(self._fd)
 
+    def check(self) -> str | None:
+        """What is wrong with the file under its open descriptor (deleted, truncated), if anything.
+
+        An unlinked file keeps working through the descriptor, so requests alone
+        would never notice that the member is gone."""
+        try:
+            st = os.fstat(self._fd)
+        except OSError as exc:
+            return f"{self.path}: {exc.strerror}"
+        if st.st_nlink == 0:
+            return f"{self.path} was deleted"
+        if st.st_size < self._size:
+            return f"{self.path} was truncated to {st.st_size} bytes"
+        return None
+
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)

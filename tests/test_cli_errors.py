@@ -94,15 +94,18 @@ def test_mount_of_members_of_two_arrays(tmp_path):
 @requires_mount
 @pytest.mark.parametrize("level, disks", [("0", "2"), ("5", "4")])
 def test_mount_with_a_missing_member(tmp_path, level, disks):
+    """RAID-0 without one member, RAID-5 without two (one runs degraded: tests/test_failures_cli.py)."""
     arr = _array(tmp_path, "--level", level, "--disks", disks)
     shutil.move(arr / "disk1.img", tmp_path / "away.img")
+    if level == "5":
+        shutil.move(arr / "disk2.img", tmp_path / "away2.img")
     text_expect = "missing from"
     _mount_fails(arr, tmp_path / "mnt", text_expect)
 
 
 @requires_mount
 def test_mount_with_a_truncated_member(tmp_path):
-    arr = _array(tmp_path, "--disks", "3")
+    arr = _array(tmp_path, "--level", "0", "--disks", "3")  # RAID-5 would run degraded without it
     os.truncate(arr / "disk2.img", 2 << 20)
     _mount_fails(arr, tmp_path / "mnt", "disk2.img is truncated")
 

@@ -247,6 +247,8 @@ class WriteIntentBitmap:
                 start = p * self.page
                 data = memoryview(bytes(self.bits[start : start + self.page]))
                 for disk in range(len(self.members)):
+                    if disk in self.members.excluded:
+                        continue  # a failed member gets nothing (vraid.failure)
                     requests.append(Request(disk, "write", self.offset + start, self.page, data))
             await self.members.run(requests)
 

@@ -319,7 +319,7 @@ class WriteBackCache:
         if not need:
             return
         buf = StripeBuffer(g, span.stripe, row0=span.row0, rows=span.rows, data=data)
-        await self.array.members.run([buf.request(k, "read", r, 1, priority=HOST) for k, r in need])
+        await self.array.read_blocks(buf, need, priority=HOST)  # reconstructs a missing member's blocks
         for k, r in need:
             if state[k, r] == E:
                 state[k, r] = C

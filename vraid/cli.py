@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bitmap-chunk", metavar="SIZE|none", default=None,
                    help="data covered by one write-intent bitmap bit, rounded to whole stripes (default 4M); "
                         "none: no bitmap (a crash then resyncs the whole array)")
+    p.add_argument("--spares", type=int, default=0, metavar="N", help="also create N spare members (RAID-5): a failed member is rebuilt onto one")
     p.set_defaults(func=cmd_create)
 
     p = sub.add_parser("examine", help="print the superblocks of a member file or of every member in a directory")
@@ -90,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fault", action="append", default=[], metavar="DISK:KEY=VALUE[,...]",
                    help="inject failures into a member (repeatable): disk2:eio=1000-1010, disk1:fail-after=5000, "
                         "disk0:latency=50ms,every=100 (or p=0.01,seed=7), disk3:torn-after=300 (docs/crash-and-scrub.md)")
+    g = p.add_argument_group("failures (docs/failures.md)")
+    g.add_argument("--force", action="store_true", help="start an array that is both dirty (not shut down cleanly) and degraded; reconstructed blocks may be wrong")
+    g.add_argument("--rebuild-rate", type=float, metavar="MB/s", help="limit a rebuild to this many MB/s of the new member (default: no limit)")
     p.set_defaults(func=cmd_mount)
 
     p = sub.add_parser("umount", help="flush, mark clean, unmount and wait for the daemon")
@@ -139,9 +143,11 @@ def cmd_create(args) -> int:
         level=args.level, ndisks=args.disks, disk_size=args.disk_size,
         block_size=args.block, strip_size=args.strip, layout=args.layout,
     )
-    asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image, bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk))
+    asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image,
+                 bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk), spares=args.spares)
     console.print(f"created {asm.summary()} in {args.dir}", highlight=False)
-    console.print(f"members: {', '.join(p.name for p in asm.paths)}; settings: {args.dir / 'vraid.toml'}", highlight=False)
+    spares = f"; spares: {', '.join(p.name for p in asm.spares)}" if asm.spares else ""
+    console.print(f"members: {', '.join(p.name for p in asm.paths)}{spares}; settings: {args.dir / 'vraid.toml'}", highlight=False)
     return 0
 
 
@@ -197,6 +203,7 @@ def cmd_mount(args) -> int:
     message = mount(args.dir, args.mountpoint, MountOptions(
         args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time,
         args.cache, args.cache_size, args.destage, args.destage_order, args.nvram, args.ct, faults=tuple(args.fault),
+        force=args.force, rebuild_rate=args.rebuild_rate,
     ))
     if message:
         console.print(message, highlight=False)

@@ -318,6 +318,8 @@ def cmd_stride_bench(args) -> int:
             raise VraidError(f"--member {role} is not a member of this {n}-disk array", f"choose 0..{n - 1}")
         g = asm.geometry
         path = asm.paths[role]
+        if path is None or role in asm.failed:
+            raise VraidError(f"member {role} of {asm.directory} is missing or failed", "benchmark another member with --member")
         member = sb.Member(path, role, g.data_offset, g.data_offset + g.stripes * g.strip_size,
                            f"member {role} of {asm.directory} ({path.name})")
         result = sb.bench_member(member, max_stride=args.max_stride or sb.FILE_MAX_STRIDE,
@@ -329,7 +331,7 @@ def cmd_stride_bench(args) -> int:
     if args.save:
         assert asm is not None
         asm = _idle_array(asm.directory)  # still nobody else: re-read the superblocks just before writing
-        params = dict(asm.superblocks[0].params)
+        params = dict(asm.ref.params)
         params["ct"] = result.ct_params()
         asm.mark(clean=asm.was_clean, params=params)
         saved = str(asm.directory)

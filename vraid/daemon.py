@@ -57,6 +57,10 @@ class MountOptions:
     ct: str | None = None
     #: injected faults, ``backends.faulty`` spec syntax (``--fault disk2:eio=1000-1010``)
     faults: tuple[str, ...] = ()
+    #: start a dirty and degraded array anyway (md's start_dirty_degraded)
+    force: bool = False
+    #: rebuild rate limit, MB/s of the new member (None: no limit)
+    rebuild_rate: float | None = None
 
 
 def parse_time(text: str) -> float | None:
@@ -94,6 +98,8 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
     mountpoint = check_mountpoint(mountpoint)
     if opts is not None:
         parse_time(opts.time)
+        if opts.rebuild_rate is not None and opts.rebuild_rate < 0:
+            raise MountError(f"--rebuild-rate {opts.rebuild_rate} is negative", "give MB/s, or 0 for no limit")
         if opts.disk_model:
             from .backends.models import parse_model
 
@@ -106,6 +112,15 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
             from .backends.faulty import parse_faults
 
             parse_faults(opts.faults, asm.geometry.ndisks)
+        if asm.degraded and not asm.was_clean and not opts.force:
+            missing = ", ".join(f"{r} ({why})" for r, why in sorted(asm.failed.items()))
+            raise MountError(
+                f"{directory} was not shut down cleanly and is degraded (member {missing}): the parity of "
+                "stripes being written at the crash may be stale, and the missing member's blocks are "
+                "reconstructed from that parity, so they may come back wrong (the RAID-5 write hole)",
+                "mount with --force to start it anyway and check the filesystem (e2fsck) before trusting it, "
+                "or put the missing member back first",
+            )
     existing = mountinfo.mount_of_array(directory)
     if existing is not None:
         raise MountError(f"{directory} is already mounted at {existing.mountpoint}", f"use that mount, or `vraid umount {existing.mountpoint}`")
@@ -188,9 +203,10 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     """Run the mount until it is unmounted; marks the array dirty, then clean."""
     _set_io_flusher()
     asm.open_stores()
-    warning = ""
+    warning = "\n".join(asm.notes)
     if not asm.was_clean:
-        warning = "warning: the array was not shut down cleanly"
+        warning = (warning + "\n" if warning else "") + "warning: the array was not shut down cleanly"
+    if warning:
         log.warning(warning)
     cfg = cache_config(asm, opts)
     nvram = _open_nvram(asm, cfg.nvram, cfg.size) if cfg.nvram is not None else None
@@ -199,14 +215,20 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     if recovery is None and recorded is not None:  # replayed, then not used by this (uncached) mount
         recovery = _open_nvram(asm, recorded, cfg.size)
     replay = recovery.replay() if recovery is not None else []
-    params = dict(asm.superblocks[0].params)
+    params = dict(asm.ref.params)
     if cfg.nvram is not None:
         params["nvram"] = str(cfg.nvram)
     else:
         params.pop("nvram", None)
     bitmap, bitmap_chunks = _open_bitmap(asm, params)
+    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram, ct=ct_policy(asm, opts), intent=bitmap,
+                  failed=sorted(asm.failed), spares=_member_stores(asm, opts, asm.spare_stores))
     asm.mark(clean=False, params=params)
-    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram, ct=ct_policy(asm, opts), intent=bitmap)
+    from .failure import attach
+
+    attach(asm, array)  # failures and finished rebuilds update the superblocks
+    if opts.rebuild_rate:
+        array.set_rebuild_rate(opts.rebuild_rate * 1e6)
     trace = None
     if opts.trace is not None:
         from .trace import TraceWriter
@@ -225,7 +247,8 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         raise MountError(f"cannot mount at {mountpoint}: {exc}", "is /dev/fuse available, and are you root?") from exc
     unmounted = False
     try:
-        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery, bitmap_chunks)
+        wrap = lambda store: _member_stores(asm, opts, [store])[0]  # noqa: E731 - a spare added later
+        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery, bitmap_chunks, wrap)
         unmounted = True
     finally:
         pyfuse3.close(unmount=not unmounted)
@@ -273,7 +296,7 @@ def ct_policy(asm: Assembled, opts: MountOptions):
     from .policies.ct import default_limits, load_ct
 
     spec = opts.ct or asm.config.ct
-    return load_ct(spec, default_limits(asm.superblocks[0].params, opts.disk_model))
+    return load_ct(spec, default_limits(asm.ref.params, opts.disk_model))
 
 
 def _open_bitmap(asm: Assembled, params: dict):
@@ -292,14 +315,14 @@ def _open_bitmap(asm: Assembled, params: dict):
     if not chunk:
         return None, None
     bitmap = WriteIntentBitmap(g, chunk)
-    chunks = bitmap.load_sync(asm.stores)
+    chunks = bitmap.load_sync([s for role, s in enumerate(asm.stores) if role not in asm.failed])
     return bitmap, (chunks if recorded else None)
 
 
 def _recorded_nvram(asm: Assembled) -> Path | None:
     """The NVRAM file the last mount used, if the array was not shut down cleanly:
     its dirty blocks must be replayed, so it is used again without being named."""
-    recorded = asm.superblocks[0].params.get("nvram")
+    recorded = asm.ref.params.get("nvram")
     if recorded and not asm.was_clean and Path(str(recorded)).exists():
         return Path(str(recorded))
     return None
@@ -315,10 +338,11 @@ def _open_nvram(asm: Assembled, path: Path, cache_size: int):
     return Nvram.create(path, slots=slots, block_size=g.block_size, array_uuid=asm.uuid)
 
 
-def _member_stores(asm: Assembled, opts: MountOptions) -> list:
-    """The member files, each wrapped by the timing model when one is asked for."""
+def _member_stores(asm: Assembled, opts: MountOptions, stores: list | None = None) -> list:
+    """The member files (or ``stores``), each wrapped by the timing model when one is asked for."""
     scale = parse_time(opts.time)
-    stores = list(asm.stores)
+    members = stores is None
+    stores = list(asm.stores if stores is None else stores)
     from .clock import TrioClock
 
     clock = TrioClock(scale or 1.0)
@@ -327,7 +351,7 @@ def _member_stores(asm: Assembled, opts: MountOptions) -> list:
 
         log.info("members run under the disk model %s, time scale %s", opts.disk_model, scale)
         stores = [wrap(store, opts.disk_model, clock) for store in stores]
-    if opts.faults:
+    if opts.faults and members:  # --fault names member roles; spares run without faults
         from .backends.faulty import parse_faults, wrap_faults
 
         faults = parse_faults(opts.faults, asm.geometry.ndisks)
@@ -339,10 +363,13 @@ def _member_stores(asm: Assembled, opts: MountOptions) -> list:
 
 
 async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery,
-                bitmap_chunks=None) -> None:
+                bitmap_chunks=None, wrap=None) -> None:
+    from .failure_ctl import control_handlers as failure_handlers
     from .recovery import recover
 
-    server = control.ControlServer(sock, _handlers(asm, array, fs, mountpoint))
+    handlers = _handlers(asm, array, fs, mountpoint)
+    handlers |= failure_handlers(asm, array, wrap or (lambda store: store))  # fail, add, rebuild-rate
+    server = control.ControlServer(sock, handlers)
     array.started_at = array.clock.now()
     async with trio.open_nursery() as nursery:
         await nursery.start(array.serve)
@@ -355,6 +382,7 @@ async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, re
         server.handlers.update(control_handlers(array, nursery))
         await nursery.start(server.serve)
         nursery.start_soon(_watch_signals, asm, mountpoint)
+        nursery.start_soon(array.watch_members)  # a member file deleted or truncated under the mount
         msg = f"mounted {asm.summary()} at {mountpoint}/{asm.config.image} (daemon pid {os.getpid()})"
         ready(msg + (f"\n{warning}" if warning else ""))
         log.info(msg)
@@ -406,7 +434,7 @@ def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
 
     # vraid top and vraid ctl: snapshot, pause, step, resume, ctl_get, ctl_set
     live = LiveState(array, source=f"{mountpoint}/{asm.config.image}",
-                     ct_defaults=lambda: default_limits(asm.superblocks[0].params, None))
+                     ct_defaults=lambda: default_limits(asm.ref.params, None))
     return {"ping": ping, "status": status} | live.handlers()
 
 

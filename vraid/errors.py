@@ -45,3 +45,10 @@ class MemberIOError(VraidError):
     def __init__(self, member: int, message: str) -> None:
         super().__init__(f"member {member}: {message}")
         self.member = member
+        #: every member that failed in the batch, and whether it was a "read" or "write" batch
+        self.disks = [member]
+        self.op = ""
+
+
+class LostData(MemberIOError):
+    """A RAID-5 request needs blocks of two missing members: the data is gone (EIO)."""

@@ -188,6 +188,8 @@ class Members:
     def __init__(self, stores: Sequence[Store], clock: Clock) -> None:
         self.clock = clock
         self.disks = [Member(i, s, clock) for i, s in enumerate(stores)]
+        #: members not flushed (failed ones: the controller sends them nothing)
+        self.excluded: set[int] = set()
 
     def __len__(self) -> int:
         return len(self.disks)
@@ -236,15 +238,19 @@ class Members:
 
     @staticmethod
     def _raise_first_error(requests: Sequence[Request]) -> None:
-        for req in requests:
-            if req.error is not None:
-                raise MemberIOError(req.disk, f"{req.op} at {req.offset}+{req.length} failed: {req.error}")
+        failed = [req for req in requests if req.error is not None]
+        if failed:
+            req = failed[0]
+            exc = MemberIOError(req.disk, f"{req.op} at {req.offset}+{req.length} failed: {req.error}")
+            exc.disks = sorted({r.disk for r in failed})  # every member that failed in this batch
+            exc.op = req.op if all(r.op == req.op for r in failed) else "mixed"
+            raise exc
 
     async def flush(self) -> None:
-        """Flush every member concurrently (fsync of member files).
+        """Flush every member concurrently (fsync of member files), except the failed ones.
 
         Raises:
-            MemberIOError: for the first member whose flush failed, after all finished.
+            MemberIOError: naming every member whose flush failed.
         """
         failed: list[tuple[int, BaseException]] = []
 
@@ -257,10 +263,13 @@ class Members:
 
         async with trio.open_nursery() as nursery:
             for disk in self.disks:
-                nursery.start_soon(one, disk)
+                if disk.index not in self.excluded:
+                    nursery.start_soon(one, disk)
         if failed:
-            index, exc = min(failed, key=lambda f: f[0])
-            raise MemberIOError(index, f"flush failed: {exc}")
+            exc = MemberIOError(failed[0][0], f"flush failed: {failed[0][1]}")
+            exc.disks = sorted(d for d, _ in failed)
+            exc.op = "flush"
+            raise exc
 
     def stats(self) -> list[dict[str, float]]:
         return [d.stats.to_dict() | {"queue": d.queue_depth} for d in self.disks]

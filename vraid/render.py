@@ -98,6 +98,7 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
         head.add_row("write-intent bitmap", f"{bitmap['set']} of {bitmap['bits']} bits set, "
                      f"{format_size(bitmap['chunk_bytes'])} per bit; {bitmap['set_writes']} set writes, "
                      f"{bitmap['clear_writes']} clear writes")
+    _failure_rows(head, st)
     out = [head]
     m = st.get("metrics")
     if m:
@@ -123,7 +124,9 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
             pct(cache["read_hit_ratio"]), pct(cache["overwrite_ratio"]), str(cache["write_misses"]), str(cache["destages_finished"]),
         )
         out.append(t)
-    members = st.get("members")
+    members = (st.get("members") or []) + [
+        {"disk": "spare", "store": sp["store"], "state": "spare"} for sp in st.get("spares", [])
+    ]
     if members:
         t = Table(title="members")
         for col in ("disk", "file", "state", "reads", "read bytes", "writes", "write bytes", "errors"):
@@ -137,3 +140,27 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
             )
         out.append(t)
     return out
+
+
+def _failure_rows(head: Table, st: dict[str, Any]) -> None:
+    """Degraded state, missing members and rebuild progress (docs/failures.md)."""
+    missing = st.get("missing", [])
+    if len(missing) > 1:
+        head.add_row("redundancy", f"[bold red]LOST: members {', '.join(map(str, missing))} are missing; their blocks read as EIO[/]")
+    elif st.get("degraded"):
+        head.add_row("redundancy", f"[bold yellow]DEGRADED: member {', '.join(map(str, missing))} missing; its blocks are reconstructed[/]")
+    elif "degraded" in st:
+        head.add_row("redundancy", "ok")
+    rb = st.get("rebuild")
+    if rb:
+        eta = rb.get("eta_seconds")
+        text = (
+            f"member {rb['role']} onto {rb['spare']}: {rb['state']}, {100 * rb['progress']:.1f}% "
+            f"({rb['stripe']}/{rb['stripes']} stripes), {rb['speed_mb_s']:.1f} MB/s"
+            + (f", limit {rb['rate_limit_mb_s']:.0f} MB/s" if rb.get("rate_limit_mb_s") else "")
+            + (f", about {eta:.0f} s left" if eta is not None else "")
+            + (f" ({rb['error']})" if rb.get("error") else "")
+        )
+        head.add_row("rebuild", text)
+    for note in st.get("notes", []):
+        head.add_row("note", f"[yellow]{note}[/]")

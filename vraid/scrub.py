@@ -184,6 +184,10 @@ def control_handlers(array: "Array", nursery: trio.Nursery) -> dict[str, Callabl
     async def check_start(req: dict[str, Any]) -> dict[str, Any]:
         if array.geometry.level != 5:
             raise VraidError("RAID-0 has no parity to check")
+        if array.health.degraded:
+            raise VraidError(f"the array is degraded (member {', '.join(map(str, array.health.missing_roles))} missing): "
+                             "parity cannot be checked without every member",
+                             "add a spare (`vraid add`) and wait for the rebuild (`vraid rebuild --wait`), then check")
         current = state["progress"]
         if current is not None and current.running:
             raise VraidError(f"a {'repair' if current.repair else 'check'} is already running "

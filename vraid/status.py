@@ -18,6 +18,16 @@ def gather(target: Path) -> dict[str, Any]:
     if m is None and not (target.is_dir() and any(target.iterdir())):
         if not target.exists():
             raise VraidError(f"{target} does not exist", "give a vraid mountpoint or an array directory")
+    from .config import ArrayConfig
+
+    config = ArrayConfig.load(directory) if Path(directory).is_dir() else None
+    if config is not None and config.uuid:  # a running mount answers even when assembly would refuse now
+        sock = control.socket_path(Path(directory), config.uuid)
+        if control.alive(sock):
+            try:
+                return control.request(sock, "status")["status"]
+            except MountError:
+                pass
     try:
         asm = assemble(directory)
     except VraidError:
@@ -37,5 +47,14 @@ def gather(target: Path) -> dict[str, Any]:
         "directory": str(asm.directory.resolve()),
         "uuid": asm.uuid,
         "state": "not mounted, " + ("clean" if asm.was_clean else "dirty (not shut down cleanly)"),
-        "members": [{"disk": sb.role, "store": str(p), "events": sb.events} for p, sb in zip(asm.paths, asm.superblocks)],
+        "members": [
+            {"disk": role, "store": str(p) if p else "(missing)", "events": sb.events if sb else None,
+             "state": "failed" if role in asm.failed else "active"} | ({"reason": asm.failed[role]} if role in asm.failed else {})
+            for role, (p, sb) in enumerate(zip(asm.paths, asm.superblocks))
+        ],
+        "degraded": asm.degraded,
+        "failed": sorted(asm.failed),
+        "missing": sorted(asm.failed),
+        "spares": [{"store": str(p), "state": "spare"} for p in asm.spares],
+        "notes": asm.notes,
     }

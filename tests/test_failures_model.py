@@ -1,0 +1,240 @@
+"""The array with failures, spares and rebuilds against the bytearray model.
+
+A sibling of tests/test_array_model.py's machine: the same writes, reads,
+flushes and remounts, plus rules that fail a member (by hand, or by breaking
+its store so that the next request fails it), add a spare, run the rebuild a
+few stripes at a time or to the end, and kill the spare mid-rebuild. At most
+one member is missing at a time, so every read must equal the model. At each
+flush the members are checked directly with the test's own XOR: the
+survivors hold the model's data and the missing member's blocks, recomputed
+from them, are the model's too; a member being rebuilt already holds those
+blocks below the rebuild position; and with nothing missing every PBG's
+parity is right. Run write-through and with the stripe and PBG caches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import trio
+from hypothesis import HealthCheck, note, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule, run_state_machine_as_test
+
+from portal import ArrayPortal
+from test_array_model import K, ArrayMatchesModel, Config
+from test_degraded import Breakable, check_degraded
+from vraid.array import CacheConfig
+from vraid.backends.memory import MemoryStore
+
+GEOMETRIES = [Config(5, 4, 8 * K, 4 * K, 12), Config(5, 5, 4 * K, 512, 10, "right-asymmetric"), Config(5, 3, 4 * K, 4 * K, 16, "left-asymmetric")]
+
+
+class FailuresMatchModel(ArrayMatchesModel):
+    def __init__(self, config: Config, cache: CacheConfig, workdir) -> None:
+        self.cache = cache
+        self.spares: list[Breakable] = []
+        self.failed: set[int] = set()
+        super().__init__(config, "memory", workdir)
+        self.stores = [Breakable(s) for s in self.stores]
+        self.portal.close()
+        self.portal = self._open()
+
+    # -- the array ------------------------------------------------------------------------
+    def _open(self) -> ArrayPortal:
+        if not hasattr(self, "spares"):  # the base constructor's first open: plain stores
+            return ArrayPortal(self.g, self.stores)
+        portal = ArrayPortal(self.g, self.stores, cache=self.cache, failed=sorted(self.failed))
+        a = portal.array
+
+        async def setup():
+            a.rebuild_paused = True  # rebuilds advance only by the rules
+            for s in self.spares:
+                a.add_spare(s)
+
+        portal.call(setup)
+        return portal
+
+    @property
+    def array(self):
+        return self.portal.array
+
+    def _state(self) -> dict:
+        async def status():
+            return self.array.status()
+
+        return self.portal.call(status)
+
+    def _sync(self) -> None:
+        """Follow the array: which roles are failed, which store holds each role, spares left."""
+        a = self.array
+        self.failed = set(a.health.failed)
+        self.stores = [a.members[i].store for i in range(self.g.ndisks)]
+        self.spares = list(a.spares)
+
+    def _missing(self) -> list[int]:
+        return self.array.health.missing_roles
+
+    def _redundant(self) -> bool:
+        """Nothing missing and no member about to fail: one more failure is survivable."""
+        return not self._missing() and not any(getattr(s, "broken", False) for s in self.stores)
+
+    # -- failures -----------------------------------------------------------------------------
+    @precondition(lambda self: self._redundant())
+    @rule(data=st.data())
+    def fail_member(self, data) -> None:
+        disk = data.draw(st.integers(0, self.g.ndisks - 1), label="disk")
+        note(f"fail member {disk} (and scribble over it)")
+        store = self.stores[disk]
+        store.inner.write_sync(0, bytes(np.random.default_rng(disk).integers(0, 256, store.size, dtype=np.uint8)))
+
+        async def fail():
+            self.array.fail_member(disk, "test")
+
+        self.portal.call(fail)
+        self._sync()
+
+    @precondition(lambda self: self._redundant())
+    @rule(data=st.data())
+    def break_member(self, data) -> None:
+        disk = data.draw(st.integers(0, self.g.ndisks - 1), label="disk")
+        note(f"member {disk} starts failing every request")
+        self.stores[disk].broken = True
+
+    @precondition(lambda self: len(self.spares) < 2)
+    @rule()
+    def add_spare(self) -> None:
+        note("add a spare")
+        spare = Breakable(MemoryStore(self.g.member_size, f"spare{id(self) % 1000}-{len(self.spares)}"))
+
+        async def add():
+            self.array.add_spare(spare)
+
+        self.portal.call(add)
+        self._sync()
+
+    @precondition(lambda self: self.array.rebuild is not None)
+    @rule(n=st.integers(1, 5))
+    def rebuild_steps(self, n: int) -> None:
+        note(f"rebuild {n} stripe(s)")
+        self.portal.call(self.array.rebuild.step, n)
+        self._finish_if_done()
+
+    @precondition(lambda self: self.array.rebuild is not None)
+    @rule()
+    def rebuild_to_the_end(self) -> None:
+        note("rebuild to the end")
+        a = self.array
+
+        async def run():
+            a.rebuild_paused = False
+            a.rebuild._wakeup.set()
+            while a.rebuild is not None:
+                await trio.sleep(0.001)
+            a.rebuild_paused = True
+
+        self.portal.call(run)
+        self._sync()
+
+    @precondition(lambda self: self.array.rebuild is not None)
+    @rule()
+    def spare_dies_mid_rebuild(self) -> None:
+        note("the spare being rebuilt starts failing")
+        self.array.rebuild.spare.broken = True
+        self.portal.call(self.array.rebuild.step, 1)
+        self._sync()
+
+    def _finish_if_done(self) -> None:
+        a = self.array
+        if a.rebuild is not None and a.rebuild.pos >= a.rebuild.stripes:
+            self.portal.call(a.rebuild.step, 1)  # nothing left: the task finishes it
+            self._wait_rebuild_task()
+        self._sync()
+
+    def _wait_rebuild_task(self) -> None:
+        a = self.array
+
+        async def wait():
+            a.rebuild_paused = False
+            if a.rebuild is not None:
+                a.rebuild._wakeup.set()
+            while a.rebuild is not None:
+                await trio.sleep(0.001)
+            a.rebuild_paused = True
+
+        self.portal.call(wait)
+
+    # -- the model's checks ----------------------------------------------------------------------
+    @rule()
+    def flush(self) -> None:
+        note("flush" + (", drain the cache" if self.cache.enabled else "") + ", check the members")
+        self.portal.flush()
+        if self.cache.enabled:
+            self.portal.call(self.array.shutdown)
+        self._sync()
+        self.check_members()
+
+    @rule()
+    def remount(self) -> None:
+        note("remount")
+        if self.cache.enabled:
+            self.portal.call(self.array.shutdown)
+        self._sync()
+        rb = self.array.rebuild
+        if rb is not None:  # an interrupted rebuild starts again: the spare is a spare again
+            self.failed.add(rb.role)
+            self.spares.insert(0, rb.spare)
+        self.portal.close()
+        self.portal = self._open()
+        self._sync()
+
+    def check_members(self) -> None:
+        missing = self._missing()
+        assert len(missing) <= 1
+        if not missing:
+            return super().check_members()  # data where the geometry says, every PBG's parity right
+        check_degraded(self.g, self.stores, missing[0], bytes(self.model))
+        rb = self.array.rebuild
+        if rb is not None and rb.pos:  # the new member already holds the rebuilt stripes
+            g = self.g
+            others = [s for i, s in enumerate(self.stores) if i != rb.role]
+            n = rb.pos * g.strip_size
+            want = np.bitwise_xor.reduce(np.stack([np.frombuffer(s.read_sync(g.data_offset, n), np.uint8) for s in others]), axis=0)
+            got = np.frombuffer(self.stores[rb.role].read_sync(g.data_offset, n), np.uint8)
+            assert np.array_equal(got, want), "the rebuilt stripes on the new member are wrong"
+
+    def _raw(self, disk: int) -> bytes:
+        g = self.g
+        return self.stores[disk].read_sync(g.data_offset, g.stripes * g.strip_size)
+
+    def teardown(self) -> None:
+        try:
+            assert self.portal.read(0, self.capacity) == bytes(self.model), "a full read differs from the model"
+            if self.array.rebuild is not None:
+                self._wait_rebuild_task()
+            self.portal.flush()
+            if self.cache.enabled:
+                self.portal.call(self.array.shutdown)
+            self._sync()
+            missing = self._missing()
+            self.check_members()
+        finally:
+            self.portal.close()
+        if not missing:
+            super().check_members()
+
+
+SETTINGS = settings(
+    max_examples=25,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+
+
+@pytest.mark.parametrize("cache", ["none", "stripe", "pbg"])
+@pytest.mark.parametrize("config", GEOMETRIES, ids=lambda c: c.id)
+def test_failures_spares_and_rebuilds_match_the_model(config, cache, tmp_path):
+    unit = config.geometry().stripe_data_bytes
+    cfg = CacheConfig(cache, size=3 * unit, destage="hlwm:high=0.6,low=0.3")
+    run_state_machine_as_test(lambda: FailuresMatchModel(config, cfg, tmp_path), settings=SETTINGS)

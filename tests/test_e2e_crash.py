@@ -235,13 +235,46 @@ def _check_json_repair(target: Path) -> dict:
     return json.loads(vraid("check", target, "--repair", "--json").stdout)
 
 
-def test_injected_eio_reaches_the_host_and_the_daemon_stays_up(tmp_path, session):
+def test_injected_eio_fails_the_member_and_raid5_reconstructs(tmp_path, session):
+    """RAID-5: an EIO from a member fails it (degraded mode), and the read is served
+    from the others; the daemon stays up and status names the failed member."""
     arr, mnt = tmp_path / "arr", tmp_path / "mnt"
     vraid("create", arr, "--disks", "3", "--disk-size", "8M", "--strip", "16K")
     from vraid.assemble import assemble
 
     g = assemble(arr).geometry
     where = g.locate(100)  # logical block 100
+    data = os.urandom(8 * 4096)
+    session.mount(arr, mnt)
+    fd = os.open(mnt / "disk.img", os.O_RDWR)
+    try:
+        os.pwrite(fd, data, 96 * 4096)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    session.umount(mnt)
+    pid = session.mount(arr, mnt, "--fault", f"disk{where.disk}:eio={where.member_block}")
+    fd = os.open(mnt / "disk.img", os.O_RDONLY)
+    try:
+        assert os.pread(fd, 8 * 4096, 96 * 4096) == data  # block 100 reconstructed from the others
+        assert os.pread(fd, 4096, 50 * 4096) == b"\0" * 4096
+    finally:
+        os.close(fd)
+    assert pid_alive(pid) and is_mounted(mnt)
+    status = json.loads(vraid("status", mnt, "--json").stdout)
+    member = status["members"][where.disk]
+    assert member["state"] == "failed" and member["errors"] >= 1, member
+    assert status["degraded"] and status["internal_errors"] == 0
+    session.umount(mnt)
+
+
+def test_injected_eio_reaches_the_host_on_raid0_and_the_daemon_stays_up(tmp_path, session):
+    arr, mnt = tmp_path / "arr", tmp_path / "mnt"
+    vraid("create", arr, "--level", "0", "--disks", "3", "--disk-size", "8M", "--strip", "16K")
+    from vraid.assemble import assemble
+
+    g = assemble(arr).geometry
+    where = g.locate(100)
     pid = session.mount(arr, mnt, "--fault", f"disk{where.disk}:eio={where.member_block}")
     fd = os.open(mnt / "disk.img", os.O_RDONLY)
     try:

@@ -90,6 +90,8 @@ def _fail_rebuild_every_position(tmp_path, session, disk_size: str, positions, c
         assert Path(st["members"][k]["store"]).name == f"spare{k}.img"
         _settle(fs, mnt / "disk.img")
         assert parity_mismatches(_status(mnt)) == 0
+        checked = json.loads(vraid("check", mnt, "--json").stdout)  # the scrub agrees
+        assert checked["mismatches"] == 0 and checked["done"] == checked["total"], checked
     before = file_sums(fs)
     session.umount_fs(fs)
     session.detach(dev)
@@ -102,6 +104,7 @@ def _fail_rebuild_every_position(tmp_path, session, disk_size: str, positions, c
     st = _status(mnt)
     assert not st["degraded"] and [Path(m["store"]).name for m in st["members"]][positions[-1]] == f"spare{positions[-1]}.img"
     assert parity_mismatches(st) == 0
+    assert "0 mismatches" in " ".join(vraid("check", mnt).stdout.split())
     dev = session.losetup(mnt / "disk.img")
     assert run("e2fsck", "-fn", dev, check=False).returncode == 0
     session.mount_fs(dev, fs)

@@ -413,12 +413,18 @@ class Array:
             self.events.publish(
                 "plan", self.clock.now(), PlanEvent(plan, buf.row0, priority == DESTAGE, sorted(missing))
             )
+            intent = self.intent if self.intent is not None and any(r.op == "write" for r in plan.requests) else None
+            if intent is not None:
+                try:
+                    await intent.begin(buf.stripe)  # the bit is durable before any data write
+                except MemberIOError as exc:  # a member failed under the bitmap write: nothing of the plan ran
+                    attempt += 1
+                    self._member_error(exc, attempt)
+                    continue
+            ok = False
             try:
-                if self.intent is not None and any(r.op == "write" for r in plan.requests):
-                    async with self.intent_of(buf.stripe):
-                        await execute(plan, buf, self.members, priority=priority)
-                else:
-                    await execute(plan, buf, self.members, priority=priority)
+                await execute(plan, buf, self.members, priority=priority)
+                ok = True
                 return plan
             except MemberIOError as exc:
                 attempt += 1
@@ -427,6 +433,9 @@ class Array:
                     # every other member holds its new blocks: the failed one's are their XOR
                     return plan
                 # failed while reading: nothing was written; plan again without the failed member
+            finally:
+                if intent is not None:
+                    intent.end(buf.stripe, ok)  # a failed write keeps the bit until a resync
 
 
     async def _fill_partial_blocks(self, buf: StripeBuffer, ext: Extent, first: int, last: int) -> None:

@@ -65,6 +65,18 @@ def _add(c: Cell, op: str) -> Cell:
     return c if op in c else cell(c + (op,))
 
 
+def _gaps(rows: list[list[Cell]], j: int, ops: tuple[str, ...], s_max: int, excepted: tuple[tuple[int, int], ...]):
+    """Fig. 10's scan of column ``j`` (lines 3-6 and 18-21): each pair ``(p, i)`` of
+    consecutive rows holding one of ``ops`` whose stride ``i - p`` the performance
+    rule permits. Filling a gap only touches rows before ``i``, so the scan may go on."""
+    p = -1
+    for i, row in enumerate(rows):
+        if any(op in row[j] for op in ops):
+            if p >= 0 and permitted(i - p, s_max, excepted):
+                yield p, i
+            p = i
+
+
 def read_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, parity: bool = True) -> Matrix:
     """Fig. 10 ``ReadContiguityTransform``: fill the gaps between reads of each column."""
     rows = [list(r) for r in m]
@@ -73,18 +85,13 @@ def read_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, parity: boo
     v = len(rows[0])
     for j in range(v):
         parity_column = parity and j == v - 1
-        p = -1
-        for i in range(len(rows)):
-            if "r" not in rows[i][j] and "t" not in rows[i][j]:
-                continue
-            if p >= 0 and permitted(i - p, limits.sr_max, limits.sr_except):
-                for h in range(p + 1, i):
-                    if parity_column:
-                        op = "r"
-                    else:
-                        op = "t" if z[h][j] == "D" else "r"  # eq. (6)
-                    rows[h][j] = _add(rows[h][j], op)
-            p = i
+        for p, i in _gaps(rows, j, ("r", "t"), limits.sr_max, limits.sr_except):
+            for h in range(p + 1, i):
+                if parity_column:
+                    op = "r"  # no cache for parity (line 8)
+                else:
+                    op = "t" if z[h][j] == "D" else "r"  # eq. (6)
+                rows[h][j] = _add(rows[h][j], op)
     return tuple(tuple(r) for r in rows)
 
 
@@ -96,20 +103,15 @@ def write_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, parity: bo
     v = len(rows[0])
     for j in range(v):
         parity_column = parity and j == v - 1
-        p = -1
-        for i in range(len(rows)):
-            if "w" not in rows[i][j]:
-                continue
-            if p >= 0 and permitted(i - p, limits.sw_max, limits.sw_except):
-                between = range(p + 1, i)
-                if parity_column:
-                    ok = all("r" in rows[h][j] for h in between)
-                else:  # eq. (7): no empty block without r in the gap
-                    ok = not any(z[h][j] == "E" and "r" not in rows[h][j] for h in between)
-                if ok:
-                    for h in between:
-                        rows[h][j] = _add(rows[h][j], "w")
-            p = i
+        for p, i in _gaps(rows, j, ("w",), limits.sw_max, limits.sw_except):
+            between = range(p + 1, i)
+            if parity_column:
+                ok = all("r" in rows[h][j] for h in between)  # line 24
+            else:  # eq. (7): no empty block without r in the gap
+                ok = not any(z[h][j] == "E" and "r" not in rows[h][j] for h in between)
+            if ok:
+                for h in between:
+                    rows[h][j] = _add(rows[h][j], "w")
     return tuple(tuple(r) for r in rows)
 
 

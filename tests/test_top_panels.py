@@ -164,3 +164,76 @@ def test_frame_of_a_deterministic_sim_run(sim_frames):
     assert text == render_text(panels.frame(again, width=100, sim=True, keys=False))  # same run, same frame
     assert "destage plan" in text and "watermarks" in text
     assert_snapshot("frame_sim_random_write", text)
+
+
+# ------------------------------------------------------------------------- fitting the terminal
+KEY_LABELS = [f"{k} {what}" for k, what in panels.KEYS_ENGINE + panels.KEYS_SIM]
+
+
+def _live_frame(snap, width, height, **kw):
+    kw = {"sim": True, "speed": "speed x0.05", "message": "stepped: destaged stripe 7"} | kw
+    return render_text(panels.frame(snap, width=width, height=height, **kw), width=width, height=height)
+
+
+@pytest.mark.parametrize("width,height", [(80, 24), (100, 30), (120, 40)])
+def test_whole_live_frame_fits_common_terminal_sizes(width, height):
+    text = _live_frame(fixed_snapshot(), width, height)
+    lines = text.splitlines()
+    assert len(lines) == height
+    assert lines[0].startswith("vraid top PAUSED DEGRADED speed x0.05")  # the status line on top
+    assert lines[-1] == "stepped: destaged stripe 7"  # the footer at the bottom, whole
+    joined = " ".join(lines)
+    assert all(label in joined for label in KEY_LABELS)
+    for title in ("destage plan", "watermarks", "counters", "members"):
+        assert title in text
+    # every box that opens closes: no panel is cut off in the middle
+    assert sum(line.count("╭") for line in lines) == sum(line.count("╰") for line in lines)
+    assert_snapshot(f"frame_live_{width}x{height}", text)
+
+
+def _variants():
+    base = fixed_snapshot()
+    tall = copy.deepcopy(base)  # a plan with many active rows (a PBG of 24 rows)
+    z = [["D", "C", "E", "D"]] * 24
+    tall["plan"] = dict(tall["plan"], z=z, basic=[[["x", "w"]] * 5] * 24, transformed=[[["x", "w"]] * 5] * 24)
+    nocache = copy.deepcopy(base)
+    nocache["cache"] = {"organisation": "none"}
+    nocache["plan"], nocache["policy_log"], nocache["rebuild"], nocache["spares"] = None, [], None, []
+    extras = copy.deepcopy(base)
+    extras["log_disk"] = {"fill": 0.3, "segments": 4}
+    extras["prefetch"] = {"windows": 3, "policy": "saseqp"}
+    many = copy.deepcopy(base)  # 12 members
+    many["members"] = [dict(base["members"][0], disk=i) for i in range(12)]
+    return {"fixed": base, "tall-plan": tall, "no-cache": nocache, "extras": extras, "12-members": many}
+
+
+@pytest.mark.parametrize("name", list(_variants()))
+def test_frame_never_taller_than_the_terminal_and_keys_always_shown(name):
+    snap = _variants()[name]
+    for width in (80, 99, 120, 160):
+        for height in (24, 27, 33, 41, 50):
+            text = _live_frame(snap, width, height)
+            lines = text.splitlines()
+            assert len(lines) <= height, (name, width, height)
+            joined = " ".join(lines)
+            assert all(label in joined for label in KEY_LABELS), (name, width, height, text)
+            assert "vraid top" in lines[0], (name, width, height)
+            assert sum(line.count("╭") for line in lines) == sum(line.count("╰") for line in lines), text
+
+
+def test_short_terminal_shrinks_the_plan_with_a_count_of_rows_left_out():
+    snap = _variants()["tall-plan"]
+    short = _live_frame(snap, 100, 30)
+    assert "more active rows not shown" in short
+    tall = _live_frame(snap, 100, 80)
+    assert "more active rows" not in tall and " 23 " in tall  # every row of the PBG on a tall one
+    wide_short = _live_frame(fixed_snapshot(), 120, 26)
+    assert "counters (" in wide_short or "members (disk state queue busy)" in wide_short
+
+
+def test_below_80x24_the_frame_degrades_but_stays_inside():
+    snap = fixed_snapshot()
+    for width, height in ((60, 14), (40, 8), (30, 3), (79, 23), (20, 1)):
+        lines = _live_frame(snap, width, height).splitlines()
+        assert len(lines) <= height, (width, height)
+        assert lines[0].startswith("p pause") or lines[0].startswith("vraid top"), (width, height)

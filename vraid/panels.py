@@ -20,7 +20,7 @@ Panels (docs/top.md says how to read each):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Group, RenderableType
 from rich.layout import Layout
@@ -133,7 +133,7 @@ def plan_table(plan: dict[str, Any], *, max_rows: int = 16) -> Table:
     quiet = len(z) - len(active)
     notes = []
     if hidden:
-        notes.append(f"{hidden} more active rows")
+        notes.append(f"{hidden} more active rows not shown")
     if quiet:
         notes.append(f"{quiet} rows without operations not shown")
     if notes:
@@ -158,8 +158,12 @@ def legend_text() -> Text:
     return text
 
 
-def plan_panel(snap: dict[str, Any], *, max_rows: int = 16) -> Panel:
-    """The latest destage plan (or the one step mode froze), as seed 000 draws it."""
+def plan_panel(snap: dict[str, Any], *, max_rows: int = 16, legend: bool = True, requests: bool = True) -> Panel:
+    """The latest destage plan (or the one step mode froze), as seed 000 draws it.
+
+    On a short terminal :func:`frame` asks for fewer matrix rows (``max_rows``; 0 draws only
+    the head line and how many rows are not shown) and may leave out the member requests and
+    the legend."""
     frozen = snap.get("step") or []
     plan = frozen[-1] if frozen else snap.get("plan")
     if not plan:
@@ -190,7 +194,22 @@ def plan_panel(snap: dict[str, Any], *, max_rows: int = 16) -> Panel:
         title = f"[reverse] STEP [/] frozen plan of the stepped stripe ({len(frozen)} stepped)"
     elif not plan.get("destage", True):
         title = "write plan (write-through: no cache)"
-    return Panel(Group(head, plan_table(plan, max_rows=max_rows), rt, legend_text()), title=title, title_align="left")
+    parts: list[RenderableType] = [head]
+    if max_rows > 0:
+        parts.append(plan_table(plan, max_rows=max_rows))
+    else:
+        parts.append(Text(f"{_active_rows(plan)} more active rows not shown (a taller terminal shows the matrices)",
+                          style="dim"))
+    if requests:
+        parts.append(rt)
+    if legend:
+        parts.append(legend_text())
+    return Panel(Group(*parts), title=title, title_align="left")
+
+
+def _active_rows(plan: dict[str, Any]) -> int:
+    z, basic, trans = plan["z"], plan["basic"], plan["transformed"]
+    return sum(1 for i in range(len(z)) if "D" in z[i] or any(trans[i]) or any(basic[i]))
 
 
 def _cycles(plan: dict[str, Any]) -> str:
@@ -255,8 +274,13 @@ def watermark_panel(snap: dict[str, Any], width: int = 100, height: int = 8) -> 
                      title="watermarks", title_align="left")
     chart_width = max(10, width - 4 - 6)
     chart = occupancy_chart(snap.get("history") or [], chart_width, height)
-    axis = Text("\n".join(["100%"] + [""] * (height // 2 - 1) + [" 50%"] + [""] * (height - height // 2 - 2)
-                          + ["  0%", "dstg"]), style="dim")
+    marks = [""] * height
+    marks[0] = "100%"
+    if height >= 3:
+        marks[height // 2] = " 50%"
+    if height >= 2:
+        marks[-1] = "  0%"
+    axis = Text("\n".join(marks + ["dstg"]), style="dim")
     grid = Table.grid(padding=(0, 1))
     grid.add_column(width=4, justify="right")
     grid.add_column()
@@ -277,16 +301,26 @@ def watermark_panel(snap: dict[str, Any], width: int = 100, height: int = 8) -> 
 
 
 # ------------------------------------------------------------------------- members
-def members_panel(snap: dict[str, Any]) -> Panel:
+MEMBER_STYLE = {"active": "green", "failed": "bold red", "rebuilding": "yellow", "spare": "dim"}
+
+
+def members_panel(snap: dict[str, Any], *, compact: bool = False, narrow: bool = False, width: int = 100) -> Panel:
+    """One line per member disk; ``narrow`` (under 100 columns) leaves out the read and write
+    counts and the busy bar; ``compact`` (a short terminal) packs the members side by side,
+    several to a line (``width`` columns), with state, queue and busy only."""
     rates = {m["disk"]: m for m in (snap.get("rates") or {}).get("members", [])}
+    if compact:
+        return _members_compact(snap, rates, width)
     t = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 1))
     for col, just in (("disk", "right"), ("state", "left"), ("queue", "right"), ("busy", "left"),
                       ("req/s", "right"), ("reads", "right"), ("writes", "right"), ("contiguous", "right"),
                       ("fragmented", "right"), ("", "left")):
+        if narrow and col in ("reads", "writes"):
+            continue
         t.add_column(col, justify=just, no_wrap=bool(col))
     for d in snap.get("members", []):
         state = d.get("state", "active")
-        style = {"active": "green", "failed": "bold red", "rebuilding": "yellow", "spare": "dim"}.get(state, "")
+        style = MEMBER_STYLE.get(state, "")
         r = rates.get(d["disk"], {})
         reqs = int(d.get("reads", 0)) + int(d.get("writes", 0))
         contiguous = int(d.get("contiguous", 0))
@@ -298,12 +332,15 @@ def members_panel(snap: dict[str, Any]) -> Panel:
         extra = f"{d['errors']} errors" if d.get("errors") else ""
         if d.get("progress") is not None:
             state = f"{state} {_pct(d['progress'])}"
-        t.add_row(str(d["disk"]), Text(state, style=style), str(d.get("queue", 0)),
-                  "-" if busy is None else f"{busy:4.0%} {bar}",
-                  "-" if not r else _num(r["requests_per_s"]),
-                  f"{int(d.get('reads', 0)):,}", f"{int(d.get('writes', 0)):,}",
-                  f"{contiguous:,} ({contiguous / reqs:.0%})" if reqs else "0",
-                  f"{reqs - contiguous:,}", extra)
+        cells = [str(d["disk"]), Text(state, style=style), str(d.get("queue", 0)),
+                 "-" if busy is None else (f"{busy:4.0%}" if narrow else f"{busy:4.0%} {bar}"),
+                 "-" if not r else _num(r["requests_per_s"]),
+                 f"{int(d.get('reads', 0)):,}", f"{int(d.get('writes', 0)):,}",
+                 f"{contiguous:,} ({contiguous / reqs:.0%})" if reqs else "0",
+                 f"{reqs - contiguous:,}", extra]
+        if narrow:
+            del cells[5:7]
+        t.add_row(*cells)
     parts: list[RenderableType] = [t]
     spares = [s.get("store", "?") for s in snap.get("spares") or [] if isinstance(s, dict)]
     if spares:
@@ -312,6 +349,33 @@ def members_panel(snap: dict[str, Any]) -> Panel:
     if isinstance(rebuild, dict) and rebuild.get("progress") is not None:
         parts.append(rebuild_line(rebuild))
     return Panel(Group(*parts), title="members", title_align="left")
+
+
+def _members_compact(snap: dict[str, Any], rates: dict[Any, Any], width: int) -> Panel:
+    entries: list[Text] = []
+    for d in snap.get("members", []):
+        state = d.get("state", "active")
+        e = Text(f"{d['disk']} ", style="bold")
+        label = state if d.get("progress") is None else f"{state} {_pct(d['progress'])}"
+        e.append(label, style=MEMBER_STYLE.get(state, ""))
+        busy = rates.get(d["disk"], {}).get("busy")
+        e.append(f" q{d.get('queue', 0)}" + ("" if busy is None else f" {busy:.0%}"))
+        if d.get("errors"):
+            e.append(f" {d['errors']} err", style="bold red")
+        entries.append(e)
+    # whole entries to a line, as many as fit inside the box
+    lines: list[Text] = []
+    for e in entries:
+        if lines and len(lines[-1]) + 3 + len(e) <= max(1, width - 4):
+            lines[-1].append(" | ", style="dim")
+            lines[-1].append_text(e)
+        else:
+            lines.append(e.copy())
+    parts: list[RenderableType] = [Text("\n").join(lines)]
+    rebuild = snap.get("rebuild")
+    if isinstance(rebuild, dict) and rebuild.get("progress") is not None:
+        parts.append(rebuild_line(rebuild))
+    return Panel(Group(*parts), title="members (disk state queue busy)", title_align="left")
 
 
 def rebuild_line(rebuild: dict[str, Any]) -> Text:
@@ -334,33 +398,57 @@ def rebuild_line(rebuild: dict[str, Any]) -> Text:
 
 
 # ------------------------------------------------------------------------- counters
-def counters_panel(snap: dict[str, Any]) -> Panel:
+def counter_rows(snap: dict[str, Any]) -> list[tuple[int, str, str]]:
+    """The counters as (priority, label, value) in display order; priority 0 is kept longest
+    when :func:`frame` has to drop rows on a short terminal."""
     m = snap.get("metrics") or {}
     cache = snap.get("cache") or {}
     rates = snap.get("rates") or {}
-    t = Table(box=None, show_header=False, pad_edge=False, show_edge=False, padding=(0, 1))
-    t.add_column("what", style="bold", no_wrap=True)
-    t.add_column("value", justify="right", no_wrap=True)
-    t.add_row("reads / writes", f"{m.get('host_reads', 0):,} / {m.get('host_writes', 0):,}")
+    rows = [(0, "reads / writes", f"{m.get('host_reads', 0):,} / {m.get('host_writes', 0):,}")]
     if rates:
-        t.add_row("throughput", f"{rates['host_mb_s']:.2f} MB/s {_num(rates['host_iops'])} req/s")
+        rows.append((1, "throughput", f"{rates['host_mb_s']:.2f} MB/s {_num(rates['host_iops'])} req/s"))
     if cache.get("organisation", "none") != "none":
         wb = cache.get("write_blocks", 0)
-        t.add_row("read hit ratio", _pct(cache.get("read_hit_ratio", 0.0)))
-        t.add_row("write hit ratio", _pct(cache.get("write_hits", 0) / wb if wb else 0.0))
-        t.add_row("overwrite ratio", _pct(cache.get("overwrite_ratio", 0.0)))
-        t.add_row("write misses", f"{cache.get('write_misses', 0):,}")
+        rows.append((4, "read hit ratio", _pct(cache.get("read_hit_ratio", 0.0))))
+        rows.append((3, "write hit ratio", _pct(cache.get("write_hits", 0) / wb if wb else 0.0)))
+        rows.append((6, "overwrite ratio", _pct(cache.get("overwrite_ratio", 0.0))))
+        rows.append((8, "write misses", f"{cache.get('write_misses', 0):,}"))
         d = f"{cache.get('destages_finished', 0):,}"
         if rates:
             d += f"  ({_num(rates.get('destages_per_s', 0.0))}/s)"
-        t.add_row("destages", d)
-    t.add_row("PBGs RCW/RMW/full", f"{m.get('pbg_rcw', 0):,} / {m.get('pbg_rmw', 0):,} / {m.get('pbg_full', 0):,}")
+        rows.append((5, "destages", d))
+    rows.append((7, "PBGs RCW/RMW/full",
+                 f"{m.get('pbg_rcw', 0):,} / {m.get('pbg_rmw', 0):,} / {m.get('pbg_full', 0):,}"))
     resp = m.get("response_ms") or {}
     if resp:
-        t.add_row("resp p50/p90/p99",
-                  " / ".join(f"{resp.get(k, 0.0):.2f}" for k in ("p50", "p90", "p99")) + " ms")
-    t.add_row("resp mean / max", f"{m.get('mean_response_ms', 0.0):.2f} / {m.get('max_response_ms', 0.0):.2f} ms")
-    return Panel(t, title="counters", title_align="left")
+        rows.append((2, "resp p50/p90/p99", " / ".join(f"{resp.get(k, 0.0):.2f}" for k in ("p50", "p90", "p99")) + " ms"))
+    rows.append((9, "resp mean / max", f"{m.get('mean_response_ms', 0.0):.2f} / {m.get('max_response_ms', 0.0):.2f} ms"))
+    return rows
+
+
+def counters_panel(snap: dict[str, Any], *, max_rows: int | None = None, columns: int = 1) -> Panel:
+    """Hit ratios, throughput and response times. With ``max_rows`` only that many table
+    rows, the counters of lowest priority left out (the title says how many are shown);
+    ``columns=2`` puts two counters side by side on each row (a wide, short terminal)."""
+    rows = counter_rows(snap)
+    per_row = max(1, columns)
+    keep = len(rows) if max_rows is None else max(0, max_rows) * per_row
+    if keep < len(rows):
+        kept = {id(r) for r in sorted(rows, key=lambda r: r[0])[:keep]}
+        shown = [r for r in rows if id(r) in kept]
+    else:
+        shown = rows
+    t = Table(box=None, show_header=False, pad_edge=False, show_edge=False, padding=(0, 1))
+    for i in range(per_row):
+        t.add_column("what", style="bold", no_wrap=True)
+        t.add_column("value", justify="right", no_wrap=True)
+    for i in range(0, len(shown), per_row):
+        cells: list[str] = []
+        for _prio, label, value in shown[i:i + per_row]:
+            cells += [label, value]
+        t.add_row(*cells)
+    title = "counters" if len(shown) == len(rows) else f"counters ({len(shown)} of {len(rows)})"
+    return Panel(t, title=title, title_align="left")
 
 
 # ------------------------------------------------------------------------- extras
@@ -438,59 +526,184 @@ def footer(snap: dict[str, Any], *, sim: bool = False, message: str = "", keys: 
 
 def frame(snap: dict[str, Any], *, width: int = 100, height: int | None = None, sim: bool = False,
           message: str = "", speed: str = "", keys: bool = True) -> RenderableType:
-    """The whole screen. With ``height`` a Layout that fills it (the live view); without,
-    the panels stacked at their natural height (``--once``)."""
-    members = members_panel(snap)
-    counters = counters_panel(snap)
+    """The whole screen. With ``height`` (the live view) the panels are sized to fit in
+    ``height`` lines (see :func:`fit`); without, they are stacked at their natural height
+    (``--once``)."""
     foot = footer(snap, sim=sim, message=message, keys=keys)
     head = header(snap, speed=speed)
-    nmembers = len(snap.get("members", []))
-    extras = has_extras(snap)
     if height is None:
-        wm = watermark_panel(snap, width)
-        parts: list[RenderableType] = [head, plan_panel(snap), wm, counters, members]
-        if extras:
+        parts: list[RenderableType] = [head, plan_panel(snap), watermark_panel(snap, width),
+                                       counters_panel(snap), members_panel(snap)]
+        if has_extras(snap):
             parts.append(extras_panel(snap))
         parts.append(foot)
         return Group(*parts)
-    foot_h = _lines(foot.plain, width)
-    head_h = min(3, _lines(head.plain, width))
-    members_h = nmembers + 3 + (1 if isinstance(snap.get("rebuild"), dict) else 0) + (1 if snap.get("spares") else 0)
-    extras_h = 4 if extras else 0
-    counters_h = 14
-    fixed = head_h + foot_h + members_h + extras_h
-    plan_want = _plan_lines(snap)
-    # the plan gets what it needs if it can, the chart the rest (up to 20 rows), then the plan again
-    mid_h = max(counters_h, min(counters_h + 10, height - fixed - plan_want))
-    if height - fixed - mid_h < 6:  # a small terminal: keep members and keys, shrink the middle
-        mid_h = max(7, height - fixed - 6)
-    plan_h = max(5, height - fixed - mid_h)
-    chart_h = max(1, mid_h - 5)
-    max_rows = max(1, plan_h - 10)
-    counters_w = 48 if width >= 120 else 42
-    layout = Layout()
-    rows = [Layout(head, size=head_h), Layout(plan_panel(snap, max_rows=max_rows), size=plan_h),
-            Layout(name="middle", size=mid_h), Layout(members, size=members_h)]
-    if extras:
-        rows.append(Layout(extras_panel(snap), size=extras_h))
-    rows.append(Layout(foot, size=foot_h))
-    layout.split_column(*rows)
-    layout["middle"].split_row(Layout(watermark_panel(snap, width - counters_w, chart_h)),
-                               Layout(counters, size=counters_w))
-    return layout
+    return fit(snap, width, height, head, foot)
 
 
-def _lines(text: str, width: int) -> int:
-    """Lines ``text`` takes on ``width`` columns (rough word wrap)."""
-    return sum(max(1, -(-len(line) // max(1, width - 1))) for line in text.splitlines()) or 1
+#: the tallest chart the live view draws, and the most matrix rows it asks room for
+CHART_MAX = 16
+PLAN_ROWS_MAX = 64
 
 
-def _plan_lines(snap: dict[str, Any]) -> int:
-    """Lines the plan panel needs to show every active row of its plan."""
+class _Measure:
+    """Heights of renderables drawn ``width`` columns wide (on a console writing nowhere)."""
+
+    def __init__(self, width: int, height: int) -> None:
+        import io
+
+        from rich.console import Console
+
+        self.console = Console(width=width, height=max(1, height), file=io.StringIO(), color_system=None,
+                               force_terminal=False, legacy_windows=False)
+        self.options = self.console.options.update(width=width)
+
+    def __call__(self, renderable: RenderableType) -> int:
+        return len(self.console.render_lines(renderable, self.options, pad=False, new_lines=False))
+
+
+def fit(snap: dict[str, Any], width: int, height: int, head: Text, foot: RenderableType) -> RenderableType:
+    """The live view's frame in at most ``height`` lines, footer (keys, policy change,
+    message) always at the bottom and whole.
+
+    Every panel has a smallest form: the header on one line, the plan's head line and how
+    many matrix rows it leaves out, a one-line occupancy chart, the three most telling
+    counters, the members packed side by side. From there room is handed out in this order
+    while it lasts: the whole header, a 2-line chart, up to 4 plan rows, the members' table,
+    all the counters, a 4-line chart, the plan's member requests and legend, the prefetch/log-disk panel,
+    an 8-line chart, every active plan row, then a chart of up to ``CHART_MAX`` lines. A
+    terminal too small even for the smallest forms loses the plan, then the members, then
+    the chart and counters (a smaller one comes back if it fits); the footer stays (below
+    the key list's height its other lines are cut). Lines left over go above the footer.
+    """
+    measure = _Measure(width, height)
+    foot_h = measure(foot)
+    if foot_h >= height:  # a tiny terminal: the key list wraps, the other footer lines are cut
+        lines = list(foot.split("\n"))
+        for line in lines[1:]:
+            line.no_wrap, line.overflow = True, "ellipsis"
+        short = Group(*lines)
+        if measure(short) >= height:
+            out = measure.console.render_lines(short, measure.options, pad=False, new_lines=False)[:height]
+            return Group(*[Text("").join(Text(seg.text, style=seg.style or "") for seg in row) for row in out])
+        foot, foot_h = short, measure(short)
+    nmembers = len(snap.get("members", []))
     frozen = snap.get("step") or []
     plan = frozen[-1] if frozen else snap.get("plan")
-    if not plan:
-        return 6
-    z, trans = plan["z"], plan["transformed"]
-    active = sum(1 for i in range(len(z)) if "D" in z[i] or any(trans[i]))
-    return active + 11
+    active = _active_rows(plan) if plan else 0
+    counters_total = len(counter_rows(snap))
+    extras = has_extras(snap)
+    narrow = width < 100
+    counters_w = 48 if width >= 120 else 44
+    cache_on = (snap.get("cache") or {}).get("organisation", "none") != "none"
+
+    # the smallest form of everything; "show_*" switch whole panels on
+    cfg = {"head_full": False, "members_full": False, "counter_rows": min(3, counters_total), "chart": 1,
+           "plan_rows": 0, "requests": False, "legend": False, "extras": False,
+           "show_plan": True, "show_members": nmembers > 0, "show_middle": True}
+
+    one_line = head.copy()
+    one_line.no_wrap, one_line.overflow = True, "ellipsis"
+    cache: dict[tuple, tuple[RenderableType, int]] = {}
+
+    def part(key: tuple, build: Callable[[], RenderableType]) -> tuple[RenderableType, int]:
+        if key not in cache:
+            r = build()
+            cache[key] = (r, measure(r))
+        return cache[key]
+
+    def parts(c: dict[str, Any]) -> list[tuple[RenderableType, int]]:
+        out = [part(("head", c["head_full"]), lambda: head if c["head_full"] else one_line)]
+        if c["show_plan"]:
+            out.append(part(("plan", c["plan_rows"], c["requests"], c["legend"]),
+                            lambda: plan_panel(snap, max_rows=c["plan_rows"], legend=c["legend"],
+                                               requests=c["requests"])))
+        if c["show_middle"]:
+            out.append(part(("middle", c["chart"], c["counter_rows"]),
+                            lambda: _middle(snap, width, counters_w, c["chart"], c["counter_rows"], measure)))
+        if c["show_members"]:
+            out.append(part(("members", c["members_full"]),
+                            lambda: members_panel(snap, compact=not c["members_full"], narrow=narrow, width=width)))
+        if c["extras"]:
+            out.append(part(("extras",), lambda: extras_panel(snap)))
+        return out
+
+    def fits(c: dict[str, Any]) -> bool:
+        return sum(h for _, h in parts(c)) + foot_h <= height
+
+    # too small for the smallest forms: drop whole panels, least needed first
+    dropped = []
+    for drop in ("show_plan", "show_members", "show_middle"):
+        if fits(cfg):
+            break
+        if cfg[drop]:
+            cfg[drop] = False
+            dropped.append(drop)
+    for back in reversed(dropped[:-1]):  # a smaller panel may fit where a larger one did not
+        if fits(cfg | {back: True}):
+            cfg[back] = True
+
+    def grow(key: str, target: Any, step: int | None = None) -> None:
+        if isinstance(target, bool):
+            trial = cfg | {key: target}
+            if fits(trial):
+                cfg.update(trial)
+            return
+        while cfg[key] < target:
+            trial = cfg | {key: cfg[key] + 1}
+            if not fits(trial):
+                return
+            cfg.update(trial)
+
+    if fits(cfg):
+        grow("head_full", True)
+        if cfg["show_middle"] and cache_on:
+            grow("chart", 2)
+        if cfg["show_plan"] and plan:
+            grow("plan_rows", min(4, active))
+        if cfg["show_members"]:
+            grow("members_full", True)
+        if cfg["show_middle"]:
+            grow("counter_rows", counters_total)
+            if cache_on:
+                grow("chart", 4)
+        if cfg["show_plan"] and plan:
+            grow("requests", True)
+        if cfg["show_plan"]:
+            grow("legend", True)
+        if extras:
+            grow("extras", True)
+        if cfg["show_middle"] and cache_on:
+            grow("chart", 8)
+        if cfg["show_plan"] and plan:
+            grow("plan_rows", min(PLAN_ROWS_MAX, active))
+        if cfg["show_middle"] and cache_on:
+            grow("chart", CHART_MAX)
+    chosen = parts(cfg)
+    used = sum(h for _, h in chosen) + foot_h
+    if used > height:  # the header alone does not fit above the footer
+        return foot
+    rows: list[RenderableType] = [r for r, _ in chosen]
+    if height - used:
+        rows.append(Text("\n" * (height - used - 1)))
+    rows.append(foot)
+    return Group(*rows)
+
+
+def _middle(snap: dict[str, Any], width: int, counters_w: int, chart: int, counter_rows_: int,
+            measure: "_Measure") -> RenderableType:
+    """The watermark chart and the counters side by side, both boxes as tall as the taller."""
+    wm = watermark_panel(snap, width - counters_w, chart)
+    counters = counters_panel(snap, max_rows=counter_rows_)
+    grid = Table.grid(expand=True)
+    grid.add_column(ratio=1)
+    grid.add_column(width=counters_w)
+    h = max(_height_at(wm, width - counters_w, measure), _height_at(counters, counters_w, measure))
+    wm.height = counters.height = h
+    grid.add_row(wm, counters)
+    return grid
+
+
+def _height_at(renderable: RenderableType, width: int, measure: "_Measure") -> int:
+    return len(measure.console.render_lines(renderable, measure.options.update(width=width), pad=False,
+                                            new_lines=False))

@@ -51,8 +51,8 @@ class Tmux:
             raise AssertionError(f"tmux {' '.join(args)}: {r.stderr}")
         return r.stdout
 
-    def start(self, command: str) -> None:
-        self.run("new-session", "-d", "-x", "160", "-y", "50", command)
+    def start(self, command: str, width: int = 160, height: int = 50) -> None:
+        self.run("new-session", "-d", "-x", str(width), "-y", str(height), command)
 
     def keys(self, *keys: str) -> None:
         self.run("send-keys", *keys)
@@ -269,7 +269,53 @@ def test_top_sim_runs_paced_for_a_duration_without_a_terminal():
     assert "no keys" in r.stdout and "watermarks" in r.stdout
 
 
+def test_top_sim_fits_an_80x24_terminal_and_refits_when_resized(tmux):
+    """In a real terminal of 80x24 the whole frame is on screen: status line on top, the
+    key list at the bottom, no box cut open; a resized window gets a refitted frame."""
+    tmux.start(f"env -u COLUMNS -u LINES {' '.join(VRAID)} top --rate 0.2 --sim --cache stripe --ct msc "
+               "--disk-size 64M --requests 100000; echo TOP-EXITED rc=$?; sleep 600", 80, 24)
+
+    def whole(width: int, height: int) -> str:
+        screen = tmux.screen()
+        lines = screen.splitlines()
+        keys = [i for i, x in enumerate(lines) if "q quit" in x]
+        ok = (len(lines) <= height and lines and lines[0].startswith("vraid top")
+              and keys and keys[-1] >= height - 3  # the footer is at the bottom of this size
+              and any(len(x) > width - 5 for x in lines)  # and the frame is as wide as this size
+              and "q quit" in screen and "space" in screen and "stop time" in screen
+              and "destage plan" in screen and "counters" in screen and "members" in screen
+              and sum(x.count("╭") for x in lines) == sum(x.count("╰") for x in lines)
+              and all(len(x) <= width for x in lines))
+        return screen if ok else ""
+
+    _wait_for("the whole frame at 80x24 with a plan", lambda: (lambda s: s if "member requests" in s
+                                                                 else "")(whole(80, 24)), show=tmux.screen)
+    tmux.run("resize-window", "-x", "120", "-y", "40")
+    screen = _wait_for("the refitted frame at 120x40", lambda: (lambda s: s if "transformed M" in s else "")(
+        whole(120, 40)), show=tmux.screen)
+    assert "ops:" in screen  # room for the legend again
+    tmux.run("resize-window", "-x", "80", "-y", "24")
+    _wait_for("the frame shrunk back to 80x24", lambda: (lambda s: s if "ops:" not in s else "")(whole(80, 24)),
+              show=tmux.screen)
+    tmux.keys("q")
+    _wait_for("top to quit", lambda: "TOP-EXITED rc=0" in tmux.screen(), show=tmux.screen)
+
+
+def test_top_sim_once_with_a_height_fits_it():
+    r = subprocess.run(VRAID + ["top", "--once", "--width", "80", "--height", "24", "--sim", "--cache", "stripe",
+                                "--ct", "msc", "--disk-size", "64M", "--requests", "2000"],
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 24 and lines[0].startswith("vraid top") and "no keys" in lines[-1]
+    assert all(len(x) <= 80 for x in lines)
+    for word in ("destage plan", "watermarks", "counters", "members"):
+        assert word in r.stdout
+
+
 @pytest.mark.parametrize("args, words", [
+    (["top", "--once", "--height", "0", "--sim"], "--height 0"),
+    (["top", "--once", "--width", "-3", "--sim"], "--width -3"),
     (["top"], "needs a mountpoint"),
     (["top", "/", "--sim"], "not both"),
     (["top", "--once", "--sim", "--bogus"], "are not valid"),

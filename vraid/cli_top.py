@@ -36,6 +36,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rate", type=float, default=None,
                    help="--sim: virtual seconds per real second at the start (default 0.05; + and - change it)")
     p.add_argument("--width", type=int, help="draw this many columns wide (default: the terminal's)")
+    p.add_argument("--height", type=int,
+                   help="fit the frame in this many lines (default: the terminal's in the live view; "
+                        "--once prints the panels at full height unless --height is given)")
     p.add_argument("--sim", nargs=argparse.REMAINDER, metavar="SIM-ARGS",
                    help="run a simulation instead of attaching: the arguments of `vraid sim` follow")
     p.set_defaults(func=cmd_top)
@@ -104,7 +107,13 @@ def cmd_top(args) -> int:
     rate = DEFAULT_RATE if args.rate is None else args.rate
     if rate <= 0:
         raise VraidError(f"--rate {rate} is not positive", "virtual seconds per real second, e.g. 0.05")
-    console = _console() if args.width is None else Console(width=args.width)
+    for name in ("width", "height"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise VraidError(f"--{name} {value} is not positive", f"give the terminal's {name}, e.g. --{name} "
+                             + ("80" if name == "width" else "24"))
+    console = _console() if args.width is None and args.height is None else Console(width=args.width,
+                                                                                     height=args.height)
     if args.once:
         if args.sim is not None:
             first, snap = sim_snapshots(_sim_config(args.sim))
@@ -117,11 +126,11 @@ def cmd_top(args) -> int:
             time.sleep(min(1.0, args.interval * 4))
             snap = source.snapshot(buckets_for(console.width))
             snap["rates"] = derive_rates(first, snap)
-        console.print(frame(snap, width=console.width, sim=args.sim is not None, keys=False))
+        console.print(frame(snap, width=console.width, height=args.height, sim=args.sim is not None, keys=False))
         return 0
     source = SimSource(_sim_config(args.sim), rate) if args.sim is not None else MountSource(args.mountpoint)
     try:
-        return run_view(source, interval=args.interval, duration=args.duration, console=console)
+        return run_view(source, interval=args.interval, duration=args.duration, console=console, height=args.height)
     finally:
         source.close()
 

@@ -594,7 +594,9 @@ def fit(snap: dict[str, Any], width: int, height: int, head: Text, foot: Rendera
     counters_total = len(counter_rows(snap))
     extras = has_extras(snap)
     narrow = width < 100
-    counters_w = 48 if width >= 120 else 44
+    # the counters box as wide as its widest row needs, leaving the chart's box 34 columns
+    counters_w = min(max(width // 2, width - 34),
+                     measure.console.measure(counters_panel(snap), options=measure.options).maximum)
     cache_on = (snap.get("cache") or {}).get("organisation", "none") != "none"
 
     # the smallest form of everything; "show_*" switch whole panels on

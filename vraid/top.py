@@ -375,8 +375,12 @@ class Viewer:
                      speed=self.source.speed(), keys=self.keys)
 
 
-def run_view(source, *, interval: float = 0.25, duration: float | None = None, console=None) -> int:
-    """The live view until q (or ``duration`` seconds); always leaves the terminal as it was."""
+def run_view(source, *, interval: float = 0.25, duration: float | None = None, console=None,
+             height: int | None = None) -> int:
+    """The live view until q (or ``duration`` seconds); always leaves the terminal as it was.
+
+    Each frame is fitted to the terminal's size as it is at that moment (a resized window
+    gets a refitted frame), or to ``height`` lines when given."""
     from rich.console import Console
     from rich.live import Live
 
@@ -386,8 +390,12 @@ def run_view(source, *, interval: float = 0.25, duration: float | None = None, c
         viewer = Viewer(source, keys=keys.active)
         viewer.poll(buckets_for(console.width))
         use_screen = console.is_terminal
-        height = console.height if use_screen else None
-        with Live(viewer.render(console.width, height), console=console, screen=use_screen,
+        fixed_height = height
+
+        def lines() -> int | None:
+            return fixed_height if fixed_height is not None else (console.height if use_screen else None)
+
+        with Live(viewer.render(console.width, lines()), console=console, screen=use_screen,
                   auto_refresh=False, transient=False) as live:
             running = True
             while running:
@@ -400,14 +408,14 @@ def run_view(source, *, interval: float = 0.25, duration: float | None = None, c
                     if ch is not None:
                         running = viewer.key(ch)
                         if running:
-                            live.update(viewer.render(console.width, console.height if use_screen else None),
+                            live.update(viewer.render(console.width, lines()),
                                         refresh=True)
                 if end is not None and time.monotonic() >= end:
                     running = False
                 if not running:
                     break
                 viewer.poll(buckets_for(console.width))
-                live.update(viewer.render(console.width, console.height if use_screen else None), refresh=True)
+                live.update(viewer.render(console.width, lines()), refresh=True)
     return 0
 
 

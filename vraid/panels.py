@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from rich.console import Group, RenderableType
-from rich.layout import Layout
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -608,11 +607,26 @@ def fit(snap: dict[str, Any], width: int, height: int, head: Text, foot: Rendera
     one_line.no_wrap, one_line.overflow = True, "ellipsis"
     cache: dict[tuple, tuple[RenderableType, int]] = {}
 
-    def part(key: tuple, build: Callable[[], RenderableType]) -> tuple[RenderableType, int]:
+    def part(key: tuple, build: Callable[[], Any]) -> tuple[RenderableType, int]:
         if key not in cache:
             r = build()
-            cache[key] = (r, measure(r))
+            cache[key] = r if isinstance(r, tuple) else (r, measure(r))
         return cache[key]
+
+    def middle(chart: int, nrows: int) -> tuple[RenderableType, int]:
+        """The watermark chart and the counters side by side, both boxes as tall as the taller."""
+        wm = watermark_panel(snap, width - counters_w, chart)
+        counters = part(("counters", nrows), lambda: counters_panel(snap, max_rows=nrows))[0]
+        # each line of the chart is one line of the box (measured once, at one line)
+        wm1 = part(("wm_h",), lambda: (None, _height_at(watermark_panel(snap, width - counters_w, 1),
+                                                         width - counters_w, measure)))[1]
+        h = max(wm1 + chart - 1,
+                part(("counters_h", nrows), lambda: (None, _height_at(counters, counters_w, measure)))[1])
+        grid = Table.grid(expand=True)
+        grid.add_column(ratio=1)
+        grid.add_column(width=counters_w)
+        grid.add_row(_with_height(wm, h), _with_height(counters, h))
+        return grid, h
 
     def parts(c: dict[str, Any]) -> list[tuple[RenderableType, int]]:
         out = [part(("head", c["head_full"]), lambda: head if c["head_full"] else one_line)]
@@ -621,8 +635,7 @@ def fit(snap: dict[str, Any], width: int, height: int, head: Text, foot: Rendera
                             lambda: plan_panel(snap, max_rows=c["plan_rows"], legend=c["legend"],
                                                requests=c["requests"])))
         if c["show_middle"]:
-            out.append(part(("middle", c["chart"], c["counter_rows"]),
-                            lambda: _middle(snap, width, counters_w, c["chart"], c["counter_rows"], measure)))
+            out.append(part(("middle", c["chart"], c["counter_rows"]), lambda: middle(c["chart"], c["counter_rows"])))
         if c["show_members"]:
             out.append(part(("members", c["members_full"]),
                             lambda: members_panel(snap, compact=not c["members_full"], narrow=narrow, width=width)))
@@ -645,17 +658,20 @@ def fit(snap: dict[str, Any], width: int, height: int, head: Text, foot: Rendera
         if fits(cfg | {back: True}):
             cfg[back] = True
 
-    def grow(key: str, target: Any, step: int | None = None) -> None:
+    def grow(key: str, target: Any) -> None:
         if isinstance(target, bool):
             trial = cfg | {key: target}
             if fits(trial):
                 cfg.update(trial)
             return
-        while cfg[key] < target:
-            trial = cfg | {key: cfg[key] + 1}
-            if not fits(trial):
-                return
-            cfg.update(trial)
+        lo, hi = cfg[key], target  # the most that fits: heights grow with the value
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(cfg | {key: mid}):
+                lo = mid
+            else:
+                hi = mid - 1
+        cfg[key] = lo
 
     if fits(cfg):
         grow("head_full", True)
@@ -692,18 +708,13 @@ def fit(snap: dict[str, Any], width: int, height: int, head: Text, foot: Rendera
     return Group(*rows)
 
 
-def _middle(snap: dict[str, Any], width: int, counters_w: int, chart: int, counter_rows_: int,
-            measure: "_Measure") -> RenderableType:
-    """The watermark chart and the counters side by side, both boxes as tall as the taller."""
-    wm = watermark_panel(snap, width - counters_w, chart)
-    counters = counters_panel(snap, max_rows=counter_rows_)
-    grid = Table.grid(expand=True)
-    grid.add_column(ratio=1)
-    grid.add_column(width=counters_w)
-    h = max(_height_at(wm, width - counters_w, measure), _height_at(counters, counters_w, measure))
-    wm.height = counters.height = h
-    grid.add_row(wm, counters)
-    return grid
+def _with_height(panel: Panel, height: int) -> Panel:
+    """A copy of ``panel`` drawn ``height`` lines tall."""
+    import copy
+
+    out = copy.copy(panel)
+    out.height = height
+    return out
 
 
 def _height_at(renderable: RenderableType, width: int, measure: "_Measure") -> int:

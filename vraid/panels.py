@@ -420,8 +420,10 @@ def counter_rows(snap: dict[str, Any]) -> list[tuple[int, str, str]]:
                  f"{m.get('pbg_rcw', 0):,} / {m.get('pbg_rmw', 0):,} / {m.get('pbg_full', 0):,}"))
     resp = m.get("response_ms") or {}
     if resp:
-        rows.append((2, "resp p50/p90/p99", " / ".join(f"{resp.get(k, 0.0):.2f}" for k in ("p50", "p90", "p99")) + " ms"))
-    rows.append((9, "resp mean / max", f"{m.get('mean_response_ms', 0.0):.2f} / {m.get('max_response_ms', 0.0):.2f} ms"))
+        percentiles = " / ".join(f"{resp.get(k, 0.0):.2f}" for k in ("p50", "p90", "p99"))
+        rows.append((2, "resp p50/p90/p99", percentiles + " ms"))
+    mean, worst = m.get("mean_response_ms", 0.0), m.get("max_response_ms", 0.0)
+    rows.append((9, "resp mean / max", f"{mean:.2f} / {worst:.2f} ms"))
     return rows
 
 

@@ -237,3 +237,23 @@ def test_below_80x24_the_frame_degrades_but_stays_inside():
         lines = _live_frame(snap, width, height).splitlines()
         assert len(lines) <= height, (width, height)
         assert lines[0].startswith("p pause") or lines[0].startswith("vraid top"), (width, height)
+
+
+def test_wide_short_terminal_puts_two_counters_to_a_row():
+    text = _live_frame(fixed_snapshot(), 160, 26)
+    assert len(text.splitlines()) == 26
+    assert "─ counters ─" in text  # all ten shown
+    row = next(line for line in text.splitlines() if "reads / writes" in line)
+    assert "throughput" in row
+    narrower = _live_frame(fixed_snapshot(), 120, 24)  # one to a row under 140 columns, some left out
+    assert "counters (" in narrower
+    assert "throughput" not in next(line for line in narrower.splitlines() if "reads / writes" in line)
+
+
+def test_counters_panel_keeps_the_most_telling_rows():
+    text = render_text(panels.counters_panel(fixed_snapshot(), max_rows=3))
+    assert "counters (3 of 10)" in text
+    assert "reads / writes" in text and "throughput" in text and "resp p50/p90/p99" in text
+    assert "write misses" not in text
+    two = render_text(panels.counters_panel(fixed_snapshot(), max_rows=2, columns=2))
+    assert "counters (4 of 10)" in two and "write hit ratio" in two

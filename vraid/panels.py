@@ -569,7 +569,8 @@ def fit(snap: dict[str, Any], width: int, height: int, head: Text, foot: Rendera
 
     Every panel has a smallest form: the header on one line, the plan's head line and how
     many matrix rows it leaves out, a one-line occupancy chart, the three most telling
-    counters, the members packed side by side. From there room is handed out in this order
+    counters (two to a row from 140 columns), the members packed side by side. From there
+    room is handed out in this order
     while it lasts: the whole header, a 2-line chart, up to 4 plan rows, the members' table,
     all the counters, a 4-line chart, the plan's member requests and legend, the prefetch/log-disk panel,
     an 8-line chart, every active plan row, then a chart of up to ``CHART_MAX`` lines. A
@@ -592,12 +593,13 @@ def fit(snap: dict[str, Any], width: int, height: int, head: Text, foot: Rendera
     frozen = snap.get("step") or []
     plan = frozen[-1] if frozen else snap.get("plan")
     active = _active_rows(plan) if plan else 0
-    counters_total = len(counter_rows(snap))
     extras = has_extras(snap)
     narrow = width < 100
+    cols = 2 if width >= 140 else 1  # a wide terminal: two counters to a row, half as many rows
+    counters_total = -(-len(counter_rows(snap)) // cols)
     # the counters box as wide as its widest row needs, leaving the chart's box 34 columns
     counters_w = min(max(width // 2, width - 34),
-                     measure.console.measure(counters_panel(snap), options=measure.options).maximum)
+                     measure.console.measure(counters_panel(snap, columns=cols), options=measure.options).maximum)
     cache_on = (snap.get("cache") or {}).get("organisation", "none") != "none"
 
     # the smallest form of everything; "show_*" switch whole panels on
@@ -618,7 +620,7 @@ def fit(snap: dict[str, Any], width: int, height: int, head: Text, foot: Rendera
     def middle(chart: int, nrows: int) -> tuple[RenderableType, int]:
         """The watermark chart and the counters side by side, both boxes as tall as the taller."""
         wm = watermark_panel(snap, width - counters_w, chart)
-        counters = part(("counters", nrows), lambda: counters_panel(snap, max_rows=nrows))[0]
+        counters = part(("counters", nrows), lambda: counters_panel(snap, max_rows=nrows, columns=cols))[0]
         # each line of the chart is one line of the box (measured once, at one line)
         wm1 = part(("wm_h",), lambda: (None, _height_at(watermark_panel(snap, width - counters_w, 1),
                                                          width - counters_w, measure)))[1]

@@ -240,6 +240,7 @@ def test_crash_loses_nothing_acknowledged_and_resync_leaves_no_mismatch(mode, tm
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # once a host write hung after a power cut (see the issue 6 closing note)
 @pytest.mark.parametrize("mode", ["write-through", "nvram"])
 def test_crash_model_thorough(mode, tmp_path):
     run_state_machine_as_test(lambda: CrashMachine(mode, tmp_path),

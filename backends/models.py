@@ -13,7 +13,7 @@ Spec grammar (``parse_model``)::
 Values carry units: times ``8ms``, ``50us``, ``0.5s``; a bare number is in the
 key's unit (ms for hdd times, us for ssd times), and a ``_ms``/``_us``/``_s``
 suffix on a key sets it (``read_us=50``); sizes ``73G``, ``8M`` (binary units,
-:func:`vraid.units.parse_size`); rates in MB/s (``96`` or ``96MB/s``); switches
+:func:`vraid.core.units.parse_size`); rates in MB/s (``96`` or ``96MB/s``); switches
 ``on``/``off``.
 
 Where the presets come from: the seeds give the figures they cite (see each
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import VraidError
-from ..units import format_size, parse_size
+from vraid.core.units import format_size, parse_size
 from .base import Store
 from .hdd import HddModel, HddParams
 from .ssd import SsdModel, SsdParams

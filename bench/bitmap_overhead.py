@@ -1,6 +1,6 @@
 """What does the write-intent bitmap cost? Write time with the bitmap / without it.
 
-Two settings, both through the real controller (``vraid.array.Array``):
+Two settings, both through the real controller (``vraid.engine.array.Array``):
 
 * **modelled disks, virtual time**: members in memory behind the hdd timing model
   (``hdd:st373454lc``), run under trio's MockClock, so the ratio is in modelled seconds
@@ -35,13 +35,13 @@ import numpy as np  # noqa: E402
 import trio  # noqa: E402
 import trio.testing  # noqa: E402
 
-from vraid.array import open_array  # noqa: E402
+from vraid.engine.array import open_array  # noqa: E402
 from vraid.backends.file import FileStore  # noqa: E402
 from vraid.backends.memory import MemoryStore  # noqa: E402
 from vraid.backends.models import wrap  # noqa: E402
-from vraid.bitmap import WriteIntentBitmap, default_chunk  # noqa: E402
-from vraid.clock import TrioClock  # noqa: E402
-from vraid.geometry import Geometry  # noqa: E402
+from vraid.ondisk.bitmap import WriteIntentBitmap, default_chunk  # noqa: E402
+from vraid.engine.clock import TrioClock  # noqa: E402
+from vraid.core.geometry import Geometry  # noqa: E402
 
 BS = 4096
 

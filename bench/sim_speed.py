@@ -4,7 +4,7 @@ The case that matters (issue 3): random 4 KiB writes on a 5-disk RAID-5 (64 KiB 
 with the hdd model (``hdd:st373454lc``), target >= 20,000 requests/s; the same with
 ``--disk-model none`` is the baseline measured in the same run, so the ratio isolates what
 the timing model and virtual-time scheduling cost on top of the engine. Every case is one
-``vraid.sim.run_sim`` call (wall time includes building the members).
+``vraid.sim.simulator.run_sim`` call (wall time includes building the members).
 
     .venv/bin/python bench/sim_speed.py                     # 20,000 requests per case
     .venv/bin/python bench/sim_speed.py --requests 5000 --repeat 3
@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vraid.sim import SimConfig, run_sim  # noqa: E402
+from vraid.sim.simulator import SimConfig, run_sim  # noqa: E402
 
 TARGET = 20_000
 CASES = [

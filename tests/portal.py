@@ -1,4 +1,4 @@
-"""Reach an async :class:`vraid.array.Array` from synchronous code.
+"""Reach an async :class:`vraid.engine.array.Array` from synchronous code.
 
 Hypothesis state machines cannot run async rules, so the array lives in a
 trio loop on a helper thread, inside ``open_array(...)``, and the test thread
@@ -22,9 +22,9 @@ from typing import Any, Awaitable, Callable, Sequence
 import trio
 import trio.lowlevel
 
-from vraid.array import Array, open_array
+from vraid.engine.array import Array, open_array
 from vraid.backends.base import Store
-from vraid.geometry import Geometry
+from vraid.core.geometry import Geometry
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 30.0

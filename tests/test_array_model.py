@@ -31,7 +31,7 @@ from portal import ArrayPortal
 from vraid.backends.file import FileStore
 from vraid.backends.memory import MemoryStore
 from vraid.errors import OutOfRange
-from vraid.geometry import RESERVED, Geometry
+from vraid.core.geometry import RESERVED, Geometry
 
 K = 1024
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import trio
 
-from vraid.array import open_array
-from vraid.assemble import Assembled, assemble, create, examine
+from vraid.engine.array import open_array
+from vraid.ondisk.assemble import Assembled, assemble, create, examine
 from vraid.backends.file import FileStore
-from vraid.config import NAME as CONFIG_NAME, ArrayConfig
+from vraid.ondisk.config import NAME as CONFIG_NAME, ArrayConfig
 from vraid.errors import AssemblyError, SuperblockError, VraidError
-from vraid.geometry import RESERVED, Geometry
-from vraid.superblock import SIZE as SB_SIZE, Superblock
+from vraid.core.geometry import RESERVED, Geometry
+from vraid.ondisk.superblock import SIZE as SB_SIZE, Superblock
 
 K = 1024
 STRIP = 4 * K

@@ -6,13 +6,13 @@ import trio
 import trio.testing
 import pytest
 
-from vraid.array import open_array
+from vraid.engine.array import open_array
 from vraid.backends.memory import MemoryStore
-from vraid.bitmap import PARAM, WriteIntentBitmap, area, check_chunk, default_chunk
-from vraid.clock import TrioClock
+from vraid.ondisk.bitmap import PARAM, WriteIntentBitmap, area, check_chunk, default_chunk
+from vraid.engine.clock import TrioClock
 from vraid.errors import VraidError
-from vraid.geometry import RESERVED, Geometry
-from vraid.recovery import recover
+from vraid.core.geometry import RESERVED, Geometry
+from vraid.engine.recovery import recover
 
 K = 1024
 
@@ -134,7 +134,7 @@ def test_bits_persist_across_a_crash_and_name_the_stripes_to_resync():
             assert report.stripes == 8 and "2 dirty chunks" in report.message()
             assert array.intent.set_chunks() == []
         assert _on_disk(g, 4, stores) == set()
-        from vraid.scrub import scrub_array
+        from vraid.engine.scrub import scrub_array
 
         async with open_array(g, stores) as array:
             assert (await scrub_array(array)).mismatches == 0
@@ -175,7 +175,7 @@ def test_a_failed_write_keeps_its_bit_until_a_resync():
 
 
 def test_create_records_the_chunk_in_the_superblock(tmp_path):
-    from vraid.assemble import assemble, create
+    from vraid.ondisk.assemble import assemble, create
 
     g = Geometry.for_disk_size(level=5, ndisks=3, disk_size=8 << 20, strip_size=16 * K)
     create(tmp_path / "a", g, 8 << 20)

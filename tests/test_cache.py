@@ -6,10 +6,10 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.array import CacheConfig, open_array
+from vraid.engine.array import CacheConfig, open_array
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
-from vraid.geometry import Geometry
+from vraid.core.geometry import Geometry
 from vraid.policies.cache import organisation
 from vraid.policies.order import destage_order
 

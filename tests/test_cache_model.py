@@ -18,9 +18,9 @@ from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 
 from portal import ArrayPortal
 from test_array_model import K, ArrayMatchesModel, Config
-from vraid.array import CacheConfig
+from vraid.engine.array import CacheConfig
 from vraid.backends.nvram import Nvram
-from vraid.daemon import _replay_nvram
+from vraid.fuse.daemon import _replay_nvram
 
 ORGS = ("pbg", "stripe")
 ORDERS = ("lrw", "lru", "fifo", "cscan")

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from vraid.cli import main
-from vraid.cli_ct import _cell_text, random_z
+from vraid.cli.main import main
+from vraid.cli.ct import _cell_text, random_z
 from vraid.policies.ct import GENEROUS, load_ct
-from vraid.rxw import Plan, format_cell, parse_z
+from vraid.core.rxw import Plan, format_cell, parse_z
 
 Z_EQ2 = "DEEE,ECED,EEEE,DDDD,DCDD,EDEE,DEEE"
 

@@ -8,7 +8,7 @@ writes (write-through) or destages (a cache with NVRAM): the request that
 crosses the limit is torn (only a prefix of its blocks lands) and every
 member fails from then on. Then all in-memory state is dropped, the array
 is reassembled from the member files, and the recovery a mount runs
-(``vraid.recovery.recover``: NVRAM replay, resync of the chunks the
+(``vraid.engine.recovery.recover``: NVRAM replay, resync of the chunks the
 write-intent bitmap has set) brings it back. Invariants:
 
 * the stripe the torn member write belonged to is covered by a bit of the
@@ -34,15 +34,15 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
 
 from portal import ArrayPortal
-from vraid.array import CacheConfig
-from vraid.assemble import assemble, create
+from vraid.engine.array import CacheConfig
+from vraid.ondisk.assemble import assemble, create
 from vraid.backends.faulty import FaultyStore, PowerCut
 from vraid.backends.nvram import Nvram
-from vraid.clock import TrioClock
-from vraid.daemon import _open_bitmap
-from vraid.geometry import RESERVED, Geometry
-from vraid.recovery import recover
-from vraid.scrub import scrub_array
+from vraid.engine.clock import TrioClock
+from vraid.fuse.daemon import _open_bitmap
+from vraid.core.geometry import RESERVED, Geometry
+from vraid.engine.recovery import recover
+from vraid.engine.scrub import scrub_array
 
 K = 1024
 NEVER = 1 << 60

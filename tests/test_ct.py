@@ -22,7 +22,7 @@ from vraid.policies.ct import (
     parse_spec,
 )
 from vraid.policies.ct.msc import permitted, read_transform, transform_matrix, write_transform
-from vraid.rxw import Plan, basic_matrix, column_requests, parse_z
+from vraid.core.rxw import Plan, basic_matrix, column_requests, parse_z
 
 Z_EQ2 = "DEEE,ECED,EEEE,DDDD,DCDD,EDEE,DEEE"
 P = 4  # the parity column of eq. (3), 0-based

@@ -12,7 +12,7 @@ import pytest
 
 from mountutil import file_sums, is_mounted, requires_mount, run, tree_hash, vraid
 from test_e2e_mount import _write_files
-from vraid.assemble import assemble
+from vraid.ondisk.assemble import assemble
 from vraid.policies.ct import CtLimits
 
 

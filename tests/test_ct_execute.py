@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 import trio
 
-from vraid.array import CacheConfig, PlanEvent, open_array
+from vraid.engine.array import CacheConfig, PlanEvent, open_array
 from vraid.backends.memory import MemoryStore
-from vraid.geometry import Geometry
-from vraid.members import HOST
+from vraid.core.geometry import Geometry
+from vraid.engine.members import HOST
 from vraid.policies.ct import GENEROUS, load_ct
-from vraid.rxw import Plan, column_requests, parse_z
-from vraid.stripe import StripeBuffer, execute
+from vraid.core.rxw import Plan, column_requests, parse_z
+from vraid.engine.stripe import StripeBuffer, execute
 
 K = 1024
 BS = 4 * K
@@ -243,7 +243,7 @@ def test_status_table_names_the_transform() -> None:
 
     from rich.console import Console
 
-    from vraid.render import status_tables
+    from vraid.tui.render import status_tables
 
     async def main() -> dict:
         async with open_array(G, _stores(), ct=load_ct("msc:sr_max=3,sw_max=5")) as array:

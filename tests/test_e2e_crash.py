@@ -242,7 +242,7 @@ def test_injected_eio_fails_the_member_and_raid5_reconstructs(tmp_path, session)
     from the others; the daemon stays up and status names the failed member."""
     arr, mnt = tmp_path / "arr", tmp_path / "mnt"
     vraid("create", arr, "--disks", "3", "--disk-size", "8M", "--strip", "16K")
-    from vraid.assemble import assemble
+    from vraid.ondisk.assemble import assemble
 
     g = assemble(arr).geometry
     where = g.locate(100)  # logical block 100
@@ -273,7 +273,7 @@ def test_injected_eio_fails_the_member_and_raid5_reconstructs(tmp_path, session)
 def test_injected_eio_reaches_the_host_on_raid0_and_the_daemon_stays_up(tmp_path, session):
     arr, mnt = tmp_path / "arr", tmp_path / "mnt"
     vraid("create", arr, "--level", "0", "--disks", "3", "--disk-size", "8M", "--strip", "16K")
-    from vraid.assemble import assemble
+    from vraid.ondisk.assemble import assemble
 
     g = assemble(arr).geometry
     where = g.locate(100)

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from vraid.errors import VraidError
-from vraid.experiment import EXPERIMENTS, get, names
-from vraid.experiment import stride
-from vraid.experiment.runner import run_experiment
-from vraid.stride_rule import derive_limits
+from vraid.sim.experiment import EXPERIMENTS, get, names
+from vraid.sim.experiment import stride
+from vraid.sim.experiment.runner import run_experiment
+from vraid.core.stride_rule import derive_limits
 
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
 

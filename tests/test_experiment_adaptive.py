@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import trio
 
-from vraid.experiment import EXPERIMENTS, get
-from vraid.experiment import adaptive_hlwm as ah
-from vraid.experiment.runner import run_experiment
-from vraid.workload import parse_workload
+from vraid.sim.experiment import EXPERIMENTS, get
+from vraid.sim.experiment import adaptive_hlwm as ah
+from vraid.sim.experiment.runner import run_experiment
+from vraid.sim.workload import parse_workload
 
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
 NAMES = [f"T{k}" for k in range(1, 9)]
@@ -36,7 +36,7 @@ def results(quick) -> dict:
 
 
 def test_registered():
-    assert EXPERIMENTS["adaptive-hlwm"] == "vraid.experiment.adaptive_hlwm"
+    assert EXPERIMENTS["adaptive-hlwm"] == "vraid.sim.experiment.adaptive_hlwm"
     assert get("adaptive-hlwm") is ah
     specs = ah.runs(True)
     assert [s["id"] for s in specs] == ["static", "adaptive"]         # independent: --jobs 2 runs both at once

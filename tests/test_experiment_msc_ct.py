@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from vraid.experiment import get, msc_ct, names
-from vraid.experiment.runner import run_experiment
+from vraid.sim.experiment import get, msc_ct, names
+from vraid.sim.experiment.runner import run_experiment
 
 #: a test-sized configuration: the paper's set-up divided by 256 (cache 2 MiB, 625 writes)
 SCALE = 256

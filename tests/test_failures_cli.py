@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mountutil import requires_mount, run, tree_hash, vraid, wait_gone
-from vraid.assemble import assemble
+from vraid.ondisk.assemble import assemble
 from vraid.errors import AssemblyError
 
 

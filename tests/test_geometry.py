@@ -1,7 +1,7 @@
 """Geometry: the RAID-0 / RAID-5 address mapping against an independent reference.
 
 The reference below is written from Linux md's ``raid5_compute_sector``
-(drivers/md/raid5.c), not from vraid.geometry: for stripe ``s`` of an
+(drivers/md/raid5.c), not from vraid.core.geometry: for stripe ``s`` of an
 ``N``-member RAID-5 array,
 
 * left-*  : parity member ``pd = N-1 - s % N``
@@ -21,8 +21,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vraid.errors import GeometryError, VraidError
-from vraid.geometry import LAYOUTS, RESERVED, Geometry
-from vraid.units import format_size, parse_size
+from vraid.core.geometry import LAYOUTS, RESERVED, Geometry
+from vraid.core.units import format_size, parse_size
 
 K = 1024
 

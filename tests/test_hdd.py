@@ -19,7 +19,7 @@ from vraid.backends.hdd import HddModel, HddParams
 from vraid.backends.memory import MemoryStore
 from vraid.backends.models import PRESETS, ModelSpec, describe_presets, format_models_table, parse_model, wrap
 from vraid.backends.ssd import SsdModel
-from vraid.clock import TrioClock
+from vraid.engine.clock import TrioClock
 from vraid.errors import VraidError
 
 BLOCK = 4096

@@ -1,4 +1,4 @@
-"""vraid.live: step mode (pause, step, resume), run-time policy changes, snapshots and
+"""vraid.engine.live: step mode (pause, step, resume), run-time policy changes, snapshots and
 the control handlers, on the real engine in virtual time."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.array import CacheConfig, open_array
+from vraid.engine.array import CacheConfig, open_array
 from vraid.backends.memory import MemoryStore
 from vraid.errors import VraidError
-from vraid.geometry import Geometry
-from vraid.live import LiveState, derive_rates, history_buckets
+from vraid.core.geometry import Geometry
+from vraid.engine.live import LiveState, derive_rates, history_buckets
 
 K = 1024
 STRIPE = 4 * 16 * K  # data bytes of one stripe of _geometry()
@@ -229,7 +229,7 @@ def test_derive_rates():
 
 
 def test_recent_percentiles_follow_the_ring():
-    from vraid.metrics import ResponseTimes
+    from vraid.engine.metrics import ResponseTimes
 
     r = ResponseTimes(limit=10)
     for v in range(1, 26):  # the ring keeps 16..25; the newest 4 are 22..25

@@ -14,9 +14,9 @@ import trio.testing
 
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
-from vraid.clock import TrioClock
+from vraid.engine.clock import TrioClock
 from vraid.errors import MemberIOError
-from vraid.members import DESTAGE, HOST, Members, Request, busy_fraction
+from vraid.engine.members import DESTAGE, HOST, Members, Request, busy_fraction
 
 SIZE = 1 << 20
 
@@ -286,7 +286,7 @@ def test_stats_count_requests_bytes_and_busy_time() -> None:
 
 
 def _stats_obj(d: dict):
-    from vraid.members import MemberStats
+    from vraid.engine.members import MemberStats
 
     fields = {k: v for k, v in d.items() if k in MemberStats.__dataclass_fields__}
     return MemberStats(**fields)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vraid.rxw import (
+from vraid.core.rxw import (
     OPS,
     MemberRequest,
     Plan,

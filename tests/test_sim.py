@@ -1,4 +1,4 @@
-"""The simulator (vraid.sim, `vraid sim`): the real engine under a workload in virtual time."""
+"""The simulator (vraid.sim.simulator, `vraid sim`): the real engine under a workload in virtual time."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from vraid.errors import VraidError
-from vraid.sim import SimConfig, run_sim
+from vraid.sim.simulator import SimConfig, run_sim
 
 M = 1 << 20
 #: small members: 5 x 8 MiB, 112 stripes, 28 MiB of data

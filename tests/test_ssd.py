@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from vraid.backends.memory import MemoryStore
 from vraid.backends.models import parse_model, wrap
 from vraid.backends.ssd import SsdModel, SsdParams
-from vraid.clock import TrioClock
+from vraid.engine.clock import TrioClock
 
 PAGE = 4096
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from mountutil import requires_mount, tree_hash, vraid
-from vraid import stride_bench as sb
+from vraid.sim import stride_bench as sb
 from vraid.errors import VraidError
-from vraid.experiment import stride as stride_exp
+from vraid.sim.experiment import stride as stride_exp
 
 DATA_OFFSET_KEY = "data_offset"
 
@@ -111,7 +111,7 @@ def test_member_bench_leaves_bytes_unchanged_and_saves(tmp_path):
 
 
 def test_model_save_keeps_other_params_and_the_dirty_flag(tmp_path):
-    from vraid.assemble import assemble
+    from vraid.ondisk.assemble import assemble
 
     arr = tmp_path / "arr"
     vraid("create", arr, "--disks", "3", "--disk-size", "4M")

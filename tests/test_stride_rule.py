@@ -1,10 +1,10 @@
-"""The 1.2 rule of seed 000 sec. III-D (vraid.stride_rule): S^max and excluded regions."""
+"""The 1.2 rule of seed 000 sec. III-D (vraid.core.stride_rule): S^max and excluded regions."""
 
 from __future__ import annotations
 
 import pytest
 
-from vraid.stride_rule import THRESHOLD, ct_permitted, derive_limits
+from vraid.core.stride_rule import THRESHOLD, ct_permitted, derive_limits
 
 
 def test_threshold_is_the_papers():

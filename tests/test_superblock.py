@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vraid.errors import SuperblockError
-from vraid.geometry import LAYOUTS, Geometry
-from vraid.superblock import MAGIC, SIZE, SPARE, VERSION, NotAMember, Superblock
+from vraid.core.geometry import LAYOUTS, Geometry
+from vraid.ondisk.superblock import MAGIC, SIZE, SPARE, VERSION, NotAMember, Superblock
 
 # JSON values that survive a dumps/loads round trip unchanged (no tuples, no NaN)
 json_values = st.recursive(

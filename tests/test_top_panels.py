@@ -11,9 +11,9 @@ import copy
 import pytest
 
 from snaputil import assert_snapshot, render_text
-from vraid import panels
-from vraid.live import derive_rates
-from vraid.rxw import Plan
+from vraid.tui import panels
+from vraid.engine.live import derive_rates
+from vraid.core.rxw import Plan
 
 
 def _plan_dict() -> dict:
@@ -146,8 +146,8 @@ def test_whole_frame_fixed_snapshot():
 
 @pytest.fixture(scope="module")
 def sim_frames():
-    from vraid.sim import SimConfig
-    from vraid.top import sim_snapshots
+    from vraid.sim.simulator import SimConfig
+    from vraid.tui.top import sim_snapshots
 
     cfg = SimConfig(disks=5, disk_size=8 << 20, strip=16384, workload="random-write", requests=600, seed=3,
                     policies={"cache": "stripe", "cache_size": "1M", "destage": "hlwm:high=0.75,low=0.5"})

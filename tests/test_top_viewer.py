@@ -11,7 +11,7 @@ import time
 import pytest
 
 from vraid.errors import VraidError
-from vraid.top import KeyReader, SimSource, Viewer
+from vraid.tui.top import KeyReader, SimSource, Viewer
 
 
 def test_key_reader_uses_cbreak_and_restores_the_terminal_even_after_an_error():
@@ -74,7 +74,7 @@ def test_viewer_keys():
 
 
 def test_sim_source_paces_steps_and_stops_time():
-    from vraid.sim import SimConfig
+    from vraid.sim.simulator import SimConfig
 
     cfg = SimConfig(disks=5, disk_size=8 << 20, strip=16384, requests=100_000, workload="random-write",
                     policies={"cache": "stripe", "cache_size": "1M"})

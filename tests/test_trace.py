@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vraid.errors import VraidError
-from vraid.trace import MAGIC, TraceHeader, TraceWriter, read_trace, read_trace_header, replay_requests
-from vraid.workload import HostRequest, parse_workload
+from vraid.sim.trace import MAGIC, TraceHeader, TraceWriter, read_trace, read_trace_header, replay_requests
+from vraid.sim.workload import HostRequest, parse_workload
 
 CAP = 1 << 20
 BLOCK = 4096

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vraid.errors import VraidError
-from vraid.workload import (
+from vraid.sim.workload import (
     WORKLOADS,
     ExpStride,
     HlwmPeriods,

@@ -1,4 +1,4 @@
-"""Domain errors. errno appears only at the FUSE boundary (vraid.fuse).
+"""Domain errors. errno appears only at the FUSE boundary (vraid.fuse.image).
 
 Every error a user can cause carries a message that names the problem and a
 hint that says what to do about it; the CLI prints both and exits non-zero.

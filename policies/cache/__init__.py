@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ...errors import VraidError
-from ...geometry import Geometry
+from vraid.core.geometry import Geometry
 
 
 @dataclass(frozen=True)

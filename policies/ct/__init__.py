@@ -27,7 +27,7 @@ Where the defaults come from (:func:`default_limits`, first that applies):
 1. the superblock's ``params["ct"]``;
 2. the disk model's preset in :data:`PRESET_LIMITS`: measured once with the stride
    benchmark of seed 000 Fig. 8 on vraid's own hdd models and the 1.2 rule
-   (``vraid experiment stride``, full run, strides 1..64; ``vraid.stride_rule``);
+   (``vraid experiment stride``, full run, strides 1..64; ``vraid.core.stride_rule``);
 3. :data:`CONSERVATIVE`: the smallest limits over every measured preset (no read transform,
    writes only across one- and two-block gaps): safe for a disk nobody measured.
 
@@ -134,7 +134,7 @@ def _int(value: Any, key: str) -> int:
 #: Stride-benchmark limits per hdd preset of ``vraid models``. Measured with
 #: ``vraid experiment stride`` (full run: every hdd preset, S = 1..64, 16 MiB span,
 #: 2 passes, stroke=partition) on vraid 0.1.0, 2026-11-22; S^max by the 1.2 rule of
-#: vraid.stride_rule. No curve had an excluded region. Normalized time at S = 2
+#: vraid.core.stride_rule. No curve had an excluded region. Normalized time at S = 2
 #: (write / read) for reference: st373454lc 43.46 / 43.24, st39175fc 19.93 / 1.37,
 #: dnes-318350 and dnes-309170 19.05 / 1.00, 91366u4 31.17 / 1.88, 91020d6 23.51 / 1.44,
 #: st52160n and st32151n 12.84 / 1.49 and 1.88. Every S >= S^max measured at most 1.03

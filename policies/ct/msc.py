@@ -1,6 +1,6 @@
 """MSC-CT: the contiguity transform of seed 000 (Baek & Park), sections III-B to III-E, Fig. 10.
 
-A stripe about to be destaged is planned as a basic rxw-matrix ``M`` (``vraid.rxw``). In each
+A stripe about to be destaged is planned as a basic rxw-matrix ``M`` (``vraid.core.rxw``). In each
 column, reads (``r``/``t``) or writes (``w``) that are close but not adjacent cost the disk a
 missed rotation (sec. I-C). The transform fills such gaps so each column issues one request
 where it issued several:
@@ -35,14 +35,14 @@ Where vraid differs from the paper:
   tests/test_ct.py). Rows and columns are 0-based in vraid, 1-based in the paper.
 * In RAID-0 plans (no parity column) every column is treated as a data column.
 * A merged run that mixes ``r`` and ``t`` is one member read into a scratch buffer, scattered
-  per row afterwards (the paper's scatter-gather list, sec. III-C); vraid.stripe does that.
+  per row afterwards (the paper's scatter-gather list, sec. III-C); vraid.engine.stripe does that.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vraid.rxw import Cell, Matrix, Plan, StateMatrix, cell
+from vraid.core.rxw import Cell, Matrix, Plan, StateMatrix, cell
 
 if TYPE_CHECKING:
     from . import CtLimits

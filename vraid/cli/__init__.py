@@ -1,0 +1,1 @@
+"""The command line: ``vraid COMMAND`` (entry point :func:`vraid.cli.main.main`)."""

@@ -1,0 +1,279 @@
+"""The ``vraid`` command line. Each subcommand is a small function; errors a
+user can act on (:class:`~vraid.errors.VraidError`) print their message and
+hint to stderr and exit with status 1 (2 for bad usage, as argparse does)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from vraid import __version__
+from vraid.errors import MountError, VraidError
+from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, LAYOUTS, Geometry
+from vraid.core.units import parse_size
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _size(what: str):
+    def parse(text: str) -> int:
+        try:
+            return parse_size(text, what)
+        except VraidError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
+
+    return parse
+
+
+def _geometry_args(p: argparse.ArgumentParser, *, disk_size: bool) -> None:
+    p.add_argument("--level", type=int, choices=(0, 5), default=5, help="RAID level (default 5)")
+    p.add_argument("--disks", type=int, default=5, help="number of member disks (default 5; RAID-5 needs 3 or more)")
+    p.add_argument("--strip", type=_size("strip size"), default=DEFAULT_STRIP, help="strip size: blocks per disk per stripe (default 64K)")
+    p.add_argument("--block", type=_size("block size"), default=DEFAULT_BLOCK, help="block size (default 4K)")
+    p.add_argument("--layout", choices=LAYOUTS, default="left-symmetric", help="RAID-5 parity layout (default left-symmetric, as md)")
+    if disk_size:
+        p.add_argument("--disk-size", type=_size("disk size"), default=parse_size("256M"), help="size of each member file (default 256M)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vraid",
+        description="vraid: a virtual RAID disk for teaching. Create an array of member files, mount it as one "
+        "image file, put a filesystem on it through a loop device, and watch what the RAID-5 controller does.",
+    )
+    parser.add_argument("--version", action="version", version=f"vraid {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("create", help="create an array: member files with superblocks, and vraid.toml")
+    p.add_argument("dir", type=Path, help="directory for the member files (created if missing)")
+    _geometry_args(p, disk_size=True)
+    p.add_argument("--image", default="disk.img", help="name of the image file the mount exposes (default disk.img)")
+    p.add_argument("--force", action="store_true", help="overwrite an array that is already in DIR (its data is lost)")
+    p.add_argument("--bitmap-chunk", metavar="SIZE|none", default=None,
+                   help="data covered by one write-intent bitmap bit, rounded to whole stripes (default 4M); "
+                        "none: no bitmap (a crash then resyncs the whole array)")
+    p.add_argument("--spares", type=int, default=0, metavar="N", help="also create N spare members (RAID-5): a failed member is rebuilt onto one")
+    p.set_defaults(func=cmd_create)
+
+    p = sub.add_parser("examine", help="print the superblocks of a member file or of every member in a directory")
+    p.add_argument("path", type=Path, help="a member file or an array directory")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_examine)
+
+    p = sub.add_parser("layout", help="print which logical block lives where, and where parity is")
+    _geometry_args(p, disk_size=False)
+    p.add_argument("--stripes", type=int, default=4, help="how many stripes to show (default 4)")
+    p.set_defaults(func=cmd_layout)
+
+    p = sub.add_parser("mount", help="serve an array as one image file (runs in the background)")
+    p.add_argument("dir", type=Path, help="the array directory")
+    p.add_argument("mountpoint", type=Path, help="an existing empty directory")
+    p.add_argument("--foreground", action="store_true", help="stay attached and log to stderr")
+    p.add_argument("--debug-fuse", action="store_true", help="log every FUSE request (with --foreground)")
+    p.add_argument("--trace", type=Path, help="record every host request to this trace file (see docs/trace-format.md)")
+    p.add_argument("--disk-model", metavar="MODEL", help="timing model for every member, e.g. hdd:st373454lc (see `vraid models`)")
+    p.add_argument("--time", default="real", metavar="MODE", help="real (modelled time passes, default), real:FACTOR (scaled, e.g. real:0.1), or none (ignore the model)")
+    g = p.add_argument_group("write cache (defaults from DIR/vraid.toml)")
+    g.add_argument("--cache", choices=("none", "pbg", "stripe"), help="none: write-through; pbg: one unit per parity block group; stripe: one unit per stripe")
+    g.add_argument("--cache-size", metavar="SIZE", help="write cache size (default 64M)")
+    g.add_argument("--destage", metavar="NAME[:k=v,...]", help="when to destage: hlwm, adaptive, lt, pi, idle, or pkg.mod:Class (default hlwm)")
+    g.add_argument("--destage-order", choices=("lrw", "lru", "fifo", "cscan"), help="which dirty unit goes first (default lrw)")
+    g.add_argument("--nvram", type=Path, metavar="FILE", help="keep dirty blocks in this mmap'd file (emulated battery-backed NVS): fsync then only msyncs, and a crash loses nothing acknowledged")
+    g.add_argument("--ct", metavar="SPEC", help="contiguity transform of every stripe write: none or "
+                   "msc[:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b] (seed 000 Fig. 10; limits not given come "
+                   "from the superblock (`vraid stride-bench --save`), else the --disk-model preset; docs/ct.md)")
+    p.add_argument("--fault", action="append", default=[], metavar="DISK:KEY=VALUE[,...]",
+                   help="inject failures into a member (repeatable): disk2:eio=1000-1010, disk1:fail-after=5000, "
+                        "disk0:latency=50ms,every=100 (or p=0.01,seed=7), disk3:torn-after=300 (docs/crash-and-scrub.md)")
+    g = p.add_argument_group("failures (docs/failures.md)")
+    g.add_argument("--force", action="store_true", help="start an array that is both dirty (not shut down cleanly) and degraded; reconstructed blocks may be wrong")
+    g.add_argument("--rebuild-rate", type=float, metavar="MB/s", help="limit a rebuild to this many MB/s of the new member (default: no limit)")
+    p.set_defaults(func=cmd_mount)
+
+    p = sub.add_parser("umount", help="flush, mark clean, unmount and wait for the daemon")
+    p.add_argument("mountpoint", type=Path)
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for the daemon to finish (default 300)")
+    p.set_defaults(func=cmd_umount)
+
+    p = sub.add_parser("status", help="geometry, state and per-member counters of a mount or an array")
+    p.add_argument("target", type=Path, help="a mountpoint or an array directory")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("demo", help="the main job: create, mount, losetup, mkfs.ext4, copy files, verify, unmount")
+    p.add_argument("--dir", type=Path, help="work directory (default: a new temporary one, removed afterwards)")
+    p.add_argument("--copy", type=Path, help="directory to copy onto the filesystem (default: an installed Python package)")
+    p.add_argument("--disk-size", type=_size("disk size"), default=parse_size("128M"), help="member size (default 128M)")
+    p.add_argument("--keep", action="store_true", help="keep the array directory afterwards")
+    p.set_defaults(func=cmd_demo)
+
+    from vraid.cli import ct as cli_ct, failures as cli_failures, sim as cli_sim, top as cli_top
+
+    cli_sim.add_commands(sub)  # models, sim, experiment (virtual time)
+    cli_ct.add_commands(sub)  # rxw, stride-bench (contiguity transform)
+    cli_failures.add_commands(sub)  # fail, add, rebuild, check (failures and recovery)
+    cli_top.add_commands(sub)  # top, ctl (live view and run-time control)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args) or 0
+    except VraidError as exc:
+        err.print(f"[bold red]vraid {args.command}:[/] {exc.message}", highlight=False)
+        if exc.hint:
+            err.print(f"  [bold]hint:[/] {exc.hint}", highlight=False)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+# -- commands -------------------------------------------------------------------
+def cmd_create(args) -> int:
+    from vraid.ondisk.assemble import create
+
+    g = Geometry.for_disk_size(
+        level=args.level, ndisks=args.disks, disk_size=args.disk_size,
+        block_size=args.block, strip_size=args.strip, layout=args.layout,
+    )
+    asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image,
+                 bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk), spares=args.spares)
+    console.print(f"created {asm.summary()} in {args.dir}", highlight=False)
+    spares = f"; spares: {', '.join(p.name for p in asm.spares)}" if asm.spares else ""
+    console.print(f"members: {', '.join(p.name for p in asm.paths)}{spares}; settings: {args.dir / 'vraid.toml'}", highlight=False)
+    return 0
+
+
+def _bitmap_chunk(g: Geometry, text: str | None) -> int | None:
+    """``--bitmap-chunk``: None (the default size), 0 (none) or stripes per bit."""
+    if text is None:
+        return None
+    if text.strip().lower() in ("none", "off", "0"):
+        return 0
+    from vraid.ondisk.bitmap import default_chunk
+
+    size = parse_size(text, "bitmap chunk")
+    if size < g.stripe_data_bytes:
+        raise VraidError(
+            f"--bitmap-chunk {text} is less than one stripe ({g.stripe_data_bytes} bytes of data)",
+            f"use at least {g.stripe_data_bytes // 1024}K, or none",
+        )
+    chunk = default_chunk(g, size)
+    if chunk != size // g.stripe_data_bytes:
+        raise VraidError(
+            f"--bitmap-chunk {text} needs more bits than the reserved area holds",
+            f"use {chunk * g.stripe_data_bytes // 1024}K or more",
+        )
+    return chunk
+
+
+def cmd_examine(args) -> int:
+    from vraid.ondisk.assemble import examine
+    from vraid.tui.render import superblock_table
+
+    found = examine(args.path)
+    if args.json:
+        print(json.dumps([{"path": str(p), "superblock": sb.to_dict() if sb else None, "problem": prob} for p, sb, prob in found], indent=2))
+        return 0 if any(sb for _, sb, _ in found) else 1
+    if not found:
+        raise VraidError(f"{args.path} holds no files", "give a member file or an array directory")
+    for path, sb, problem in found:
+        console.print(superblock_table(str(path), sb, problem))
+    return 0 if any(sb for _, sb, _ in found) else 1
+
+
+def cmd_layout(args) -> int:
+    from vraid.tui.render import layout_table
+
+    g = Geometry(level=args.level, ndisks=args.disks, stripes=max(1, args.stripes), block_size=args.block, strip_size=args.strip, layout=args.layout)
+    console.print(layout_table(g, args.stripes))
+    return 0
+
+
+def cmd_mount(args) -> int:
+    from vraid.fuse.daemon import MountOptions, mount
+
+    message = mount(args.dir, args.mountpoint, MountOptions(
+        args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time,
+        args.cache, args.cache_size, args.destage, args.destage_order, args.nvram, args.ct, faults=tuple(args.fault),
+        force=args.force, rebuild_rate=args.rebuild_rate,
+    ))
+    if message:
+        console.print(message, highlight=False)
+    return 0
+
+
+def cmd_umount(args) -> int:
+    from vraid.fuse import control, mountinfo
+
+    m = mountinfo.mount_of_mountpoint(args.mountpoint)
+    if m is None:
+        raise MountError(f"{args.mountpoint} is not a vraid mount", "see `grep fuse.vraid /proc/mounts` for the mounts there are")
+    from vraid.ondisk.config import ArrayConfig
+
+    config = ArrayConfig.load(m.source)
+    image = config.image if config else "disk.img"
+    holders = mountinfo.loop_devices_of(m.mountpoint / image)
+    if holders:
+        raise MountError(
+            f"{m.mountpoint / image} is still attached to {', '.join(holders)}",
+            f"unmount the filesystem on {holders[0]} and run `losetup -d {holders[0]}` first",
+        )
+    pid = None
+    try:
+        uuid = config.uuid if config else ""
+        pid = control.request(control.socket_path(m.source, uuid), "status")["status"]["pid"]
+    except (MountError, KeyError):
+        pass
+    import subprocess
+
+    result = subprocess.run(["fusermount3", "-u", str(m.mountpoint)], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise MountError(f"could not unmount {m.mountpoint}: {result.stderr.strip()}", "is a process still using the image? (see `fuser -vm`)")
+    if pid is not None and not _wait_exit(pid, args.timeout):
+        raise MountError(f"unmounted, but daemon {pid} is still flushing after {args.timeout:.0f} s", "wait, then check `vraid status`")
+    console.print(f"unmounted {m.mountpoint}; array {m.source} is clean", highlight=False)
+    return 0
+
+
+def _wait_exit(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ", 1)[1].startswith("Z"):
+                    return True
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def cmd_status(args) -> int:
+    from .status import gather
+    from vraid.tui.render import status_tables
+
+    st = gather(args.target)
+    if args.json:
+        print(json.dumps(st, indent=2, default=str))
+        return 0
+    for t in status_tables(st):
+        console.print(t)
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from .demo import run_demo
+
+    return run_demo(args, console)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

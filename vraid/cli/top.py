@@ -1,0 +1,170 @@
+"""CLI commands of the live view and run-time control: ``top``, ``ctl``.
+
+``vraid top MOUNTPOINT`` watches a running mount; ``vraid top [OPTIONS] --sim SIM-ARGS...``
+runs ``vraid sim``'s engine in-process, paced to be watchable. ``vraid ctl MOUNTPOINT get``
+shows the policies in force and ``vraid ctl MOUNTPOINT set KEY=VALUE`` swaps one between
+destages. See docs/top.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from vraid.errors import VraidError
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    """Register these subcommands on the ``vraid`` parser."""
+    p = sub.add_parser(
+        "top", help="live view of a mount (or of a simulation): rxw-matrices, watermarks, members, counters",
+        description="Watch a running mount, or a simulation run in-process with --sim.\n"
+                    "Keys: p pauses destaging, s destages one stripe and freezes its plan, r resumes,\n"
+                    "q quits (the mount is left as it is); with --sim also + faster, - slower,\n"
+                    "space stops time. docs/top.md says how to read each panel.",
+        epilog="examples:\n  vraid top /mnt/vraid\n  vraid top --sim --cache stripe --cache-size 4M --workload random-write\n"
+               "  vraid top --once --sim --cache stripe --requests 2000   (one frame, no terminal needed)\n"
+               "top's own options go before --sim; everything after --sim is `vraid sim`'s.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("mountpoint", type=Path, nargs="?", help="a vraid mountpoint (omit with --sim)")
+    p.add_argument("--once", action="store_true",
+                   help="print one frame and exit (with --sim: after running the whole workload in virtual time)")
+    p.add_argument("--interval", type=float, default=0.25, help="seconds between updates (default 0.25)")
+    p.add_argument("--duration", type=float, help="quit by itself after this many seconds")
+    p.add_argument("--rate", type=float, default=None,
+                   help="--sim: virtual seconds per real second at the start (default 0.05; + and - change it)")
+    p.add_argument("--width", type=int, help="draw this many columns wide (default: the terminal's)")
+    p.add_argument("--height", type=int,
+                   help="fit the frame in this many lines (default: the terminal's in the live view; "
+                        "--once prints the panels at full height unless --height is given)")
+    p.add_argument("--sim", nargs=argparse.REMAINDER, metavar="SIM-ARGS",
+                   help="run a simulation instead of attaching: the arguments of `vraid sim` follow")
+    p.set_defaults(func=cmd_top)
+
+    p = sub.add_parser(
+        "ctl", help="show or change a policy of a running mount (destage scheduler, destage order, CT)",
+        description="get: the policies in force. set KEY=VALUE: swap one between destages\n"
+                    "(a destage in flight finishes under the old one). A bad key or value changes nothing.",
+        epilog="keys:\n  destage        scheduler spec, e.g. adaptive or hlwm:high=0.8,low=0.2 "
+               "(see `vraid sim --help`)\n  destage_order  lrw | lru | fifo | cscan\n"
+               "  ct             contiguity transform spec, as --ct: none, msc or msc:sr_max=N,sw_max=N,...",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("mountpoint", type=Path, help="a vraid mountpoint")
+    p.add_argument("action", choices=("get", "set"), help="get the policies, or set one")
+    p.add_argument("assignment", nargs="?", metavar="KEY=VALUE", help="with set: the policy and its new spec")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_ctl)
+
+
+def _console():
+    from vraid.cli.main import console
+
+    return console
+
+
+# -- top ------------------------------------------------------------------------
+def _sim_config(sim_args: list[str]):
+    """A SimConfig from `vraid sim`'s own arguments (parsed by its own parser)."""
+    from vraid.cli.main import build_parser
+    from vraid.cli.sim import _policies
+    from vraid.sim.simulator import SimConfig
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(["sim", *sim_args])
+    except SystemExit as exc:
+        raise VraidError(f"--sim: the simulation arguments {' '.join(sim_args)!r} are not valid for `vraid sim`",
+                         "see `vraid sim --help`; top's own options go before --sim") from exc
+    if args.json:
+        raise VraidError("vraid top --sim draws frames; --json is an option of `vraid sim`", "drop --json")
+    if args.requests < 0:
+        raise VraidError(f"--requests {args.requests} is negative", "ask for zero or more requests")
+    return SimConfig(level=args.level, disks=args.disks, strip=args.strip, block=args.block, layout=args.layout,
+                     disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
+                     workload=args.workload, requests=args.requests, seed=args.seed,
+                     max_in_flight=args.max_in_flight, policies=_policies(args))
+
+
+def cmd_top(args) -> int:
+    from rich.console import Console
+
+    from vraid.engine.live import derive_rates
+    from vraid.tui.panels import frame
+    from vraid.tui.top import DEFAULT_RATE, MountSource, SimSource, buckets_for, run_view, sim_snapshots
+
+    if args.sim is None and args.mountpoint is None:
+        raise VraidError("vraid top needs a mountpoint, or --sim followed by the arguments of `vraid sim`",
+                         "e.g. `vraid top /mnt/vraid` or `vraid top --sim --cache stripe`")
+    if args.sim is not None and args.mountpoint is not None:
+        raise VraidError("give either a mountpoint or --sim, not both", "vraid top MOUNTPOINT | vraid top --sim ...")
+    if args.interval <= 0:
+        raise VraidError(f"--interval {args.interval} is not positive", "e.g. --interval 0.25")
+    if args.duration is not None and args.duration < 0:
+        raise VraidError(f"--duration {args.duration} is negative", "give seconds, e.g. --duration 5")
+    rate = DEFAULT_RATE if args.rate is None else args.rate
+    if rate <= 0:
+        raise VraidError(f"--rate {rate} is not positive", "virtual seconds per real second, e.g. 0.05")
+    for name in ("width", "height"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise VraidError(f"--{name} {value} is not positive", f"give the terminal's {name}, e.g. --{name} "
+                             + ("80" if name == "width" else "24"))
+    console = _console() if args.width is None and args.height is None else Console(width=args.width,
+                                                                                     height=args.height)
+    if args.once:
+        if args.sim is not None:
+            first, snap = sim_snapshots(_sim_config(args.sim))
+            snap["rates"] = derive_rates(first, snap)
+        else:
+            import time
+
+            source = MountSource(args.mountpoint)
+            first = source.snapshot(buckets_for(console.width))
+            time.sleep(min(1.0, args.interval * 4))
+            snap = source.snapshot(buckets_for(console.width))
+            snap["rates"] = derive_rates(first, snap)
+        console.print(frame(snap, width=console.width, height=args.height, sim=args.sim is not None, keys=False))
+        return 0
+    source = SimSource(_sim_config(args.sim), rate) if args.sim is not None else MountSource(args.mountpoint)
+    try:
+        return run_view(source, interval=args.interval, duration=args.duration, console=console, height=args.height)
+    finally:
+        source.close()
+
+
+# -- ctl ------------------------------------------------------------------------
+def cmd_ctl(args) -> int:
+    from vraid.tui.top import MountSource
+
+    source = MountSource(args.mountpoint)
+    if args.action == "get":
+        if args.assignment is not None:
+            raise VraidError(f"`vraid ctl get` takes no KEY=VALUE (got {args.assignment!r})",
+                             "use `vraid ctl MOUNTPOINT set KEY=VALUE` to change a policy")
+        answer = source.command("ctl_get")
+        if args.json:
+            print(json.dumps({"policies": answer["policies"], "keys": answer["keys"]}, indent=2))
+            return 0
+        from rich.table import Table
+
+        t = Table(title=f"policies of {args.mountpoint}", title_justify="left")
+        t.add_column("key", style="bold")
+        t.add_column("value")
+        t.add_column("settable with ctl set")
+        for key, value in answer["policies"].items():
+            t.add_row(key, value, answer["keys"].get(key, "no (fixed at mount)"))
+        _console().print(t)
+        return 0
+    if not args.assignment or "=" not in args.assignment:
+        raise VraidError("`vraid ctl set` needs KEY=VALUE", "e.g. `vraid ctl /mnt/vraid set destage=adaptive`")
+    key, _, value = args.assignment.partition("=")
+    answer = source.command("ctl_set", key=key.strip(), value=value)
+    change = {k: answer[k] for k in ("key", "old", "new")}
+    if args.json:
+        print(json.dumps(change, indent=2))
+    else:
+        _console().print(f"{change['key']}: {change['old']} -> {change['new']}", highlight=False)
+    return 0

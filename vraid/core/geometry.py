@@ -1,0 +1,264 @@
+"""Array geometry and the RAID-0 / RAID-5 address mapping.
+
+Words as in seed 000 (Baek & Park, Fig. 3): a *block* is the unit of caching
+(``block_size`` bytes); a *strip* is ``u`` consecutive blocks on one member; a
+*stripe* is one strip from every member, ``v = N`` strips for RAID-5 of which
+one holds parity; a *PBG* (parity block group) is one row of a stripe: the
+blocks at the same offset of every member.
+
+Logical data is laid out stripe by stripe; inside a stripe, data strip ``k``
+(0-based, logical order) holds logical blocks ``k*u .. k*u+u-1`` of that stripe.
+Which member holds data strip ``k`` and which holds parity is the *layout*; the
+four classic ones are Linux md's (drivers/md/raid5.c, ``raid5_compute_sector``):
+
+================== ====================== ==========================
+layout             parity member of s     member of data strip k
+================== ====================== ==========================
+left-asymmetric    N-1 - s mod N          k, skipping the parity one
+left-symmetric     N-1 - s mod N          (parity + 1 + k) mod N
+right-asymmetric   s mod N                k, skipping the parity one
+right-symmetric    s mod N                (parity + 1 + k) mod N
+================== ====================== ==========================
+
+left-symmetric is md's default and vraid's. RAID-0 has no parity: data strip
+``k`` lives on member ``k``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator, NamedTuple
+
+from vraid.errors import GeometryError
+from .units import format_size
+
+LAYOUTS = ("left-symmetric", "left-asymmetric", "right-symmetric", "right-asymmetric")
+LEVELS = (0, 5)
+DEFAULT_BLOCK = 4096
+DEFAULT_STRIP = 64 * 1024
+#: Bytes at the start of every member before its data area: superblock (4 KiB)
+#: and room for the write-intent bitmap. Rounded up to a whole strip.
+RESERVED = 1 << 20
+
+
+class BlockAddress(NamedTuple):
+    """Where one logical block lives."""
+
+    stripe: int
+    strip: int  # data strip index k inside the stripe (logical order)
+    row: int  # PBG index inside the stripe, 0..u-1
+    disk: int  # member holding it
+    member_block: int  # block number inside that member's data area
+
+
+class Extent(NamedTuple):
+    """The part of a host byte range that falls inside one stripe."""
+
+    stripe: int
+    start: int  # byte offset inside the stripe's data (0 .. data_disks*strip)
+    length: int
+    host_offset: int  # where it starts in the host request's buffer
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Shape of an array. Validate with :meth:`check` (the constructor does)."""
+
+    level: int
+    ndisks: int
+    stripes: int
+    block_size: int = DEFAULT_BLOCK
+    strip_size: int = DEFAULT_STRIP
+    layout: str = "left-symmetric"
+    data_offset: int = RESERVED
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def for_disk_size(
+        cls,
+        *,
+        level: int,
+        ndisks: int,
+        disk_size: int,
+        block_size: int = DEFAULT_BLOCK,
+        strip_size: int = DEFAULT_STRIP,
+        layout: str = "left-symmetric",
+    ) -> "Geometry":
+        """The geometry that fits members of ``disk_size`` bytes.
+
+        Raises:
+            GeometryError: when the parameters are impossible, naming the fix.
+        """
+        _check_shape(level, ndisks, block_size, strip_size, layout)
+        data_offset = _round_up(RESERVED, strip_size)
+        stripes = (disk_size - data_offset) // strip_size if disk_size > data_offset else 0
+        if stripes < 1:
+            need = data_offset + strip_size
+            raise GeometryError(
+                f"disk size {format_size(disk_size) if disk_size > 0 else disk_size} is smaller than one stripe: "
+                f"each member needs {format_size(data_offset)} for its superblock area plus one "
+                f"{format_size(strip_size)} strip",
+                f"use --disk-size {format_size(_round_up(need, 1 << 20))} or more (or a smaller --strip)",
+            )
+        return cls(level, ndisks, stripes, block_size, strip_size, layout, data_offset)
+
+    def check(self) -> None:
+        _check_shape(self.level, self.ndisks, self.block_size, self.strip_size, self.layout)
+        if self.stripes < 1:
+            raise GeometryError("an array needs at least one stripe", "use a larger --disk-size")
+        if self.data_offset % self.block_size:
+            raise GeometryError("data offset is not block aligned", "recreate the array")
+
+    # -- sizes --------------------------------------------------------------
+    @property
+    def u(self) -> int:
+        """Blocks per strip (rows of a stripe, PBGs per stripe)."""
+        return self.strip_size // self.block_size
+
+    @property
+    def data_disks(self) -> int:
+        """Data strips per stripe: N-1 for RAID-5, N for RAID-0."""
+        return self.ndisks - 1 if self.level == 5 else self.ndisks
+
+    @property
+    def stripe_data_bytes(self) -> int:
+        return self.data_disks * self.strip_size
+
+    @property
+    def capacity(self) -> int:
+        """Bytes of data the array holds: the size of the image file."""
+        return self.stripes * self.stripe_data_bytes
+
+    @property
+    def member_size(self) -> int:
+        """The smallest member file that holds this geometry."""
+        return self.data_offset + self.stripes * self.strip_size
+
+    @property
+    def blocks(self) -> int:
+        return self.capacity // self.block_size
+
+    # -- mapping ------------------------------------------------------------
+    def parity_disk(self, stripe: int) -> int | None:
+        """Member holding the parity strip of ``stripe`` (None for RAID-0)."""
+        if self.level == 0:
+            return None
+        n = self.ndisks
+        if self.layout.startswith("left"):
+            return n - 1 - stripe % n
+        return stripe % n
+
+    @cached_property
+    def _disk_tables(self) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int | None, ...], ...]]:
+        """Per parity position: data strip -> member, and member -> data strip.
+
+        The layouts repeat every N stripes, so N small tables cover them all.
+        """
+        period = self.ndisks if self.level == 5 else 1
+        k_to_disk, disk_to_k = [], []
+        for s in range(period):
+            disks = tuple(self._data_disk_slow(s, k) for k in range(self.data_disks))
+            inverse: list[int | None] = [None] * self.ndisks
+            for k, d in enumerate(disks):
+                inverse[d] = k
+            k_to_disk.append(disks)
+            disk_to_k.append(tuple(inverse))
+        return tuple(k_to_disk), tuple(disk_to_k)
+
+    def _data_disk_slow(self, stripe: int, k: int) -> int:
+        if self.level == 0:
+            return k
+        n, p = self.ndisks, self.parity_disk(stripe)
+        assert p is not None
+        if self.layout.endswith("symmetric") and not self.layout.endswith("asymmetric"):
+            return (p + 1 + k) % n
+        return k + 1 if k >= p else k
+
+    def data_disk(self, stripe: int, k: int) -> int:
+        """Member holding data strip ``k`` of ``stripe``."""
+        tables = self._disk_tables[0]
+        return tables[stripe % len(tables)][k]
+
+    def data_disks_of(self, stripe: int) -> tuple[int, ...]:
+        """Members of data strips 0..data_disks-1 of ``stripe``, in logical order."""
+        tables = self._disk_tables[0]
+        return tables[stripe % len(tables)]
+
+    def strip_of_disk(self, stripe: int, disk: int) -> int | None:
+        """Data strip index held by ``disk`` in ``stripe``; None for the parity member."""
+        tables = self._disk_tables[1]
+        return tables[stripe % len(tables)][disk]
+
+    def columns(self, stripe: int) -> tuple[int, ...]:
+        """Members in rxw-matrix column order: data strips in order, parity last."""
+        p = self.parity_disk(stripe)
+        return self.data_disks_of(stripe) + (() if p is None else (p,))
+
+    def locate(self, block: int) -> BlockAddress:
+        """Where logical block ``block`` lives."""
+        per_stripe = self.data_disks * self.u
+        stripe, within = divmod(block, per_stripe)
+        k, row = divmod(within, self.u)
+        return BlockAddress(stripe, k, row, self.data_disk(stripe, k), stripe * self.u + row)
+
+    def member_offset(self, stripe: int, row: int = 0) -> int:
+        """Byte offset on any member of ``row`` of ``stripe``."""
+        return self.data_offset + (stripe * self.u + row) * self.block_size
+
+    def extents(self, offset: int, length: int) -> Iterator[Extent]:
+        """Split the host byte range [offset, offset+length) into per-stripe pieces."""
+        per = self.stripe_data_bytes
+        pos, end = offset, offset + length
+        while pos < end:
+            stripe, start = divmod(pos, per)
+            n = min(per - start, end - pos)
+            yield Extent(stripe, start, n, pos - offset)
+            pos += n
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "level": self.level,
+            "layout": self.layout if self.level == 5 else "-",
+            "disks": self.ndisks,
+            "block_size": self.block_size,
+            "strip_size": self.strip_size,
+            "blocks_per_strip": self.u,
+            "stripes": self.stripes,
+            "data_offset": self.data_offset,
+            "capacity": self.capacity,
+        }
+
+
+def _round_up(n: int, unit: int) -> int:
+    return -(-n // unit) * unit
+
+
+def _check_shape(level: int, ndisks: int, block_size: int, strip_size: int, layout: str) -> None:
+    if level not in LEVELS:
+        raise GeometryError(f"RAID level {level} is not supported", "use --level 0 or --level 5")
+    if level == 5 and ndisks < 3:
+        raise GeometryError(
+            f"RAID-5 needs at least 3 disks, got {ndisks}",
+            "use --disks 3 or more (or --level 0 for striping without parity)",
+        )
+    if level == 0 and ndisks < 1:
+        raise GeometryError(f"RAID-0 needs at least 1 disk, got {ndisks}", "use --disks 1 or more")
+    if ndisks > 64:
+        raise GeometryError(f"{ndisks} disks is more than vraid handles", "use --disks 64 or fewer")
+    if block_size < 512 or block_size & (block_size - 1):
+        raise GeometryError(
+            f"block size {block_size} is not a power of two of at least 512 bytes", "use --block 4K (the default)"
+        )
+    ratio = strip_size // block_size if strip_size >= block_size else 0
+    if strip_size % block_size or ratio < 1 or ratio & (ratio - 1):
+        raise GeometryError(
+            f"strip size {format_size(strip_size)} is not a power-of-two multiple of the "
+            f"{format_size(block_size)} block",
+            f"use a strip of {format_size(block_size)} times 1, 2, 4, 8, ... e.g. --strip 64K",
+        )
+    if layout not in LAYOUTS:
+        raise GeometryError(f"unknown layout {layout!r}", f"choose one of {', '.join(LAYOUTS)}")

@@ -1,0 +1,650 @@
+"""The controller: an async RAID-0/RAID-5 array over member stores.
+
+``Array`` takes host requests at any byte offset and length and turns them
+into member requests through the planner (:mod:`vraid.core.rxw`) and the executor
+(:mod:`vraid.engine.stripe`). It holds no policy logic: without a cache it is the
+write-through baseline; with one (:mod:`vraid.engine.cache`, configured by
+:class:`CacheConfig`) writes are absorbed and later destaged through the same
+planner (:meth:`Array.write_plan`), and a CT policy rewrites each plan via
+the ``ct`` hook.
+
+Concurrency: writes to one stripe are serialised by a per-stripe lock, so
+two read-modify-writes never race on a parity block; different stripes and
+all reads proceed concurrently. A host write spanning several stripes writes
+them concurrently.
+
+Crash consistency: with a write-intent hook (``Array(intent=...)``, the
+bitmap of :mod:`vraid.ondisk.bitmap`), every plan, resync and repair that writes a
+stripe first awaits ``intent.begin(stripe)`` and reports ``intent.end(stripe,
+ok)`` afterwards (:meth:`Array.intent_of`); the hook decides what to record.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import AsyncIterator, Callable, Sequence
+
+import numpy as np
+import trio
+
+from vraid.backends.base import Store
+from .clock import Clock, TrioClock
+from . import degraded
+from vraid.errors import LostData, MemberIOError, OutOfRange, VraidError
+from .events import EventBus
+from vraid.engine.health import MemberHealth
+from vraid.core.geometry import Extent, Geometry
+from .members import DESTAGE, HOST, MemberStats, Members, Request
+from .metrics import Metrics
+from vraid.core.rxw import Plan
+from .stripe import StripeBuffer, execute
+
+Transform = Callable[[Plan], Plan]
+log = logging.getLogger(__name__)
+_NONE: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class CacheConfig:
+    """Which write-back cache to run (``organisation="none"``: write-through)."""
+
+    organisation: str = "none"
+    size: int = 64 << 20
+    order: str = "lrw"
+    destage: str = "hlwm"
+    nvram: Path | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.organisation != "none"
+
+
+class Array:
+    """A RAID array. Create with :func:`open_array`, which runs its members."""
+
+    def __init__(
+        self,
+        geometry: Geometry,
+        stores: Sequence[Store],
+        *,
+        clock: Clock | None = None,
+        events: EventBus | None = None,
+        ct: Transform | None = None,
+        cache: CacheConfig | None = None,
+        nvram=None,
+        intent=None,
+        failed: Sequence[int] = (),
+        spares: Sequence[Store] = (),
+    ) -> None:
+        if len(stores) != geometry.ndisks:
+            raise ValueError(f"{len(stores)} stores for {geometry.ndisks} disks")
+        self.geometry = geometry
+        self.clock = clock or TrioClock()
+        self.members = Members(stores, self.clock)
+        self.events = events or EventBus()
+        self.metrics = Metrics()
+        self.ct = ct
+        #: write-intent hook (vraid.ondisk.bitmap): ``await begin(stripe)`` before member writes
+        #: to a stripe, ``end(stripe, ok)`` after them; it decides what to record
+        self.intent = intent
+        if intent is not None:
+            intent.attach(self.members, self.clock)
+        self._locks: dict[int, trio.Lock] = {}
+        self.started_at = 0.0
+        # -- failures (vraid.ondisk.failures, vraid.engine.degraded, vraid.engine.rebuild) --
+        self.health = MemberHealth(geometry.ndisks, failed)
+        self.members.excluded.update(self.health.failed)
+        self.spares: list[Store] = list(spares)
+        self.rebuild = None  # the running vraid.engine.rebuild.Rebuild
+        self.last_rebuild: dict | None = None
+        self.rebuild_rate: float | None = None  # bytes of the new member per second; None: no limit
+        self.rebuild_paused = False
+        self.degraded_plans = 0
+        #: hooks of the daemon (superblock updates): on_failure(role, reason, dead spare's name or None),
+        #: on_rebuilt(role, spare's name)
+        self.on_failure: Callable[[int, str, str | None], None] | None = None
+        self.on_rebuilt: Callable[[int, str], None] | None = None
+        self._nursery: trio.Nursery | None = None
+        self.cache_config = cache or CacheConfig()
+        self.cache = None
+        if self.cache_config.enabled:
+            from .cache import WriteBackCache
+            from vraid.policies.cache import organisation
+            from vraid.policies.destage import load_scheduler
+            from vraid.policies.order import destage_order
+
+            cfg = self.cache_config
+            self.cache = WriteBackCache(
+                self, organisation(cfg.organisation, geometry), destage_order(cfg.order), load_scheduler(cfg.destage),
+                cfg.size, nvram=nvram,
+            )
+
+    @property
+    def capacity(self) -> int:
+        return self.geometry.capacity
+
+    # -- host interface -------------------------------------------------------
+    async def read(self, offset: int, length: int) -> bytes:
+        """Read ``length`` bytes at ``offset``; short at the end of the array."""
+        start = self.clock.now()
+        length = max(0, min(length, self.capacity - offset))
+        if length == 0 or offset < 0:
+            return b""
+        if self.cache is not None:
+            data = await self.cache.read(offset, length)
+        else:
+            data = await self.read_members(offset, length)
+        m = self.metrics
+        m.host_reads += 1
+        m.host_read_bytes += length
+        m.response.add(self.clock.now() - start)
+        return data
+
+    async def read_members(self, offset: int, length: int) -> bytes:
+        """Read straight from the members (no cache), host priority; blocks of a
+        missing member are reconstructed, a member that fails is failed and the
+        read retried degraded."""
+        attempt = 0
+        while True:
+            try:
+                return await self._read_members(offset, length)
+            except MemberIOError as exc:
+                attempt += 1
+                self._member_error(exc, attempt)
+
+    async def _read_members(self, offset: int, length: int) -> bytes:
+        g = self.geometry
+        if self.health.degraded:
+            return await self._read_members_degraded(offset, length)
+        block = g.block_size
+        first = offset // block * block
+        end = -(-(offset + length) // block) * block
+        requests: list[Request] = []
+        for ext in g.extents(first, end - first):
+            requests += self._read_requests(ext)
+        await self.members.run(requests)
+        data = requests[0].result if len(requests) == 1 else b"".join(r.result for r in requests)  # type: ignore[misc]
+        head = offset - first
+        if head == 0 and len(data) == length:
+            return data  # aligned: the member's bytes, no copy
+        return data[head : head + length]
+
+    async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """Write ``data`` at ``offset`` (any alignment): into the write cache when
+        there is one, else through to the members.
+
+        Raises:
+            OutOfRange: if the write would reach past the end of the array.
+        """
+        start = self.clock.now()
+        if offset < 0 or offset + len(data) > self.capacity:
+            raise OutOfRange(
+                f"write of {len(data)} bytes at {offset} reaches past the end of the array ({self.capacity} bytes)",
+                "the image has a fixed size; it never grows",
+            )
+        if not data:
+            return
+        if self.cache is not None:
+            if len(self.health.missing_roles) > 1:  # refuse now what no destage could ever write
+                self._check_writable(offset, len(data))
+            await self.cache.write(offset, data)
+        else:
+            await self.write_through(offset, data)
+        m = self.metrics
+        m.host_writes += 1
+        m.host_write_bytes += len(data)
+        m.response.add(self.clock.now() - start)
+
+    async def _read_members_degraded(self, offset: int, length: int) -> bytes:
+        """Like the normal read, but extents touching a missing member are reconstructed."""
+        g = self.geometry
+        block = g.block_size
+        first = offset // block * block
+        end = -(-(offset + length) // block) * block
+        parts: list[list[Request] | Extent] = []
+        plain: list[Request] = []
+        for ext in g.extents(first, end - first):
+            reqs = self._read_requests(ext)
+            missing = self.health.missing(ext.stripe)
+            if any(r.disk in missing for r in reqs):
+                parts.append(ext)
+            else:
+                parts.append(reqs)
+                plain += reqs
+        await self.members.run(plain)
+        chunks: list[bytes] = []
+        for part in parts:
+            if isinstance(part, list):
+                chunks += [r.result for r in part]  # type: ignore[misc]
+            else:
+                chunks.append(await self._read_extent_degraded(part))
+        data = b"".join(chunks)
+        head = offset - first
+        return data[head : head + length]
+
+    async def _read_extent_degraded(self, ext: Extent) -> bytes:
+        """A block-aligned extent of a stripe with a member missing, under the stripe lock."""
+        g = self.geometry
+        u, bs = g.u, g.block_size
+        fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
+        k0, k1 = fb // u, lb // u
+        row0, rows = (fb % u, lb - fb + 1) if k0 == k1 else (0, u)
+        async with self._stripe_lock(ext.stripe):
+            buf = StripeBuffer(g, ext.stripe, row0=row0, rows=rows)
+            await degraded.read_rows(self.members, buf, self.health.missing(ext.stripe), range(k0, k1 + 1), priority=HOST)
+        if k0 == k1:
+            return buf.data[k0].tobytes()
+        return buf.flat[ext.start : ext.start + ext.length].tobytes()
+
+    async def read_blocks(self, buf: StripeBuffer, cells, *, priority: int = HOST, locked: bool = False) -> None:
+        """Read data blocks ``cells`` ((column, row) of ``buf``) from the members into
+        ``buf``, reconstructing those of a missing member (under the stripe lock,
+        unless the caller holds it: ``locked``)."""
+        attempt = 0
+        while True:
+            try:
+                missing = self.health.missing(buf.stripe) if self.health.degraded else _NONE
+                if not any(buf.columns[k] in missing for k, _ in cells):
+                    await self.members.run([buf.request(k, "read", r, 1, priority=priority) for k, r in cells])
+                elif locked:
+                    await self._read_blocks_degraded(buf, cells, priority)
+                else:
+                    async with self._stripe_lock(buf.stripe):
+                        await self._read_blocks_degraded(buf, cells, priority)
+                return
+            except MemberIOError as exc:
+                attempt += 1
+                self._member_error(exc, attempt)
+
+    async def _read_blocks_degraded(self, buf: StripeBuffer, cells, priority: int) -> None:
+        lo = min(r for _, r in cells)
+        hi = max(r for _, r in cells)
+        tmp = StripeBuffer(self.geometry, buf.stripe, row0=buf.row0 + lo, rows=hi - lo + 1)
+        await degraded.read_rows(self.members, tmp, self.health.missing(buf.stripe), {k for k, _ in cells}, priority=priority)
+        for k, r in cells:
+            buf.data[k, r] = tmp.data[k, r - lo]
+
+    async def write_through(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """Write straight to the members, bypassing any cache (also NVRAM replay)."""
+        src = np.frombuffer(data, dtype=np.uint8)
+        extents = list(self.geometry.extents(offset, len(data)))
+        if len(extents) == 1:
+            await self._write_stripe(extents[0], src)
+        else:
+            async with trio.open_nursery() as nursery:
+                for ext in extents:
+                    nursery.start_soon(self._write_stripe, ext, src)
+
+    async def flush(self) -> None:
+        """Return once every acknowledged write is durable on the members."""
+        self.metrics.host_flushes += 1
+        attempt = 0
+        while True:
+            try:
+                if self.cache is not None:
+                    await self.cache.flush()
+                else:
+                    await self.members.flush()
+                break
+            except MemberIOError as exc:
+                attempt += 1
+                self._member_error(exc, attempt)
+        self.events.publish("flush", self.clock.now())
+
+    async def shutdown(self) -> None:
+        """Destage everything (also what NVRAM holds) and flush the members: the array is clean."""
+        if self.cache is not None:
+            self.cache.resume()  # a destager paused by step mode must not hold the unmount
+            try:
+                await self.cache.drain()
+            except LostData as exc:  # acknowledged before the second failure; cannot be written now
+                log.error("dirty cache units that need lost members are dropped: %s", exc)
+        await self.members.flush()
+        if self.cache is not None and self.cache.nvram is not None:
+            self.cache.nvram.reset()  # only now: the members hold everything, durably
+        if self.intent is not None:
+            await self.intent.clean()  # the members are flushed: no stripe is mid-write
+
+    async def resync(self, stripes) -> int:
+        """Recompute and write the parity of ``stripes`` from their data (RAID-5).
+
+        A crash can leave a stripe's data and parity disagreeing (the write
+        hole); this makes them agree again. Returns the number of stripes.
+        """
+        g = self.geometry
+        if g.level != 5:
+            return 0
+        done: list[int] = []
+        for stripe in sorted(set(stripes)):
+            if self.health.missing(stripe):
+                continue  # degraded: parity is the only copy of the missing member's data
+            async with self._stripe_lock(stripe):
+                buf = StripeBuffer(g, stripe)
+                await self.members.run([buf.request(k, "read", 0, g.u) for k in range(g.data_disks)])
+                buf.parity[:] = np.bitwise_xor.reduce(buf.data, axis=0)
+                async with self.intent_of(stripe):
+                    await self.members.run([buf.request(g.data_disks, "write", 0, g.u)])
+            done.append(stripe)
+        if self.intent is not None:
+            self.intent.resynced(done)
+        return len(done)
+
+    @asynccontextmanager
+    async def intent_of(self, stripe: int) -> AsyncIterator[None]:
+        """Member writes to ``stripe`` happen inside this block: the intent hook
+        (if any) records them before the first and is told when they are over."""
+        intent = self.intent
+        if intent is None:
+            yield
+            return
+        await intent.begin(stripe)
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            intent.end(stripe, ok)
+
+    def stripe_lock(self, stripe: int):
+        """The per-stripe lock writes hold (scrub holds it to read a stripe whole)."""
+        return self._stripe_lock(stripe)
+
+    async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Run the member queues and the destager until cancelled."""
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self.members.serve)
+            if self.cache is not None:
+                await nursery.start(self.cache.run)
+            if self.intent is not None:
+                await nursery.start(self.intent.run)
+            self._nursery = nursery
+            self._maybe_start_rebuild()
+            task_status.started()
+
+    # -- reads ------------------------------------------------------------
+    def _read_requests(self, ext: Extent) -> list[Request]:
+        """Member reads for a block-aligned extent, one per strip touched."""
+        g = self.geometry
+        reqs = []
+        pos, end = ext.start, ext.start + ext.length
+        while pos < end:
+            k, within = divmod(pos, g.strip_size)
+            n = min(g.strip_size - within, end - pos)
+            disk = g.data_disk(ext.stripe, k)
+            offset = g.data_offset + ext.stripe * g.strip_size + within
+            reqs.append(Request(disk, "read", offset, n))
+            pos += n
+        return reqs
+
+    # -- writes -----------------------------------------------------------
+    async def _write_stripe(self, ext: Extent, src: np.ndarray) -> None:
+        g = self.geometry
+        block = g.block_size
+        first_block = ext.start // block
+        last_block = (ext.start + ext.length - 1) // block
+        async with self._stripe_lock(ext.stripe):
+            buf = StripeBuffer(g, ext.stripe)
+            await self._fill_partial_blocks(buf, ext, first_block, last_block)
+            buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
+            z = _dirty_z(g.u, g.data_disks, first_block, last_block)
+            await self._execute_plan(buf, z, HOST)
+
+    async def write_plan(self, buf: StripeBuffer, z, *, priority: int = DESTAGE) -> Plan:
+        """Plan and write the rows of ``buf`` whose states ``z`` gives (a destage)."""
+        async with self._stripe_lock(buf.stripe):
+            return await self._execute_plan(buf, z, priority)
+
+    async def _execute_plan(self, buf: StripeBuffer, z, priority: int) -> Plan:
+        attempt = 0
+        while True:
+            missing = self.health.missing(buf.stripe) if self.health.degraded else _NONE
+            if missing:  # vraid.engine.degraded: a plan that keeps parity right without the missing members
+                plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing)
+                self.degraded_plans += 1
+            else:
+                plan = Plan.build(buf.stripe, z, buf.columns, parity=self.geometry.level == 5)
+                if self.ct is not None:
+                    plan = self.ct(plan)
+            self.metrics.plans += 1
+            self.metrics.count_cycles(plan.cycles())
+            self.events.publish(
+                "plan", self.clock.now(), PlanEvent(plan, buf.row0, priority == DESTAGE, sorted(missing))
+            )
+            intent = self.intent if self.intent is not None and any(r.op == "write" for r in plan.requests) else None
+            if intent is not None:
+                try:
+                    await intent.begin(buf.stripe)  # the bit is durable before any data write
+                except MemberIOError as exc:  # a member failed under the bitmap write: nothing of the plan ran
+                    attempt += 1
+                    self._member_error(exc, attempt)
+                    continue
+            ok = False
+            try:
+                await execute(plan, buf, self.members, priority=priority)
+                ok = True
+                return plan
+            except MemberIOError as exc:
+                attempt += 1
+                self._member_error(exc, attempt)
+                if exc.op == "write" and len(self.health.missing(buf.stripe)) <= 1:
+                    # every other member holds its new blocks: the failed one's are their XOR
+                    return plan
+                # failed while reading: nothing was written; plan again without the failed member
+            finally:
+                if intent is not None:
+                    intent.end(buf.stripe, ok)  # a failed write keeps the bit until a resync
+
+
+    async def _fill_partial_blocks(self, buf: StripeBuffer, ext: Extent, first: int, last: int) -> None:
+        """A sub-block write reads the rest of its block first."""
+        block = self.geometry.block_size
+        partial = set()
+        if ext.start % block:
+            partial.add(first)
+        if (ext.start + ext.length) % block:
+            partial.add(last)
+        if not partial:
+            return
+        self.metrics.partial_block_writes += len(partial)
+        u = self.geometry.u
+        await self.read_blocks(buf, [(b // u, b % u) for b in sorted(partial)], locked=True)
+
+    @asynccontextmanager
+    async def _stripe_lock(self, stripe: int) -> AsyncIterator[None]:
+        lock = self._locks.get(stripe)
+        if lock is None:
+            lock = self._locks[stripe] = trio.Lock()
+        try:
+            async with lock:
+                yield
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._locks.pop(stripe, None)
+
+    # -- failures, spares, rebuild (the mechanisms are vraid.ondisk.failures / degraded / rebuild) ----
+    def _member_error(self, exc: MemberIOError, attempt: int) -> None:
+        """Fail the members ``exc`` names so that the request can be retried degraded;
+        re-raise it when that cannot help (RAID-0, lost data, no progress)."""
+        if isinstance(exc, LostData) or self.geometry.level != 5 or attempt > self.geometry.ndisks + 1:
+            raise exc
+        for disk in exc.disks:
+            self.fail_member(disk, str(exc))
+
+    def _check_writable(self, offset: int, length: int) -> None:
+        """Raise LostData if writing these bytes needs a missing member (two are missing)."""
+        g = self.geometry
+        bs = g.block_size
+        for ext in g.extents(offset, length):
+            z = _dirty_z(g.u, g.data_disks, ext.start // bs, (ext.start + ext.length - 1) // bs)
+            degraded.degraded_plan(ext.stripe, z, g.columns(ext.stripe), self.health.missing(ext.stripe))
+
+    def fail_member(self, disk: int, reason: str) -> bool:
+        """Mark member ``disk`` failed (RAID-5): no request goes to it any more, its
+        blocks are reconstructed, the daemon's hook records it in the superblocks,
+        and a spare, if there is one, starts a rebuild. False if it already was.
+
+        Raises:
+            VraidError: on RAID-0, which has no redundancy.
+        """
+        if self.geometry.level != 5:
+            raise VraidError("RAID-0 has no redundancy: a member cannot be failed", "only RAID-5 runs degraded")
+        spare = None
+        if self.health.rebuild_role == disk and self.rebuild is not None:
+            spare = self.rebuild.spare.name
+            self.rebuild.stop(f"the new member {spare} failed: {reason}")
+            self.rebuild_ended(self.rebuild)  # at once: its task may be asleep (paused, rate limit)
+        if not self.health.fail(disk, reason):
+            return False
+        self.members.excluded.add(disk)
+        missing = self.health.missing_roles
+        if len(missing) > 1:
+            log.error("member %d failed (%s): members %s are missing; their blocks are lost (EIO)", disk, reason, missing)
+        else:
+            log.error("member %d failed (%s); running degraded", disk, reason)
+        self.events.publish("failure", self.clock.now(), {"disk": disk, "reason": reason, "missing": missing})
+        if self.on_failure is not None:
+            self.on_failure(disk, reason, spare)
+        self._maybe_start_rebuild()
+        return True
+
+    def add_spare(self, store: Store) -> None:
+        """A new spare; it starts a rebuild at once when a member is failed."""
+        self.spares.append(store)
+        self.events.publish("spare", self.clock.now(), {"store": store.name})
+        self._maybe_start_rebuild()
+
+    def _maybe_start_rebuild(self) -> None:
+        from .rebuild import Rebuild
+
+        h = self.health
+        if self.rebuild is not None or not self.spares or self._nursery is None or h.rebuild_role is not None:
+            return
+        if len(h.failed) != 1:
+            return  # nothing failed, or two: nothing to rebuild from
+        role = h.failed[0]
+        spare = self.spares.pop(0)
+        member = self.members[role]
+        member.store = spare
+        member.stats = MemberStats()
+        member.busy_until = -float("inf")
+        h.start_rebuild(role)
+        self.members.excluded.discard(role)
+        self.rebuild = Rebuild(self, role, spare)
+        log.info("rebuilding member %d onto %s", role, spare.name)
+        self.events.publish("rebuild", self.clock.now(), {"role": role, "spare": spare.name, "state": "started"})
+        self._nursery.start_soon(self.rebuild.run)
+
+    def rebuild_ended(self, rebuild) -> None:
+        """Called by the rebuild task when it is done or stopped (once)."""
+        if rebuild.ended:
+            return
+        rebuild.ended = True
+        if self.rebuild is rebuild:
+            self.rebuild = None
+        self.last_rebuild = rebuild.status()
+        if rebuild.state == "done":
+            self.health.finish_rebuild(rebuild.role)
+            if self.on_rebuilt is not None:
+                self.on_rebuilt(rebuild.role, rebuild.spare.name)
+        self.events.publish("rebuild", self.clock.now(), {"role": rebuild.role, "spare": rebuild.spare.name, "state": rebuild.state})
+        self._maybe_start_rebuild()
+
+    def set_rebuild_rate(self, rate: float | None) -> None:
+        """Bytes per second of the new member (None or 0: no limit)."""
+        self.rebuild_rate = rate or None
+        if self.rebuild is not None:
+            self.rebuild.set_rate()
+
+    async def watch_members(self, interval: float = 1.0) -> None:
+        """Fail a member whose file was deleted or truncated under the mount (an open
+        file keeps working after unlink, so no request would notice); until cancelled.
+        RAID-0 cannot fail a member: there it only logs."""
+        warned: set[int] = set()
+        while True:
+            await self.clock.sleep(interval)
+            for d in self.members.disks:
+                if d.index in self.health.failed:
+                    continue
+                store = d.store
+                while not hasattr(store, "check") and hasattr(store, "inner"):
+                    store = store.inner
+                problem = store.check() if hasattr(store, "check") else None
+                if problem and self.geometry.level == 5:
+                    self.fail_member(d.index, problem)
+                elif problem and d.index not in warned:
+                    warned.add(d.index)
+                    log.error("member %d: %s (RAID-0 cannot run without it; unmount and restore it)", d.index, problem)
+
+    # -- state --------------------------------------------------------------
+    def status(self) -> dict[str, object]:
+        h = self.health
+        return {
+            "geometry": self.geometry.describe(),
+            "cache": self.cache.status() if self.cache is not None else {"organisation": "none"},
+            "ct": _ct_spec(self.ct),
+            "metrics": self.metrics.to_dict(),
+            "bitmap": self.intent.status() if self.intent is not None else None,
+            "members": [
+                {"disk": d.index, "store": d.store.name, "state": h.states[d.index]}
+                | d.stats.to_dict()
+                | {"queue": d.queue_depth}
+                | ({"reason": h.reasons[d.index]} if d.index in h.reasons else {})
+                for d in self.members.disks
+            ],
+            "degraded": h.degraded,
+            "failed": h.failed,
+            "missing": h.missing_roles,
+            "data_lost": len(h.missing_roles) > 1,
+            "spares": [{"store": s.name, "state": "spare"} for s in self.spares],
+            "rebuild": self.rebuild.status() if self.rebuild is not None else self.last_rebuild,
+            "degraded_plans": self.degraded_plans,
+        }
+
+
+@dataclass(frozen=True)
+class PlanEvent:
+    """A ``plan`` event: the plan, the first PBG row it covers, and whether it is a destage."""
+
+    plan: Plan
+    row0: int = 0
+    destage: bool = False
+    #: members missing from this stripe: a non-empty list means a degraded write (vraid.engine.degraded)
+    missing: Sequence[int] = ()
+
+    @property
+    def degraded(self) -> bool:
+        return bool(self.missing)
+
+
+def _ct_spec(ct: Transform | None) -> str:
+    """The CT policy's canonical spec for status (``none`` without one)."""
+    return "none" if ct is None else str(getattr(ct, "spec", getattr(ct, "name", "custom")))
+
+
+def _dirty_z(u: int, cols: int, first: int, last: int) -> tuple[tuple[str, ...], ...]:
+    """Z of a write-through write: blocks first..last (stripe data order) are D, the rest E."""
+    rows = [["E"] * cols for _ in range(u)]
+    for b in range(first, last + 1):
+        k, row = divmod(b, u)
+        rows[row][k] = "D"
+    return tuple(tuple(r) for r in rows)
+
+
+@asynccontextmanager
+async def open_array(
+    geometry: Geometry,
+    stores: Sequence[Store],
+    **kwargs,
+) -> AsyncIterator[Array]:
+    """Run an :class:`Array`: its member workers live inside this block."""
+    array = Array(geometry, stores, **kwargs)
+    array.started_at = array.clock.now()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(array.serve)
+        try:
+            yield array
+        finally:
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,656 @@
+"""The write-back cache and its destager (the mechanism; the choices are policies).
+
+What a unit is comes from the organisation (``vraid.policies.cache``: a
+stripe or a PBG, seed 000 Fig. 6), which dirty unit goes next from the
+destage order (``vraid.policies.order``: LRW, LRU, FIFO, CSCAN), and when
+and how many destages run from the destage scheduler
+(``vraid.policies.destage``: HLWM, adaptive HLWM, LT, PI, idle). This module
+only keeps the units and carries those decisions out.
+
+Units and states. A unit holds its blocks in one contiguous buffer of shape
+(data strips, rows, block), the layout the planner executes on, and one
+state per block: D (dirty), C (clean) or E (empty). Reads are served from
+valid (C or D) blocks; a read miss reads the members and fills the unit's
+empty blocks as clean. A write makes its blocks D; a block that was already
+D is a *write cache overwrite* and one that was not is a *write cache hit*
+(seed 003, section 2.1). A write that finds no unit free, and no clean unit
+to evict, waits: a *write cache miss*, counted, until a destage frees room.
+
+Entry states of seed 003, section 3.2. A write to a unit while it is being
+destaged must neither disturb the destage nor be lost: it goes to the unit's
+*shadow* (the DDIRTY entries), a second buffer of the same shape. When the
+destage ends, the destaged D blocks become C and the shadow's D blocks are
+merged into the unit as its new dirty data. Nothing is lost or written
+twice.
+
+Durability. Without NVRAM the cache is volatile: fsync of the image drains
+every unit dirty at the time of the call (``flush``). With NVRAM
+(``backends.nvram``) every dirty block is also put into an mmap'd slot when
+it is written, so fsync only msyncs, and a new mount replays the slots.
+
+Destager. One trio task asks the scheduler for a decision after every cache
+change and at the times it asks to be called again, and keeps that many
+destages in flight. It always destages at least one unit while host writes
+wait for space or an fsync drains the cache. Destage member requests use the
+DESTAGE priority class, so host reads go first (seed 003, section 3.1).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import trio
+
+from vraid.errors import MemberIOError
+from .members import DESTAGE, HOST
+from .stripe import StripeBuffer
+
+if TYPE_CHECKING:
+    from .array import Array
+    from vraid.policies.cache import Organisation, UnitSpan
+    from vraid.policies.destage.base import DestageScheduler
+    from vraid.policies.order import DestageOrder
+
+log = logging.getLogger(__name__)
+
+E, C, D = 0, 1, 2
+_LETTER = "ECD"
+
+
+class Unit:
+    """One cache unit: a stripe or a PBG, its blocks and their states."""
+
+    __slots__ = ("span", "data", "state", "destaging", "shadow", "shadow_state", "slots", "shadow_slots",
+                 "oldest", "shadow_oldest", "version")
+
+    def __init__(self, span: "UnitSpan", data: np.ndarray) -> None:
+        self.span = span
+        self.data = data  # (nd, rows, block)
+        self.state = np.zeros(data.shape[:2], dtype=np.int8)  # (nd, rows)
+        self.destaging = False
+        self.shadow: np.ndarray | None = None
+        self.shadow_state: np.ndarray | None = None
+        self.slots: dict[tuple[int, int], int] = {}  # NVRAM slot of each D block
+        self.shadow_slots: dict[tuple[int, int], int] = {}
+        #: write sequence number of the oldest write not yet destaged (main / shadow)
+        self.oldest = math.inf
+        self.shadow_oldest = math.inf
+        #: bumped whenever writes or a destage change the unit's contents or states
+        self.version = 0
+
+    @property
+    def dirty(self) -> bool:
+        return self.oldest != math.inf or self.shadow_oldest != math.inf
+
+    def z(self) -> tuple[tuple[str, ...], ...]:
+        """Z of seed 000 eq. (2): rows of D/C/E, one column per data strip."""
+        return tuple(tuple(_LETTER[s] for s in row) for row in self.state.T.tolist())
+
+
+@dataclass
+class CacheMetrics:
+    read_blocks: int = 0
+    read_hit_blocks: int = 0
+    write_blocks: int = 0
+    write_hits: int = 0
+    overwrites: int = 0
+    write_misses: int = 0
+    destages_started: int = 0
+    destages_finished: int = 0
+    destage_errors: int = 0
+    evictions: int = 0
+    nvram_replayed: int = 0
+    #: (time, occupancy, hwm, lwm, destaging) samples for plots and the TUI
+    history: list[tuple[float, float, float | None, float | None, int]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k != "history"}
+        out["read_hit_ratio"] = self.read_hit_blocks / self.read_blocks if self.read_blocks else 0.0
+        out["overwrite_ratio"] = self.overwrites / self.write_blocks if self.write_blocks else 0.0
+        return out
+
+
+class WriteBackCache:
+    def __init__(
+        self,
+        array: "Array",
+        organisation: "Organisation",
+        order: "DestageOrder",
+        scheduler: "DestageScheduler",
+        size: int,
+        nvram=None,
+        history_limit: int = 100_000,
+    ) -> None:
+        g = array.geometry
+        self.array = array
+        self.geometry = g
+        self.clock = array.clock
+        self.organisation = organisation
+        self.order = order
+        self.scheduler = scheduler
+        self.unit_bytes = organisation.unit_blocks() * g.block_size
+        self.capacity = max(1, size // self.unit_bytes)  # N_W, in units
+        self.units: dict[int, Unit] = {}
+        self.clean: OrderedDict[int, None] = OrderedDict()  # evictable units, least recently used first
+        self.dirty_keys: set[int] = set()
+        self.in_flight = 0
+        self.waiters = 0
+        self.draining = 0
+        self.paused = False
+        self.write_seq = 0
+        self.last_host = 0.0  # set when the destager starts (the clock needs a running loop)
+        self.metrics = CacheMetrics()
+        self.nvram = nvram
+        self._free_slots: list[int] = list(range(nvram.slots - 1, -1, -1)) if nvram is not None else []
+        #: NVRAM slots of destaged blocks, cleared only once the members are fsynced: until
+        #: then a power loss could lose the member copy, and the NVRAM copy must survive it
+        self._pending_release: list[int] = []
+        self._settling = False
+        self._changed = trio.Event()
+        self._progress = trio.Event()
+        self._pool: list[np.ndarray] = []
+        self._history_limit = history_limit
+        self.hwm: float | None = None
+        self.lwm: float | None = None
+        self.last_error: MemberIOError | None = None
+
+    # -- bookkeeping -------------------------------------------------------------
+    @property
+    def occupancy(self) -> float:
+        return len(self.dirty_keys) / self.capacity
+
+    def _notify(self) -> None:
+        self._changed.set()
+
+    def _progressed(self) -> None:
+        self._progress.set()
+        self._progress = trio.Event()
+
+    def _new_buffer(self, span: "UnitSpan") -> np.ndarray:
+        g = self.geometry
+        shape = (g.data_disks, span.rows, g.block_size)
+        while self._pool:
+            buf = self._pool.pop()
+            if buf.shape == shape:
+                return buf
+        return np.empty(shape, dtype=np.uint8)
+
+    def _try_allocate(self, span: "UnitSpan") -> Unit | None:
+        """A unit for ``span`` now, evicting the least recently used clean unit if needed."""
+        if len(self.units) >= self.capacity:
+            if not self.clean:
+                return None
+            victim, _ = self.clean.popitem(last=False)
+            old = self.units.pop(victim)
+            self._pool.append(old.data)
+            self.metrics.evictions += 1
+        unit = Unit(span, self._new_buffer(span))
+        self.units[span.key] = unit
+        return unit
+
+    async def _allocate(self, span: "UnitSpan") -> Unit:
+        """A unit for ``span``; waits (a write cache miss) until one can be had."""
+        missed = False
+        while True:
+            unit = self.units.get(span.key)
+            if unit is not None:
+                return unit
+            unit = self._try_allocate(span)
+            if unit is not None:
+                return unit
+            if not missed:
+                self.metrics.write_misses += 1
+                missed = True
+            await self._wait_for_progress()
+
+    def _take_slot(self) -> int | None:
+        return self._free_slots.pop() if self._free_slots else None
+
+    def _spans(self, stripe: int, fb: int, lb: int) -> list["UnitSpan"]:
+        """Units holding blocks fb..lb (stripe data order) of ``stripe``, each once."""
+        u = self.geometry.u
+        if lb - fb + 1 >= u:
+            ranges = [(0, u - 1)]
+        elif fb % u <= lb % u:
+            ranges = [(fb % u, lb % u)]
+        else:  # the range wraps from the end of one strip into the next
+            ranges = [(0, lb % u), (fb % u, u - 1)]
+        seen: dict[int, "UnitSpan"] = {}
+        for r0, r1 in ranges:
+            for span in self.organisation.units(stripe, r0, r1):
+                seen.setdefault(span.key, span)
+        return list(seen.values())
+
+    # -- host writes -------------------------------------------------------------
+    async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        src = np.frombuffer(data, dtype=np.uint8)
+        g = self.geometry
+        self.last_host = self.clock.now()
+        self.write_seq += 1
+        seq = self.write_seq
+        bs = g.block_size
+        for ext in g.extents(offset, len(data)):
+            fb = ext.start // bs
+            lb = (ext.start + ext.length - 1) // bs
+            for span in self._spans(ext.stripe, fb, lb):
+                await self._absorb(span, ext, src, fb, lb, seq)
+        self._notify()
+
+    async def _absorb(self, span: "UnitSpan", ext, src: np.ndarray, fb: int, lb: int, seq: int) -> None:
+        g = self.geometry
+        bs, u, strip = g.block_size, g.u, g.strip_size
+        cells = [(k, r0, r1) for k in range(g.data_disks) if (r := _rows_in(k, u, span.row0, span.rows, fb, lb)) for r0, r1 in [r]]
+        if not cells:
+            return
+        while self.nvram is not None and len(self._free_slots) < sum(r1 - r0 + 1 for _, r0, r1 in cells):
+            await self._wait_for_progress()
+        unit = await self._allocate(span)
+        self.clean.pop(span.key, None)  # pinned: a clean unit must not be evicted while we fill it
+        if unit.destaging and unit.shadow is None:
+            unit.shadow = self._new_buffer(span)
+            unit.shadow_state = np.zeros_like(unit.state)
+        shadow = unit.destaging
+        data = unit.shadow if shadow else unit.data
+        state = unit.shadow_state if shadow else unit.state
+        assert data is not None and state is not None
+        await self._fill_partial(unit, span, ext, fb, lb, data, state, shadow)
+        if not (unit.destaging == shadow):  # a destage started or ended while we waited
+            return await self._absorb(span, ext, src, fb, lb, seq)
+        start, end = ext.start, ext.start + ext.length
+        m = self.metrics
+        slots = unit.shadow_slots if shadow else unit.slots
+        for k, r0, r1 in cells:
+            lo = max(start, k * strip + (span.row0 + r0) * bs)
+            hi = min(end, k * strip + (span.row0 + r1 + 1) * bs)
+            base = k * strip + span.row0 * bs
+            data[k].reshape(-1)[lo - base : hi - base] = src[ext.host_offset + lo - start : ext.host_offset + hi - start]
+            before = state[k, r0 : r1 + 1]
+            overwrites = int(np.count_nonzero(before == D))
+            m.overwrites += overwrites
+            m.write_hits += (r1 - r0 + 1) - overwrites
+            m.write_blocks += r1 - r0 + 1
+            before[:] = D
+            if self.nvram is not None:
+                for r in range(r0, r1 + 1):
+                    slot = slots.get((k, r))
+                    if slot is None:
+                        slot = slots[(k, r)] = self._take_slot()
+                    block = ext.stripe * g.data_disks * u + k * u + span.row0 + r
+                    self.nvram.put(slot, block, data[k, r])
+        key = span.key
+        unit.version += 1
+        if shadow:
+            unit.shadow_oldest = min(unit.shadow_oldest, seq)
+        else:
+            was_dirty = unit.oldest != math.inf
+            unit.oldest = min(unit.oldest, seq)
+            if was_dirty:
+                self.order.written(key)
+            else:
+                self.order.dirtied(key)
+        self.clean.pop(key, None)
+        self.dirty_keys.add(key)
+
+    async def _fill_partial(self, unit: Unit, span, ext, fb: int, lb: int, data, state, shadow: bool) -> None:
+        """A sub-block write needs the rest of its block: from the cache if valid, else the members."""
+        g = self.geometry
+        bs, u = g.block_size, g.u
+        partial = set()
+        if ext.start % bs:
+            partial.add(fb)
+        if (ext.start + ext.length) % bs:
+            partial.add(lb)
+        need = []
+        for b in sorted(partial):
+            k, row = divmod(b, u)
+            r = row - span.row0
+            if not 0 <= r < span.rows or state[k, r] != E:
+                continue
+            if shadow and unit.state[k, r] != E:
+                data[k, r] = unit.data[k, r]
+                state[k, r] = C
+                continue
+            need.append((k, r))
+        if not need:
+            return
+        buf = StripeBuffer(g, span.stripe, row0=span.row0, rows=span.rows, data=data)
+        await self.array.read_blocks(buf, need, priority=HOST)  # reconstructs a missing member's blocks
+        for k, r in need:
+            if state[k, r] == E:
+                state[k, r] = C
+
+    async def _wait_for_progress(self) -> None:
+        self.waiters += 1
+        self._notify()
+        progress = self._progress
+        try:
+            await progress.wait()
+        finally:
+            self.waiters -= 1
+
+    # -- host reads --------------------------------------------------------------
+    async def read(self, offset: int, length: int) -> bytes:
+        """Serve valid blocks from the cache; read the rest from the members and fill them in as clean.
+
+        What the cache holds is copied *before* any member read: during that
+        read a dirty block may be destaged and its unit evicted, and the
+        members' bytes read before the destage would be stale. Empty blocks
+        are filled only into units that did not change meanwhile.
+        """
+        g = self.geometry
+        bs = g.block_size
+        self.last_host = self.clock.now()
+        first = offset // bs * bs
+        end = -(-(offset + length) // bs) * bs
+        nblocks = (end - first) // bs
+        out = bytearray(end - first)
+        view = np.frombuffer(out, dtype=np.uint8)
+        hits = np.zeros(nblocks, dtype=bool)
+        seen: list[tuple[Unit, int, object, int, int]] = []
+        absent: list[tuple["UnitSpan", object, int, int]] = []
+        seq = self.write_seq
+        for ext in g.extents(first, end - first):
+            fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
+            for span in self._spans(ext.stripe, fb, lb):
+                unit = self.units.get(span.key)
+                if unit is not None:
+                    _copy_valid(unit, span, ext, fb, lb, view, hits, g)
+                    seen.append((unit, unit.version, ext, fb, lb))
+                else:
+                    absent.append((span, ext, fb, lb))
+        cached = int(np.count_nonzero(hits))
+        m = self.metrics
+        m.read_blocks += nblocks
+        m.read_hit_blocks += cached
+        if cached == nblocks:
+            for unit, *_ in seen:
+                self._touch(unit.span.key)
+        else:
+            members = np.frombuffer(await self.array.read_members(first, end - first), dtype=np.uint8)
+            view[~np.repeat(hits, bs)] = members[~np.repeat(hits, bs)]
+            for unit, version, ext, fb, lb in seen:
+                if self.units.get(unit.span.key) is unit and unit.version == version and not unit.destaging:
+                    _fill_empty(unit, unit.span, ext, fb, lb, view, g)
+                self._touch(unit.span.key)
+            if self.write_seq == seq:  # no write meanwhile: the members' bytes are the newest
+                for span, ext, fb, lb in absent:
+                    if span.key in self.units:
+                        continue
+                    unit = self._try_allocate(span)
+                    if unit is None:
+                        break
+                    self.clean[span.key] = None
+                    _fill_empty(unit, span, ext, fb, lb, view, g)
+        head = offset - first
+        return bytes(out[head : head + length])
+
+    def _touch(self, key: int) -> None:
+        self.order.read(key)
+        if key in self.clean:
+            self.clean.move_to_end(key)
+
+    # -- the destager --------------------------------------------------------------
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Destage according to the scheduler until cancelled."""
+        from vraid.policies.destage.base import CacheState
+
+        self.last_host = self.clock.now()
+        async with trio.open_nursery() as nursery:
+            task_status.started()
+            while True:
+                now = self.clock.now()
+                decision = self.scheduler.decide(
+                    CacheState(now=now, dirty=len(self.dirty_keys), capacity=self.capacity, destaging=self.in_flight,
+                               host_idle=now - self.last_host, waiters=self.waiters)
+                )
+                self._record(now, decision)
+                want = 0 if self.paused else decision.concurrency
+                if (self.waiters or self.draining) and not self.paused:
+                    want = max(want, 1, decision.concurrency)
+                    if self.draining:
+                        want = max(want, 8)
+                if self.waiters and self._pending_release and not self._settling:
+                    nursery.start_soon(self._settle)  # writes wait for NVRAM slots
+                while self.in_flight < want:
+                    key = self.order.next()
+                    if key is None:
+                        break
+                    self.order.removed(key)
+                    self.in_flight += 1
+                    nursery.start_soon(self._destage, self.units[key])
+                self._changed = trio.Event()
+                deadline = decision.recheck if decision.recheck is not None else math.inf
+                with trio.move_on_at(deadline):
+                    await self._changed.wait()
+
+    def _record(self, now: float, decision) -> None:
+        if decision.hwm != self.hwm or decision.lwm != self.lwm:
+            self.hwm, self.lwm = decision.hwm, decision.lwm
+            self.array.events.publish("watermarks", now, {"hwm": decision.hwm, "lwm": decision.lwm})
+        h = self.metrics.history
+        sample = (now, self.occupancy, decision.hwm, decision.lwm, self.in_flight)
+        if not h or h[-1][1:] != sample[1:]:
+            if len(h) >= self._history_limit:
+                del h[: len(h) // 2]
+            h.append(sample)
+
+    # -- run-time control (vraid top's step mode, vraid ctl) -------------------------
+    def pause(self) -> None:
+        """Start no destages: host writes fill the cache, then wait (also fsync while volatile).
+        :meth:`destage_one` still destages, and frees room for a waiting write."""
+        self.paused = True
+        self._notify()
+
+    def resume(self) -> None:
+        """Let the scheduler decide again (and writes waiting for room be served)."""
+        self.paused = False
+        self._notify()
+
+    def set_scheduler(self, scheduler: "DestageScheduler") -> "DestageScheduler":
+        """Let ``scheduler`` decide from the destager's next decision on; returns the old one.
+        Destages in flight finish as they started."""
+        old, self.scheduler = self.scheduler, scheduler
+        self._notify()
+        return old
+
+    def set_order(self, order: "DestageOrder") -> "DestageOrder":
+        """Take dirty units in ``order`` from now on; returns the old order.
+
+        The new order is seeded with the dirty units waiting in the old one, in the old
+        one's sequence; a unit being destaged joins it if still dirty when its destage ends.
+        """
+        for key in self.order.keys():
+            order.dirtied(key)
+        old, self.order = self.order, order
+        self._notify()
+        return old
+
+    async def destage_one(self) -> bool:
+        """Destage the next unit now, whatever the scheduler says (step mode); False if none is dirty."""
+        key = self.order.next()
+        if key is None:
+            return False
+        self.order.removed(key)
+        self.in_flight += 1
+        await self._destage(self.units[key])
+        return True
+
+    async def _destage(self, unit: Unit) -> None:
+        span = unit.span
+        unit.destaging = True
+        self.metrics.destages_started += 1
+        covered = unit.oldest
+        ok = False
+        try:
+            z = unit.z()
+            buf = StripeBuffer(self.geometry, span.stripe, row0=span.row0, rows=span.rows, data=unit.data)
+            plan = await self.array.write_plan(buf, z, priority=DESTAGE)
+            # destaged D blocks are clean now; E blocks the plan read with r hold clean data too
+            for i, row in enumerate(plan.transformed):
+                for j in range(self.geometry.data_disks):
+                    if unit.state[j, i] == E and "r" in row[j]:
+                        unit.state[j, i] = C
+            unit.state[unit.state == D] = C
+            if self.nvram is not None:
+                self._pending_release.extend(unit.slots.values())
+                unit.slots.clear()
+            unit.oldest = math.inf
+            ok = True
+            self.metrics.destages_finished += 1
+        except MemberIOError as exc:
+            self.metrics.destage_errors += 1
+            self.last_error = exc
+            log.error("destage of unit %d (stripe %d) failed: %s", span.key, span.stripe, exc)
+            await self.clock.sleep(1.0)  # do not spin on a failing member
+        finally:
+            self._end_destage(unit, covered, ok)
+        if self.nvram is not None and len(self._pending_release) >= max(1, self.nvram.slots // 8):
+            await self._settle()
+
+    async def _settle(self) -> None:
+        """fsync the members, then free the NVRAM slots of what was destaged before."""
+        if self._settling or not self._pending_release:
+            return
+        self._settling = True
+        try:
+            batch, self._pending_release = self._pending_release, []
+            try:
+                await self.array.members.flush()
+            except MemberIOError as exc:  # the slots stay taken: NVRAM still holds those blocks
+                self._pending_release = batch + self._pending_release
+                self.last_error = exc
+                log.error("flush before freeing NVRAM slots failed: %s", exc)
+                return
+            for slot in batch:
+                self.nvram.clear(slot)
+                self._free_slots.append(slot)
+        finally:
+            self._settling = False
+        self._progressed()
+        self._notify()
+
+    def _end_destage(self, unit: Unit, covered: float, ok: bool) -> None:
+        key = unit.span.key
+        unit.version += 1
+        if unit.shadow is not None:
+            sd = unit.shadow_state == D
+            unit.data[sd] = unit.shadow[sd]
+            unit.state[sd] = D
+            sc = (unit.shadow_state == C) & (unit.state == E)
+            unit.data[sc] = unit.shadow[sc]
+            unit.state[sc] = C
+            if self.nvram is not None:
+                for cell, slot in unit.shadow_slots.items():
+                    old = unit.slots.pop(cell, None)
+                    if old is not None:
+                        self.nvram.clear(old)
+                        self._free_slots.append(old)
+                    unit.slots[cell] = slot
+                unit.shadow_slots.clear()
+            unit.oldest = min(unit.oldest, unit.shadow_oldest)
+            self._pool.append(unit.shadow)
+            unit.shadow = unit.shadow_state = None
+            unit.shadow_oldest = math.inf
+        unit.destaging = False
+        self.in_flight -= 1
+        if unit.dirty:
+            self.order.dirtied(key)
+        else:
+            self.dirty_keys.discard(key)
+            self.clean[key] = None
+        self.array.events.publish("destage", self.clock.now(), {"unit": key, "stripe": unit.span.stripe, "ok": ok})
+        self._progressed()
+        self._notify()
+
+    # -- durability ----------------------------------------------------------------
+    async def flush(self) -> None:
+        """Return once every write acknowledged before the call is durable."""
+        if self.nvram is not None:
+            await trio.to_thread.run_sync(self.nvram.sync)
+            return
+        await self.drain(self.write_seq)
+        await self.array.members.flush()
+
+    async def drain(self, upto: float = math.inf) -> None:
+        """Destage until no unit holds a write with sequence number <= ``upto``."""
+        self.draining += 1
+        errors = self.metrics.destage_errors
+        try:
+            while any(min(u.oldest, u.shadow_oldest) <= upto for u in (self.units[k] for k in self.dirty_keys)):
+                if self.metrics.destage_errors != errors and self.last_error is not None:
+                    raise self.last_error
+                self._notify()
+                await self._progress_wait()
+        finally:
+            self.draining -= 1
+
+    async def _progress_wait(self) -> None:
+        progress = self._progress
+        await progress.wait()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "organisation": self.organisation.name,
+            "order": self.order.name,
+            "scheduler": self.scheduler.describe(),
+            "capacity_units": self.capacity,
+            "unit_bytes": self.unit_bytes,
+            "units": len(self.units),
+            "dirty_units": len(self.dirty_keys),
+            "destaging": self.in_flight,
+            "occupancy": self.occupancy,
+            "hwm": self.hwm,
+            "lwm": self.lwm,
+            "paused": self.paused,
+            "nvram": self.nvram is not None,
+        } | self.metrics.to_dict()
+
+
+def _rows_in(k: int, u: int, row0: int, rows: int, fb: int, lb: int) -> tuple[int, int] | None:
+    """Rows (relative to row0) of data strip k inside this unit that blocks fb..lb cover."""
+    lo = max(0, fb - k * u - row0)
+    hi = min(rows - 1, lb - k * u - row0)
+    return (lo, hi) if lo <= hi else None
+
+
+def _strip_runs(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, g):
+    """For each data strip of the unit touched by blocks fb..lb: (k, r0, r1, the read
+    buffer's rows for r0..r1 as a (rows, block) view)."""
+    bs, u, strip = g.block_size, g.u, g.strip_size
+    for k in range(g.data_disks):
+        r = _rows_in(k, u, span.row0, span.rows, fb, lb)
+        if r is None:
+            continue
+        r0, r1 = r
+        pos = ext.host_offset + (k * strip + (span.row0 + r0) * bs) - ext.start
+        yield k, r0, r1, view[pos : pos + (r1 - r0 + 1) * bs].reshape(-1, bs), pos // bs
+
+
+def _copy_valid(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, hits: np.ndarray, g) -> None:
+    """Copy the blocks the unit holds (shadow D first) into the read buffer; mark them hits."""
+    for k, r0, r1, rows, first in _strip_runs(unit, span, ext, fb, lb, view, g):
+        valid = unit.state[k, r0 : r1 + 1] != E
+        if valid.any():
+            rows[valid] = unit.data[k, r0 : r1 + 1][valid]
+        if unit.shadow_state is not None:
+            newer = unit.shadow_state[k, r0 : r1 + 1] == D
+            if newer.any():
+                rows[newer] = unit.shadow[k, r0 : r1 + 1][newer]
+                valid = valid | newer
+        hits[first : first + r1 - r0 + 1] |= valid
+
+
+def _fill_empty(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, g) -> None:
+    """Fill the unit's empty blocks with what the members returned (read-miss fill, as clean)."""
+    for k, r0, r1, rows, _ in _strip_runs(unit, span, ext, fb, lb, view, g):
+        state = unit.state[k, r0 : r1 + 1]
+        empty = state == E
+        if empty.any():
+            unit.data[k, r0 : r1 + 1][empty] = rows[empty]
+            state[empty] = C
+

@@ -1,0 +1,130 @@
+"""Degraded RAID-5: reading and writing a stripe while members are missing.
+
+A RAID-5 stripe survives the loss of any one member: every parity block
+group (PBG, one row of the stripe) XORs to zero, so the missing block of a
+row is the XOR of the row's surviving blocks, data and parity alike
+(:func:`reconstruct`; numpy over whole runs of rows, never block by block).
+
+Writes keep that invariant without touching the missing member. Per row
+with dirty blocks, with ``m`` the missing column:
+
+* parity missing: write the dirty data blocks, nothing else (RAID-0 row);
+* ``m`` not dirty: read-modify-write (RMW), which never reads ``m``:
+  new parity = old parity ^ old data ^ new data of the dirty blocks;
+* ``m`` dirty (its new data is in the buffer): reconstruct-write (RCW),
+  parity = XOR of all data of the row, ``m``'s from the buffer; only ``m``'s
+  write is dropped, so its new data lives on in the parity.
+
+With two members missing a row can still be written when parity survives
+and no dirty block is on a missing member (RMW), or parity is one of the
+missing and no dirty block is on the other; otherwise the data the write
+needs is gone and it is refused before anything is written
+(:class:`~vraid.errors.LostData`, EIO at the FUSE boundary).
+
+The result is an ordinary rxw-matrix (seed 000 Table I operations), so the
+executor (:mod:`vraid.engine.stripe`) runs it unchanged and the plan event shows it.
+This is md's degraded write path (drivers/md/raid5.c, handle_stripe_dirtying)
+in the papers' words; vraid differs in choosing the cycle per row by which
+blocks are missing, not by the I/O count, and it applies no CT transform to a
+degraded plan.
+"""
+
+from __future__ import annotations
+
+from typing import Collection, Sequence
+
+import numpy as np
+
+from vraid.errors import LostData
+from .members import Members
+from vraid.core.rxw import EMPTY, RAID0_DIRTY, RCW_CLEAN, RCW_DIRTY, RCW_EMPTY, RCW_PARITY, RMW_DIRTY, RMW_PARITY, Matrix, Plan, StateMatrix, basic_row, column_requests
+from .stripe import StripeBuffer
+
+
+def missing_columns(columns: Sequence[int], missing: Collection[int]) -> tuple[int, ...]:
+    """rxw-matrix columns (data strips in order, parity last) of the missing members."""
+    return tuple(j for j, disk in enumerate(columns) if disk in missing)
+
+
+def degraded_row(states: tuple[str, ...], missing: tuple[int, ...]) -> tuple[tuple[str, ...], ...] | None:
+    """The cells of one row of M with the columns ``missing`` gone; None if the row cannot be written."""
+    nd = len(states)
+    if "D" not in states:
+        return (EMPTY,) * (nd + 1)
+    data_missing = [j for j in missing if j < nd]
+    dirty_lost = any(states[j] == "D" for j in data_missing)
+    if nd in missing:  # no parity to keep: write the dirty blocks that have a member
+        if dirty_lost:
+            return None
+        return tuple(RAID0_DIRTY if s == "D" else EMPTY for s in states) + (EMPTY,)
+    if not data_missing:
+        return basic_row(states)
+    if not dirty_lost:  # RMW never reads a block that is not dirty
+        return tuple(RMW_DIRTY if s == "D" else EMPTY for s in states) + (RMW_PARITY,)
+    if len(data_missing) == 1:  # the one missing block is dirty: RCW, its data goes into parity only
+        m = data_missing[0]
+        cells = [RCW_DIRTY if s == "D" else RCW_CLEAN if s == "C" else RCW_EMPTY for s in states]
+        cells[m] = RCW_CLEAN
+        return tuple(cells) + (RCW_PARITY,)
+    return None
+
+
+def degraded_matrix(z: StateMatrix, missing: tuple[int, ...]) -> Matrix | None:
+    """M for a stripe with the columns ``missing`` gone; None if some row needs lost data."""
+    rows = []
+    for states in z:
+        row = degraded_row(tuple(states), missing)
+        if row is None:
+            return None
+        rows.append(row)
+    return tuple(rows)
+
+
+def degraded_plan(stripe: int, z: StateMatrix, columns: Sequence[int], missing: Collection[int]) -> Plan:
+    """The plan that writes ``z``'s dirty blocks of ``stripe`` with ``missing`` members gone.
+
+    Raises:
+        LostData: a dirty block would need a second missing member; nothing is written.
+    """
+    cols = missing_columns(columns, missing)
+    m = degraded_matrix(z, cols)
+    if m is None:
+        lost = [columns[j] for j in cols]
+        raise LostData(lost[0], f"stripe {stripe}: members {', '.join(map(str, lost))} are missing; the write needs their data")
+    return Plan(stripe, z, m, m, tuple(columns), tuple(column_requests(m)), ct="none")
+
+
+def reconstruct(buf: StripeBuffer, column: int, first_row: int = 0, rows: int | None = None) -> None:
+    """Column ``column`` of rows first_row.. of ``buf`` := XOR of every other column (data and parity)."""
+    rows = buf.rows - first_row if rows is None else rows
+    sel = slice(first_row, first_row + rows)
+    nd = buf.nd
+    others = [buf.data[j, sel] for j in range(nd) if j != column]
+    if column != nd:
+        others.append(buf.parity[sel])  # type: ignore[index]
+    acc = others[0].copy()
+    for o in others[1:]:
+        np.bitwise_xor(acc, o, out=acc)
+    buf.column(column)[sel] = acc
+
+
+async def read_rows(members: Members, buf: StripeBuffer, missing: Collection[int], need: Collection[int], *, priority: int = 0) -> None:
+    """Fill every column of ``buf`` (all its rows): read the surviving members and
+    reconstruct a missing column that ``need`` (columns) asks for.
+
+    Raises:
+        LostData: a needed column is missing and cannot be rebuilt (two members missing).
+        MemberIOError: a surviving member failed (the caller fails it and retries).
+    """
+    cols = missing_columns(buf.columns, missing)
+    wanted = [j for j in cols if j in need]
+    if wanted and len(cols) > 1:
+        lost = [buf.columns[j] for j in cols]
+        raise LostData(buf.columns[wanted[0]], f"stripe {buf.stripe}: members {', '.join(map(str, lost))} are missing; cannot reconstruct")
+    if buf.parity is None and wanted:  # RAID-0: nothing to reconstruct from
+        raise LostData(buf.columns[wanted[0]], f"stripe {buf.stripe}: member {buf.columns[wanted[0]]} is missing (RAID-0)")
+    await members.run(
+        [buf.request(j, "read", 0, buf.rows, priority=priority) for j in range(len(buf.columns)) if j not in cols]
+    )
+    for j in wanted:
+        reconstruct(buf, j)

@@ -1,0 +1,279 @@
+"""Members and their request queues: the execution layer under the controller.
+
+Each member disk has one queue served by one trio task, so a disk serves one
+request at a time, as a real disk's command queue does, and a timing model
+below it sees requests in the order the queue picks. Requests carry a
+priority class: host requests go before destage requests (seed 003, section
+3.1); inside a class the order is FIFO. (C-LOOK ordering plugs in here.)
+
+The controller submits a *batch* of requests (all reads of a plan, or all its
+writes) to all members at once and waits for the whole batch: the members are
+driven concurrently.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import trio
+
+from vraid.backends.base import Store
+from .clock import Clock
+from vraid.errors import MemberIOError
+
+HOST, DESTAGE = 0, 1
+
+
+@dataclass(slots=True)
+class Request:
+    """One member request. ``buffer`` receives a read (a writable view of
+    ``length`` bytes) or holds the data of a write; a read without a buffer
+    leaves its bytes in ``result``."""
+
+    disk: int
+    op: str  # "read" | "write"
+    offset: int
+    length: int
+    buffer: memoryview | None = None
+    priority: int = HOST
+    error: BaseException | None = None
+    result: bytes | None = None
+    _batch: "_Batch | None" = None
+
+
+class _Batch:
+    __slots__ = ("pending", "done")
+
+    def __init__(self, n: int) -> None:
+        self.pending = n
+        self.done = trio.Event()
+
+    def finish_one(self) -> None:
+        self.pending -= 1
+        if self.pending == 0:
+            self.done.set()
+
+
+@dataclass
+class MemberStats:
+    reads: int = 0
+    writes: int = 0
+    read_bytes: int = 0
+    write_bytes: int = 0
+    errors: int = 0
+    busy_seconds: float = 0.0
+    max_queue: int = 0
+    #: a request that starts where the previous one on this member ended
+    contiguous: int = 0
+
+    def to_dict(self) -> dict[str, float]:
+        return dict(self.__dict__)
+
+
+class Member:
+    """One member disk: its store, queue and statistics."""
+
+    def __init__(self, index: int, store: Store, clock: Clock) -> None:
+        self.index = index
+        self.store = store
+        self.clock = clock
+        self.stats = MemberStats()
+        self._queues: tuple[list[Request], list[Request]] = ([], [])
+        self._wakeup = trio.Event()
+        self._last_end = -1
+        self._active = False
+        #: clock time until which a request charged on the fast path keeps the disk busy
+        self.busy_until = -math.inf
+        self._scale = getattr(clock, "scale", 1.0)
+
+    @property
+    def can_charge(self) -> bool:
+        """True when a request may be served on the virtual-time fast path: a
+        timing model over an instant store, idle, with nothing queued."""
+        store = self.store
+        return (
+            store.timed
+            and store.inner.instant  # type: ignore[attr-defined]
+            and not self._active
+            and not (self._queues[0] or self._queues[1])
+            and self.busy_until <= self.clock.now()
+        )
+
+    async def charge(self, req: Request) -> float:
+        """Serve ``req`` now without sleeping: the model charges its time, the data
+        moves at once, and the disk counts as busy until the charged completion.
+        Returns the completion time on the clock."""
+        dt = self.store.charge(req.op, req.offset, req.length) * self._scale
+        inner = self.store.inner  # type: ignore[attr-defined]
+        now = self.clock.now()
+        await self._execute(req, store=inner)
+        self.busy_until = now + dt
+        self.stats.busy_seconds += dt
+        return self.busy_until
+
+    @property
+    def can_inline(self) -> bool:
+        """True when a request may run right now on the caller's task: the
+        store takes no time and nothing is queued or running, so no queue
+        order can be bypassed."""
+        return self.store.instant and not self._active and not (self._queues[0] or self._queues[1])
+
+    @property
+    def queue_depth(self) -> int:
+        return len(self._queues[0]) + len(self._queues[1])
+
+    def submit(self, req: Request) -> None:
+        self._queues[req.priority].append(req)
+        self.stats.max_queue = max(self.stats.max_queue, self.queue_depth)
+        self._wakeup.set()
+
+    def _pick(self) -> Request | None:
+        for q in self._queues:
+            if q:
+                return q.pop(0)
+        return None
+
+    async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Serve this member's queue until cancelled."""
+        task_status.started()
+        while True:
+            req = self._pick()
+            if req is None:
+                self._wakeup = trio.Event()
+                await self._wakeup.wait()
+                continue
+            self._active = True
+            try:
+                if self.busy_until > self.clock.now():  # a fast-path request still has the disk
+                    await trio.sleep_until(self.busy_until)
+                await self._execute(req)
+            finally:
+                self._active = False
+
+    async def _execute(self, req: Request, store: Store | None = None) -> None:
+        start = self.clock.now()
+        st = self.stats
+        store = store or self.store
+        try:
+            if req.op == "read":
+                data = await store.read(req.offset, req.length)
+                if req.buffer is None:
+                    req.result = data
+                else:
+                    req.buffer[:] = data
+                st.reads += 1
+                st.read_bytes += req.length
+            else:
+                assert req.buffer is not None
+                await store.write(req.offset, req.buffer)
+                st.writes += 1
+                st.write_bytes += req.length
+            if req.offset == self._last_end:
+                st.contiguous += 1
+            self._last_end = req.offset + req.length
+        except (OSError, ValueError, MemberIOError) as exc:
+            st.errors += 1
+            req.error = exc
+        finally:
+            st.busy_seconds += self.clock.now() - start
+            if req._batch is not None:
+                req._batch.finish_one()
+
+
+class Members:
+    """All members of an array, driven concurrently."""
+
+    def __init__(self, stores: Sequence[Store], clock: Clock) -> None:
+        self.clock = clock
+        self.disks = [Member(i, s, clock) for i, s in enumerate(stores)]
+        #: members not flushed (failed ones: the controller sends them nothing)
+        self.excluded: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self.disks)
+
+    def __getitem__(self, i: int) -> Member:
+        return self.disks[i]
+
+    async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Start one worker per member; runs until cancelled."""
+        async with trio.open_nursery() as nursery:
+            for disk in self.disks:
+                await nursery.start(disk.serve)
+            task_status.started()
+
+    async def run(self, requests: Sequence[Request]) -> None:
+        """Submit ``requests`` (to any members) and wait until all are done.
+
+        Raises:
+            MemberIOError: for the first request that failed, after all finished.
+        """
+        if not requests:
+            return
+        disks = self.disks
+        if all(disks[r.disk].can_inline for r in requests):
+            if len(requests) > 1:  # reads that would block one after another: start them all first
+                for req in requests:
+                    if req.op == "read":
+                        disks[req.disk].store.prefetch(req.offset, req.length)
+            for req in requests:  # instant stores, idle members: no hand-off
+                await disks[req.disk]._execute(req)
+            self._raise_first_error(requests)
+            return
+        if len({r.disk for r in requests}) == len(requests) and all(disks[r.disk].can_charge for r in requests):
+            done = -math.inf  # timing models, idle members, one request each: one sleep for the batch
+            for req in requests:
+                done = max(done, await disks[req.disk].charge(req))
+            await trio.sleep_until(done)
+            self._raise_first_error(requests)
+            return
+        batch = _Batch(len(requests))
+        for req in requests:
+            req._batch = batch
+            self.disks[req.disk].submit(req)
+        await batch.done.wait()
+        self._raise_first_error(requests)
+
+    @staticmethod
+    def _raise_first_error(requests: Sequence[Request]) -> None:
+        failed = [req for req in requests if req.error is not None]
+        if failed:
+            req = failed[0]
+            exc = MemberIOError(req.disk, f"{req.op} at {req.offset}+{req.length} failed: {req.error}")
+            exc.disks = sorted({r.disk for r in failed})  # every member that failed in this batch
+            exc.op = req.op if all(r.op == req.op for r in failed) else "mixed"
+            raise exc
+
+    async def flush(self) -> None:
+        """Flush every member concurrently (fsync of member files), except the failed ones.
+
+        Raises:
+            MemberIOError: naming every member whose flush failed.
+        """
+        failed: list[tuple[int, BaseException]] = []
+
+        async def one(disk: Member) -> None:
+            try:
+                await disk.store.flush()
+            except (OSError, ValueError) as exc:
+                disk.stats.errors += 1
+                failed.append((disk.index, exc))
+
+        async with trio.open_nursery() as nursery:
+            for disk in self.disks:
+                if disk.index not in self.excluded:
+                    nursery.start_soon(one, disk)
+        if failed:
+            exc = MemberIOError(failed[0][0], f"flush failed: {failed[0][1]}")
+            exc.disks = sorted(d for d, _ in failed)
+            exc.op = "flush"
+            raise exc
+
+    def stats(self) -> list[dict[str, float]]:
+        return [d.stats.to_dict() | {"queue": d.queue_depth} for d in self.disks]
+
+
+def busy_fraction(stats: MemberStats, elapsed: float) -> float:
+    return stats.busy_seconds / elapsed if elapsed > 0 and math.isfinite(elapsed) else 0.0

@@ -1,0 +1,176 @@
+"""Rebuild: a spare takes over a failed member's role, stripe by stripe.
+
+For each stripe, under the stripe lock (so no write of that stripe runs
+meanwhile), the surviving strips are read, the failed member's strip is
+their XOR (:func:`vraid.engine.degraded.reconstruct`), and it is written to the
+spare. Stripes below the rebuild position are then served by the new member
+like any other; stripes above it are still degraded (``MemberHealth.missing``).
+Host I/O goes on throughout; the rebuild's member requests use the destage
+priority class, so host requests go first (seed 003, section 3.1), and an
+optional rate limit (bytes of the new member per second, md's
+``speed_limit_max``) paces it on the array's clock.
+
+When the last stripe is written the spare is an active member in the failed
+role; the daemon's hook updates the superblocks (the old member is no longer
+part of the array). A second failure during the rebuild stops it (the data
+of stripes not yet rebuilt that lived on two members is gone); a failure of
+the spare itself fails the role again, and the next spare, if any, starts
+over. vraid, unlike md, keeps no checkpoint across mounts: an interrupted
+rebuild starts again from stripe 0 at the next mount.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from .degraded import reconstruct
+from vraid.errors import LostData, MemberIOError
+from .members import DESTAGE
+from .stripe import StripeBuffer
+
+if TYPE_CHECKING:
+    from .array import Array
+    from vraid.backends.base import Store
+
+log = logging.getLogger(__name__)
+
+
+class Rebuild:
+    """One rebuild of ``role`` onto ``spare``; :meth:`run` is its task."""
+
+    def __init__(self, array: "Array", role: int, spare: "Store") -> None:
+        self.array = array
+        self.role = role
+        self.spare = spare
+        self.stripes = array.geometry.stripes
+        self.pos = 0
+        self.state = "running"  # running | done | stopped
+        self.error = ""
+        self.started = array.clock.now()
+        self.finished: float | None = None
+        self.ended = False  # rebuild_ended has run
+        self._anchor = (self.started, 0)  # (time, stripe) the rate limit counts from
+        self._wakeup = trio.Event()
+
+    @property
+    def bytes_done(self) -> int:
+        return self.pos * self.array.geometry.strip_size
+
+    # -- control ------------------------------------------------------------------
+    def set_rate(self) -> None:
+        """The array's rate changed: count the limit from now."""
+        self._anchor = (self.array.clock.now(), self.pos)
+
+    def stop(self, reason: str) -> None:
+        if self.state == "running":
+            self.state = "stopped"
+            self.error = reason
+            self.finished = self.array.clock.now()
+            self._wakeup.set()
+
+    # -- the task -------------------------------------------------------------------
+    async def run(self) -> None:
+        a = self.array
+        try:
+            while self.state == "running" and self.pos < self.stripes:
+                if a.rebuild_paused:
+                    self._wakeup = trio.Event()
+                    await self._wakeup.wait()
+                    continue
+                await self.step()
+                await self._pace()
+        except LostData as exc:
+            self.stop(f"a second member is missing: {exc}")
+            log.error("rebuild of member %d stopped at stripe %d: %s", self.role, self.pos, exc)
+        except Exception as exc:  # noqa: BLE001 - a bug here must not end the mount
+            self.stop(f"internal error: {exc!r}")
+            log.exception("rebuild of member %d stopped at stripe %d", self.role, self.pos)
+        if self.state == "running":
+            self._finish()
+        a.rebuild_ended(self)
+
+    async def step(self, count: int = 1) -> None:
+        """Rebuild the next ``count`` stripes (the task's unit of work; tests call it directly).
+
+        Raises:
+            LostData: another member is missing too; the stripe cannot be rebuilt.
+        """
+        a, g = self.array, self.array.geometry
+        for _ in range(count):
+            if self.state != "running" or self.pos >= self.stripes:
+                return
+            s = self.pos
+            async with a._stripe_lock(s):
+                if self.state != "running":
+                    return
+                others = a.health.missing(s) - {self.role}
+                if others:
+                    raise LostData(min(others), f"stripe {s}: members {sorted(others)} missing as well")
+                buf = StripeBuffer(g, s)
+                col = buf.columns.index(self.role)
+                try:
+                    await a.members.run(
+                        [buf.request(j, "read", 0, g.u, priority=DESTAGE) for j in range(len(buf.columns)) if j != col]
+                    )
+                    reconstruct(buf, col)
+                    await a.members.run([buf.request(col, "write", 0, g.u, priority=DESTAGE)])
+                except MemberIOError as exc:
+                    for disk in exc.disks:
+                        a.fail_member(disk, str(exc))  # the spare failing stops this rebuild
+                    if self.state == "running":  # a survivor failed: try the stripe again (it will say why not)
+                        continue
+                    return
+                self.pos = s + 1
+                a.health.rebuild_pos = self.pos
+                if self.pos % max(1, self.stripes // 100) == 0:  # about every 1 %: for the TUI and labs
+                    a.events.publish("rebuild", a.clock.now(), {"role": self.role, "spare": self.spare.name,
+                                                                "state": "running", "stripe": self.pos, "stripes": self.stripes})
+            await trio.lowlevel.checkpoint()
+
+    async def _pace(self) -> None:
+        """Sleep until the rate limit allows the next stripe (re-read every quarter
+        second, so a new rate or a stop takes effect soon)."""
+        clock = self.array.clock
+        while self.state == "running":
+            rate = self.array.rebuild_rate
+            if not rate:
+                return
+            t0, s0 = self._anchor
+            wait = t0 + (self.pos - s0) * self.array.geometry.strip_size / rate - clock.now()
+            if wait <= 0:
+                return
+            await clock.sleep(min(wait, 0.25))
+
+    def _finish(self) -> None:
+        self.state = "done"
+        self.finished = self.array.clock.now()
+        log.info("rebuild of member %d onto %s done (%d stripes)", self.role, self.spare.name, self.stripes)
+
+    # -- status ---------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        now = self.finished if self.finished is not None else self.array.clock.now()
+        elapsed = max(0.0, now - self.started)
+        speed = self.bytes_done / elapsed if elapsed > 0 else 0.0
+        left = (self.stripes - self.pos) * self.array.geometry.strip_size
+        eta = left / speed if speed > 0 and self.state == "running" else None
+        rate = self.array.rebuild_rate
+        return {
+            "role": self.role,
+            "spare": self.spare.name,
+            "state": self.state,
+            "stripe": self.pos,
+            "stripes": self.stripes,
+            "progress": self.pos / self.stripes if self.stripes else 1.0,
+            "bytes_done": self.bytes_done,
+            "bytes_total": self.stripes * self.array.geometry.strip_size,
+            "elapsed": elapsed,
+            "speed_mb_s": speed / 1e6,
+            "eta_seconds": eta if eta is None or math.isfinite(eta) else None,
+            "rate_limit_mb_s": rate / 1e6 if rate else None,
+            "paused": self.array.rebuild_paused,
+            "error": self.error,
+        }

@@ -1,0 +1,152 @@
+"""A stripe in memory, and the execution of a :class:`~vraid.core.rxw.Plan` on it.
+
+The data is a numpy array of shape (data strips, rows, block) in rxw-matrix
+column order (data strips in logical order; parity, a (rows, block) array,
+is the last column), so a run of rows in one column is one contiguous slice:
+a member request reads into it or writes from it with no copy, and the data
+flattened is the stripe's data in logical order. XOR works on whole runs of
+rows at once (FUSE-NOTES: numpy XOR of whole strips, never block by block).
+
+Execution follows the matrix: all reads (``r`` into the buffer, ``t`` into a
+temporary buffer), then the XORs per row (RCW: parity is the XOR of all data
+blocks; RMW: parity ^= old ^ new for each dirty block), then all writes.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from vraid.core.geometry import Geometry
+from .members import Members, Request
+from vraid.core.rxw import Plan
+
+
+
+class StripeBuffer:
+    """Blocks of one stripe (or of rows ``row0 .. row0+rows-1`` of it) in memory.
+
+    ``data`` has shape (data strips, rows, block): a cache unit hands its own
+    buffer in, so a destage reads into and writes from the cache itself.
+    ``parity`` has shape (rows, block) (RAID-5 only).
+    """
+
+    def __init__(self, geometry: Geometry, stripe: int, *, row0: int = 0, rows: int | None = None, data: np.ndarray | None = None) -> None:
+        g = geometry
+        self.geometry = geometry
+        self.stripe = stripe
+        self.row0 = row0
+        self.rows = g.u if rows is None else rows
+        self.columns = g.columns(stripe)
+        self.nd = g.data_disks
+        self.data = data if data is not None else np.empty((self.nd, self.rows, g.block_size), dtype=np.uint8)
+        self.parity = np.empty((self.rows, g.block_size), dtype=np.uint8) if g.level == 5 else None
+        self.temp: np.ndarray | None = None
+
+    @property
+    def flat(self) -> np.ndarray:
+        """The data strips flattened: the bytes of these rows in logical order
+        when they are a whole stripe (a view)."""
+        return self.data.reshape(-1)
+
+    def column(self, j: int) -> np.ndarray:
+        return self.data[j] if j < self.nd else self.parity  # type: ignore[return-value]
+
+    def view(self, column: int, first_row: int, rows: int, *, temp: bool = False) -> memoryview:
+        target = self._temp()[column] if temp else self.column(column)
+        return memoryview(target[first_row : first_row + rows]).cast("B")
+
+    def _temp(self) -> np.ndarray:
+        if self.temp is None:
+            self.temp = np.empty_like(self.data)
+        return self.temp
+
+    def request(self, column: int, op: str, first_row: int, rows: int, *, temp: bool = False, priority: int = 0) -> Request:
+        g = self.geometry
+        return Request(
+            disk=self.columns[column],
+            op=op,
+            offset=g.member_offset(self.stripe, self.row0 + first_row),
+            length=rows * g.block_size,
+            buffer=self.view(column, first_row, rows, temp=temp),
+            priority=priority,
+        )
+
+
+async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: int = 0) -> None:
+    """Run ``plan.transformed`` on ``buf``: reads, XOR, writes (seed 000 Fig. 7(e))."""
+    m = plan.transformed
+    reads: list[Request] = []
+    scatter: list[tuple[int, int, int, memoryview]] = []
+    for req in plan.requests:
+        if req.op != "read":
+            continue
+        cells = [m[i][req.column] for i in range(req.first_row, req.first_row + req.rows)]
+        kinds = {"t" in c for c in cells}
+        if len(kinds) == 1:  # all r (into the cache) or all t (into temp)
+            reads.append(buf.request(req.column, "read", req.first_row, req.rows, temp=kinds.pop(), priority=priority))
+        else:  # a CT-merged run of r and t: read once, then scatter per row
+            scratch = memoryview(bytearray(req.rows * buf.geometry.block_size))
+            offset = buf.geometry.member_offset(buf.stripe, buf.row0 + req.first_row)
+            r = Request(buf.columns[req.column], "read", offset, len(scratch), scratch, priority)
+            reads.append(r)
+            scatter.append((req.column, req.first_row, req.rows, scratch))
+    await members.run(reads)
+    for column, first_row, rows, scratch in scatter:
+        _scatter(buf, m, column, first_row, rows, scratch)
+    if plan.parity:
+        compute_parity(plan, buf)
+    buf.temp = None  # t's temporary memory is released once the XORs are done (seed 000 III-C)
+    writes = [buf.request(r.column, "write", r.first_row, r.rows, priority=priority) for r in plan.requests if r.op == "write"]
+    await members.run(writes)
+
+
+def _scatter(buf: StripeBuffer, m, column: int, first_row: int, rows: int, scratch: memoryview) -> None:
+    block = buf.geometry.block_size
+    src = np.frombuffer(scratch, dtype=np.uint8).reshape(rows, block)
+    for n in range(rows):
+        i = first_row + n
+        cell = m[i][column]
+        if "t" in cell:
+            buf._temp()[column, i] = src[n]
+        elif "r" in cell:
+            buf.column(column)[i] = src[n]
+
+
+def compute_parity(plan: Plan, buf: StripeBuffer) -> None:
+    """The XOR step of every row: RCW rows recompute parity, RMW rows patch it."""
+    nd = buf.geometry.data_disks
+    rcw_rows, rmw_rows = [], []
+    for i, row in enumerate(plan.transformed):
+        kind = _row_kind(row, nd)
+        if kind is None:
+            continue
+        (rcw_rows if kind == () else rmw_rows).append((i, kind))
+    data, parity = buf.data, buf.parity
+    assert parity is not None
+    if rcw_rows:
+        sel = _rows([i for i, _ in rcw_rows])
+        parity[sel] = np.bitwise_xor.reduce(data[:, sel], axis=0)
+    if rmw_rows:
+        temp = buf._temp()
+        for i, dirty in rmw_rows:
+            delta = np.bitwise_xor.reduce(temp[list(dirty), i] ^ data[list(dirty), i], axis=0)
+            parity[i] ^= delta
+
+
+@functools.lru_cache(maxsize=4096)
+def _row_kind(row: tuple, nd: int) -> tuple[int, ...] | None:
+    """None: no parity update; (): RCW (parity = XOR of the data);
+    otherwise RMW, with the columns whose old data is XORed out (``xx``)."""
+    dirty = tuple(j for j in range(nd) if "xx" in row[j])
+    if dirty:
+        return dirty
+    return () if "_" in row[nd] else None
+
+
+def _rows(rows: list[int]) -> slice | list[int]:
+    """A slice when the rows are one run (a view, no copy), else the list."""
+    if rows[-1] - rows[0] + 1 == len(rows):
+        return slice(rows[0], rows[-1] + 1)
+    return rows

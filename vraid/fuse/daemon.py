@@ -1,0 +1,461 @@
+"""``vraid mount``: assemble an array and serve it as a FUSE image.
+
+Everything that can be checked is checked before anything changes: the
+mountpoint, the array, and that no other mount serves it. Then the process
+forks (unless ``--foreground``); the daemon marks the array dirty, mounts,
+and reports "ready" over a pipe, so ``vraid mount`` returns only once the
+image can be opened, or fails with the daemon's reason.
+
+Shutdown: the FUSE unmount (``vraid umount`` runs ``fusermount3 -u``; SIGTERM
+makes the daemon do it) ends ``pyfuse3.main()``; the daemon then flushes the
+members, marks the array clean and exits. An unmount is refused while a loop
+device holds the image (FUSE-NOTES item 7). A daemon that dies any other way
+leaves the array marked dirty; the next mount says so and, before serving,
+replays NVRAM and resyncs the stripes the write-intent bitmap names
+(``vraid.engine.recovery``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyfuse3
+import trio
+
+from . import control, mountinfo
+from vraid.engine.array import Array, CacheConfig
+from vraid.ondisk.assemble import Assembled, assemble
+from vraid.errors import MountError
+from vraid.fuse.image import ImageFS
+
+log = logging.getLogger(__name__)
+PR_SET_IO_FLUSHER = 57
+
+
+@dataclass
+class MountOptions:
+    foreground: bool = False
+    debug_fuse: bool = False
+    trace: Path | None = None
+    #: a timing model for every member (``backends.models.parse_model`` syntax)
+    disk_model: str | None = None
+    #: "real" (modelled time passes), "real:F" (scaled by F), "none" (model ignored)
+    time: str = "real"
+    #: write cache; None = the array's vraid.toml default
+    cache: str | None = None
+    cache_size: str | None = None
+    destage: str | None = None
+    destage_order: str | None = None
+    nvram: Path | None = None
+    #: contiguity transform spec (``vraid.policies.ct``); None = the vraid.toml default
+    ct: str | None = None
+    #: injected faults, ``backends.faulty`` spec syntax (``--fault disk2:eio=1000-1010``)
+    faults: tuple[str, ...] = ()
+    #: start a dirty and degraded array anyway (md's start_dirty_degraded)
+    force: bool = False
+    #: rebuild rate limit, MB/s of the new member (None: no limit)
+    rebuild_rate: float | None = None
+
+
+def parse_time(text: str) -> float | None:
+    """``real`` -> 1.0, ``real:0.1`` -> 0.1, ``none`` -> None (no model time).
+
+    Raises:
+        MountError: for anything else.
+    """
+    if text == "none":
+        return None
+    if text == "real":
+        return 1.0
+    if text.startswith("real:"):
+        try:
+            scale = float(text[5:])
+        except ValueError:
+            scale = -1.0
+        if scale > 0:
+            return scale
+    raise MountError(f"--time {text!r} is not a time mode", "use real, real:FACTOR (e.g. real:0.1) or none")
+
+
+def check_mountpoint(mountpoint: Path) -> Path:
+    if not mountpoint.exists():
+        raise MountError(f"mountpoint {mountpoint} does not exist", f"create it with `mkdir -p {mountpoint}`")
+    if not mountpoint.is_dir():
+        raise MountError(f"mountpoint {mountpoint} is not a directory", "give an empty directory")
+    if mountinfo.is_mountpoint(mountpoint):
+        raise MountError(f"{mountpoint} is already a mountpoint", "unmount it first, or choose another directory")
+    return mountpoint.resolve()
+
+
+def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = None) -> Assembled:
+    """All checks of ``vraid mount``; nothing is modified."""
+    mountpoint = check_mountpoint(mountpoint)
+    if opts is not None:
+        parse_time(opts.time)
+        if opts.rebuild_rate is not None and opts.rebuild_rate < 0:
+            raise MountError(f"--rebuild-rate {opts.rebuild_rate} is negative", "give MB/s, or 0 for no limit")
+        if opts.disk_model:
+            from vraid.backends.models import parse_model
+
+            parse_model(opts.disk_model)
+    asm = assemble(directory)
+    if opts is not None:
+        cache_config(asm, opts)  # a bad policy name fails here, before anything changes
+        ct_policy(asm, opts)
+        if opts.faults:
+            from vraid.backends.faulty import parse_faults
+
+            parse_faults(opts.faults, asm.geometry.ndisks)
+        if asm.degraded and not asm.was_clean and not opts.force:
+            missing = ", ".join(f"{r} ({why})" for r, why in sorted(asm.failed.items()))
+            raise MountError(
+                f"{directory} was not shut down cleanly and is degraded (member {missing}): the parity of "
+                "stripes being written at the crash may be stale, and the missing member's blocks are "
+                "reconstructed from that parity, so they may come back wrong (the RAID-5 write hole)",
+                "mount with --force to start it anyway and check the filesystem (e2fsck) before trusting it, "
+                "or put the missing member back first",
+            )
+    existing = mountinfo.mount_of_array(directory)
+    if existing is not None:
+        raise MountError(f"{directory} is already mounted at {existing.mountpoint}", f"use that mount, or `vraid umount {existing.mountpoint}`")
+    if control.alive(control.socket_path(asm.directory, asm.uuid)):
+        raise MountError(f"a vraid daemon is already serving {directory}", "unmount it first")
+    return asm
+
+
+def mount(directory: Path, mountpoint: Path, opts: MountOptions) -> str:
+    """Mount; return the message to show. Raises MountError/VraidError before any change."""
+    asm = prepare(directory, mountpoint, opts)
+    mountpoint = mountpoint.resolve()
+    if opts.foreground:
+        _configure_logging(opts.debug_fuse)
+        serve(asm, mountpoint, opts, ready=lambda msg: print(msg, file=sys.stderr, flush=True))
+        return ""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the daemon
+        os.close(read_fd)
+        code = _daemon_child(asm, mountpoint, opts, write_fd)
+        os._exit(code)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        message = pipe.read().decode(errors="replace")
+    if message.startswith("ready"):
+        return message[len("ready") :].strip()
+    os.waitpid(pid, 0)
+    raise MountError(message.strip() or f"the daemon exited before the mount was ready; see {asm.directory / 'vraid.log'}")
+
+
+def _daemon_child(asm: Assembled, mountpoint: Path, opts: MountOptions, write_fd: int) -> int:
+    os.setsid()
+    log_path = asm.directory / "vraid.log"
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    logfd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(logfd, 1)
+    os.dup2(logfd, 2)
+    _configure_logging(opts.debug_fuse)
+    reported = False
+
+    def ready(msg: str) -> None:
+        nonlocal reported
+        os.write(write_fd, f"ready {msg}".encode())
+        os.close(write_fd)
+        reported = True
+
+    try:
+        serve(asm, mountpoint, opts, ready=ready)
+        return 0
+    except BaseException as exc:  # noqa: BLE001 - report, then exit non-zero
+        log.exception("vraid daemon failed")
+        if not reported:
+            os.write(write_fd, str(exc).encode() or type(exc).__name__.encode())
+            os.close(write_fd)
+        return 1
+
+
+def _configure_logging(debug: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+        force=True,
+    )
+
+
+def _set_io_flusher() -> None:
+    """FUSE-NOTES item 10: the daemon behind a loop device must not block on reclaim."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) != 0:
+            log.debug("PR_SET_IO_FLUSHER not set (errno %d)", ctypes.get_errno())
+    except OSError:
+        pass
+
+
+def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
+    """Run the mount until it is unmounted; marks the array dirty, then clean."""
+    _set_io_flusher()
+    asm.open_stores()
+    warning = "\n".join(asm.notes)
+    if not asm.was_clean:
+        warning = (warning + "\n" if warning else "") + "warning: the array was not shut down cleanly"
+    if warning:
+        log.warning(warning)
+    cfg = cache_config(asm, opts)
+    nvram = _open_nvram(asm, cfg.nvram, cfg.size) if cfg.nvram is not None else None
+    recovery = nvram
+    recorded = _recorded_nvram(asm)
+    if recovery is None and recorded is not None:  # replayed, then not used by this (uncached) mount
+        recovery = _open_nvram(asm, recorded, cfg.size)
+    replay = recovery.replay() if recovery is not None else []
+    params = dict(asm.ref.params)
+    if cfg.nvram is not None:
+        params["nvram"] = str(cfg.nvram)
+    else:
+        params.pop("nvram", None)
+    bitmap, bitmap_chunks = _open_bitmap(asm, params)
+    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram, ct=ct_policy(asm, opts), intent=bitmap,
+                  failed=sorted(asm.failed), spares=_member_stores(asm, opts, asm.spare_stores))
+    asm.mark(clean=False, params=params)
+    from vraid.ondisk.failures import attach
+
+    attach(asm, array)  # failures and finished rebuilds update the superblocks
+    if opts.rebuild_rate:
+        array.set_rebuild_rate(opts.rebuild_rate * 1e6)
+    trace = None
+    if opts.trace is not None:
+        from vraid.sim.trace import TraceWriter
+
+        trace = TraceWriter(opts.trace, capacity=asm.geometry.capacity, block=asm.geometry.block_size)
+    fs = ImageFS(array, asm.config.image, trace=trace)
+    options = set(pyfuse3.default_options) | {f"fsname=vraid:{asm.directory.resolve()}", "subtype=vraid"}
+    if opts.debug_fuse:
+        options.add("debug")
+    sock = control.socket_path(asm.directory, asm.uuid)
+    try:
+        pyfuse3.init(fs, str(mountpoint), options)
+    except RuntimeError as exc:
+        asm.mark(clean=asm.was_clean)
+        asm.close()
+        raise MountError(f"cannot mount at {mountpoint}: {exc}", "is /dev/fuse available, and are you root?") from exc
+    unmounted = False
+    try:
+        wrap = lambda store: _member_stores(asm, opts, [store])[0]  # noqa: E731 - a spare added later
+        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery, bitmap_chunks, wrap)
+        unmounted = True
+    finally:
+        pyfuse3.close(unmount=not unmounted)
+        if trace is not None:
+            trace.close()
+        for nv in {id(n): n for n in (nvram, recovery) if n is not None}.values():
+            nv.close()
+    asm.mark(clean=True)
+    asm.close()
+    log.info("unmounted %s; array marked clean", mountpoint)
+
+
+def cache_config(asm: Assembled, opts: MountOptions) -> CacheConfig:
+    """The cache to run: mount options over vraid.toml defaults; checked, nothing opened."""
+    from vraid.policies.cache import CHOICES
+    from vraid.policies.destage import load_scheduler
+    from vraid.policies.order import ORDERS
+    from vraid.core.units import parse_size
+
+    cfg = asm.config
+    organisation = opts.cache or cfg.cache
+    if organisation not in CHOICES:
+        raise MountError(f"unknown cache organisation {organisation!r}", f"use --cache {' | '.join(CHOICES)}")
+    order = opts.destage_order or cfg.destage_order
+    if order not in ORDERS:
+        raise MountError(f"unknown destage order {order!r}", f"use --destage-order {' | '.join(ORDERS)}")
+    destage = opts.destage or cfg.destage
+    load_scheduler(destage)
+    size = parse_size(opts.cache_size or cfg.cache_size, "cache size")
+    if organisation != "none" and size < asm.geometry.stripe_data_bytes:
+        raise MountError(
+            f"cache size {size} bytes is smaller than one stripe ({asm.geometry.stripe_data_bytes} bytes)",
+            "use a --cache-size of at least a few stripes, e.g. 64M",
+        )
+    if opts.nvram is not None and organisation == "none":
+        raise MountError("--nvram needs a write-back cache", "add --cache stripe (or pbg)")
+    # after a crash the NVRAM in use then is used again (with a cache) without being named
+    nvram = opts.nvram or (_recorded_nvram(asm) if organisation != "none" else None)
+    return CacheConfig(organisation, size, order, destage, Path(nvram).resolve() if nvram else None)
+
+
+def ct_policy(asm: Assembled, opts: MountOptions):
+    """The contiguity transform to run (None: none): ``--ct`` over vraid.toml's ``ct``; limits
+    not given default to the superblock's ``params["ct"]``, else the disk model's preset."""
+    from vraid.policies.ct import default_limits, load_ct
+
+    spec = opts.ct or asm.config.ct
+    return load_ct(spec, default_limits(asm.ref.params, opts.disk_model))
+
+
+def _open_bitmap(asm: Assembled, params: dict):
+    """The write-intent bitmap of the array, and the chunks it had set on disk
+    (None when the array had no bitmap: after a crash it resyncs everything).
+
+    An array made before the bitmap existed gets one now (recorded in ``params``)."""
+    from vraid.ondisk.bitmap import PARAM, WriteIntentBitmap, default_chunk
+
+    g = asm.geometry
+    recorded = PARAM in params
+    chunk = int(params[PARAM]) if recorded else default_chunk(g)
+    if not recorded:
+        params[PARAM] = chunk
+        log.info("no write-intent bitmap recorded; adding one (%d stripes per bit)", chunk)
+    if not chunk:
+        return None, None
+    bitmap = WriteIntentBitmap(g, chunk)
+    chunks = bitmap.load_sync([s for role, s in enumerate(asm.stores) if role not in asm.failed])
+    return bitmap, (chunks if recorded else None)
+
+
+def _recorded_nvram(asm: Assembled) -> Path | None:
+    """The NVRAM file the last mount used, if the array was not shut down cleanly:
+    its dirty blocks must be replayed, so it is used again without being named."""
+    recorded = asm.ref.params.get("nvram")
+    if recorded and not asm.was_clean and Path(str(recorded)).exists():
+        return Path(str(recorded))
+    return None
+
+
+def _open_nvram(asm: Assembled, path: Path, cache_size: int):
+    from vraid.backends.nvram import Nvram
+
+    g = asm.geometry
+    if path.exists():
+        return Nvram.open(path, array_uuid=asm.uuid, block_size=g.block_size)
+    slots = 2 * max(1, cache_size // g.block_size)  # the cache's blocks, and as many again for DDIRTY shadows
+    return Nvram.create(path, slots=slots, block_size=g.block_size, array_uuid=asm.uuid)
+
+
+def _member_stores(asm: Assembled, opts: MountOptions, stores: list | None = None) -> list:
+    """The member files (or ``stores``), each wrapped by the timing model when one is asked for."""
+    scale = parse_time(opts.time)
+    members = stores is None
+    stores = list(asm.stores if stores is None else stores)
+    from vraid.engine.clock import TrioClock
+
+    clock = TrioClock(scale or 1.0)
+    if opts.disk_model and scale is not None:
+        from vraid.backends.models import wrap
+
+        log.info("members run under the disk model %s, time scale %s", opts.disk_model, scale)
+        stores = [wrap(store, opts.disk_model, clock) for store in stores]
+    if opts.faults and members:  # --fault names member roles; spares run without faults
+        from vraid.backends.faulty import parse_faults, wrap_faults
+
+        faults = parse_faults(opts.faults, asm.geometry.ndisks)
+        for disk, spec in sorted(faults.items()):
+            log.warning("fault injection on member %d: %s", disk, spec.describe())
+        g = asm.geometry
+        stores = wrap_faults(stores, faults, clock=clock, block_size=g.block_size, data_offset=g.data_offset)
+    return stores
+
+
+async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery,
+                bitmap_chunks=None, wrap=None) -> None:
+    from .failure_ctl import control_handlers as failure_handlers
+    from vraid.engine.recovery import recover
+
+    handlers = _handlers(asm, array, fs, mountpoint)
+    handlers |= failure_handlers(asm, array, wrap or (lambda store: store))  # fail, add, rebuild-rate
+    server = control.ControlServer(sock, handlers)
+    array.started_at = array.clock.now()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(array.serve)
+        report = await recover(array, was_clean=asm.was_clean, bitmap_chunks=bitmap_chunks, replay=replay, nvram=recovery)
+        if report.message():
+            warning = (warning + "\n" if warning else "") + report.message()
+        asm.resync = report.to_dict()  # type: ignore[attr-defined]
+        from vraid.engine.scrub import control_handlers
+
+        server.handlers.update(control_handlers(array, nursery))
+        await nursery.start(server.serve)
+        nursery.start_soon(_watch_signals, asm, mountpoint)
+        nursery.start_soon(array.watch_members)  # a member file deleted or truncated under the mount
+        msg = f"mounted {asm.summary()} at {mountpoint}/{asm.config.image} (daemon pid {os.getpid()})"
+        ready(msg + (f"\n{warning}" if warning else ""))
+        log.info(msg)
+        await pyfuse3.main()
+        log.info("FUSE session ended; destaging and flushing members")
+        await array.shutdown()
+        nursery.cancel_scope.cancel()
+
+
+async def _replay_nvram(array: Array, replay: list[tuple[int, bytes]], nvram) -> None:
+    """Write what NVRAM held (newest last) through to the members, before serving."""
+    g = array.geometry
+    bs = g.block_size
+    for block, data in replay:
+        await array.write_through(block * bs, data)
+    # a destage cut short by the crash may have written data without parity
+    await array.resync({g.locate(block).stripe for block, _ in replay})
+    await array.members.flush()
+    nvram.reset()
+    if array.cache is not None:
+        array.cache.metrics.nvram_replayed = len(replay)
+    log.info("replayed %d dirty blocks from NVRAM", len(replay))
+
+
+def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
+    async def ping(_req):
+        return {}
+
+    async def status(_req):
+        return {
+            "status": array.status()
+            | {
+                "pid": os.getpid(),
+                "directory": str(asm.directory.resolve()),
+                "mountpoint": str(mountpoint),
+                "image": asm.config.image,
+                "uuid": asm.uuid,
+                "state": "active",
+                "was_clean": asm.was_clean,
+                "resync": getattr(asm, "resync", None),
+                "uptime": array.clock.now() - array.started_at,
+                "open_handles": fs.open_handles,
+                "internal_errors": fs.internal_errors,
+            }
+        }
+
+    from vraid.engine.live import LiveState
+    from vraid.policies.ct import default_limits
+
+    # vraid top and vraid ctl: snapshot, pause, step, resume, ctl_get, ctl_set
+    live = LiveState(array, source=f"{mountpoint}/{asm.config.image}",
+                     ct_defaults=lambda: default_limits(asm.ref.params, None))
+    return {"ping": ping, "status": status} | live.handlers()
+
+
+async def _watch_signals(asm: Assembled, mountpoint: Path) -> None:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        async for signum in signals:
+            log.info("signal %s: unmounting", signal.Signals(signum).name)
+            try:
+                await request_unmount(mountpoint, asm.config.image)
+            except MountError as exc:
+                log.error("%s", exc)
+
+
+async def request_unmount(mountpoint: Path, image: str) -> None:
+    # mountpoint was resolved before mounting; never stat anything inside it here
+    holders = mountinfo.loop_devices_of(mountpoint / image, resolve=False)
+    if holders:
+        raise MountError(
+            f"refusing to unmount {mountpoint}: {image} is still attached to {', '.join(holders)}",
+            f"unmount the filesystem on it, run `losetup -d {holders[0]}`, then try again",
+        )
+    result = await trio.run_process(["fusermount3", "-u", str(mountpoint)], check=False, capture_stderr=True)
+    if result.returncode != 0:
+        raise MountError(f"fusermount3 -u {mountpoint} failed: {result.stderr.decode().strip()}", "is a process still using the image?")

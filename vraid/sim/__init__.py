@@ -1,0 +1,1 @@
+"""Virtual time: the simulator, workloads, traces, the stride benchmark and the experiments."""

@@ -1,0 +1,455 @@
+"""The simulator: the real engine, driven by a workload, in virtual time.
+
+``run_sim(SimConfig(...))`` builds an :class:`~vraid.engine.array.Array` over in-memory members,
+each behind the timing model of ``disk_model`` (:func:`vraid.backends.models.wrap`), and runs
+it inside ``trio.run(..., clock=MockClock(autojump_threshold=0))``: whenever every task is
+blocked, trio jumps the clock to the next deadline, so a disk's modelled 5 ms seek costs no
+wall time. Nothing here is a second implementation of the controller: the code that serves a
+FUSE mount in real time is the code that runs here; only the clock differs (``vraid.engine.clock``).
+
+Requests come from :func:`vraid.sim.workload.parse_workload`:
+
+* **open loop** (the workload stamps arrival times ``at``): each request starts at its
+  arrival in a task of its own; at most ``max_in_flight`` run at once (a request arriving
+  while the limit is reached waits for a slot, and its response time still counts from its
+  arrival; ``throttled`` counts how often that happened);
+* **closed loop** (``workload.closed_loop`` = N): N workers each issue a request, wait for it
+  and issue the next, until ``requests`` have been issued.
+
+``op="flush"`` requests (trace replay) call :meth:`Array.flush`.
+
+Determinism: the same :class:`SimConfig` gives a byte-identical :meth:`SimResult.to_json`.
+Workloads draw from ``PCG64(seed)``; write data is sliced from one pattern buffer made from
+the seed; and trio's scheduler, which normally reverses each batch of runnable tasks at
+random, is switched to its deterministic mode (the one trio offers Hypothesis: a batch is
+sorted by task creation and shuffled by a seeded generator) for the duration of the run, so
+tasks that become runnable at the same virtual instant run in a reproducible order.
+See docs/simulator.md and docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import trio
+import trio.testing
+
+from vraid.engine.array import Array, CacheConfig, open_array
+from vraid.backends.memory import MemoryStore
+from vraid.backends.models import ModelSpec, parse_model
+from vraid.engine.clock import TrioClock
+from vraid.errors import MemberIOError, VraidError
+from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, RESERVED, Geometry
+from vraid.engine.metrics import ResponseTimes
+from vraid.core.units import format_size
+from .workload import HostRequest, Workload, parse_workload
+
+#: member size when neither ``disk_size`` nor ``capacity`` is given
+DEFAULT_DISK_SIZE = 64 << 20
+#: open loop: requests allowed in flight at once
+DEFAULT_MAX_IN_FLIGHT = 4096
+#: policy keys run_sim understands; the cache, destage and CT issues add theirs here
+POLICY_KEYS: dict[str, str] = {
+    "cache": "write cache organisation: none, pbg or stripe (docs/cache.md)",
+    "cache_size": "write cache size, e.g. 64M",
+    "destage": "destage scheduler NAME[:k=v,...]: hlwm, adaptive, lt, pi, idle",
+    "destage_order": "lrw, lru, fifo or cscan",
+    "ct": "contiguity transform: none or msc[:sr_max=N,sw_max=N,sr_except=a-b,sw_except=a-b] (docs/ct.md)",
+}
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Everything that determines a simulation run (and so its result).
+
+    ``disk_size`` is the size of each member; ``capacity`` instead asks for an array of at
+    least that many data bytes (whole stripes). Give one or neither (default: 64 MiB members).
+    ``disk_model`` and ``workload`` are the spec strings of ``--disk-model`` and
+    ``--workload``. ``policies`` carries the future ``--cache``/``--destage``/``--ct`` choices
+    (key -> spec string) through unchanged.
+    """
+
+    level: int = 5
+    disks: int = 5
+    strip: int = DEFAULT_STRIP
+    block: int = DEFAULT_BLOCK
+    layout: str = "left-symmetric"
+    disk_size: int | None = None
+    capacity: int | None = None
+    disk_model: str = "hdd:st373454lc"
+    workload: str = "random-write"
+    requests: int = 10_000
+    seed: int = 0
+    policies: dict[str, str] = field(default_factory=dict)
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    #: injected faults (``--fault``, backends.faulty syntax); host requests that fail count as host_errors
+    faults: tuple[str, ...] = ()
+
+    def geometry(self) -> Geometry:
+        """The array geometry these settings describe.
+
+        Raises:
+            VraidError: for impossible settings (a GeometryError names the fix).
+        """
+        if self.disk_size is not None and self.capacity is not None:
+            raise VraidError("give either a disk size or a capacity, not both",
+                             "use --disk-size for the member size or --capacity for the array size")
+        disk_size = self.disk_size
+        if self.capacity is not None:
+            if self.capacity <= 0:
+                raise VraidError(f"capacity {self.capacity} is not positive", "e.g. --capacity 1G")
+            probe = Geometry.for_disk_size(level=self.level, ndisks=self.disks, disk_size=2 * max(RESERVED, self.strip) + self.strip,
+                                           block_size=self.block, strip_size=self.strip, layout=self.layout)
+            stripes = -(-self.capacity // probe.stripe_data_bytes)
+            disk_size = probe.data_offset + stripes * self.strip
+        return Geometry.for_disk_size(level=self.level, ndisks=self.disks,
+                                      disk_size=DEFAULT_DISK_SIZE if disk_size is None else disk_size,
+                                      block_size=self.block, strip_size=self.strip, layout=self.layout)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as JSON-ready values, specs in canonical spelling where they parse."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["policies"] = dict(sorted(self.policies.items()))
+        if not self.faults:
+            del out["faults"]  # the same JSON as before fault injection existed
+        else:
+            out["faults"] = list(self.faults)
+        try:
+            out["disk_model"] = parse_model(self.disk_model).text
+            out["workload"] = parse_workload(self.workload).spec
+        except VraidError:
+            pass
+        return out
+
+
+@dataclass
+class SimResult:
+    """What a run produced: its config, the metrics map (docs/metrics.md) and per-disk rows.
+
+    ``wall_seconds`` is how long the run took on this machine; it is not part of the JSON
+    (which must be identical for identical configs).
+    """
+
+    config: SimConfig
+    metrics: dict[str, Any]
+    wall_seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"config": self.config.to_dict(), "metrics": self.metrics}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+
+# ---------------------------------------------------------------------- the run
+def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None) -> SimResult:
+    """Run ``config`` to completion in virtual time and return its metrics.
+
+    ``observe(array)``, if given, is called once the array is open and before the first
+    request, e.g. to subscribe to its events (``array.events``); it must not do I/O.
+
+    Raises:
+        VraidError: for a bad workload or disk-model spec, impossible geometry, unknown
+            policy, or a workload that does not fit the array (before anything runs).
+    """
+    _check_policies(config.policies)
+    ct_transform(config.policies, config.disk_model)  # a bad --ct spec fails before anything runs
+    if config.requests < 0:
+        raise VraidError(f"requests {config.requests} is negative", "ask for zero or more requests")
+    if config.max_in_flight < 1:
+        raise VraidError("max_in_flight must be at least 1", "e.g. 4096")
+    geometry = config.geometry()
+    if config.faults:
+        from vraid.backends.faulty import parse_faults
+
+        parse_faults(config.faults, geometry.ndisks)
+    model = parse_model(config.disk_model)
+    workload = parse_workload(config.workload)
+    requests = workload.requests(geometry.capacity, geometry.block_size, config.requests, config.seed)
+    pattern = _Pattern(config.seed)
+    started = time.perf_counter()
+    with _deterministic_trio(config.seed):
+        metrics = trio.run(_simulate, config, geometry, model, workload, requests, pattern, observe,
+                           clock=trio.testing.MockClock(autojump_threshold=0))
+    return SimResult(config, metrics, time.perf_counter() - started)
+
+
+def cache_config(policies: dict[str, str]) -> CacheConfig:
+    """The write cache the policies ask for (write-through when they name none)."""
+    from vraid.core.units import parse_size
+
+    d = CacheConfig()
+    return CacheConfig(
+        organisation=policies.get("cache", d.organisation),
+        size=parse_size(policies.get("cache_size", d.size), "cache size"),
+        order=policies.get("destage_order", d.order),
+        destage=policies.get("destage", d.destage),
+    )
+
+
+def ct_transform(policies: dict[str, str], disk_model: str | None):
+    """The CT policy the policies ask for (None: no transform); limits default to the
+    disk model's preset (``vraid.policies.ct.default_limits``)."""
+    from vraid.policies.ct import default_limits, load_ct
+
+    return load_ct(policies.get("ct", "none"), default_limits(None, disk_model))
+
+
+def _check_policies(policies: dict[str, str]) -> None:
+    for key in sorted(policies):
+        if key not in POLICY_KEYS:
+            known = ", ".join(POLICY_KEYS) or "none yet (the write-through baseline has no policies)"
+            raise VraidError(f"unknown policy {key!r}", f"known policies: {known}")
+
+
+@contextmanager
+def _deterministic_trio(seed: int) -> Iterator[None]:
+    """Make trio's order of same-instant tasks reproducible for this run (see module doc)."""
+    from trio._core import _run as core  # private: trio has no public switch for this
+
+    flag = getattr(core, "_ALLOW_DETERMINISTIC_SCHEDULING", None)
+    rng = getattr(core, "_r", None)
+    if flag is None or rng is None:  # pragma: no cover - a trio without the hook
+        yield
+        return
+    state = rng.getstate()
+    core._ALLOW_DETERMINISTIC_SCHEDULING = True  # type: ignore[misc]
+    rng.seed(0x5EED ^ seed)
+    try:
+        yield
+    finally:
+        core._ALLOW_DETERMINISTIC_SCHEDULING = flag  # type: ignore[misc]
+        rng.setstate(state)
+
+
+class _Pattern:
+    """Write data: slices of one seeded random buffer (no per-request generation)."""
+
+    def __init__(self, seed: int, size: int = 1 << 20) -> None:
+        self._seed = seed
+        self._make(size)
+
+    def _make(self, size: int) -> None:
+        rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._buf = memoryview(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
+        self._room = size // 2
+
+    def data(self, offset: int, length: int) -> memoryview:
+        if length > self._room:
+            self._make(4 * length)
+        start = offset % self._room
+        return self._buf[start : start + length]
+
+
+class _Recorder:
+    """Response times and finish time of host requests, kept by the driver."""
+
+    def __init__(self) -> None:
+        self.response = ResponseTimes()
+        self.flush = ResponseTimes()
+        self.end = 0.0
+        self.throttled = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        #: host requests that failed with a member error (fault injection)
+        self.errors = 0
+
+    def started(self) -> None:
+        self.in_flight += 1
+        if self.in_flight > self.max_in_flight:
+            self.max_in_flight = self.in_flight
+
+    def finished(self, op: str, seconds: float, now: float) -> None:
+        self.in_flight -= 1
+        (self.flush if op == "flush" else self.response).add(seconds)
+        if now > self.end:
+            self.end = now
+
+
+async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, workload: Workload,
+                    requests: Iterator[HostRequest], pattern: _Pattern,
+                    observe: Callable[[Array], None] | None = None) -> dict[str, Any]:
+    clock = TrioClock()
+    stores = [model.wrap(MemoryStore(geometry.member_size, name=f"disk{i}"), clock) for i in range(geometry.ndisks)]
+    rec = _Recorder()
+    ct = ct_transform(config.policies, config.disk_model)
+    members = stores
+    if config.faults:
+        from vraid.backends.faulty import parse_faults, wrap_faults
+
+        members = wrap_faults(stores, parse_faults(config.faults, geometry.ndisks), clock=clock,
+                              block_size=geometry.block_size, data_offset=geometry.data_offset)
+    async with open_array(geometry, members, clock=clock, cache=cache_config(config.policies), ct=ct) as array:
+        if observe is not None:
+            observe(array)
+        t0 = trio.current_time()
+        rec.end = t0
+        outstanding = workload.closed_loop
+        if outstanding is None:
+            await _open_loop(array, requests, pattern, rec, t0, config.max_in_flight)
+        else:
+            await _closed_loop(array, requests, pattern, rec, outstanding)
+        drain_start = trio.current_time()
+        try:
+            await array.shutdown()  # destage what a write cache still holds: disk traffic is complete
+        except MemberIOError:
+            if not config.faults:
+                raise
+            rec.errors += 1
+        drain = trio.current_time() - drain_start
+        out = _collect(config, geometry, model, array, stores, rec, rec.end - t0)
+        out["drain_seconds"] = _r(drain)
+        if config.faults:
+            out["host_errors"] = rec.errors
+            out["faults_injected"] = [m.status() for m in members if hasattr(m, "spec")]
+        return out
+
+
+def _issuer(array: Array, pattern: _Pattern, rec: "_Recorder | None" = None) -> Callable[[HostRequest], Any]:
+    write, read, flush, data = array.write, array.read, array.flush, pattern.data
+
+    def issue(req: HostRequest):
+        op = req.op
+        if op == "write":
+            return write(req.offset, data(req.offset, req.length))
+        if op == "read":
+            return read(req.offset, req.length)
+        return flush()
+
+    if rec is None:
+        return issue
+
+    async def issue_counting_errors(req: HostRequest):
+        try:
+            await issue(req)
+        except MemberIOError:  # an injected fault: the host would see EIO
+            rec.errors += 1
+
+    return issue_counting_errors
+
+
+async def _open_loop(array: Array, requests: Iterator[HostRequest], pattern: _Pattern, rec: _Recorder,
+                     t0: float, limit: int) -> None:
+    issue = _issuer(array, pattern, rec if _faulty(array) else None)
+    slots = trio.Semaphore(limit)
+
+    async def one(req: HostRequest, arrival: float) -> None:
+        rec.started()
+        try:
+            await issue(req)
+        finally:
+            slots.release()
+        now = trio.current_time()
+        rec.finished(req.op, now - arrival, now)
+
+    async with trio.open_nursery() as nursery:
+        for req in requests:
+            arrival = t0 + (req.at or 0.0)
+            if arrival > trio.current_time():
+                await trio.sleep_until(arrival)
+            try:
+                slots.acquire_nowait()
+            except trio.WouldBlock:
+                rec.throttled += 1
+                await slots.acquire()
+            nursery.start_soon(one, req, arrival)
+
+
+async def _closed_loop(array: Array, requests: Iterator[HostRequest], pattern: _Pattern, rec: _Recorder,
+                       outstanding: int) -> None:
+    issue = _issuer(array, pattern, rec if _faulty(array) else None)
+
+    async def worker() -> None:
+        for req in requests:  # shared: each request goes to whichever worker is free
+            start = trio.current_time()
+            rec.started()
+            await issue(req)
+            now = trio.current_time()
+            rec.finished(req.op, now - start, now)
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(outstanding):
+            nursery.start_soon(worker)
+
+
+def _faulty(array: Array) -> bool:
+    return any(hasattr(d.store, "spec") and hasattr(d.store, "injected") for d in array.members.disks)
+
+
+# ---------------------------------------------------------------------- metrics
+def _collect(config: SimConfig, geometry: Geometry, model: ModelSpec, array: Array, stores: list,
+             rec: _Recorder, elapsed: float) -> dict[str, Any]:
+    am = array.metrics
+    block = geometry.block_size
+    disks = array.members.disks
+    host_bytes = am.host_read_bytes + am.host_write_bytes
+    host_requests = am.host_reads + am.host_writes
+    cache_metrics = array.cache.metrics.to_dict() if array.cache is not None else {}
+    out: dict[str, Any] = {
+        "host_reads": am.host_reads,
+        "host_writes": am.host_writes,
+        "host_flushes": am.host_flushes,
+        "host_read_bytes": am.host_read_bytes,
+        "host_write_bytes": am.host_write_bytes,
+        "host_bytes": host_bytes,
+        "read_hit_ratio": cache_metrics.get("read_hit_ratio", 0.0),
+        "overwrite_ratio": cache_metrics.get("overwrite_ratio", 0.0),
+        "disk_read_requests": sum(d.stats.reads for d in disks),
+        "disk_write_requests": sum(d.stats.writes for d in disks),
+        "disk_read_blocks": sum(d.stats.read_bytes for d in disks) // block,
+        "disk_write_blocks": sum(d.stats.write_bytes for d in disks) // block,
+        "virtual_seconds": _r(elapsed),
+        "throughput_mb_s": _r(host_bytes / 1e6 / elapsed) if elapsed > 0 else 0.0,
+        "iops": _r(host_requests / elapsed) if elapsed > 0 else 0.0,
+        "mean_response_ms": _r(rec.response.mean * 1e3),
+        "p99_response_ms": _r(rec.response.percentile(99) * 1e3),
+        "max_response_ms": _r(rec.response.max * 1e3),
+        "mean_flush_ms": _r(rec.flush.mean * 1e3),
+        "pbg_rcw": am.pbg_rcw,
+        "pbg_rmw": am.pbg_rmw,
+        "pbg_full": am.pbg_full,
+        "partial_block_writes": am.partial_block_writes,
+        "throttled": rec.throttled,
+        "max_outstanding": rec.max_in_flight,
+        "disk_busy": [_r(min(1.0, d.stats.busy_seconds / elapsed)) if elapsed > 0 else 0.0 for d in disks],
+        "disk_requests": [d.stats.reads + d.stats.writes for d in disks],
+        "disk_max_queue": [d.stats.max_queue for d in disks],
+    }
+    out["disk_requests_per_host_request"] = (
+        _r((out["disk_read_requests"] + out["disk_write_requests"]) / host_requests) if host_requests else 0.0)
+    if model.kind == "hdd":
+        st = [s.stats for s in stores]
+        seeks = sum(s.seeks for s in st)
+        seek_s = sum(s.seek_seconds for s in st)
+        out.update({
+            "seeks": seeks,
+            "seek_seconds": _r(seek_s),
+            "mean_seek_ms": _r(seek_s / seeks * 1e3) if seeks else 0.0,
+            "rotation_waits": sum(s.rotation_waits for s in st),
+            "rotation_wait_seconds": _r(sum(s.rotation_wait_seconds for s in st)),
+            "missed_rotations": sum(s.missed_rotations for s in st),
+            "disk_missed_rotations": [s.missed_rotations for s in st],
+            "disk_cache_hits": sum(s.stream_hits + s.cache_hits for s in st),
+        })
+    return out
+
+
+def _r(x: float) -> float:
+    """Round for the report: 9 significant digits (stable, readable JSON)."""
+    if not math.isfinite(x) or x == 0:
+        return float(x)
+    return float(f"{x:.9g}")
+
+
+# ---------------------------------------------------------------------- helpers for callers
+def describe_config(config: SimConfig) -> str:
+    """One line naming the array, model and workload of ``config``."""
+    g = config.geometry()
+    lvl = f"RAID-{g.level} {g.ndisks} x {format_size(g.member_size)}, strip {format_size(g.strip_size)}"
+    return f"{lvl}, block {format_size(g.block_size)}; {config.disk_model}; {config.workload}"

@@ -1,0 +1,1 @@
+"""The terminal frontend (rich): ``vraid top`` and the tables other commands print."""

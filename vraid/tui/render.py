@@ -1,0 +1,166 @@
+"""Rich tables for the CLI: the layout picture, superblocks, status."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from rich.table import Table
+
+from vraid.core.geometry import Geometry
+from vraid.ondisk.superblock import Superblock
+from vraid.core.units import format_size
+
+
+def layout_table(g: Geometry, stripes: int) -> Table:
+    """Which logical block lives where, and where parity is (the docs' first picture)."""
+    title = f"RAID-{g.level}" + (f" {g.layout}" if g.level == 5 else "")
+    t = Table(
+        title=f"{title}, {g.ndisks} disks",
+        caption=f"strip {format_size(g.strip_size)} = {g.u} block(s) of {format_size(g.block_size)}; "
+        "numbers are logical blocks, P is parity",
+    )
+    t.add_column("stripe", justify="right")
+    t.add_column("row", justify="right")
+    for d in range(g.ndisks):
+        t.add_column(f"disk{d}", justify="center")
+    per_stripe = g.data_disks * g.u
+    for s in range(min(stripes, g.stripes)):
+        p = g.parity_disk(s)
+        for row in range(g.u):
+            cells = []
+            for d in range(g.ndisks):
+                k = g.strip_of_disk(s, d)
+                if d == p:
+                    cells.append("[bold magenta]P[/]")
+                else:
+                    cells.append(str(s * per_stripe + k * g.u + row))
+            t.add_row(str(s) if row == 0 else "", str(row), *cells, end_section=row == g.u - 1)
+    return t
+
+
+def superblock_table(name: str, sb: Superblock | None, problem: str = "") -> Table:
+    t = Table(title=name, show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value")
+    if sb is None:
+        t.add_row("problem", problem)
+        return t
+    g = sb.geometry()
+    rows: list[tuple[str, Any]] = [
+        ("magic/version", f"vraid v{sb.version}"),
+        ("array uuid", sb.array_uuid),
+        ("level", f"RAID-{sb.level}"),
+        ("layout", sb.layout if sb.level == 5 else "-"),
+        ("disks", sb.ndisks),
+        ("this member's role", "spare" if sb.role < 0 else f"disk {sb.role}"),
+        ("block size", format_size(sb.block_size)),
+        ("strip size", format_size(sb.strip_size)),
+        ("stripes", sb.stripes),
+        ("data offset", format_size(sb.data_offset)),
+        ("array size", format_size(g.capacity)),
+        ("events", sb.events),
+        ("state", "clean" if sb.clean else "dirty (not shut down cleanly)"),
+        ("created", _time(sb.ctime)),
+        ("updated", _time(sb.utime)),
+    ]
+    if sb.params:
+        rows.append(("parameters", ", ".join(f"{k}={v}" for k, v in sorted(sb.params.items()))))
+    for k, v in rows:
+        t.add_row(k, str(v))
+    return t
+
+
+def _time(t: float) -> str:
+    return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else "-"
+
+
+def status_tables(st: dict[str, Any]) -> list[Table]:
+    g = st["geometry"]
+    head = Table(title=f"vraid {st.get('directory', '')}", show_header=False)
+    head.add_column("field", style="bold")
+    head.add_column("value")
+    level = f"RAID-{g['level']}" + (f" {g['layout']}" if g["level"] == 5 else "")
+    head.add_row("array", f"{level}, {g['disks']} disks, {format_size(g['strip_size'])} strip, {g['stripes']} stripes")
+    head.add_row("image size", format_size(g["capacity"]))
+    head.add_row("state", st["state"])
+    if st.get("mountpoint"):
+        head.add_row("mounted at", f"{st['mountpoint']}/{st['image']} (daemon pid {st['pid']})")
+    if st.get("ct"):
+        head.add_row("contiguity transform", str(st["ct"]))
+    if "was_clean" in st and not st["was_clean"]:
+        head.add_row("note", "[yellow]the previous shutdown was not clean[/]")
+    resync = st.get("resync")
+    if resync and (resync.get("stripes") or resync.get("reason")):
+        head.add_row("at mount", f"resynced {resync['stripes']} stripes ({resync['reason']})")
+    bitmap = st.get("bitmap")
+    if bitmap:
+        head.add_row("write-intent bitmap", f"{bitmap['set']} of {bitmap['bits']} bits set, "
+                     f"{format_size(bitmap['chunk_bytes'])} per bit; {bitmap['set_writes']} set writes, "
+                     f"{bitmap['clear_writes']} clear writes")
+    _failure_rows(head, st)
+    out = [head]
+    m = st.get("metrics")
+    if m:
+        c = Table(title="host requests and write cycles (seed 000 II-A)")
+        for col in ("reads", "read bytes", "writes", "write bytes", "fsyncs", "RCW PBGs", "RMW PBGs", "full PBGs", "mean ms", "p99 ms"):
+            c.add_column(col, justify="right")
+        c.add_row(
+            str(m["host_reads"]), format_size(m["host_read_bytes"]), str(m["host_writes"]), format_size(m["host_write_bytes"]),
+            str(m["host_flushes"]), str(m["pbg_rcw"]), str(m["pbg_rmw"]), str(m["pbg_full"]),
+            f"{m['mean_response_ms']:.3f}", f"{m['p99_response_ms']:.3f}",
+        )
+        out.append(c)
+    cache = st.get("cache")
+    if cache and cache.get("organisation", "none") != "none":
+        t = Table(title="write cache (seed 000 III-A, seed 003 2.1)")
+        for col in ("unit", "order", "destage", "dirty/units", "occupancy", "HWM", "LWM", "read hits", "overwrites", "misses", "destages"):
+            t.add_column(col, justify="right")
+        pct = lambda v: "-" if v is None else f"{100 * v:.0f}%"  # noqa: E731
+        sched = cache["scheduler"]
+        t.add_row(
+            cache["organisation"], cache["order"], sched.get("spec", sched.get("name", "")) if isinstance(sched, dict) else str(sched),
+            f"{cache['dirty_units']}/{cache['capacity_units']}", pct(cache["occupancy"]), pct(cache["hwm"]), pct(cache["lwm"]),
+            pct(cache["read_hit_ratio"]), pct(cache["overwrite_ratio"]), str(cache["write_misses"]), str(cache["destages_finished"]),
+        )
+        out.append(t)
+    members = (st.get("members") or []) + [
+        {"disk": "spare", "store": sp["store"], "state": "spare"} for sp in st.get("spares", [])
+    ]
+    if members:
+        t = Table(title="members")
+        for col in ("disk", "file", "state", "reads", "read bytes", "writes", "write bytes", "errors"):
+            t.add_column(col, justify="right" if col not in ("file", "state") else "left")
+        for d in members:
+            t.add_row(
+                str(d["disk"]), str(d.get("store", "")), d.get("state", "active"),
+                str(d.get("reads", "-")), format_size(d["read_bytes"]) if "read_bytes" in d else "-",
+                str(d.get("writes", "-")), format_size(d["write_bytes"]) if "write_bytes" in d else "-",
+                str(d.get("errors", "-")),
+            )
+        out.append(t)
+    return out
+
+
+def _failure_rows(head: Table, st: dict[str, Any]) -> None:
+    """Degraded state, missing members and rebuild progress (docs/failures.md)."""
+    missing = st.get("missing", [])
+    if len(missing) > 1:
+        head.add_row("redundancy", f"[bold red]LOST: members {', '.join(map(str, missing))} are missing; their blocks read as EIO[/]")
+    elif st.get("degraded"):
+        head.add_row("redundancy", f"[bold yellow]DEGRADED: member {', '.join(map(str, missing))} missing; its blocks are reconstructed[/]")
+    elif "degraded" in st:
+        head.add_row("redundancy", "ok")
+    rb = st.get("rebuild")
+    if rb:
+        eta = rb.get("eta_seconds")
+        text = (
+            f"member {rb['role']} onto {rb['spare']}: {rb['state']}, {100 * rb['progress']:.1f}% "
+            f"({rb['stripe']}/{rb['stripes']} stripes), {rb['speed_mb_s']:.1f} MB/s"
+            + (f", limit {rb['rate_limit_mb_s']:.0f} MB/s" if rb.get("rate_limit_mb_s") else "")
+            + (f", about {eta:.0f} s left" if eta is not None else "")
+            + (f" ({rb['error']})" if rb.get("error") else "")
+        )
+        head.add_row("rebuild", text)
+    for note in st.get("notes", []):
+        head.add_row("note", f"[yellow]{note}[/]")

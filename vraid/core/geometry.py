@@ -120,6 +120,11 @@ class Geometry:
         return for_level(self.level)
 
     @property
+    def title(self) -> str:
+        """``RAID-5 left-symmetric``, ``RAID-0``: the level, with the layout where there is parity to place."""
+        return f"RAID-{self.level}" + (f" {self.layout}" if self.redundancy.parity_columns else "")
+
+    @property
     def u(self) -> int:
         """Blocks per strip (rows of a stripe, PBGs per stripe)."""
         return self.strip_size // self.block_size

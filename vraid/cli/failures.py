@@ -111,7 +111,7 @@ def cmd_add(args) -> int:
         _print_state(answer["status"])
         return 0
     asm = assemble(directory)
-    if asm.geometry.level != 5:
+    if not asm.geometry.redundancy.tolerates:
         raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for RAID-5")
     added = failure.add_spare(asm, Path(path))
     tail = f"; member {min(asm.failed)} is rebuilt onto a spare at the next mount" if asm.failed else ""
@@ -158,7 +158,7 @@ def cmd_rebuild(args) -> int:
         console.print("the array is not degraded: nothing to rebuild" + (f" (last rebuild: member {rb['role']} {rb['state']})" if rb else ""), highlight=False)
         return 0
     if not running:
-        raise VraidError(_why_no_rebuild(st), "add a spare with `vraid add MOUNTPOINT FILE`" if len(st.get("missing", [])) < 2 else "")
+        raise VraidError(_why_no_rebuild(st), "add a spare with `vraid add MOUNTPOINT FILE`" if not st.get("data_lost") else "")
     if not args.wait:
         console.print(f"rebuilding member {rb['role']} onto {rb['spare']}: {_progress_line(rb)}", highlight=False)
         return 0
@@ -168,7 +168,7 @@ def cmd_rebuild(args) -> int:
 def _why_no_rebuild(st: dict[str, Any]) -> str:
     missing = st.get("missing", [])
     rb = st.get("rebuild")
-    if len(missing) > 1:
+    if st.get("data_lost"):
         return f"members {', '.join(map(str, missing))} are missing: RAID-5 cannot rebuild two (their blocks are lost)"
     stopped = f"; the last rebuild stopped: {rb['error']}" if rb and rb.get("state") == "stopped" else ""
     return f"member {', '.join(map(str, missing))} is failed and there is no spare to rebuild onto{stopped}"
@@ -234,7 +234,7 @@ def cmd_check(args) -> int:
     m = mountinfo.mount_of_mountpoint(target)
     if m is not None:
         asm = assemble(m.source)
-        if asm.geometry.level != 5:
+        if not asm.geometry.redundancy.parity_columns:
             return _no_parity(args, m.source)
         return _check_mounted(args, control.socket_path(asm.directory, asm.uuid), m.source)
     if mountinfo.is_mountpoint(target):
@@ -245,7 +245,7 @@ def cmd_check(args) -> int:
         where = existing.mountpoint if existing is not None else "a running daemon"
         raise MountError(f"{target} is mounted at {where}: it cannot be checked behind the daemon's back",
                          f"check the mount instead: `vraid check {where}`")
-    if asm.geometry.level != 5:
+    if not asm.geometry.redundancy.parity_columns:
         return _no_parity(args, target)
     if asm.failed:
         raise VraidError(f"{target} is degraded (member {', '.join(map(str, sorted(asm.failed)))} missing or failed): "

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from vraid import __version__
 from vraid.errors import MountError, VraidError
-from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, LAYOUTS, Geometry
+from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, LAYOUTS, LEVELS, Geometry
 from vraid.core.units import parse_size
 
 console = Console()
@@ -32,7 +32,7 @@ def _size(what: str):
 
 
 def _geometry_args(p: argparse.ArgumentParser, *, disk_size: bool) -> None:
-    p.add_argument("--level", type=int, choices=(0, 5), default=5, help="RAID level (default 5)")
+    p.add_argument("--level", type=int, choices=LEVELS, default=5, help="RAID level (default 5)")
     p.add_argument("--disks", type=int, default=5, help="number of member disks (default 5; RAID-5 needs 3 or more)")
     p.add_argument("--strip", type=_size("strip size"), default=DEFAULT_STRIP, help="strip size: blocks per disk per stripe (default 64K)")
     p.add_argument("--block", type=_size("block size"), default=DEFAULT_BLOCK, help="block size (default 4K)")

@@ -55,6 +55,7 @@ def gather(target: Path) -> dict[str, Any]:
         "degraded": asm.degraded,
         "failed": sorted(asm.failed),
         "missing": sorted(asm.failed),
+        "data_lost": not asm.geometry.redundancy.survives(len(asm.failed)),
         "spares": [{"store": str(p), "state": "spare"} for p in asm.spares],
         "notes": asm.notes,
     }

@@ -31,10 +31,10 @@ from functools import cached_property
 from typing import Iterator, NamedTuple
 
 from vraid.errors import GeometryError
+from .redundancy import LEVELS, Redundancy, for_level
 from .units import format_size
 
 LAYOUTS = ("left-symmetric", "left-asymmetric", "right-symmetric", "right-asymmetric")
-LEVELS = (0, 5)
 DEFAULT_BLOCK = 4096
 DEFAULT_STRIP = 64 * 1024
 #: Bytes at the start of every member before its data area: superblock (4 KiB)
@@ -115,6 +115,16 @@ class Geometry:
 
     # -- sizes --------------------------------------------------------------
     @property
+    def redundancy(self) -> Redundancy:
+        """The parity scheme of this level (vraid.core.redundancy)."""
+        return for_level(self.level)
+
+    @property
+    def title(self) -> str:
+        """``RAID-5 left-symmetric``, ``RAID-0``: the level, with the layout where there is parity to place."""
+        return f"RAID-{self.level}" + (f" {self.layout}" if self.redundancy.parity_columns else "")
+
+    @property
     def u(self) -> int:
         """Blocks per strip (rows of a stripe, PBGs per stripe)."""
         return self.strip_size // self.block_size
@@ -122,7 +132,7 @@ class Geometry:
     @property
     def data_disks(self) -> int:
         """Data strips per stripe: N-1 for RAID-5, N for RAID-0."""
-        return self.ndisks - 1 if self.level == 5 else self.ndisks
+        return self.redundancy.data_columns(self.ndisks)
 
     @property
     def stripe_data_bytes(self) -> int:
@@ -145,7 +155,7 @@ class Geometry:
     # -- mapping ------------------------------------------------------------
     def parity_disk(self, stripe: int) -> int | None:
         """Member holding the parity strip of ``stripe`` (None for RAID-0)."""
-        if self.level == 0:
+        if not self.redundancy.parity_columns:
             return None
         n = self.ndisks
         if self.layout.startswith("left"):
@@ -158,7 +168,7 @@ class Geometry:
 
         The layouts repeat every N stripes, so N small tables cover them all.
         """
-        period = self.ndisks if self.level == 5 else 1
+        period = self.ndisks if self.redundancy.parity_columns else 1
         k_to_disk, disk_to_k = [], []
         for s in range(period):
             disks = tuple(self._data_disk_slow(s, k) for k in range(self.data_disks))
@@ -170,10 +180,9 @@ class Geometry:
         return tuple(k_to_disk), tuple(disk_to_k)
 
     def _data_disk_slow(self, stripe: int, k: int) -> int:
-        if self.level == 0:
-            return k
         n, p = self.ndisks, self.parity_disk(stripe)
-        assert p is not None
+        if p is None:
+            return k
         if self.layout.endswith("symmetric") and not self.layout.endswith("asymmetric"):
             return (p + 1 + k) % n
         return k + 1 if k >= p else k
@@ -222,7 +231,7 @@ class Geometry:
     def describe(self) -> dict[str, object]:
         return {
             "level": self.level,
-            "layout": self.layout if self.level == 5 else "-",
+            "layout": self.layout if self.redundancy.parity_columns else "-",
             "disks": self.ndisks,
             "block_size": self.block_size,
             "strip_size": self.strip_size,
@@ -239,14 +248,14 @@ def _round_up(n: int, unit: int) -> int:
 
 def _check_shape(level: int, ndisks: int, block_size: int, strip_size: int, layout: str) -> None:
     if level not in LEVELS:
-        raise GeometryError(f"RAID level {level} is not supported", "use --level 0 or --level 5")
-    if level == 5 and ndisks < 3:
+        raise GeometryError(f"RAID level {level} is not supported", f"use {' or '.join(f'--level {n}' for n in LEVELS)}")
+    scheme = for_level(level)
+    least = scheme.min_disks
+    if ndisks < least:
         raise GeometryError(
-            f"RAID-5 needs at least 3 disks, got {ndisks}",
-            "use --disks 3 or more (or --level 0 for striping without parity)",
+            f"{scheme.name} needs at least {least} disk{'s' if least != 1 else ''}, got {ndisks}",
+            f"use --disks {least} or more" + (" (or --level 0 for striping without parity)" if scheme.tolerates else ""),
         )
-    if level == 0 and ndisks < 1:
-        raise GeometryError(f"RAID-0 needs at least 1 disk, got {ndisks}", "use --disks 1 or more")
     if ndisks > 64:
         raise GeometryError(f"{ndisks} disks is more than vraid handles", "use --disks 64 or fewer")
     if block_size < 512 or block_size & (block_size - 1):

@@ -17,6 +17,11 @@ Crash consistency: with a write-intent hook (``Array(intent=...)``, the
 bitmap of :mod:`vraid.ondisk.bitmap`), every plan, resync and repair that writes a
 stripe first awaits ``intent.begin(stripe)`` and reports ``intent.end(stripe,
 ok)`` afterwards (:meth:`Array.intent_of`); the hook decides what to record.
+
+Seams: every logical-to-physical translation goes through ``Array.mapping``
+(:mod:`vraid.core.mapping`; the geometry's static layout unless another is
+handed in), and every parity computation and "how many members may be
+missing" through ``Array.redundancy`` (:mod:`vraid.core.redundancy`).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from vraid.errors import LostData, MemberIOError, OutOfRange, VraidError
 from .events import EventBus
 from vraid.engine.health import MemberHealth
 from vraid.core.geometry import Extent, Geometry
+from vraid.core.mapping import Mapping, StaticMapping
 from .members import DESTAGE, HOST, MemberStats, Members, Request
 from .metrics import Metrics
 from vraid.core.rxw import Plan
@@ -78,10 +84,15 @@ class Array:
         intent=None,
         failed: Sequence[int] = (),
         spares: Sequence[Store] = (),
+        mapping: Mapping | None = None,
     ) -> None:
         if len(stores) != geometry.ndisks:
             raise ValueError(f"{len(stores)} stores for {geometry.ndisks} disks")
         self.geometry = geometry
+        #: every logical-to-physical translation (vraid.core.mapping)
+        self.mapping: Mapping = mapping if mapping is not None else StaticMapping(geometry)
+        #: the parity scheme (vraid.core.redundancy), chosen by the RAID level
+        self.redundancy = self.mapping.redundancy
         self.clock = clock or TrioClock()
         self.members = Members(stores, self.clock)
         self.events = events or EventBus()
@@ -124,7 +135,7 @@ class Array:
 
     @property
     def capacity(self) -> int:
-        return self.geometry.capacity
+        return self.mapping.capacity
 
     # -- host interface -------------------------------------------------------
     async def read(self, offset: int, length: int) -> bytes:
@@ -163,7 +174,7 @@ class Array:
         first = offset // block * block
         end = -(-(offset + length) // block) * block
         requests: list[Request] = []
-        for ext in g.extents(first, end - first):
+        for ext in self.mapping.extents(first, end - first):
             requests += self._read_requests(ext)
         await self.members.run(requests)
         data = requests[0].result if len(requests) == 1 else b"".join(r.result for r in requests)  # type: ignore[misc]
@@ -188,7 +199,7 @@ class Array:
         if not data:
             return
         if self.cache is not None:
-            if len(self.health.missing_roles) > 1:  # refuse now what no destage could ever write
+            if not self.redundancy.survives(len(self.health.missing_roles)):  # refuse now what no destage could ever write
                 self._check_writable(offset, len(data))
             await self.cache.write(offset, data)
         else:
@@ -206,7 +217,7 @@ class Array:
         end = -(-(offset + length) // block) * block
         parts: list[list[Request] | Extent] = []
         plain: list[Request] = []
-        for ext in g.extents(first, end - first):
+        for ext in self.mapping.extents(first, end - first):
             reqs = self._read_requests(ext)
             missing = self.health.missing(ext.stripe)
             if any(r.disk in missing for r in reqs):
@@ -233,7 +244,7 @@ class Array:
         k0, k1 = fb // u, lb // u
         row0, rows = (fb % u, lb - fb + 1) if k0 == k1 else (0, u)
         async with self._stripe_lock(ext.stripe):
-            buf = StripeBuffer(g, ext.stripe, row0=row0, rows=rows)
+            buf = StripeBuffer(self.mapping, ext.stripe, row0=row0, rows=rows)
             await degraded.read_rows(self.members, buf, self.health.missing(ext.stripe), range(k0, k1 + 1), priority=HOST)
         if k0 == k1:
             return buf.data[k0].tobytes()
@@ -262,7 +273,7 @@ class Array:
     async def _read_blocks_degraded(self, buf: StripeBuffer, cells, priority: int) -> None:
         lo = min(r for _, r in cells)
         hi = max(r for _, r in cells)
-        tmp = StripeBuffer(self.geometry, buf.stripe, row0=buf.row0 + lo, rows=hi - lo + 1)
+        tmp = StripeBuffer(self.mapping, buf.stripe, row0=buf.row0 + lo, rows=hi - lo + 1)
         await degraded.read_rows(self.members, tmp, self.health.missing(buf.stripe), {k for k, _ in cells}, priority=priority)
         for k, r in cells:
             buf.data[k, r] = tmp.data[k, r - lo]
@@ -270,7 +281,7 @@ class Array:
     async def write_through(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         """Write straight to the members, bypassing any cache (also NVRAM replay)."""
         src = np.frombuffer(data, dtype=np.uint8)
-        extents = list(self.geometry.extents(offset, len(data)))
+        extents = list(self.mapping.extents(offset, len(data)))
         if len(extents) == 1:
             await self._write_stripe(extents[0], src)
         else:
@@ -309,24 +320,25 @@ class Array:
             await self.intent.clean()  # the members are flushed: no stripe is mid-write
 
     async def resync(self, stripes) -> int:
-        """Recompute and write the parity of ``stripes`` from their data (RAID-5).
+        """Recompute and write the parity of (physical) ``stripes`` from their data.
 
         A crash can leave a stripe's data and parity disagreeing (the write
-        hole); this makes them agree again. Returns the number of stripes.
+        hole); this makes them agree again. Returns the number of stripes
+        (0 without parity: RAID-0).
         """
         g = self.geometry
-        if g.level != 5:
+        if not self.redundancy.parity_columns:
             return 0
         done: list[int] = []
         for stripe in sorted(set(stripes)):
             if self.health.missing(stripe):
                 continue  # degraded: parity is the only copy of the missing member's data
             async with self._stripe_lock(stripe):
-                buf = StripeBuffer(g, stripe)
+                buf = StripeBuffer(self.mapping, stripe)
                 await self.members.run([buf.request(k, "read", 0, g.u) for k in range(g.data_disks)])
-                buf.parity[:] = np.bitwise_xor.reduce(buf.data, axis=0)
+                self.redundancy.generate(buf.data, out=buf.checks)
                 async with self.intent_of(stripe):
-                    await self.members.run([buf.request(g.data_disks, "write", 0, g.u)])
+                    await self.members.run([buf.request(j, "write", 0, g.u) for j in range(g.data_disks, len(buf.columns))])
             done.append(stripe)
         if self.intent is not None:
             self.intent.resynced(done)
@@ -367,15 +379,14 @@ class Array:
     # -- reads ------------------------------------------------------------
     def _read_requests(self, ext: Extent) -> list[Request]:
         """Member reads for a block-aligned extent, one per strip touched."""
-        g = self.geometry
+        strip, mapping = self.geometry.strip_size, self.mapping
         reqs = []
         pos, end = ext.start, ext.start + ext.length
+        base = mapping.member_offset(ext.stripe)
         while pos < end:
-            k, within = divmod(pos, g.strip_size)
-            n = min(g.strip_size - within, end - pos)
-            disk = g.data_disk(ext.stripe, k)
-            offset = g.data_offset + ext.stripe * g.strip_size + within
-            reqs.append(Request(disk, "read", offset, n))
+            k, within = divmod(pos, strip)
+            n = min(strip - within, end - pos)
+            reqs.append(Request(mapping.data_disk(ext.stripe, k), "read", base + within, n))
             pos += n
         return reqs
 
@@ -386,7 +397,7 @@ class Array:
         first_block = ext.start // block
         last_block = (ext.start + ext.length - 1) // block
         async with self._stripe_lock(ext.stripe):
-            buf = StripeBuffer(g, ext.stripe)
+            buf = StripeBuffer(self.mapping, ext.stripe)
             await self._fill_partial_blocks(buf, ext, first_block, last_block)
             buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
             z = _dirty_z(g.u, g.data_disks, first_block, last_block)
@@ -405,7 +416,7 @@ class Array:
                 plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing)
                 self.degraded_plans += 1
             else:
-                plan = Plan.build(buf.stripe, z, buf.columns, parity=self.geometry.level == 5)
+                plan = Plan.build(buf.stripe, z, buf.columns, parity=self.redundancy.parity_columns > 0)
                 if self.ct is not None:
                     plan = self.ct(plan)
             self.metrics.plans += 1
@@ -429,8 +440,8 @@ class Array:
             except MemberIOError as exc:
                 attempt += 1
                 self._member_error(exc, attempt)
-                if exc.op == "write" and len(self.health.missing(buf.stripe)) <= 1:
-                    # every other member holds its new blocks: the failed one's are their XOR
+                if exc.op == "write" and self.redundancy.survives(len(self.health.missing(buf.stripe))):
+                    # every other member holds its new blocks: the failed one's are rebuilt from them
                     return plan
                 # failed while reading: nothing was written; plan again without the failed member
             finally:
@@ -468,28 +479,29 @@ class Array:
     def _member_error(self, exc: MemberIOError, attempt: int) -> None:
         """Fail the members ``exc`` names so that the request can be retried degraded;
         re-raise it when that cannot help (RAID-0, lost data, no progress)."""
-        if isinstance(exc, LostData) or self.geometry.level != 5 or attempt > self.geometry.ndisks + 1:
+        if isinstance(exc, LostData) or not self.redundancy.tolerates or attempt > self.geometry.ndisks + 1:
             raise exc
         for disk in exc.disks:
             self.fail_member(disk, str(exc))
 
     def _check_writable(self, offset: int, length: int) -> None:
-        """Raise LostData if writing these bytes needs a missing member (two are missing)."""
-        g = self.geometry
+        """Raise LostData if writing these bytes needs a missing member (more are
+        missing than the redundancy survives)."""
+        g, mapping = self.geometry, self.mapping
         bs = g.block_size
-        for ext in g.extents(offset, length):
+        for ext in mapping.extents(offset, length):
             z = _dirty_z(g.u, g.data_disks, ext.start // bs, (ext.start + ext.length - 1) // bs)
-            degraded.degraded_plan(ext.stripe, z, g.columns(ext.stripe), self.health.missing(ext.stripe))
+            degraded.degraded_plan(ext.stripe, z, mapping.columns(ext.stripe), self.health.missing(ext.stripe))
 
     def fail_member(self, disk: int, reason: str) -> bool:
-        """Mark member ``disk`` failed (RAID-5): no request goes to it any more, its
+        """Mark member ``disk`` failed (RAID-5; not RAID-0): no request goes to it any more, its
         blocks are reconstructed, the daemon's hook records it in the superblocks,
         and a spare, if there is one, starts a rebuild. False if it already was.
 
         Raises:
             VraidError: on RAID-0, which has no redundancy.
         """
-        if self.geometry.level != 5:
+        if not self.redundancy.tolerates:
             raise VraidError("RAID-0 has no redundancy: a member cannot be failed", "only RAID-5 runs degraded")
         spare = None
         if self.health.rebuild_role == disk and self.rebuild is not None:
@@ -500,7 +512,7 @@ class Array:
             return False
         self.members.excluded.add(disk)
         missing = self.health.missing_roles
-        if len(missing) > 1:
+        if not self.redundancy.survives(len(missing)):
             log.error("member %d failed (%s): members %s are missing; their blocks are lost (EIO)", disk, reason, missing)
         else:
             log.error("member %d failed (%s); running degraded", disk, reason)
@@ -522,8 +534,8 @@ class Array:
         h = self.health
         if self.rebuild is not None or not self.spares or self._nursery is None or h.rebuild_role is not None:
             return
-        if len(h.failed) != 1:
-            return  # nothing failed, or two: nothing to rebuild from
+        if not h.failed or not self.redundancy.survives(len(h.failed)):
+            return  # nothing failed, or more than the redundancy survives: nothing to rebuild from
         role = h.failed[0]
         spare = self.spares.pop(0)
         member = self.members[role]
@@ -572,7 +584,7 @@ class Array:
                 while not hasattr(store, "check") and hasattr(store, "inner"):
                     store = store.inner
                 problem = store.check() if hasattr(store, "check") else None
-                if problem and self.geometry.level == 5:
+                if problem and self.redundancy.tolerates:
                     self.fail_member(d.index, problem)
                 elif problem and d.index not in warned:
                     warned.add(d.index)
@@ -597,7 +609,7 @@ class Array:
             "degraded": h.degraded,
             "failed": h.failed,
             "missing": h.missing_roles,
-            "data_lost": len(h.missing_roles) > 1,
+            "data_lost": not self.redundancy.survives(len(h.missing_roles)),
             "spares": [{"store": s.name, "state": "spare"} for s in self.spares],
             "rebuild": self.rebuild.status() if self.rebuild is not None else self.last_rebuild,
             "degraded_plans": self.degraded_plans,

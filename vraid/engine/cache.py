@@ -129,6 +129,7 @@ class WriteBackCache:
         g = array.geometry
         self.array = array
         self.geometry = g
+        self.mapping = array.mapping  # every logical-to-physical translation (vraid.core.mapping)
         self.clock = array.clock
         self.organisation = organisation
         self.order = order
@@ -234,7 +235,7 @@ class WriteBackCache:
         self.write_seq += 1
         seq = self.write_seq
         bs = g.block_size
-        for ext in g.extents(offset, len(data)):
+        for ext in self.mapping.extents(offset, len(data)):
             fb = ext.start // bs
             lb = (ext.start + ext.length - 1) // bs
             for span in self._spans(ext.stripe, fb, lb):
@@ -280,8 +281,7 @@ class WriteBackCache:
                     slot = slots.get((k, r))
                     if slot is None:
                         slot = slots[(k, r)] = self._take_slot()
-                    block = ext.stripe * g.data_disks * u + k * u + span.row0 + r
-                    self.nvram.put(slot, block, data[k, r])
+                    self.nvram.put(slot, self.mapping.block_of(ext.stripe, k, span.row0 + r), data[k, r])
         key = span.key
         unit.version += 1
         if shadow:
@@ -318,7 +318,7 @@ class WriteBackCache:
             need.append((k, r))
         if not need:
             return
-        buf = StripeBuffer(g, span.stripe, row0=span.row0, rows=span.rows, data=data)
+        buf = StripeBuffer(self.mapping, span.stripe, row0=span.row0, rows=span.rows, data=data)
         await self.array.read_blocks(buf, need, priority=HOST)  # reconstructs a missing member's blocks
         for k, r in need:
             if state[k, r] == E:
@@ -354,7 +354,7 @@ class WriteBackCache:
         seen: list[tuple[Unit, int, object, int, int]] = []
         absent: list[tuple["UnitSpan", object, int, int]] = []
         seq = self.write_seq
-        for ext in g.extents(first, end - first):
+        for ext in self.mapping.extents(first, end - first):
             fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
             for span in self._spans(ext.stripe, fb, lb):
                 unit = self.units.get(span.key)
@@ -488,7 +488,7 @@ class WriteBackCache:
         ok = False
         try:
             z = unit.z()
-            buf = StripeBuffer(self.geometry, span.stripe, row0=span.row0, rows=span.rows, data=unit.data)
+            buf = StripeBuffer(self.mapping, span.stripe, row0=span.row0, rows=span.rows, data=unit.data)
             plan = await self.array.write_plan(buf, z, priority=DESTAGE)
             # destaged D blocks are clean now; E blocks the plan read with r hold clean data too
             for i, row in enumerate(plan.transformed):

@@ -3,7 +3,9 @@
 A RAID-5 stripe survives the loss of any one member: every parity block
 group (PBG, one row of the stripe) XORs to zero, so the missing block of a
 row is the XOR of the row's surviving blocks, data and parity alike
-(:func:`reconstruct`; numpy over whole runs of rows, never block by block).
+(:func:`reconstruct`, which asks the array's redundancy scheme,
+:mod:`vraid.core.redundancy`, how many columns it can rebuild and does it
+over whole runs of rows).
 
 Writes keep that invariant without touching the missing member. Per row
 with dirty blocks, with ``m`` the missing column:
@@ -32,8 +34,6 @@ degraded plan.
 from __future__ import annotations
 
 from typing import Collection, Sequence
-
-import numpy as np
 
 from vraid.errors import LostData
 from .members import Members
@@ -94,18 +94,14 @@ def degraded_plan(stripe: int, z: StateMatrix, columns: Sequence[int], missing: 
     return Plan(stripe, z, m, m, tuple(columns), tuple(column_requests(m)), ct="none")
 
 
-def reconstruct(buf: StripeBuffer, column: int, first_row: int = 0, rows: int | None = None) -> None:
-    """Column ``column`` of rows first_row.. of ``buf`` := XOR of every other column (data and parity)."""
+def reconstruct(buf: StripeBuffer, column: int | Collection[int], first_row: int = 0, rows: int | None = None) -> None:
+    """Column(s) ``column`` of rows first_row.. of ``buf`` := rebuilt from every other
+    column (data and parity) by the buffer's redundancy scheme."""
     rows = buf.rows - first_row if rows is None else rows
     sel = slice(first_row, first_row + rows)
-    nd = buf.nd
-    others = [buf.data[j, sel] for j in range(nd) if j != column]
-    if column != nd:
-        others.append(buf.parity[sel])  # type: ignore[index]
-    acc = others[0].copy()
-    for o in others[1:]:
-        np.bitwise_xor(acc, o, out=acc)
-    buf.column(column)[sel] = acc
+    missing = [column] if isinstance(column, int) else list(column)
+    checks = buf.checks[:, sel] if buf.checks is not None else None
+    buf.redundancy.reconstruct(buf.data[:, sel], checks, missing)
 
 
 async def read_rows(members: Members, buf: StripeBuffer, missing: Collection[int], need: Collection[int], *, priority: int = 0) -> None:
@@ -118,13 +114,13 @@ async def read_rows(members: Members, buf: StripeBuffer, missing: Collection[int
     """
     cols = missing_columns(buf.columns, missing)
     wanted = [j for j in cols if j in need]
-    if wanted and len(cols) > 1:
+    if wanted and not buf.redundancy.survives(len(cols)):
+        if len(cols) == 1:  # RAID-0: nothing to reconstruct from
+            raise LostData(buf.columns[wanted[0]], f"stripe {buf.stripe}: member {buf.columns[wanted[0]]} is missing (RAID-0)")
         lost = [buf.columns[j] for j in cols]
         raise LostData(buf.columns[wanted[0]], f"stripe {buf.stripe}: members {', '.join(map(str, lost))} are missing; cannot reconstruct")
-    if buf.parity is None and wanted:  # RAID-0: nothing to reconstruct from
-        raise LostData(buf.columns[wanted[0]], f"stripe {buf.stripe}: member {buf.columns[wanted[0]]} is missing (RAID-0)")
     await members.run(
         [buf.request(j, "read", 0, buf.rows, priority=priority) for j in range(len(buf.columns)) if j not in cols]
     )
-    for j in wanted:
-        reconstruct(buf, j)
+    if wanted:
+        reconstruct(buf, cols)

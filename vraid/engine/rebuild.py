@@ -1,9 +1,10 @@
 """Rebuild: a spare takes over a failed member's role, stripe by stripe.
 
-For each stripe, under the stripe lock (so no write of that stripe runs
-meanwhile), the surviving strips are read, the failed member's strip is
-their XOR (:func:`vraid.engine.degraded.reconstruct`), and it is written to the
-spare. Stripes below the rebuild position are then served by the new member
+For each physical stripe (``range(mapping.stripes)``, :mod:`vraid.core.mapping`),
+under the stripe lock (so no write of that stripe runs meanwhile), the
+surviving strips are read, the failed member's strip is rebuilt from them
+by the redundancy scheme (:func:`vraid.engine.degraded.reconstruct`; for
+RAID-5 their XOR), and it is written to the spare. Stripes below the rebuild position are then served by the new member
 like any other; stripes above it are still degraded (``MemberHealth.missing``).
 Host I/O goes on throughout; the rebuild's member requests use the destage
 priority class, so host requests go first (seed 003, section 3.1), and an
@@ -46,7 +47,7 @@ class Rebuild:
         self.array = array
         self.role = role
         self.spare = spare
-        self.stripes = array.geometry.stripes
+        self.stripes = array.mapping.stripes
         self.pos = 0
         self.state = "running"  # running | done | stopped
         self.error = ""
@@ -100,6 +101,7 @@ class Rebuild:
             LostData: another member is missing too; the stripe cannot be rebuilt.
         """
         a, g = self.array, self.array.geometry
+        scheme = g.redundancy
         for _ in range(count):
             if self.state != "running" or self.pos >= self.stripes:
                 return
@@ -108,15 +110,16 @@ class Rebuild:
                 if self.state != "running":
                     return
                 others = a.health.missing(s) - {self.role}
-                if others:
+                if not scheme.survives(len(others) + 1):
                     raise LostData(min(others), f"stripe {s}: members {sorted(others)} missing as well")
-                buf = StripeBuffer(g, s)
+                buf = StripeBuffer(a.mapping, s)
                 col = buf.columns.index(self.role)
+                gone = {col} | {j for j, d in enumerate(buf.columns) if d in others}
                 try:
                     await a.members.run(
-                        [buf.request(j, "read", 0, g.u, priority=DESTAGE) for j in range(len(buf.columns)) if j != col]
+                        [buf.request(j, "read", 0, g.u, priority=DESTAGE) for j in range(len(buf.columns)) if j not in gone]
                     )
-                    reconstruct(buf, col)
+                    reconstruct(buf, sorted(gone))
                     await a.members.run([buf.request(col, "write", 0, g.u, priority=DESTAGE)])
                 except MemberIOError as exc:
                     for disk in exc.disks:

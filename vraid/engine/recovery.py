@@ -2,7 +2,7 @@
 
 1. NVRAM replay (if the last mount had a cache with NVRAM): every dirty block
    it held is written through to the members, newest copy last.
-2. Resync (RAID-5): the parity of every stripe that may have been mid-write
+2. Resync (with parity: RAID-5): the parity of every (physical) stripe that may have been mid-write
    at the crash is recomputed from its data (``Array.resync``). Which ones:
    the stripes of the chunks the write-intent bitmap has set (plus those the
    replay touched); with no bitmap recorded in the superblocks (an array
@@ -71,14 +71,14 @@ async def recover(
     bs = g.block_size
     for block, data in replay:
         await array.write_through(block * bs, data)
-    touched = {g.locate(block).stripe for block, _ in replay}
+    touched = {array.mapping.locate(block).stripe for block, _ in replay}
     bitmap = array.intent
     if bitmap_chunks is None:
         if was_clean:
             stripes: list[int] = sorted(touched)
             report.reason = "NVRAM replay" if touched else ""
         else:
-            stripes = list(range(g.stripes))
+            stripes = list(range(array.mapping.stripes))
             report.reason = "no write-intent bitmap: the whole array"
     else:
         stripes = sorted(set(bitmap.stripes_of(bitmap_chunks) if bitmap is not None else ()) | touched)
@@ -91,10 +91,11 @@ async def recover(
         if touched:
             why.append(f"{len(touched)} stripes touched by the NVRAM replay")
         report.reason = ", ".join(why)
-    if g.level == 5 and stripes:
+    has_parity = array.redundancy.parity_columns > 0
+    if has_parity and stripes:
         log.info("resyncing %d stripes (%s)", len(stripes), report.reason)
         report.stripes = await array.resync(stripes)
-    elif g.level != 5 and report.reason:
+    elif not has_parity and report.reason:
         report.reason += "; RAID-0 has no parity, nothing to recompute"
     await array.members.flush()
     if nvram is not None:

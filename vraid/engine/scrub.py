@@ -2,9 +2,11 @@
 
 Like md's ``check`` and ``repair`` sync actions (``echo check >
 /sys/block/mdX/md/sync_action``; the count lands in ``mismatch_cnt``): every
-stripe is read whole from all members and, row by row (per PBG), the XOR of
-all members must be zero, i.e. the parity block must be the XOR of the data
-blocks. A row where it is not is one *mismatch*. vraid counts mismatches in
+stripe is read whole from all members and, row by row (per PBG), the parity
+must be what the redundancy scheme makes of the data (RAID-5: the XOR of
+the data blocks; :meth:`vraid.core.redundancy.Redundancy.verify`). A row
+where it is not is one *mismatch*. Stripes are physical stripes, walked in
+order (``range(mapping.stripes)``, :mod:`vraid.core.mapping`). vraid counts mismatches in
 parity blocks (PBGs) and also says how many stripes hold one; md counts
 512-byte sectors (in units of its 4 KiB stripe pages), so md's number is 8x
 vraid's for the same damage on 4 KiB blocks.
@@ -89,13 +91,14 @@ async def scrub_array(
         MemberIOError: when a member cannot be read (or written, repairing).
     """
     g = array.geometry
-    if g.level != 5:
+    if not g.redundancy.parity_columns:
         raise VraidError("RAID-0 has no parity to check", "check and repair apply to RAID-5 arrays")
-    prog = progress or ScrubProgress(total=g.stripes, repair=repair)
+    stripes = array.mapping.stripes
+    prog = progress or ScrubProgress(total=stripes, repair=repair)
     prog.started = array.clock.now()
     try:
-        for first in range(0, g.stripes, batch):
-            n = min(batch, g.stripes - first)
+        for first in range(0, stripes, batch):
+            n = min(batch, stripes - first)
             await _check_run(array, first, n, prog)
             prog.done = first + n
             prog.elapsed = array.clock.now() - prog.started
@@ -111,17 +114,19 @@ async def scrub_array(
 async def _check_run(array: "Array", first: int, n: int, prog: ScrubProgress) -> None:
     """Stripes first..first+n-1, under their locks (taken in ascending order, as
     every writer takes at most one at a time: no deadlock)."""
-    g = array.geometry
-    strip, u, bs = g.strip_size, g.u, g.block_size
+    g, mapping = array.geometry, array.mapping
+    strip, u, bs, nd = g.strip_size, g.u, g.block_size, g.data_disks
     async with AsyncExitStack() as locks:
         for s in range(first, first + n):
             await locks.enter_async_context(array.stripe_lock(s))
         areas = np.empty((g.ndisks, n * strip), dtype=np.uint8)
-        offset = g.member_offset(first)
+        offset = mapping.member_offset(first)
         reqs = [Request(d, "read", offset, n * strip, memoryview(areas[d]), DESTAGE) for d in range(g.ndisks)]
         await array.members.run(reqs)
-        rows = areas.reshape(g.ndisks, n, u, bs)
-        bad = np.bitwise_xor.reduce(rows, axis=0).any(axis=2)  # (n, u): PBGs whose XOR is not zero
+        by_member = areas.reshape(g.ndisks, n, u, bs)
+        order = np.array([mapping.columns(s) for s in range(first, first + n)])  # (n, columns)
+        rows = by_member[order.T, np.arange(n)[None, :]]  # (columns, n, u, block): data in order, parity last
+        bad = g.redundancy.verify(rows[:nd], rows[nd:])  # (n, u): PBGs whose parity disagrees with the data
         if not bad.any():
             return
         for i in np.flatnonzero(bad.any(axis=1)).tolist():
@@ -139,16 +144,15 @@ async def _check_run(array: "Array", first: int, n: int, prog: ScrubProgress) ->
 
 async def _repair(array: "Array", stripe: int, rows: np.ndarray, bad: np.ndarray) -> None:
     """Rewrite the parity of the mismatching rows of ``stripe`` from its data.
-    ``rows`` is (members, u, block) as read; the caller holds the stripe lock."""
-    g = array.geometry
-    p = g.parity_disk(stripe)
-    assert p is not None
-    data = [d for d in range(g.ndisks) if d != p]
-    parity = np.bitwise_xor.reduce(rows[data], axis=0)  # (u, block)
+    ``rows`` is (columns, u, block) as read, in column order (data, then parity);
+    the caller holds the stripe lock."""
+    g, mapping = array.geometry, array.mapping
+    checks = g.redundancy.generate(rows[: g.data_disks])  # (parity columns, u, block)
     reqs = []
-    for r0, r1 in _runs(np.flatnonzero(bad).tolist()):
-        buf = memoryview(np.ascontiguousarray(parity[r0 : r1 + 1])).cast("B")
-        reqs.append(Request(p, "write", g.member_offset(stripe, r0), len(buf), buf, DESTAGE))
+    for p, parity in zip(mapping.parity_disks(stripe), checks):
+        for r0, r1 in _runs(np.flatnonzero(bad).tolist()):
+            buf = memoryview(np.ascontiguousarray(parity[r0 : r1 + 1])).cast("B")
+            reqs.append(Request(p, "write", mapping.member_offset(stripe, r0), len(buf), buf, DESTAGE))
     async with array.intent_of(stripe):
         await array.members.run(reqs)
 
@@ -182,7 +186,7 @@ def control_handlers(array: "Array", nursery: trio.Nursery) -> dict[str, Callabl
         prog.running = False
 
     async def check_start(req: dict[str, Any]) -> dict[str, Any]:
-        if array.geometry.level != 5:
+        if not array.geometry.redundancy.parity_columns:
             raise VraidError("RAID-0 has no parity to check")
         if array.health.degraded:
             raise VraidError(f"the array is degraded (member {', '.join(map(str, array.health.missing_roles))} missing): "
@@ -192,7 +196,7 @@ def control_handlers(array: "Array", nursery: trio.Nursery) -> dict[str, Callabl
         if current is not None and current.running:
             raise VraidError(f"a {'repair' if current.repair else 'check'} is already running "
                              f"({current.done}/{current.total} stripes)")
-        prog = ScrubProgress(total=array.geometry.stripes, repair=bool(req.get("repair")))
+        prog = ScrubProgress(total=array.mapping.stripes, repair=bool(req.get("repair")))
         state["progress"] = prog
         state["scope"] = scope = trio.CancelScope()
         nursery.start_soon(run, prog, scope)

@@ -4,12 +4,16 @@ The data is a numpy array of shape (data strips, rows, block) in rxw-matrix
 column order (data strips in logical order; parity, a (rows, block) array,
 is the last column), so a run of rows in one column is one contiguous slice:
 a member request reads into it or writes from it with no copy, and the data
-flattened is the stripe's data in logical order. XOR works on whole runs of
-rows at once (FUSE-NOTES: numpy XOR of whole strips, never block by block).
+flattened is the stripe's data in logical order. Parity is computed by the
+array's redundancy scheme (:mod:`vraid.core.redundancy`) on whole runs of
+rows at once (FUSE-NOTES: numpy over whole strips, never block by block);
+which member and offset a column's rows are at is the mapping's
+(:mod:`vraid.core.mapping`).
 
 Execution follows the matrix: all reads (``r`` into the buffer, ``t`` into a
-temporary buffer), then the XORs per row (RCW: parity is the XOR of all data
-blocks; RMW: parity ^= old ^ new for each dirty block), then all writes.
+temporary buffer), then the parity per row (RCW: parity generated from all
+data blocks; RMW: parity updated with the old and new data of the dirty
+blocks), then all writes.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ import functools
 import numpy as np
 
 from vraid.core.geometry import Geometry
+from vraid.core.mapping import Mapping, mapping_of
 from .members import Members, Request
 from vraid.core.rxw import Plan
-
 
 
 class StripeBuffer:
@@ -29,19 +33,24 @@ class StripeBuffer:
 
     ``data`` has shape (data strips, rows, block): a cache unit hands its own
     buffer in, so a destage reads into and writes from the cache itself.
-    ``parity`` has shape (rows, block) (RAID-5 only).
+    ``checks`` has shape (parity columns, rows, block), None without parity;
+    ``parity`` is its first column, (rows, block) (RAID-5's only one).
+    ``layout`` is the array's mapping (a bare geometry means its static one).
     """
 
-    def __init__(self, geometry: Geometry, stripe: int, *, row0: int = 0, rows: int | None = None, data: np.ndarray | None = None) -> None:
-        g = geometry
-        self.geometry = geometry
+    def __init__(self, layout: Geometry | Mapping, stripe: int, *, row0: int = 0, rows: int | None = None, data: np.ndarray | None = None) -> None:
+        self.mapping = mapping = mapping_of(layout)
+        g = self.geometry = mapping.geometry
+        self.redundancy = mapping.redundancy
         self.stripe = stripe
         self.row0 = row0
         self.rows = g.u if rows is None else rows
-        self.columns = g.columns(stripe)
+        self.columns = mapping.columns(stripe)
         self.nd = g.data_disks
         self.data = data if data is not None else np.empty((self.nd, self.rows, g.block_size), dtype=np.uint8)
-        self.parity = np.empty((self.rows, g.block_size), dtype=np.uint8) if g.level == 5 else None
+        pc = self.redundancy.parity_columns
+        self.checks = np.empty((pc, self.rows, g.block_size), dtype=np.uint8) if pc else None
+        self.parity = self.checks[0] if self.checks is not None else None
         self.temp: np.ndarray | None = None
 
     @property
@@ -51,7 +60,7 @@ class StripeBuffer:
         return self.data.reshape(-1)
 
     def column(self, j: int) -> np.ndarray:
-        return self.data[j] if j < self.nd else self.parity  # type: ignore[return-value]
+        return self.data[j] if j < self.nd else self.checks[j - self.nd]  # type: ignore[index]
 
     def view(self, column: int, first_row: int, rows: int, *, temp: bool = False) -> memoryview:
         target = self._temp()[column] if temp else self.column(column)
@@ -63,19 +72,18 @@ class StripeBuffer:
         return self.temp
 
     def request(self, column: int, op: str, first_row: int, rows: int, *, temp: bool = False, priority: int = 0) -> Request:
-        g = self.geometry
         return Request(
             disk=self.columns[column],
             op=op,
-            offset=g.member_offset(self.stripe, self.row0 + first_row),
-            length=rows * g.block_size,
+            offset=self.mapping.member_offset(self.stripe, self.row0 + first_row),
+            length=rows * self.geometry.block_size,
             buffer=self.view(column, first_row, rows, temp=temp),
             priority=priority,
         )
 
 
 async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: int = 0) -> None:
-    """Run ``plan.transformed`` on ``buf``: reads, XOR, writes (seed 000 Fig. 7(e))."""
+    """Run ``plan.transformed`` on ``buf``: reads, parity, writes (seed 000 Fig. 7(e))."""
     m = plan.transformed
     reads: list[Request] = []
     scatter: list[tuple[int, int, int, memoryview]] = []
@@ -88,7 +96,7 @@ async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: 
             reads.append(buf.request(req.column, "read", req.first_row, req.rows, temp=kinds.pop(), priority=priority))
         else:  # a CT-merged run of r and t: read once, then scatter per row
             scratch = memoryview(bytearray(req.rows * buf.geometry.block_size))
-            offset = buf.geometry.member_offset(buf.stripe, buf.row0 + req.first_row)
+            offset = buf.mapping.member_offset(buf.stripe, buf.row0 + req.first_row)
             r = Request(buf.columns[req.column], "read", offset, len(scratch), scratch, priority)
             reads.append(r)
             scatter.append((req.column, req.first_row, req.rows, scratch))
@@ -97,7 +105,7 @@ async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: 
         _scatter(buf, m, column, first_row, rows, scratch)
     if plan.parity:
         compute_parity(plan, buf)
-    buf.temp = None  # t's temporary memory is released once the XORs are done (seed 000 III-C)
+    buf.temp = None  # t's temporary memory is released once the parity is done (seed 000 III-C)
     writes = [buf.request(r.column, "write", r.first_row, r.rows, priority=priority) for r in plan.requests if r.op == "write"]
     await members.run(writes)
 
@@ -115,24 +123,27 @@ def _scatter(buf: StripeBuffer, m, column: int, first_row: int, rows: int, scrat
 
 
 def compute_parity(plan: Plan, buf: StripeBuffer) -> None:
-    """The XOR step of every row: RCW rows recompute parity, RMW rows patch it."""
-    nd = buf.geometry.data_disks
+    """The parity step of every row: RCW rows generate parity, RMW rows update it."""
+    nd = buf.nd
     rcw_rows, rmw_rows = [], []
     for i, row in enumerate(plan.transformed):
         kind = _row_kind(row, nd)
         if kind is None:
             continue
         (rcw_rows if kind == () else rmw_rows).append((i, kind))
-    data, parity = buf.data, buf.parity
-    assert parity is not None
+    data, checks, scheme = buf.data, buf.checks, buf.redundancy
+    assert checks is not None
     if rcw_rows:
         sel = _rows([i for i, _ in rcw_rows])
-        parity[sel] = np.bitwise_xor.reduce(data[:, sel], axis=0)
+        if isinstance(sel, slice):
+            scheme.generate(data[:, sel], out=checks[:, sel])  # a view: in place
+        else:
+            checks[:, sel] = scheme.generate(data[:, sel])
     if rmw_rows:
         temp = buf._temp()
         for i, dirty in rmw_rows:
-            delta = np.bitwise_xor.reduce(temp[list(dirty), i] ^ data[list(dirty), i], axis=0)
-            parity[i] ^= delta
+            cols = list(dirty)
+            scheme.update(checks[:, i], temp[cols, i], data[cols, i], dirty)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -399,7 +399,7 @@ async def _replay_nvram(array: Array, replay: list[tuple[int, bytes]], nvram) ->
     for block, data in replay:
         await array.write_through(block * bs, data)
     # a destage cut short by the crash may have written data without parity
-    await array.resync({g.locate(block).stripe for block, _ in replay})
+    await array.resync({array.mapping.locate(block).stripe for block, _ in replay})
     await array.members.flush()
     nvram.reset()
     if array.cache is not None:

@@ -28,7 +28,7 @@ def control_handlers(asm, array, wrap: Callable) -> dict[str, Callable]:
         return {"disk": role, "store": name, "status": array.status()}
 
     async def add(req: dict[str, Any]) -> dict[str, Any]:
-        if asm.geometry.level != 5:
+        if not asm.geometry.redundancy.tolerates:
             raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for RAID-5")
         path = failure.add_spare(asm, Path(str(req.get("file", ""))))
         array.add_spare(wrap(asm.spare_stores[-1]))

@@ -20,6 +20,7 @@ from vraid.backends.missing import MissingStore
 from .config import NAME as CONFIG_NAME, ArrayConfig
 from vraid.errors import AssemblyError, SuperblockError, VraidError
 from vraid.core.geometry import Geometry
+from vraid.core.redundancy import count_word
 from .superblock import MAGIC, SIZE as SB_SIZE, SPARE, NotAMember, Superblock
 from vraid.core.units import format_size
 
@@ -152,7 +153,7 @@ class Assembled:
 
     def summary(self) -> str:
         g = self.geometry
-        level = f"RAID-{g.level}" + (f" {g.layout}" if g.level == 5 else "")
+        level = g.title
         extra = f", {len(self.spares)} spare(s)" if self.spares else ""
         state = f", DEGRADED (member {', '.join(map(str, sorted(self.failed)))} failed)" if self.failed else ""
         return f"{level}, {g.ndisks} disks{extra}, {format_size(g.strip_size)} strip, {format_size(g.capacity)} image{state}"
@@ -183,7 +184,7 @@ def create(
         check_chunk(geometry, bitmap_chunk)
     if directory.exists() and not directory.is_dir():
         raise VraidError(f"{directory} exists and is not a directory", "choose a directory path for the array")
-    if spares < 0 or (spares and geometry.level != 5):
+    if spares < 0 or (spares and not geometry.redundancy.tolerates):
         raise VraidError(
             f"--spares {spares}: " + ("a negative count" if spares < 0 else "RAID-0 has no redundancy to rebuild"),
             "use --spares 0 or more with --level 5",
@@ -364,7 +365,8 @@ def assemble(directory: Path) -> Assembled:
             failed[role] = f"{c.path.name} is truncated: {size} bytes, the array needs {geometry.member_size}"
     others = [f"{c.path.name} ({c.problem})" for c in candidates if c.superblock is None and c.path.name != "vraid.log"]
     seen = f"; other files there: {', '.join(others)}" if others else ""
-    if failed and geometry.level == 0:
+    scheme = geometry.redundancy
+    if failed and not scheme.tolerates:
         truncated = [why for why in failed.values() if "truncated" in why]
         if truncated:
             path = roles[next(r for r, why in failed.items() if "truncated" in why)].path
@@ -379,17 +381,19 @@ def assemble(directory: Path) -> Assembled:
             + "".join(f"; {failed[r]}" for r in missing if failed[r] != "missing"),
             "put the missing member file back into the directory (any name works)",
         )
-    if len(failed) > 1:
+    if not scheme.survives(len(failed)):
         missing = sorted(failed)
         why = "; ".join(f"member {r}: {failed[r]}" for r in missing)
+        t = scheme.tolerates
         raise AssemblyError(
             f"members {', '.join(map(str, missing))} of {geometry.ndisks} missing from {directory} ({why}{seen}); "
-            "RAID-5 survives the loss of one member, not two: the array is not started and nothing was modified",
+            f"{scheme.name} survives the loss of {count_word(t)} member{'s' if t != 1 else ''}, not "
+            f"{count_word(len(missing))}: the array is not started and nothing was modified",
             "put a missing member file back into the directory (any name works); the data of a stale member "
             "may be older than the rest",
         )
     for role, why in failed.items():
-        notes.insert(0, f"warning: RAID-5 runs DEGRADED without member {role} ({why}); its blocks are "
+        notes.insert(0, f"warning: {scheme.name} runs DEGRADED without member {role} ({why}); its blocks are "
                      "reconstructed from the others" + ("; a spare takes its place" if spare_members else
                                                        f": add a spare with `vraid add` to rebuild it{seen}"))
     paths: list[Path | None] = [roles[r].path if r in roles else None for r in range(geometry.ndisks)]

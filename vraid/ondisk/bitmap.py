@@ -25,7 +25,9 @@ and keeps "needed"/"pending" states per bit for resync and recovery; vraid
 keeps a plain counter per chunk in memory and only the bits on disk, and it
 never clears a bit whose chunk saw a failed write (it stays set for the next
 resync). The chunk is a number of stripes, not of bytes, so a bit always
-covers whole parity groups.
+covers whole parity groups. The stripes are physical ones, numbered by the
+array's mapping (:mod:`vraid.core.mapping`): the stripe a member write goes
+to, whatever logical blocks it holds.
 
 On disk: the bits, least significant bit first (chunk 0 = bit 0 of byte 0),
 in whole blocks from :data:`OFFSET` rounded up to the block size. The chunk
@@ -42,6 +44,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import trio
 
+from vraid.core.mapping import mapping_of
 from vraid.errors import VraidError
 from .superblock import SIZE as SUPERBLOCK_SIZE
 
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
     from vraid.backends.base import Store
     from vraid.engine.clock import Clock
     from vraid.core.geometry import Geometry
+    from vraid.core.mapping import Mapping
     from vraid.engine.members import Members
 
 log = logging.getLogger(__name__)
@@ -123,14 +127,17 @@ class WriteIntentBitmap:
     ``await begin(stripe)`` before a member write to ``stripe``, ``end(stripe, ok)``
     after it. ``run`` is the clearing task (the array starts it), ``clean`` clears
     every idle bit once the caller has flushed the members (shutdown, after resync).
+    ``mapping`` numbers the stripes (the geometry's static layout by default).
     """
 
-    def __init__(self, geometry: "Geometry", chunk: int, *, interval: float = DEFAULT_INTERVAL) -> None:
+    def __init__(self, geometry: "Geometry", chunk: int, *, interval: float = DEFAULT_INTERVAL,
+                 mapping: "Mapping | None" = None) -> None:
         check_chunk(geometry, chunk)
         self.geometry = geometry
+        self.mapping = mapping_of(mapping if mapping is not None else geometry)
         self.chunk = chunk
         self.interval = interval
-        self.nbits = -(-geometry.stripes // chunk)
+        self.nbits = -(-self.mapping.stripes // chunk)
         self.offset, room = area(geometry)
         bs = geometry.block_size
         self.page = bs
@@ -171,7 +178,7 @@ class WriteIntentBitmap:
         """Every stripe the given chunks cover, in order."""
         out: list[int] = []
         for c in sorted(set(chunks)):
-            out += range(c * self.chunk, min(self.geometry.stripes, (c + 1) * self.chunk))
+            out += range(c * self.chunk, min(self.mapping.stripes, (c + 1) * self.chunk))
         return out
 
     def chunk_of(self, stripe: int) -> int:
@@ -284,7 +291,7 @@ class WriteIntentBitmap:
         (only whole chunks, when every stripe of the chunk was resynced)."""
         covered = Counter(s // self.chunk for s in set(stripes))
         for c, n in covered.items():
-            if n >= len(range(c * self.chunk, min(self.geometry.stripes, (c + 1) * self.chunk))):
+            if n >= len(range(c * self.chunk, min(self.mapping.stripes, (c + 1) * self.chunk))):
                 self.sticky.discard(c)
                 if c not in self.pending and c in self.durable:
                     self.idle.setdefault(c, self.clock.now() if self.clock is not None else 0.0)

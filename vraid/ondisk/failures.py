@@ -66,15 +66,17 @@ def resolve_disk(asm: "Assembled", disk: str | int) -> int:
 
 
 def check_can_fail(asm: "Assembled", role: int, *, force: bool = False, missing: Iterable[int] = ()) -> None:
-    """Refuse to fail a member of RAID-0, a failed one, or a second one (unless ``force``)."""
+    """Refuse to fail a member of RAID-0, a failed one, or one more than the
+    redundancy survives (RAID-5: a second one; unless ``force``)."""
     from vraid.errors import VraidError
 
-    if asm.geometry.level != 5:
+    scheme = asm.geometry.redundancy
+    if not scheme.tolerates:
         raise VraidError("RAID-0 has no redundancy: failing a member would lose its data", "only RAID-5 runs degraded")
     missing = set(missing) | set(asm.failed)
     if role in missing:
         raise VraidError(f"member {role} is already failed", "see `vraid status`")
-    if missing and not force:
+    if not scheme.survives(len(missing) + 1) and not force:
         raise VraidError(
             f"member {', '.join(map(str, sorted(missing)))} is already missing: failing member {role} as well "
             "would make the blocks of both unreadable",

@@ -14,7 +14,7 @@ from vraid.core.units import format_size
 
 def layout_table(g: Geometry, stripes: int) -> Table:
     """Which logical block lives where, and where parity is (the docs' first picture)."""
-    title = f"RAID-{g.level}" + (f" {g.layout}" if g.level == 5 else "")
+    title = g.title
     t = Table(
         title=f"{title}, {g.ndisks} disks",
         caption=f"strip {format_size(g.strip_size)} = {g.u} block(s) of {format_size(g.block_size)}; "
@@ -51,7 +51,7 @@ def superblock_table(name: str, sb: Superblock | None, problem: str = "") -> Tab
         ("magic/version", f"vraid v{sb.version}"),
         ("array uuid", sb.array_uuid),
         ("level", f"RAID-{sb.level}"),
-        ("layout", sb.layout if sb.level == 5 else "-"),
+        ("layout", sb.layout if g.redundancy.parity_columns else "-"),
         ("disks", sb.ndisks),
         ("this member's role", "spare" if sb.role < 0 else f"disk {sb.role}"),
         ("block size", format_size(sb.block_size)),
@@ -80,7 +80,7 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
     head = Table(title=f"vraid {st.get('directory', '')}", show_header=False)
     head.add_column("field", style="bold")
     head.add_column("value")
-    level = f"RAID-{g['level']}" + (f" {g['layout']}" if g["level"] == 5 else "")
+    level = f"RAID-{g['level']}" + (f" {g['layout']}" if g["layout"] != "-" else "")  # describe(): "-" without parity
     head.add_row("array", f"{level}, {g['disks']} disks, {format_size(g['strip_size'])} strip, {g['stripes']} stripes")
     head.add_row("image size", format_size(g["capacity"]))
     head.add_row("state", st["state"])
@@ -145,7 +145,7 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
 def _failure_rows(head: Table, st: dict[str, Any]) -> None:
     """Degraded state, missing members and rebuild progress (docs/failures.md)."""
     missing = st.get("missing", [])
-    if len(missing) > 1:
+    if st.get("data_lost"):
         head.add_row("redundancy", f"[bold red]LOST: members {', '.join(map(str, missing))} are missing; their blocks read as EIO[/]")
     elif st.get("degraded"):
         head.add_row("redundancy", f"[bold yellow]DEGRADED: member {', '.join(map(str, missing))} missing; its blocks are reconstructed[/]")

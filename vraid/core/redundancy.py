@@ -1,0 +1,181 @@
+"""Redundancy: the parity of a stripe, in one place.
+
+Every piece of the engine that computes, patches, checks or rebuilds
+parity calls a :class:`Redundancy`, chosen from the RAID level by
+:func:`for_level` (the only place that asks which level an array is):
+
+============== ================ ============ ==========================
+scheme         RAID level       tolerates    parity columns per stripe
+============== ================ ============ ==========================
+:class:`Xor`   5                1 failure    1 (P = XOR of the data)
+NoRedundancy   0                0 failures   0
+============== ================ ============ ==========================
+
+The arrays are the stripe buffer's (:mod:`vraid.engine.stripe`): ``data``
+is (data columns, rows..., block) with the data strips in logical order,
+``checks`` is (parity columns, rows..., block); a *column* number counts
+the data columns first and the parity columns after them, as the
+rxw-matrix does (seed 000, Fig. 7). Any number of axes may sit between
+the column axis and the block axis (a scrub hands in several stripes at
+once), and every operation works on whole runs of rows with numpy, never
+block by block (FUSE-NOTES).
+
+The operations:
+
+* :meth:`~Redundancy.generate`: the parity of the data columns (RCW, resync,
+  repair);
+* :meth:`~Redundancy.update`: read-modify-write, patching the parity with the
+  old and new data of the columns that changed;
+* :meth:`~Redundancy.reconstruct`: missing columns (data or parity) from the
+  survivors, at most :attr:`~Redundancy.tolerates` of them;
+* :meth:`~Redundancy.verify`: which rows' parity disagrees with their data.
+
+P+Q (RAID-6, md's ``raid6_calls``: P the XOR, Q a Reed-Solomon syndrome over
+GF(2^8)) is one more subclass with ``parity_columns = tolerates = 2``: its
+``update`` and ``reconstruct`` need the column numbers, which is why they
+take them here although XOR ignores them. It is not implemented.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+#: the words the messages use for a count of members
+_COUNT = ("no", "one", "two", "three")
+
+
+def count_word(n: int) -> str:
+    """``one`` for 1, ``two`` for 2 (the messages say "survives the loss of one member")."""
+    return _COUNT[n] if 0 <= n < len(_COUNT) else str(n)
+
+
+class Redundancy:
+    """A parity scheme (see the module docstring). Subclasses are stateless."""
+
+    #: RAID level it implements
+    level: int
+    #: parity columns per stripe (each on its own member)
+    parity_columns: int
+    #: members a stripe may lose and still be read in full
+    tolerates: int
+    #: fewest members an array of this level has
+    min_disks: int
+
+    @property
+    def name(self) -> str:
+        return f"RAID-{self.level}"
+
+    def data_columns(self, ndisks: int) -> int:
+        """Data strips per stripe of an array of ``ndisks`` members."""
+        return ndisks - self.parity_columns
+
+    def survives(self, missing: int) -> bool:
+        """Whether a stripe with ``missing`` members gone can still be read."""
+        return missing <= self.tolerates
+
+    def generate(self, data: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The parity columns of ``data`` (into ``out`` when given)."""
+        raise NotImplementedError
+
+    def update(self, checks: np.ndarray, old: np.ndarray, new: np.ndarray, columns: Sequence[int]) -> None:
+        """Read-modify-write: patch ``checks`` in place for data ``columns`` changing
+        from ``old`` to ``new`` (each (len(columns), rows..., block))."""
+        raise NotImplementedError
+
+    def reconstruct(self, data: np.ndarray, checks: np.ndarray | None, missing: Sequence[int]) -> None:
+        """Recompute the ``missing`` columns (data and parity numbering) in place
+        from every other column.
+
+        Raises:
+            ValueError: more columns missing than the scheme tolerates.
+        """
+        raise NotImplementedError
+
+    def verify(self, data: np.ndarray, checks: np.ndarray) -> np.ndarray:
+        """A bool per row (shape ``data.shape[1:-1]``): True where the parity
+        does not match the data."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class Xor(Redundancy):
+    """RAID-5: one parity column, the XOR of the data columns; survives one failure.
+
+    Every row (parity block group, PBG) XORs to zero, so a missing column of
+    a row is the XOR of the row's other columns, data and parity alike.
+    """
+
+    level = 5
+    parity_columns = 1
+    tolerates = 1
+    min_disks = 3
+
+    def generate(self, data: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        if out is None:
+            out = np.empty((1,) + data.shape[1:], dtype=data.dtype)
+        np.bitwise_xor.reduce(data, axis=0, out=out[0])
+        return out
+
+    def update(self, checks: np.ndarray, old: np.ndarray, new: np.ndarray, columns: Sequence[int]) -> None:
+        delta = np.bitwise_xor.reduce(old ^ new, axis=0)
+        checks[0] ^= delta
+
+    def reconstruct(self, data: np.ndarray, checks: np.ndarray | None, missing: Sequence[int]) -> None:
+        missing = sorted(set(missing))
+        if not missing:
+            return
+        if len(missing) > self.tolerates:
+            raise ValueError(f"{len(missing)} columns missing; XOR parity rebuilds one")
+        assert checks is not None
+        nd = data.shape[0]
+        (m,) = missing
+        if m == nd:
+            self.generate(data, out=checks)
+            return
+        acc = checks[0].copy()
+        for j in range(nd):
+            if j != m:
+                np.bitwise_xor(acc, data[j], out=acc)
+        data[m] = acc
+
+    def verify(self, data: np.ndarray, checks: np.ndarray) -> np.ndarray:
+        syndrome = np.bitwise_xor.reduce(data, axis=0) ^ checks[0]
+        return syndrome.any(axis=-1)
+
+
+class NoRedundancy(Redundancy):
+    """RAID-0: no parity; a missing member's blocks are gone."""
+
+    level = 0
+    parity_columns = 0
+    tolerates = 0
+    min_disks = 1
+
+    def generate(self, data: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        return np.empty((0,) + data.shape[1:], dtype=data.dtype) if out is None else out
+
+    def update(self, checks: np.ndarray, old: np.ndarray, new: np.ndarray, columns: Sequence[int]) -> None:
+        return None
+
+    def reconstruct(self, data: np.ndarray, checks: np.ndarray | None, missing: Sequence[int]) -> None:
+        if missing:
+            raise ValueError(f"{len(set(missing))} columns missing; RAID-0 has no parity to rebuild them from")
+
+    def verify(self, data: np.ndarray, checks: np.ndarray) -> np.ndarray:
+        return np.zeros(data.shape[1:-1], dtype=bool)
+
+
+XOR = Xor()
+NONE = NoRedundancy()
+_BY_LEVEL: dict[int, Redundancy] = {XOR.level: XOR, NONE.level: NONE}
+#: the RAID levels vraid runs, in the order the CLI lists them
+LEVELS = tuple(sorted(_BY_LEVEL))
+
+
+def for_level(level: int) -> Redundancy:
+    """The scheme of RAID ``level`` (KeyError for a level vraid does not run)."""
+    return _BY_LEVEL[level]

@@ -31,7 +31,7 @@ and ``vraid policies`` follow from the row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from vraid.errors import VraidError
@@ -50,6 +50,9 @@ class Context:
     disk_model: str | None = None
     #: the superblock's JSON parameters (``params["ct"]`` holds measured CT limits)
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: the policy of this family in force now, when one is swapped at run time (keys a CT spec
+    #: leaves out keep its limits)
+    current: Any = None
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,8 @@ def _make_cache(cls: type, values: dict, spec: PolicySpec, ctx: Context) -> Any:
 def _make_ct(cls: type, values: dict, spec: PolicySpec, ctx: Context) -> Any:
     from vraid.policies.ct import build_transform, default_limits
 
-    return build_transform(cls, dict(spec.params), default_limits(dict(ctx.params) or None, ctx.disk_model))
+    base = getattr(ctx.current, "limits", None) or default_limits(dict(ctx.params) or None, ctx.disk_model)
+    return build_transform(cls, dict(spec.params), base)
 
 
 FAMILIES: dict[str, Family] = {
@@ -329,12 +333,13 @@ def install(key: str, engine: Any, spec: "str | PolicySpec", ctx: Context | None
         raise VraidError(f"the {fam.title} cannot change while the array runs",
                          "keys: " + ", ".join(k for k, f in FAMILIES.items() if f.runtime))
     holder, attr = _parent(fam, engine)
+    ctx = replace(ctx or Context(), current=getattr(holder, attr, None) if holder is not None else None)
     policy = create(key, spec, ctx)
     if holder is None:
         need = family(fam.needs) if fam.needs else fam
         others = [n for n in need.builtins if n != "none"]
-        raise VraidError(f"cannot change the {fam.title}: this array runs without a {need.title} ({need.flag} none)",
-                         f"mount with {' or '.join(f'{need.flag} {n}' for n in others)} to have one")
+        raise VraidError(f"cannot change the {fam.title}: this array runs with {need.flag} none (no {need.title})",
+                         f"mount with {' or '.join(f'{need.flag} {n}' for n in others)} to have a {fam.title}")
     setter = getattr(holder, f"set_{attr}", None)
     if callable(setter):
         setter(policy)
@@ -348,7 +353,7 @@ def settings() -> dict[str, tuple[str, str]]:
     """Every setting key the table gives (families and their plain settings) -> (default, doc)."""
     out: dict[str, tuple[str, str]] = {}
     for fam in FAMILIES.values():
-        out[fam.key] = (fam.default, f"{fam.title}: {fam.doc}")
+        out[fam.key] = (fam.default, f"{fam.title}: {', '.join(fam.builtins)} or your own pkg.mod:Class (NAME[:k=v,...])")
         for s in fam.settings:
             out[s.key] = (s.default, s.doc)
     return out

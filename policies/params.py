@@ -123,10 +123,10 @@ class Param:
                                      f"regions start at {_num(self.low)} or more")
             return out
         if self.low is not None and out < self.low:
-            raise ParamError(f"is below {_num(self.low)}", f"{self.name} must be at least {_num(self.low)} ({self.doc})",
+            raise ParamError(f"is below {_num(self.low)}", f"{self.name} must be at least {_num(self.low)}",
                              _num(out))
         if self.high is not None and out > self.high:
-            raise ParamError(f"is above {_num(self.high)}", f"{self.name} must be at most {_num(self.high)} ({self.doc})",
+            raise ParamError(f"is above {_num(self.high)}", f"{self.name} must be at most {_num(self.high)}",
                              _num(out))
         return out
 

@@ -1,27 +1,43 @@
 """The one table of policy families (engine-seams issue): how a spec string becomes a policy.
 
 A *family* is one kind of decision the controller delegates (cache organisation, destage
-order, destage scheduler, contiguity transform; prefetch, log disk and placement later). Each
-row names its key (the CLI flag ``--KEY``, the ``vraid.toml`` key, the ``vraid ctl`` key and
-the ``vraid status`` line all come from it), its default spec, and how to build a policy
-from a spec.
+order, destage scheduler, contiguity transform; prefetch, log disk, placement and member
+queue order later). Each row of :data:`FAMILIES` names:
 
-This first version is the *contract* the rest of the engine codes against:
+* its ``key``: the CLI flag ``--KEY`` (``_`` as ``-``), the ``vraid.toml`` key, the
+  ``vraid ctl`` key and the ``vraid status`` line all come from it;
+* a title and a one-line doc, the family's package under ``policies/`` and the base class
+  every policy of it subclasses;
+* its built-ins, name -> ``"module:Class"`` (imported only when used; ``None`` is the "no
+  policy" of families where that means something, e.g. ``--cache none``);
+* its default spec, whether ``vraid ctl set`` may swap it at run time, and where the engine
+  holds it (``slot``, an attribute path on the array) and how to build one (``make``).
 
-* :func:`parse` checks a spec string and returns a :class:`PolicySpec` (nothing is built);
-* :func:`create` builds the policy a spec names, given a :class:`Context` (the geometry,
-  the disk model preset name, the superblock's parameters);
-* :data:`FAMILIES` lists the families in display order.
+Spec syntax, one parser for every family (:func:`parse`)::
 
-Errors are :class:`~vraid.errors.VraidError` with a hint, always before anything changes.
+    NAME[:key=value,...]                 a built-in or an installed plugin
+    pkg.mod:Class[:key=value,...]        your own class, importable from the current directory
+    path/to/file.py:Class[:key=value,...]
+
+Keys and values are checked against the class's parameter schema (:mod:`vraid.policies.params`).
+Errors are :class:`~vraid.errors.VraidError` naming family, policy, key and value, with a hint
+listing what would be valid, always before anything changes. Installed plugins register in
+the entry-point group ``vraid.policies.<key>`` (:mod:`vraid.policies.loader`).
+
+Adding a family: one folder under ``policies/`` with a base class and its built-ins, and one
+:class:`Family` row below. The CLI flags, vraid.toml keys, ``vraid ctl`` keys, status lines
+and ``vraid policies`` follow from the row.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from vraid.errors import VraidError
+
+from . import loader
+from .params import Param, bind, format_value, schema
 
 
 @dataclass(frozen=True)
@@ -34,87 +50,108 @@ class Context:
     disk_model: str | None = None
     #: the superblock's JSON parameters (``params["ct"]`` holds measured CT limits)
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: the policy of this family in force now, when one is swapped at run time (keys a CT spec
+    #: leaves out keep its limits)
+    current: Any = None
 
 
 @dataclass(frozen=True)
 class PolicySpec:
-    """A checked spec: the family key, the policy name and its parameters as given."""
+    """A checked spec: family key, policy name (as written), canonical text, the class's
+    ``module:Class`` (None for "no policy") and the parameters given, converted."""
 
     family: str
     name: str
     text: str
+    target: str | None = None
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A plain setting that belongs to a family but is not a policy (``cache_size``)."""
+
+    key: str
+    default: str
+    doc: str
+    metavar: str = "VALUE"
 
 
 @dataclass(frozen=True)
 class Family:
     key: str
     title: str
+    doc: str
+    package: str
+    base: str
+    builtins: Mapping[str, str | None]
     default: str
-    check: Callable[[str], str]
-    build: Callable[[str, Context], Any]
+    runtime: bool = False
+    #: where the engine holds the policy: an attribute path on the Array (``cache.scheduler``)
+    slot: str = ""
+    #: the family whose "none" leaves no place for this one (destage needs a cache)
+    needs: str | None = None
+    #: what the built-in "none" means, for ``vraid policies``
+    none_doc: str = ""
+    #: ``make(cls, values, spec, ctx)`` builds the policy; default ``cls(**values)``
+    make: Callable[..., Any] | None = None
+    settings: tuple[Setting, ...] = ()
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.key.replace("_", "-")
+
+    def base_class(self) -> type:
+        return loader.resolve(self.base)
+
+    def names(self) -> list[str]:
+        """Built-in names, then installed plugins' names."""
+        return [*self.builtins, *(n for n in loader.entry_points(self.key) if n not in self.builtins)]
 
 
-def _check_cache(text: str) -> str:
-    from vraid.policies.cache import CHOICES
-
-    if text not in CHOICES:
-        raise VraidError(f"unknown cache organisation {text!r}", f"use --cache {' | '.join(CHOICES)}")
-    return text
+def _make_cache(cls: type, values: dict, spec: PolicySpec, ctx: Context) -> Any:
+    if ctx.geometry is None:
+        raise ValueError("a cache organisation needs Context(geometry=...)")
+    return cls(ctx.geometry, **values)
 
 
-def _build_cache(text: str, ctx: Context):
-    from vraid.policies.cache import organisation
+def _make_ct(cls: type, values: dict, spec: PolicySpec, ctx: Context) -> Any:
+    from vraid.policies.ct import build_transform, default_limits
 
-    return None if text == "none" else organisation(text, ctx.geometry)
-
-
-def _check_order(text: str) -> str:
-    from vraid.policies.order import ORDERS
-
-    if text not in ORDERS:
-        raise VraidError(f"unknown destage order {text!r}", f"use --destage-order {' | '.join(ORDERS)}")
-    return text
-
-
-def _build_order(text: str, ctx: Context):
-    from vraid.policies.order import destage_order
-
-    return destage_order(text)
-
-
-def _check_destage(text: str) -> str:
-    from vraid.policies.destage import load_scheduler
-
-    load_scheduler(text)
-    return text
-
-
-def _build_destage(text: str, ctx: Context):
-    from vraid.policies.destage import load_scheduler
-
-    return load_scheduler(text)
-
-
-def _check_ct(text: str) -> str:
-    from vraid.policies.ct import parse_spec
-
-    parse_spec(text)
-    return text
-
-
-def _build_ct(text: str, ctx: Context):
-    from vraid.policies.ct import default_limits, load_ct
-
-    return load_ct(text, default_limits(dict(ctx.params) or None, ctx.disk_model))
+    base = getattr(ctx.current, "limits", None) or default_limits(dict(ctx.params) or None, ctx.disk_model)
+    return build_transform(cls, dict(spec.params), base)
 
 
 FAMILIES: dict[str, Family] = {
     f.key: f
     for f in (
-        Family("cache", "write cache organisation", "none", _check_cache, _build_cache),
-        Family("destage_order", "destage order", "lrw", _check_order, _build_order),
-        Family("destage", "destage scheduler", "hlwm", _check_destage, _build_destage),
-        Family("ct", "contiguity transform", "none", _check_ct, _build_ct),
+        Family("cache", "cache organisation", "write cache organisation: what one cache unit is (seed 000 III-A)",
+               "vraid.policies.cache", "vraid.policies.cache:Organisation",
+               {"none": None, "pbg": "vraid.policies.cache:PbgOrganisation",
+                "stripe": "vraid.policies.cache:StripeOrganisation"},
+               "none", slot="cache.organisation", none_doc="no write cache: write-through (the baseline)",
+               make=_make_cache, settings=(Setting("cache_size", "64M", "write cache size", "SIZE"),)),
+        Family("destage_order", "destage order", "which dirty cache unit is destaged next",
+               "vraid.policies.order", "vraid.policies.order:DestageOrder",
+               {"lrw": "vraid.policies.order:Lrw", "lru": "vraid.policies.order:Lru",
+                "fifo": "vraid.policies.order:Fifo", "cscan": "vraid.policies.order:Cscan"},
+               "lrw", runtime=True, slot="cache.order", needs="cache"),
+        Family("destage", "destage scheduler", "when to destage and how many destages to keep in flight",
+               "vraid.policies.destage", "vraid.policies.destage.base:DestageScheduler",
+               {"hlwm": "vraid.policies.destage.hlwm:HlwmScheduler",
+                "adaptive": "vraid.policies.destage.adaptive:AdaptiveScheduler",
+                "lt": "vraid.policies.destage.lt:LinearThresholdScheduler",
+                "pi": "vraid.policies.destage.pi:PiScheduler",
+                "idle": "vraid.policies.destage.idle:IdleScheduler"},
+               "hlwm", runtime=True, slot="cache.scheduler", needs="cache"),
+        Family("ct", "contiguity transform", "rewrites each stripe write's rxw-matrix before it runs (seed 000 III-B)",
+               "vraid.policies.ct", "vraid.policies.ct.base:ContiguityTransform",
+               {"none": None, "msc": "vraid.policies.ct.msc:MscTransform"},
+               "none", runtime=True, slot="ct", none_doc="no transform: the basic rxw-matrix runs as planned",
+               make=_make_ct),
     )
 }
 
@@ -126,15 +163,260 @@ def family(key: str) -> Family:
         raise VraidError(f"unknown policy family {key!r}", f"families: {', '.join(FAMILIES)}") from None
 
 
-def parse(key: str, text: str | None) -> PolicySpec:
-    """Check ``text`` (None: the family's default) as a spec of family ``key``."""
+def _syntax(fam: Family) -> str:
+    return (f"write NAME or NAME:key=value,... with NAME one of {', '.join(fam.names())}, "
+            "or your own class as module:Class[:key=value,...] or path/to/file.py:Class[:key=value,...]")
+
+
+def _split_params(text: str, what: str, params: tuple[Param, ...]) -> dict[str, str]:
+    valid = f"valid parameters: {', '.join(p.name for p in params) or '(none)'}"
+    given: dict[str, str] = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        key, eq, value = (s.strip() for s in item.partition("="))
+        if not eq or not key:
+            raise VraidError(f"{what}: {item!r} is not key=value", valid)
+        if key in given:
+            raise VraidError(f"{what}: {key} is given twice", "give each key once")
+        given[key] = value
+    return given
+
+
+def _find(fam: Family, text: str) -> tuple[str, str | None, type | None, str]:
+    """(name, target, class, rest) for a spec ``text`` of ``fam``; class None for "none"."""
+    head, _, rest = text.partition(":")
+    head = head.strip()
+    title = fam.title
+    lowered = head.lower()
+    if lowered in fam.builtins:
+        target = fam.builtins[lowered]
+        what = f"{title} {lowered}"
+        if target is None:
+            return lowered, None, None, rest
+        cls = loader.resolve(target)
+        loader.check_class(cls, fam.base_class(), what, target, fam.package)
+        return lowered, target, cls, rest
+    plugins = loader.entry_points(fam.key)
+    if head in plugins:
+        ep = plugins[head]
+        return head, ep.value, loader.load_entry_point(ep, fam.base_class(), f"{title} {head}"), rest
+    cls_name, _, rest = rest.partition(":")
+    cls_name = cls_name.strip()
+    if not (loader.is_file_target(head) and cls_name.isidentifier()) and not loader.is_module_target(head, cls_name):
+        raise VraidError(f"unknown {title} {head!r}", _syntax(fam))
+    name = f"{head}:{cls_name}"
+    cls = loader.load_class(head, cls_name, fam.base_class(), f"{title} {name}")
+    _remember_head(cls, name)
+    return name, f"{cls.__module__}:{cls.__qualname__}", cls, rest
+
+
+def _remember_head(cls: type, head: str) -> None:
+    try:
+        cls._vraid_head = head  # how the user named the class: a spec re-uses it
+    except (AttributeError, TypeError):
+        pass
+
+
+def parse(key: str, text: "str | PolicySpec | None") -> PolicySpec:
+    """Check ``text`` (None: the family's default) as a spec of family ``key``.
+
+    Imports the class (a student's module or file, a plugin) to read its parameter schema;
+    builds nothing.
+
+    Raises:
+        VraidError: for an empty or malformed spec, an unknown name, module, file, class or key,
+            a class of the wrong kind, or a bad value.
+    """
+    if isinstance(text, PolicySpec):
+        return text
     fam = family(key)
     spec = fam.default if text is None else str(text).strip()
-    return PolicySpec(key, spec.partition(":")[0], fam.check(spec))
+    if not spec:
+        raise VraidError(f"empty {fam.title} spec", _syntax(fam))
+    name, target, cls, rest = _find(fam, spec)
+    what = f"{fam.title} {name}"
+    params = schema(cls) if cls is not None else ()
+    if rest.strip() and not params:
+        raise VraidError(f"{what} takes no parameters (got {rest.strip()!r})", f"write just {name}")
+    if ":" in spec and not rest.strip() and spec.rstrip().endswith(":"):
+        raise VraidError(f"{fam.title} spec {spec!r} ends with ':' but gives no parameters",
+                         f"write {name} alone, or {name}:key=value,...; valid parameters: "
+                         + (", ".join(p.name for p in params) or "(none)"))
+    given = bind(params, _split_params(rest, what, params), what, fill=False)
+    return PolicySpec(key, name, format_spec(name, given, params), target, tuple(given.items()))
+
+
+def format_spec(name: str, values: Mapping[str, Any], params: tuple[Param, ...] = ()) -> str:
+    """``name:k=v,...`` in the canonical spelling :func:`parse` reads back."""
+    types = {p.name: p.type for p in params}
+    items = [f"{k}={format_value(types.get(k, type(v)), v)}" for k, v in values.items() if v is not None]
+    return name + (":" + ",".join(items) if items else "")
+
+
+def policy_class(spec: PolicySpec) -> type | None:
+    """The class a checked spec names (None for "none")."""
+    return _find(family(spec.family), spec.text)[2]
 
 
 def create(key: str, spec: "str | PolicySpec | None", ctx: Context | None = None) -> Any:
     """The policy ``spec`` names in family ``key`` (None where the family's "none" means no policy)."""
-    if not isinstance(spec, PolicySpec):
-        spec = parse(key, spec)
-    return family(key).build(spec.text, ctx or Context())
+    fam = family(key)
+    spec = parse(key, spec)
+    cls = policy_class(spec)
+    if cls is None:
+        return None
+    values = bind(schema(cls), dict(spec.params), f"{fam.title} {spec.name}")
+    obj = (fam.make or (lambda c, v, s, x: c(**v)))(cls, values, spec, ctx or Context())
+    if obj is not None and not isinstance(getattr(type(obj), "spec", None), property):
+        try:
+            obj._vraid_spec = spec.text
+        except (AttributeError, TypeError):
+            pass
+    return obj
+
+
+def head_of(key: str, cls: type, name: str) -> str:
+    """The spec head that names ``cls``: its built-in name, else how the user named it
+    (``pkg.mod:Class`` or ``file.py:Class``), else ``module:Class``."""
+    target = f"{cls.__module__}:{cls.__qualname__}"
+    if family(key).builtins.get(name) == target:
+        return name
+    return cls.__dict__.get("_vraid_head") or target
+
+
+def spec_of(obj: Any) -> str:
+    """The spec of a running policy object (``none`` for None)."""
+    if obj is None:
+        return "none"
+    spec = getattr(obj, "spec", None)
+    if isinstance(spec, str):
+        return spec
+    return getattr(obj, "_vraid_spec", None) or str(getattr(obj, "name", type(obj).__name__))
+
+
+# -- where the engine holds each family's policy ---------------------------------------------
+def _parent(fam: Family, engine: Any) -> tuple[Any, str]:
+    *path, attr = fam.slot.split(".")
+    holder = engine
+    for part in path:
+        holder = getattr(holder, part, None)
+        if holder is None:
+            break
+    return holder, attr
+
+
+def current(engine: Any) -> dict[str, str]:
+    """key -> spec of every family the engine runs now (families whose place is missing,
+    e.g. a destage order without a cache, are left out; "none" families say none)."""
+    out: dict[str, str] = {}
+    for key, fam in FAMILIES.items():
+        holder, attr = _parent(fam, engine)
+        if holder is None:
+            if fam.needs is None:
+                out[key] = "none"
+            continue
+        out[key] = spec_of(getattr(holder, attr, None))
+    return out
+
+
+def install(key: str, engine: Any, spec: "str | PolicySpec", ctx: Context | None = None) -> str:
+    """Swap the running policy of family ``key`` for the one ``spec`` names; its new spec.
+
+    The holder's ``set_<attr>`` method is used when it has one (e.g. ``cache.set_order``,
+    which carries the dirty units over), plain assignment otherwise.
+
+    Raises:
+        VraidError: for a family that cannot change at run time, a missing holder (no cache),
+            or a bad spec; nothing changes then.
+    """
+    fam = family(key)
+    if not fam.runtime:
+        raise VraidError(f"the {fam.title} cannot change while the array runs",
+                         "keys: " + ", ".join(k for k, f in FAMILIES.items() if f.runtime))
+    holder, attr = _parent(fam, engine)
+    ctx = replace(ctx or Context(), current=getattr(holder, attr, None) if holder is not None else None)
+    policy = create(key, spec, ctx)
+    if holder is None:
+        need = family(fam.needs) if fam.needs else fam
+        others = [n for n in need.builtins if n != "none"]
+        raise VraidError(f"cannot change the {fam.title}: this array runs with {need.flag} none (no {need.title})",
+                         f"mount with {' or '.join(f'{need.flag} {n}' for n in others)} to have a {fam.title}")
+    setter = getattr(holder, f"set_{attr}", None)
+    if callable(setter):
+        setter(policy)
+    else:
+        setattr(holder, attr, policy)
+    return spec_of(policy)
+
+
+# -- settings and descriptions ---------------------------------------------------------------
+def settings() -> dict[str, tuple[str, str]]:
+    """Every setting key the table gives (families and their plain settings) -> (default, doc)."""
+    out: dict[str, tuple[str, str]] = {}
+    for fam in FAMILIES.values():
+        out[fam.key] = (fam.default, f"{fam.title}: {', '.join(fam.builtins)} or your own pkg.mod:Class (NAME[:k=v,...])")
+        for s in fam.settings:
+            out[s.key] = (s.default, s.doc)
+    return out
+
+
+@dataclass(frozen=True)
+class PolicyInfo:
+    """What ``vraid policies`` shows of one policy."""
+
+    name: str
+    target: str | None
+    summary: str
+    source: str
+    origin: str
+    params: tuple[Param, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "target": self.target, "summary": self.summary, "source": self.source,
+                "origin": self.origin, "params": [p.to_dict() for p in self.params]}
+
+
+def _summary(cls: type) -> str:
+    text = getattr(cls, "summary", "") or (cls.__doc__ or "").strip().split("\n")[0]
+    return str(text)
+
+
+def describe(key: str) -> list[PolicyInfo]:
+    """Every built-in and installed policy of family ``key`` (imports them)."""
+    fam = family(key)
+    out = []
+    for name, target in fam.builtins.items():
+        if target is None:
+            out.append(PolicyInfo(name, None, fam.none_doc, "", "built-in", ()))
+            continue
+        cls = loader.resolve(target)
+        out.append(PolicyInfo(name, target, _summary(cls), str(getattr(cls, "source", "")), "built-in", schema(cls)))
+    for name, ep in loader.entry_points(key).items():
+        if name in fam.builtins:
+            continue
+        dist = getattr(getattr(ep, "dist", None), "name", None)
+        try:
+            cls = loader.load_entry_point(ep, fam.base_class(), f"{fam.title} {name}")
+        except VraidError as exc:
+            out.append(PolicyInfo(name, ep.value, f"(does not load: {exc.message})", "", "entry point", ()))
+            continue
+        out.append(PolicyInfo(name, ep.value, _summary(cls), str(getattr(cls, "source", "")),
+                              f"entry point ({dist})" if dist else "entry point", schema(cls)))
+    return out
+
+
+def describe_all(keys: "list[str] | None" = None) -> dict[str, Any]:
+    """The JSON of ``vraid policies --json``."""
+    return {"families": [
+        {"key": fam.key, "title": fam.title, "doc": fam.doc, "default": fam.default, "runtime": fam.runtime,
+         "flag": fam.flag, "package": fam.package, "base": fam.base,
+         "settings": [{"key": s.key, "default": s.default, "doc": s.doc} for s in fam.settings],
+         "policies": [p.to_dict() for p in describe(fam.key)]}
+        for fam in (family(k) for k in (keys or FAMILIES))
+    ]}
+
+
+def flag_help(key: str) -> str:
+    """One line for ``--KEY``'s help: the built-ins, the default, how to add your own."""
+    fam = family(key)
+    return (f"{fam.title}: {' | '.join(fam.names())} (default {fam.default}), each NAME[:k=v,...], or your own "
+            f"pkg.mod:Class or file.py:Class; see `vraid policies {key}`")

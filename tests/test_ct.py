@@ -249,10 +249,10 @@ def test_spec_round_trip_and_overrides() -> None:
     [
         ("", ["empty"]),
         ("fast", ["unknown contiguity transform 'fast'", "none, msc"]),
-        ("msc:", ["gives no limits"]),
-        ("msc:s_max=3", ["unknown key 's_max'", "sr_max, sw_max"]),
+        ("msc:", ["gives no parameters", "sr_max, sw_max"]),
+        ("msc:s_max=3", ["has no parameter 's_max'", "sr_max, sw_max"]),
         ("msc:sr_max", ["is not key=value"]),
-        ("msc:sr_max=x", ["sr_max='x' is not an integer"]),
+        ("msc:sr_max=x", ["sr_max='x' is not a whole number"]),
         ("msc:sw_max=0", ["sw_max=0 is below 1"]),
         ("msc:sw_max=-3", ["below 1"]),
         ("msc:sr_max=2,sr_max=3", ["given twice"]),

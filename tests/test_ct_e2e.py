@@ -106,9 +106,9 @@ def _mount_fails(arr: Path, mnt: Path, *args: str, expect: str) -> None:
     [
         ("fast", "unknown contiguity transform 'fast'"),
         ("msc:sr_max=0", "sr_max=0 is below 1"),
-        ("msc:sw_max=lots", "sw_max='lots' is not an integer"),
+        ("msc:sw_max=lots", "sw_max='lots' is not a whole number"),
         ("msc:sr_except=9-3", "has a > b"),
-        ("msc:depth=3", "unknown key 'depth'"),
+        ("msc:depth=3", "has no parameter 'depth'"),
     ],
 )
 def test_mount_refuses_a_bad_ct_spec(tmp_path, spec, expect):
@@ -124,7 +124,7 @@ def test_mount_refuses_a_bad_ct_in_vraid_toml_and_superblock(tmp_path):
     good = toml.read_text()
     assert 'ct = "none"' in good
     toml.write_text(good.replace('ct = "none"', 'ct = "msc:sr_max=x"'))
-    _mount_fails(arr, tmp_path / "mnt", expect="sr_max='x' is not an integer")
+    _mount_fails(arr, tmp_path / "mnt", expect="sr_max='x' is not a whole number")
     toml.write_text(good.replace('ct = "none"', "ct = 3"))
     _mount_fails(arr, tmp_path / "mnt", expect="ct = 3 is not a name")
     toml.write_text(good)
@@ -136,7 +136,7 @@ def test_mount_refuses_a_bad_ct_in_vraid_toml_and_superblock(tmp_path):
 @pytest.mark.parametrize(
     "spec, expect",
     [("nope", "unknown contiguity transform 'nope'"), ("msc:sw_max=0", "sw_max=0 is below 1"),
-     ("msc:x=1", "unknown key 'x'")],
+     ("msc:x=1", "has no parameter 'x'")],
 )
 def test_sim_refuses_a_bad_ct_spec(spec, expect):
     result = vraid("sim", "--requests", "10", "--ct", spec, check=False)

@@ -7,7 +7,9 @@ contiguous buffer (section III-G-3, "the latter allocation scheme"). The unit
 is what the destage order ranks, what the destage scheduler counts as a cache
 entry, and what one destage writes. ``none`` is the write-through baseline.
 
-A new organisation is one class here and one entry in ``ORGANISATIONS``.
+A new organisation is one :class:`Organisation` subclass (built with the geometry) and one
+entry in the ``cache`` row of :data:`vraid.policies.registry.FAMILIES`; a student's own is
+``--cache pkg.mod:Class`` or ``--cache file.py:Class``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from ...errors import VraidError
 from vraid.core.geometry import Geometry
 
 
@@ -30,7 +31,13 @@ class UnitSpan:
 
 
 class Organisation:
+    """Base of every cache organisation: ``Organisation(geometry, **params)``."""
+
     name = "base"
+    summary = ""
+    source = ""
+    #: parameter schema (vraid.policies.params): key -> (type, default, doc[, (low, high)])
+    params: dict = {}
 
     def __init__(self, geometry: Geometry) -> None:
         self.geometry = geometry
@@ -51,6 +58,8 @@ class StripeOrganisation(Organisation):
     """SC: one unit per stripe (seed 000 Fig. 6(b))."""
 
     name = "stripe"
+    summary = "SC: one unit per stripe, one contiguous buffer"
+    source = "seed 000 sec. III-A, Fig. 6(b), III-G-3"
 
     def unit_blocks(self) -> int:
         return self.geometry.u * self.geometry.data_disks
@@ -66,6 +75,8 @@ class PbgOrganisation(Organisation):
     """PBGC: one unit per parity block group (seed 000 Fig. 6(a)); key = stripe*u + row."""
 
     name = "pbg"
+    summary = "PBGC: one unit per parity block group (one row of a stripe), as md's stripe_head"
+    source = "seed 000 sec. III-A, Fig. 6(a)"
 
     def unit_blocks(self) -> int:
         return self.geometry.data_disks
@@ -80,12 +91,8 @@ class PbgOrganisation(Organisation):
             yield UnitSpan(stripe * u + row, stripe, row, 1)
 
 
-ORGANISATIONS: dict[str, type[Organisation]] = {"stripe": StripeOrganisation, "pbg": PbgOrganisation}
-CHOICES = ("none", *ORGANISATIONS)
+def organisation(name: str, geometry: Geometry) -> Organisation | None:
+    """The organisation ``name`` (any ``--cache`` spec) over ``geometry``; None for ``none``."""
+    from vraid.policies.registry import Context, create
 
-
-def organisation(name: str, geometry: Geometry) -> Organisation:
-    try:
-        return ORGANISATIONS[name](geometry)
-    except KeyError:
-        raise VraidError(f"unknown cache organisation {name!r}", f"use --cache {' | '.join(CHOICES)}") from None
+    return create("cache", name, Context(geometry=geometry))

@@ -11,9 +11,10 @@ none   no transform: the basic rxw-matrix runs as planned                       
 msc    read then write contiguity transform under eq. (6)-(9), Fig. 10 (msc.py)    seed 000
 =====  ==========================================================================  ========
 
-Spec syntax (``vraid mount --ct``, ``vraid sim --ct``, ``ct =`` in vraid.toml)::
+Spec syntax (``vraid mount --ct``, ``vraid sim --ct``, ``ct =`` in vraid.toml; parsed by
+:mod:`vraid.policies.registry`, like every family)::
 
-    none | msc[:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b]
+    none | msc[:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b] | pkg.mod:Class[:...] | file.py:Class[:...]
 
 Keys given override the defaults (:func:`default_limits`); the rest keep them.
 
@@ -31,27 +32,25 @@ Where the defaults come from (:func:`default_limits`, first that applies):
 3. :data:`CONSERVATIVE`: the smallest limits over every measured preset (no read transform,
    writes only across one- and two-block gaps): safe for a disk nobody measured.
 
-Adding a transform: one module here with a class taking :class:`CtLimits` (attributes
-``name``, ``limits``, ``spec``; callable on a Plan) and one entry in :data:`TRANSFORMS`.
+Adding a transform: one module here with a :class:`~vraid.policies.ct.base.ContiguityTransform`
+subclass (built with :class:`CtLimits`, callable on a Plan) and one entry in the ``ct`` row of
+:data:`vraid.policies.registry.FAMILIES`.
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
 from vraid.errors import VraidError
 
-CHOICES = ("none", "msc")
+from vraid.policies import registry
 
-#: name -> "module:Class" (imported when used)
-TRANSFORMS: dict[str, str] = {
-    "msc": "vraid.policies.ct.msc:MscTransform",
-}
+_ROW = registry.FAMILIES["ct"]
+CHOICES = tuple(_ROW.builtins)
 
-_KEYS = ("sr_max", "sw_max", "sr_except", "sw_except")
-_SPEC_HINT = "write none, msc, or msc:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b (N >= 1, a <= b)"
+#: name -> "module:Class" (imported when used): the ct row of vraid.policies.registry.FAMILIES
+TRANSFORMS: dict[str, str] = {name: target for name, target in _ROW.builtins.items() if target is not None}
 
 Regions = tuple[tuple[int, int], ...]
 
@@ -202,63 +201,23 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"msc:sr_max=8,sr_except=3-4;9-10"`` -> ``("msc", {"sr_max": 8, "sr_except": ((3, 4), (9, 10))})``.
 
     Raises:
-        VraidError: naming the bad part, with the syntax as hint.
+        VraidError: naming the bad part (:func:`vraid.policies.registry.parse`).
     """
-    if not isinstance(spec, str) or not spec.strip():
-        raise VraidError("empty --ct spec", _SPEC_HINT)
-    name, sep, rest = spec.strip().partition(":")
-    name = name.strip().lower()
-    if name not in CHOICES:
-        raise VraidError(f"unknown contiguity transform {name!r}", f"use one of {', '.join(CHOICES)}; {_SPEC_HINT}")
-    values: dict[str, Any] = {}
-    if name == "none":
-        if sep and rest.strip():
-            raise VraidError(f"--ct none takes no parameters (got {rest.strip()!r})", "write just none")
-        return name, values
-    if sep and not rest.strip():
-        raise VraidError(f"--ct {spec!r} ends with ':' but gives no limits", _SPEC_HINT)
-    for item in rest.split(",") if rest.strip() else []:
-        key, eq, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if not eq or not key:
-            raise VraidError(f"--ct {name}: {item.strip()!r} is not key=value", _SPEC_HINT)
-        if key not in _KEYS:
-            raise VraidError(f"--ct {name}: unknown key {key!r}", f"known keys: {', '.join(_KEYS)}")
-        if key in values:
-            raise VraidError(f"--ct {name}: {key} given twice", "give each key once")
-        if key.endswith("_max"):
-            try:
-                n = int(value)
-            except ValueError:
-                raise VraidError(f"--ct {name}: {key}={value!r} is not an integer",
-                                 f"{key} is a stride distance in blocks, e.g. {key}=8") from None
-            if n < 1:
-                raise VraidError(f"--ct {name}: {key}={n} is below 1",
-                                 f"{key} must be at least 1 ({key}=1 turns that transform off)")
-            values[key] = n
-        else:
-            values[key] = _regions(name, key, value)
-    return name, values
+    checked = registry.parse("ct", spec)
+    return checked.name, dict(checked.params)
 
 
-def _regions(name: str, key: str, text: str) -> tuple[tuple[int, int], ...]:
-    out = []
-    for part in text.split(";"):
-        part = part.strip()
-        if not part:
-            continue
-        a, dash, b = part.partition("-")
-        try:
-            lo, hi = int(a), int(b if dash else a)
-        except ValueError:
-            raise VraidError(f"--ct {name}: {key} region {part!r} is not a-b with integers",
-                             f"write regions as a-b;c-d, e.g. {key}=3-4;9-10") from None
-        if lo < 1:
-            raise VraidError(f"--ct {name}: {key} region {part!r} starts below 1", "stride distances start at 1")
-        if lo > hi:
-            raise VraidError(f"--ct {name}: {key} region {part!r} has a > b", f"write the smaller end first: {hi}-{lo}")
-        out.append((lo, hi))
-    return tuple(out)
+def build_transform(cls: type, given: dict[str, Any], base: CtLimits) -> Callable:
+    """``cls`` built with ``base`` overridden by the limits in ``given`` (the rest of ``given``
+    are the class's own parameters); the limits' ``source`` says which keys the spec gave."""
+    limit_keys = {f.name for f in fields(CtLimits)} - {"source"}
+    values = {k: v for k, v in given.items() if k in limit_keys and v is not None}
+    own = {k: v for k, v in given.items() if k not in limit_keys}
+    limits = base
+    if values:
+        limits = replace(base, **values)
+        limits = replace(limits, source=f"--ct {','.join(sorted(values))}" + (f"; rest: {base.source}" if base.source else ""))
+    return cls(limits, **own)
 
 
 def load_ct(spec: str, defaults: CtLimits | None = None) -> Callable | None:
@@ -269,15 +228,8 @@ def load_ct(spec: str, defaults: CtLimits | None = None) -> Callable | None:
     Raises:
         VraidError: for a bad spec (unknown name or key, non-integer, N < 1, a > b).
     """
-    name, values = parse_spec(spec)
-    if name == "none":
+    checked = registry.parse("ct", spec)
+    cls = registry.policy_class(checked)
+    if cls is None:
         return None
-    base = defaults if defaults is not None else CONSERVATIVE
-    limits = replace(base, **values) if values else base
-    if values:
-        given = ",".join(sorted(values))
-        limits = replace(limits, source=f"--ct {given}" + (f"; rest: {base.source}" if base.source else ""))
-    module_name, _, cls_name = TRANSFORMS[name].partition(":")
-    cls = getattr(importlib.import_module(module_name), cls_name)
-    return cls(limits)
-
+    return build_transform(cls, dict(checked.params), defaults if defaults is not None else CONSERVATIVE)

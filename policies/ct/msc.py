@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING
 
 from vraid.core.rxw import Cell, Matrix, Plan, StateMatrix, cell
 
+from .base import ContiguityTransform
+
 if TYPE_CHECKING:
     from . import CtLimits
 
@@ -120,18 +122,12 @@ def transform_matrix(m: Matrix, z: StateMatrix, limits: "CtLimits", *, parity: b
     return write_transform(read_transform(m, z, limits, parity=parity), z, limits, parity=parity)
 
 
-class MscTransform:
+class MscTransform(ContiguityTransform):
     """The ``msc`` contiguity transform as a plan hook: ``Array(ct=MscTransform(limits))``."""
 
     name = NAME
-
-    def __init__(self, limits: "CtLimits") -> None:
-        self.limits = limits
-
-    @property
-    def spec(self) -> str:
-        """The canonical ``--ct`` spelling of this transform."""
-        return self.limits.spec(NAME)
+    summary = "read then write contiguity transform under eq. (6)-(9), Fig. 10"
+    source = "seed 000 sec. III-B to III-E, Fig. 10"
 
     def __call__(self, plan: Plan) -> Plan:
         return plan.transform(transform_matrix(plan.transformed, plan.z, self.limits, parity=plan.parity), NAME)

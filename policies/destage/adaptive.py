@@ -195,8 +195,8 @@ class AdaptiveScheduler(DestageScheduler):
         "high": (Fraction, 0.5, "static HWM rho_H (used until i_B, delta_B are learned)"),
         "low": (Fraction, 0.1, "static LWM rho_L"),
         "period": (Seconds, 3.0, "re-estimate i(t), delta(t) every this many seconds (k)"),
-        "learn": (int, 2, "rising and falling intervals averaged into i_B and delta_B"),
-        "max_destages": (int, 4, "destages in flight while destaging is on"),
+        "learn": (int, 2, "rising and falling intervals averaged into i_B and delta_B", (1, None)),
+        "max_destages": (int, 4, "destages in flight while destaging is on", (1, None)),
     }
 
     def __init__(self, **params: Any) -> None:

@@ -8,26 +8,28 @@ for, calls :meth:`DestageScheduler.decide`, and obeys the :class:`Decision`. *Wh
 to destage next is a different policy (``vraid.policies.order``).
 
 Writing one: subclass :class:`DestageScheduler`, set ``name``, ``summary``, ``source`` and
-``params`` (key -> (type, default, help)), override :meth:`DestageScheduler._check` to
+``params`` (key -> (type, default, help[, (low, high)])), override :meth:`DestageScheduler._check` to
 reject values that make no sense, and implement :meth:`DestageScheduler.decide`, reading the
 parameters from ``self.values``. Load it with
-``--destage mypkg.mymod:MyScheduler:k=v`` (see :func:`vraid.policies.destage.load_scheduler`).
+``--destage mypkg.mymod:MyScheduler:k=v`` or ``--destage path/to/file.py:MyScheduler:k=v``
+(see :mod:`vraid.policies.registry`).
 
-Parameter types: ``int``, ``float``, ``bool``, ``str`` and the two markers below,
-:class:`Fraction` (``0.95`` or ``95%``, within 0..1) and :class:`Seconds` (``3``, ``3s``,
-``100ms``, ``10us``, ``2min``). Values arrive as spec strings or as typed Python values;
-either way they are converted, and a bad one raises :class:`vraid.errors.VraidError`.
+Parameter types and ranges: the schema of :mod:`vraid.policies.params` (``int``, ``float``,
+``bool``, ``str``, :class:`Fraction` ``0.95``/``95%``, :class:`Seconds` ``3s``/``100ms``; an
+optional ``(low, high)`` fourth element). Values arrive as spec strings or as typed Python
+values; either way they are converted, and a bad one raises :class:`vraid.errors.VraidError`.
 """
 
 from __future__ import annotations
 
 import abc
-import math
-import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from vraid.errors import VraidError
+from vraid.policies.params import Fraction, Seconds, bind, check, schema
+
+__all__ = ["CacheState", "Decision", "DestageScheduler", "Fraction", "Hysteresis", "Seconds", "check", "must_drain"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,68 +84,6 @@ class Decision:
             raise ValueError(f"Decision.concurrency must not be negative, not {self.concurrency}")
 
 
-class Fraction(float):
-    """Parameter type marker: a fraction of the cache within 0..1, written ``0.95`` or ``95%``."""
-
-
-class Seconds(float):
-    """Parameter type marker: a duration in seconds, written ``3``, ``3s``, ``100ms``, ``10us``, ``2min``."""
-
-
-_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[-+]?[0-9]+)?)\s*(ns|us|µs|ms|s|min|h)?\s*$", re.I)
-_SECONDS_PER = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-_KIND = {int: "whole number", float: "number", Fraction: "fraction within 0..1 (e.g. 0.9 or 90%)",
-         Seconds: "duration (e.g. 3s or 100ms)", bool: "true/false"}
-
-
-def _convert(typ: type, value: Any) -> Any:
-    """``value`` (spec text or a typed value) as ``typ``; ValueError when it is not one."""
-    if isinstance(value, bool) and typ is not bool:
-        raise ValueError("a boolean is not a number")
-    if typ is bool:
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text in _TRUE | _FALSE:
-            return text in _TRUE
-        raise ValueError(text)
-    if typ is int:
-        if isinstance(value, str):
-            return int(value.strip())
-        if isinstance(value, float) and not value.is_integer():
-            raise ValueError(value)
-        return int(value)
-    if typ is Fraction:
-        if isinstance(value, str) and value.strip().endswith("%"):
-            number = float(value.strip()[:-1]) / 100.0
-        else:
-            number = float(value)
-        if not 0.0 <= number <= 1.0:
-            raise ValueError(value)
-        return number
-    if typ is Seconds:
-        if isinstance(value, str):
-            m = _DURATION.match(value)
-            if not m:
-                raise ValueError(value)
-            return float(m.group(1)) * _SECONDS_PER[(m.group(2) or "s").lower()]
-        return float(value)
-    if typ is float:
-        number = float(value)
-        if math.isnan(number):
-            raise ValueError(value)
-        return number
-    return typ(value)
-
-
-def check(ok: bool, message: str, hint: str) -> None:
-    """Raise ``VraidError(message, hint)`` unless ``ok`` (for :meth:`DestageScheduler._check`)."""
-    if not ok:
-        raise VraidError(message, hint)
-
-
 class DestageScheduler(abc.ABC):
     """Base of every destage scheduler: validated ``params`` and :meth:`decide`.
 
@@ -164,24 +104,7 @@ class DestageScheduler(abc.ABC):
             cls.name = cls.__name__     # a subclass that names nothing is known by its class name
 
     def __init__(self, **params: Any) -> None:
-        spec = type(self).params
-        unknown = [k for k in params if k not in spec]
-        if unknown:
-            raise VraidError(f"destage scheduler {self.name!r} has no parameter {', '.join(map(repr, unknown))}",
-                             f"valid parameters of {self.name}: {', '.join(spec) or '(none)'}")
-        values: dict[str, Any] = {}
-        for key, (typ, default, _help) in spec.items():
-            value = params.get(key, default)
-            if value is None:
-                values[key] = None
-                continue
-            try:
-                values[key] = _convert(typ, value)
-            except (TypeError, ValueError):
-                raise VraidError(f"destage scheduler {self.name}: {key}={value!r} is not a "
-                                 f"{_KIND.get(typ, typ.__name__)}",
-                                 f"e.g. {key}={default}  ({_help})") from None
-        self.values: dict[str, Any] = values
+        self.values: dict[str, Any] = bind(schema(type(self)), params, f"destage scheduler {self.name}")
         self._check()
 
     def _check(self) -> None:
@@ -194,9 +117,9 @@ class DestageScheduler(abc.ABC):
     @property
     def spec(self) -> str:
         """A spec string that rebuilds this scheduler with ``load_scheduler``."""
-        from . import SCHEDULERS   # late: the registry imports this module
-        target = f"{type(self).__module__}:{type(self).__qualname__}"
-        head = self.name if SCHEDULERS.get(self.name) == target else target
+        from vraid.policies.registry import head_of
+
+        head = head_of("destage", type(self), self.name)
         items = ",".join(f"{k}={v}" for k, v in self.values.items() if v is not None)
         return head + (":" + items if items else "")
 

@@ -30,7 +30,7 @@ class HlwmScheduler(DestageScheduler):
     params = {
         "high": (Fraction, 0.95, "start destaging when the dirty fraction reaches this"),
         "low": (Fraction, 0.85, "stop destaging when the dirty fraction falls to this"),
-        "max_destages": (int, 4, "destages in flight while destaging is on"),
+        "max_destages": (int, 4, "destages in flight while destaging is on", (1, None)),
     }
 
     def __init__(self, **params: Any) -> None:

@@ -31,7 +31,7 @@ class IdleScheduler(DestageScheduler):
     params = {
         "idle": (Seconds, 0.1, "host idle time after which destaging starts"),
         "high": (Fraction, 0.9, "destage regardless of host activity at or above this dirty fraction"),
-        "max_destages": (int, 4, "destages in flight while destaging"),
+        "max_destages": (int, 4, "destages in flight while destaging", (1, None)),
     }
 
     def _check(self) -> None:

@@ -41,7 +41,7 @@ class LinearThresholdScheduler(DestageScheduler):
     params = {
         "low": (Fraction, 0.5, "no destaging at or below this dirty fraction"),
         "high": (Fraction, 0.95, "max_destages at or above this dirty fraction"),
-        "max_destages": (int, 4, "destages in flight at the high threshold"),
+        "max_destages": (int, 4, "destages in flight at the high threshold", (1, None)),
     }
 
     def _check(self) -> None:

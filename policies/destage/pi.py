@@ -47,7 +47,7 @@ class PiScheduler(DestageScheduler):
         "ki": (float, 0.1, "integral gain (1/s^2)"),
         "min_rate": (float, 0.0, "lowest destage rate, destages/s (0: none at or below target)"),
         "max_rate": (float, 1000.0, "highest destage rate, destages/s"),
-        "max_destages": (int, 4, "destages in flight at max_rate"),
+        "max_destages": (int, 4, "destages in flight at max_rate", (1, None)),
         "interval": (Seconds, 0.1, "longest time between two evaluations (recheck)"),
     }
 

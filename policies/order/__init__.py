@@ -8,7 +8,8 @@ and CSCAN (ascending unit number from the last destaged unit, wrapping
 around: the one-way elevator, which suits disks).
 
 An order is a pure, synchronous object the cache tells what happened; a new
-one is one class and one entry in ``ORDERS``.
+one is one :class:`DestageOrder` subclass and one entry in the ``destage_order`` row of
+:data:`vraid.policies.registry.FAMILIES` (or ``--destage-order pkg.mod:Class``).
 """
 
 from __future__ import annotations
@@ -16,11 +17,16 @@ from __future__ import annotations
 import bisect
 from collections import OrderedDict
 
-from ...errors import VraidError
 
 
 class DestageOrder:
+    """Base of every destage order: built as ``Class(**params)``."""
+
     name = "base"
+    summary = ""
+    source = ""
+    #: parameter schema (vraid.policies.params): key -> (type, default, doc[, (low, high)])
+    params: dict = {}
 
     def dirtied(self, key: int) -> None:
         """Unit ``key`` became dirty (it was clean or absent)."""
@@ -52,6 +58,8 @@ class Lrw(DestageOrder):
     """Least recently written first (seed 000 Fig. 6)."""
 
     name = "lrw"
+    summary = "least recently written unit first"
+    source = "seed 000 Fig. 6, sec. III-A"
 
     def __init__(self) -> None:
         self._list: OrderedDict[int, None] = OrderedDict()
@@ -81,6 +89,8 @@ class Lru(Lrw):
     """Least recently used first: reads move a unit as writes do."""
 
     name = "lru"
+    summary = "least recently used first: reads move a unit as writes do"
+    source = "vraid"
 
     def read(self, key: int) -> None:
         self.written(key)
@@ -90,6 +100,8 @@ class Fifo(Lrw):
     """First dirtied, first destaged: later writes do not move a unit."""
 
     name = "fifo"
+    summary = "first dirtied, first destaged: later writes do not move a unit"
+    source = "vraid"
 
     def dirtied(self, key: int) -> None:
         self._list.setdefault(key, None)
@@ -102,6 +114,8 @@ class Cscan(DestageOrder):
     """Ascending unit number from the last destaged one, wrapping around."""
 
     name = "cscan"
+    summary = "ascending unit number from the last destaged one, wrapping (one-way elevator)"
+    source = "vraid"
 
     def __init__(self) -> None:
         self._sorted: list[int] = []
@@ -132,11 +146,8 @@ class Cscan(DestageOrder):
         return len(self._sorted)
 
 
-ORDERS: dict[str, type[DestageOrder]] = {"lrw": Lrw, "lru": Lru, "fifo": Fifo, "cscan": Cscan}
-
-
 def destage_order(name: str) -> DestageOrder:
-    try:
-        return ORDERS[name]()
-    except KeyError:
-        raise VraidError(f"unknown destage order {name!r}", f"use --destage-order {' | '.join(ORDERS)}") from None
+    """The order a ``--destage-order`` spec names."""
+    from vraid.policies.registry import create
+
+    return create("destage_order", name)

@@ -129,7 +129,7 @@ def cmd_rxw(args) -> int:
         return 0
     from rich.table import Table
 
-    from vraid.cli.main import console
+    from vraid.cli.common import console
 
     for item in rxw_renderables(result, practice=practice, seed=args.seed if args.random else None):
         need = _natural_width(item) if isinstance(item, Table) and item.box is None else 0
@@ -238,7 +238,7 @@ def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int
 
 # -- stride-bench -------------------------------------------------------------------
 def _add_stride_bench(sub: argparse._SubParsersAction) -> None:
-    from vraid.cli.main import _size
+    from vraid.cli.common import _size
 
     p = sub.add_parser(
         "stride-bench", help="measure S_w^max, S_r^max (seed 000 Fig. 8/9) on a member or a disk model",
@@ -286,7 +286,7 @@ def _positive(name: str, value: int | None) -> None:
 
 def cmd_stride_bench(args) -> int:
     from vraid.sim import stride_bench as sb
-    from vraid.cli.main import console
+    from vraid.cli.common import console
 
     if (args.dir is None) == (args.disk_model is None):
         raise VraidError("give either an array directory or --disk-model, not both or neither",

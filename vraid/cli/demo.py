@@ -43,10 +43,10 @@ def _checksums(root: Path) -> dict[str, str]:
 
 
 def _unmount_vraid(mountpoint: Path) -> None:
-    from vraid.cli.main import main as cli_main
+    from .common import console
+    from .umount import unmount
 
-    if cli_main(["umount", str(mountpoint)]) != 0:
-        raise VraidError(f"vraid umount {mountpoint} failed")
+    console.print(unmount(mountpoint), highlight=False)
 
 
 def run_demo(args, console: Console) -> int:

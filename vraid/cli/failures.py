@@ -72,7 +72,7 @@ def cmd_fail(args) -> int:
     from vraid.fuse import control
     from vraid.ondisk import failures as failure
     from vraid.ondisk.assemble import assemble
-    from vraid.cli.main import console
+    from vraid.cli.common import console
 
     directory, sock = _locate(args.target)
     if sock is not None:
@@ -101,7 +101,7 @@ def cmd_add(args) -> int:
     from vraid.fuse import control
     from vraid.ondisk import failures as failure
     from vraid.ondisk.assemble import assemble
-    from vraid.cli.main import console
+    from vraid.cli.common import console
 
     directory, sock = _locate(args.target)
     path = args.file if args.file.is_absolute() or args.file.parent != Path(".") else directory / args.file
@@ -120,7 +120,7 @@ def cmd_add(args) -> int:
 
 
 def _print_state(st: dict[str, Any]) -> None:
-    from vraid.cli.main import console
+    from vraid.cli.common import console
 
     rb = st.get("rebuild")
     if rb and rb.get("state") == "running":
@@ -141,7 +141,7 @@ def _progress_line(rb: dict[str, Any]) -> str:
 
 def cmd_rebuild(args) -> int:
     from vraid.fuse import control
-    from vraid.cli.main import console
+    from vraid.cli.common import console
 
     directory, sock = _locate(args.target)
     if sock is None:
@@ -178,7 +178,7 @@ def _wait(sock: Path, rb: dict[str, Any]) -> int:
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
     from vraid.fuse import control
-    from vraid.cli.main import console
+    from vraid.cli.common import console
 
     role = rb["role"]
     with Progress(
@@ -367,6 +367,6 @@ def _report(args, prog: dict, directory: Path, *, mounted: bool, dirty: bool = F
 
 
 def _console():
-    from vraid.cli.main import console
+    from vraid.cli.common import console
 
     return console

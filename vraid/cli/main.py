@@ -7,38 +7,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
-
-from rich.console import Console
 
 from vraid import __version__
 from vraid.errors import MountError, VraidError
-from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, LAYOUTS, LEVELS, Geometry
+from vraid.core.geometry import Geometry
 from vraid.core.units import parse_size
 
-console = Console()
-err = Console(stderr=True)
+from .common import _geometry_args, _size, add_policy_flags, console, err, policy_args
 
-
-def _size(what: str):
-    def parse(text: str) -> int:
-        try:
-            return parse_size(text, what)
-        except VraidError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from exc
-
-    return parse
-
-
-def _geometry_args(p: argparse.ArgumentParser, *, disk_size: bool) -> None:
-    p.add_argument("--level", type=int, choices=LEVELS, default=5, help="RAID level (default 5)")
-    p.add_argument("--disks", type=int, default=5, help="number of member disks (default 5; RAID-5 needs 3 or more)")
-    p.add_argument("--strip", type=_size("strip size"), default=DEFAULT_STRIP, help="strip size: blocks per disk per stripe (default 64K)")
-    p.add_argument("--block", type=_size("block size"), default=DEFAULT_BLOCK, help="block size (default 4K)")
-    p.add_argument("--layout", choices=LAYOUTS, default="left-symmetric", help="RAID-5 parity layout (default left-symmetric, as md)")
-    if disk_size:
-        p.add_argument("--disk-size", type=_size("disk size"), default=parse_size("256M"), help="size of each member file (default 256M)")
+__all__ = ["build_parser", "console", "err", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,15 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", type=Path, help="record every host request to this trace file (see docs/trace-format.md)")
     p.add_argument("--disk-model", metavar="MODEL", help="timing model for every member, e.g. hdd:st373454lc (see `vraid models`)")
     p.add_argument("--time", default="real", metavar="MODE", help="real (modelled time passes, default), real:FACTOR (scaled, e.g. real:0.1), or none (ignore the model)")
-    g = p.add_argument_group("write cache (defaults from DIR/vraid.toml)")
-    g.add_argument("--cache", choices=("none", "pbg", "stripe"), help="none: write-through; pbg: one unit per parity block group; stripe: one unit per stripe")
-    g.add_argument("--cache-size", metavar="SIZE", help="write cache size (default 64M)")
-    g.add_argument("--destage", metavar="NAME[:k=v,...]", help="when to destage: hlwm, adaptive, lt, pi, idle, or pkg.mod:Class (default hlwm)")
-    g.add_argument("--destage-order", choices=("lrw", "lru", "fifo", "cscan"), help="which dirty unit goes first (default lrw)")
+    g = p.add_argument_group("policies (defaults from DIR/vraid.toml; `vraid policies` lists them)")
+    add_policy_flags(g)
     g.add_argument("--nvram", type=Path, metavar="FILE", help="keep dirty blocks in this mmap'd file (emulated battery-backed NVS): fsync then only msyncs, and a crash loses nothing acknowledged")
-    g.add_argument("--ct", metavar="SPEC", help="contiguity transform of every stripe write: none or "
-                   "msc[:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b] (seed 000 Fig. 10; limits not given come "
-                   "from the superblock (`vraid stride-bench --save`), else the --disk-model preset; docs/ct.md)")
     p.add_argument("--fault", action="append", default=[], metavar="DISK:KEY=VALUE[,...]",
                    help="inject failures into a member (repeatable): disk2:eio=1000-1010, disk1:fail-after=5000, "
                         "disk0:latency=50ms,every=100 (or p=0.01,seed=7), disk3:torn-after=300 (docs/crash-and-scrub.md)")
@@ -113,8 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", action="store_true", help="keep the array directory afterwards")
     p.set_defaults(func=cmd_demo)
 
-    from vraid.cli import ct as cli_ct, failures as cli_failures, sim as cli_sim, top as cli_top
+    from vraid.cli import ct as cli_ct, failures as cli_failures, policies as cli_policies, sim as cli_sim, top as cli_top
 
+    cli_policies.add_commands(sub)  # policies (the registry's families)
     cli_sim.add_commands(sub)  # models, sim, experiment (virtual time)
     cli_ct.add_commands(sub)  # rxw, stride-bench (contiguity transform)
     cli_failures.add_commands(sub)  # fail, add, rebuild, check (failures and recovery)
@@ -200,10 +173,11 @@ def cmd_layout(args) -> int:
 def cmd_mount(args) -> int:
     from vraid.fuse.daemon import MountOptions, mount
 
+    given = policy_args(args)
+    fixed = {k: given.pop(k) for k in list(given) if k in MountOptions.__dataclass_fields__}
     message = mount(args.dir, args.mountpoint, MountOptions(
-        args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time,
-        args.cache, args.cache_size, args.destage, args.destage_order, args.nvram, args.ct, faults=tuple(args.fault),
-        force=args.force, rebuild_rate=args.rebuild_rate,
+        args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time, nvram=args.nvram,
+        faults=tuple(args.fault), force=args.force, rebuild_rate=args.rebuild_rate, policies=given, **fixed,
     ))
     if message:
         console.print(message, highlight=False)
@@ -211,49 +185,10 @@ def cmd_mount(args) -> int:
 
 
 def cmd_umount(args) -> int:
-    from vraid.fuse import control, mountinfo
+    from .umount import unmount
 
-    m = mountinfo.mount_of_mountpoint(args.mountpoint)
-    if m is None:
-        raise MountError(f"{args.mountpoint} is not a vraid mount", "see `grep fuse.vraid /proc/mounts` for the mounts there are")
-    from vraid.ondisk.config import ArrayConfig
-
-    config = ArrayConfig.load(m.source)
-    image = config.image if config else "disk.img"
-    holders = mountinfo.loop_devices_of(m.mountpoint / image)
-    if holders:
-        raise MountError(
-            f"{m.mountpoint / image} is still attached to {', '.join(holders)}",
-            f"unmount the filesystem on {holders[0]} and run `losetup -d {holders[0]}` first",
-        )
-    pid = None
-    try:
-        uuid = config.uuid if config else ""
-        pid = control.request(control.socket_path(m.source, uuid), "status")["status"]["pid"]
-    except (MountError, KeyError):
-        pass
-    import subprocess
-
-    result = subprocess.run(["fusermount3", "-u", str(m.mountpoint)], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise MountError(f"could not unmount {m.mountpoint}: {result.stderr.strip()}", "is a process still using the image? (see `fuser -vm`)")
-    if pid is not None and not _wait_exit(pid, args.timeout):
-        raise MountError(f"unmounted, but daemon {pid} is still flushing after {args.timeout:.0f} s", "wait, then check `vraid status`")
-    console.print(f"unmounted {m.mountpoint}; array {m.source} is clean", highlight=False)
+    console.print(unmount(args.mountpoint, args.timeout), highlight=False)
     return 0
-
-
-def _wait_exit(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().split(") ", 1)[1].startswith("Z"):
-                    return True
-        except (FileNotFoundError, ProcessLookupError, IndexError):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def cmd_status(args) -> int:

@@ -13,23 +13,46 @@ from typing import Any
 
 from vraid.errors import VraidError
 
+from .common import _geometry_args, _size, add_policy_flags, console, policy_args
+
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register the simulation subcommands on the ``vraid`` parser."""
-    from vraid.cli.main import _geometry_args, _size
-    from vraid.sim.workload import workloads_help
-
     p = sub.add_parser("models", help="list the disk timing models (--disk-model presets)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_models)
 
+    p = sub.add_parser("sim", **_SIM_PARSER)
+    add_sim_arguments(p)
+    p.set_defaults(func=cmd_sim)
+
+    from vraid.sim.experiment import names
+
     p = sub.add_parser(
-        "sim", help="simulate the array under a workload in virtual time (no mount, no real waiting)",
-        description="Run the controller over in-memory members behind a disk timing model, driven by a "
-                    "workload, in virtual time. Same settings, same output, byte for byte.",
-        epilog="workloads (--workload NAME[:key=value,...]):\n" + workloads_help(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "experiment", help="reproduce a figure of the seed papers (`vraid experiment list`)",
+        description="Run an experiment's independent runs in parallel processes and write "
+                    "DIR/results.json, DIR/results.md and DIR/*.png.",
     )
+    p.add_argument("name", metavar="NAME", help=f"experiment to run, or `list` ({', '.join(names())})")
+    p.add_argument("--out", type=Path, help="output directory (default results/NAME)")
+    p.add_argument("--quick", action="store_true", help="a smaller run of the same shape (under a minute)")
+    p.add_argument("--jobs", type=int, help="worker processes (default: CPUs available)")
+    p.set_defaults(func=cmd_experiment)
+
+
+_SIM_PARSER = dict(
+    help="simulate the array under a workload in virtual time (no mount, no real waiting)",
+    description="Run the controller over in-memory members behind a disk timing model, driven by a "
+                "workload, in virtual time. Same settings, same output, byte for byte.",
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+)
+
+
+def add_sim_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``vraid sim`` (also parsed by ``vraid top --sim``)."""
+    from vraid.sim.workload import workloads_help
+
+    p.epilog = "workloads (--workload NAME[:key=value,...]):\n" + workloads_help()
     _geometry_args(p, disk_size=False)
     size = p.add_mutually_exclusive_group()
     size.add_argument("--disk-size", type=_size("disk size"), help="size of each member (default 64M)")
@@ -47,33 +70,17 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fault", action="append", default=[], metavar="DISK:KEY=VALUE[,...]",
                    help="inject failures into a member (repeatable; as on vraid mount, docs/crash-and-scrub.md); "
                         "failed host requests count as host_errors")
-    g = p.add_argument_group("write cache (docs/cache.md)")
-    g.add_argument("--cache", choices=("none", "pbg", "stripe"), help="none (write-through, default), pbg or stripe")
-    g.add_argument("--cache-size", metavar="SIZE", help="write cache size (default 64M)")
-    g.add_argument("--destage", metavar="NAME[:k=v,...]", help="hlwm (default), adaptive, lt, pi, idle, or pkg.mod:Class")
-    g.add_argument("--destage-order", choices=("lrw", "lru", "fifo", "cscan"), help="default lrw")
-    g.add_argument("--ct", metavar="SPEC", help="contiguity transform: none (default) or "
-                   "msc[:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b] (seed 000 Fig. 10; limits default "
-                   "to the disk model's preset, docs/ct.md)")
-    p.set_defaults(func=cmd_sim)
+    add_policy_flags(p.add_argument_group("policies (docs/cache.md, docs/ct.md; `vraid policies` lists them)"))
 
-    from vraid.sim.experiment import names
 
-    p = sub.add_parser(
-        "experiment", help="reproduce a figure of the seed papers (`vraid experiment list`)",
-        description="Run an experiment's independent runs in parallel processes and write "
-                    "DIR/results.json, DIR/results.md and DIR/*.png.",
-    )
-    p.add_argument("name", metavar="NAME", help=f"experiment to run, or `list` ({', '.join(names())})")
-    p.add_argument("--out", type=Path, help="output directory (default results/NAME)")
-    p.add_argument("--quick", action="store_true", help="a smaller run of the same shape (under a minute)")
-    p.add_argument("--jobs", type=int, help="worker processes (default: CPUs available)")
-    p.set_defaults(func=cmd_experiment)
+def sim_parser() -> argparse.ArgumentParser:
+    """A parser of ``vraid sim``'s options alone."""
+    p = argparse.ArgumentParser(prog="vraid sim", **{k: v for k, v in _SIM_PARSER.items() if k != "help"})
+    add_sim_arguments(p)
+    return p
 
 
 def _console():
-    from vraid.cli.main import console
-
     return console
 
 
@@ -91,9 +98,7 @@ def cmd_models(args) -> int:
 # -- sim --------------------------------------------------------------------------
 def _policies(args) -> dict[str, str]:
     """The policy flags given on the command line, as SimConfig.policies."""
-    flags = {"cache": args.cache, "cache_size": args.cache_size, "destage": args.destage, "destage_order": args.destage_order,
-             "ct": args.ct}
-    return {k: v for k, v in flags.items() if v is not None}
+    return policy_args(args)
 
 
 def cmd_sim(args) -> int:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from vraid.errors import VraidError
 
+from .common import console
+
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register these subcommands on the ``vraid`` parser."""
@@ -44,12 +46,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_top)
 
     p = sub.add_parser(
-        "ctl", help="show or change a policy of a running mount (destage scheduler, destage order, CT)",
+        "ctl", help="show or change a policy of a running mount (those `vraid policies` marks run-time)",
         description="get: the policies in force. set KEY=VALUE: swap one between destages\n"
                     "(a destage in flight finishes under the old one). A bad key or value changes nothing.",
-        epilog="keys:\n  destage        scheduler spec, e.g. adaptive or hlwm:high=0.8,low=0.2 "
-               "(see `vraid sim --help`)\n  destage_order  lrw | lru | fifo | cscan\n"
-               "  ct             contiguity transform spec, as --ct: none, msc or msc:sr_max=N,sw_max=N,...",
+        epilog=_ctl_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("mountpoint", type=Path, help="a vraid mountpoint")
@@ -59,22 +59,28 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_ctl)
 
 
-def _console():
-    from vraid.cli.main import console
+def _ctl_epilog() -> str:
+    """The keys ``vraid ctl set`` takes: the registry's families that can change at run time."""
+    from vraid.policies.registry import FAMILIES
 
+    rows = [f"  {key:<15}{fam.title}: {' | '.join(fam.builtins)}, NAME[:k=v,...] or pkg.mod:Class (as {fam.flag})"
+            for key, fam in FAMILIES.items() if fam.runtime]
+    return "keys:\n" + "\n".join(rows) + "\n`vraid policies KEY` lists each one's parameters."
+
+
+def _console():
     return console
 
 
 # -- top ------------------------------------------------------------------------
 def _sim_config(sim_args: list[str]):
     """A SimConfig from `vraid sim`'s own arguments (parsed by its own parser)."""
-    from vraid.cli.main import build_parser
-    from vraid.cli.sim import _policies
+    from vraid.cli.sim import _policies, sim_parser
     from vraid.sim.simulator import SimConfig
 
-    parser = build_parser()
+    parser = sim_parser()
     try:
-        args = parser.parse_args(["sim", *sim_args])
+        args = parser.parse_args(sim_args)
     except SystemExit as exc:
         raise VraidError(f"--sim: the simulation arguments {' '.join(sim_args)!r} are not valid for `vraid sim`",
                          "see `vraid sim --help`; top's own options go before --sim") from exc

@@ -123,14 +123,13 @@ class Array:
         self.cache = None
         if self.cache_config.enabled:
             from .cache import WriteBackCache
-            from vraid.policies.cache import organisation
-            from vraid.policies.destage import load_scheduler
-            from vraid.policies.order import destage_order
+            from vraid.policies.registry import Context, create
 
             cfg = self.cache_config
+            ctx = Context(geometry=geometry)
             self.cache = WriteBackCache(
-                self, organisation(cfg.organisation, geometry), destage_order(cfg.order), load_scheduler(cfg.destage),
-                cfg.size, nvram=nvram,
+                self, create("cache", cfg.organisation, ctx), create("destage_order", cfg.order, ctx),
+                create("destage", cfg.destage, ctx), cfg.size, nvram=nvram,
             )
 
     @property
@@ -597,6 +596,7 @@ class Array:
             "geometry": self.geometry.describe(),
             "cache": self.cache.status() if self.cache is not None else {"organisation": "none"},
             "ct": _ct_spec(self.ct),
+            "policies": _policies(self),
             "metrics": self.metrics.to_dict(),
             "bitmap": self.intent.status() if self.intent is not None else None,
             "members": [
@@ -629,6 +629,13 @@ class PlanEvent:
     @property
     def degraded(self) -> bool:
         return bool(self.missing)
+
+
+def _policies(array: "Array") -> dict[str, str]:
+    """key -> spec of every policy family in force (vraid.policies.registry.current)."""
+    from vraid.policies.registry import current
+
+    return current(array)
 
 
 def _ct_spec(ct: Transform | None) -> str:

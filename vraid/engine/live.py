@@ -40,12 +40,14 @@ from vraid.errors import VraidError
 if TYPE_CHECKING:
     from .array import Array, PlanEvent
 
-#: keys of ``vraid ctl``: what each changes
-CTL_KEYS: dict[str, str] = {
-    "destage": "destage scheduler spec: hlwm, adaptive, lt, pi, idle (NAME[:k=v,...]) or module:Class",
-    "destage_order": "which dirty unit goes next: lrw, lru, fifo or cscan",
-    "ct": "contiguity transform spec (seed 000): none, msc or msc:sr_max=N,sw_max=N,...",
-}
+def _ctl_keys() -> dict[str, str]:
+    from vraid.policies.registry import FAMILIES, flag_help
+
+    return {key: flag_help(key) for key, fam in FAMILIES.items() if fam.runtime}
+
+
+#: keys of ``vraid ctl``: what each changes (the families vraid.policies.registry marks runtime)
+CTL_KEYS: dict[str, str] = _ctl_keys()
 #: the largest ``step`` count one request may ask for
 MAX_STEP = 64
 PERCENTILES = (50.0, 90.0, 99.0)
@@ -102,14 +104,9 @@ class LiveState:
     # -- the snapshot -----------------------------------------------------------------
     def policies(self) -> dict[str, str]:
         """The policies now in force (what ``vraid ctl get`` shows)."""
-        cache = self.array.cache
-        out = {"cache": cache.organisation.name if cache is not None else "none"}
-        if cache is not None:
-            out["destage"] = cache.scheduler.spec
-            out["destage_order"] = cache.order.name
-        ct = self.array.ct
-        out["ct"] = getattr(ct, "spec", None) or ("none" if ct is None else getattr(ct, "__name__", "custom"))
-        return out
+        from vraid.policies.registry import current
+
+        return current(self.array)
 
     def snapshot(self, *, buckets: int = 120, window: float = 60.0) -> dict[str, Any]:
         """One frame's worth of state, JSON-ready.
@@ -193,39 +190,22 @@ class LiveState:
             raise BadRequest("ctl_set needs string fields key and value", 'send {"cmd": "ctl_set", "key": K, "value": V}')
         if key not in CTL_KEYS:
             raise VraidError(f"unknown policy key {key!r}", "keys: " + ", ".join(CTL_KEYS))
+        from vraid.policies.registry import Context, install
+
         value = value.strip()
         old = self.policies().get(key, "none")
-        if key == "destage":
-            from vraid.policies.destage import load_scheduler
-
-            scheduler = load_scheduler(value)
-            self._cache("change the destage scheduler").set_scheduler(scheduler)
-            new = scheduler.spec
-        elif key == "destage_order":
-            from vraid.policies.order import destage_order
-
-            order = destage_order(value)
-            self._cache("change the destage order").set_order(order)
-            new = order.name
-        else:  # ct
-            from vraid.policies.ct import load_ct
-
-            transform = load_ct(value, self._ct_defaults())
-            self.array.ct = transform
-            new = getattr(transform, "spec", "none") if transform is not None else "none"
+        new = install(key, self.array, value, Context(geometry=self.array.geometry, params=self._params()))
         change = {"key": key, "old": old, "new": new}
         self.array.events.publish("policy", self.array.clock.now(), change)
         return change
 
-    def _ct_defaults(self):
-        """Limits for keys a CT spec leaves out: those of the transform running now, else
-        what the mount or simulation says (superblock, disk model preset)."""
-        from vraid.policies.ct import CONSERVATIVE
-
-        limits = getattr(self.array.ct, "limits", None)
-        if limits is not None:
-            return limits
-        return self.ct_defaults() if self.ct_defaults is not None else CONSERVATIVE
+    def _params(self) -> dict[str, Any]:
+        """Parameters for a policy built at run time: CT limits a spec leaves out come from
+        the transform in force (registry.install hands it over), else from what the mount or
+        simulation says (``ct_defaults``: superblock, disk model preset)."""
+        if self.ct_defaults is None:
+            return {}
+        return {"ct": self.ct_defaults().to_params()}
 
     # -- the control commands ---------------------------------------------------------------
     def handlers(self) -> dict[str, Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]]:

@@ -22,7 +22,7 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyfuse3
@@ -61,6 +61,16 @@ class MountOptions:
     force: bool = False
     #: rebuild rate limit, MB/s of the new member (None: no limit)
     rebuild_rate: float | None = None
+    #: specs of policy families that have no field above (vraid.policies.registry), key -> spec
+    policies: dict[str, str] = field(default_factory=dict)
+
+    def policy(self, key: str) -> str | None:
+        """The spec given for family ``key`` (None: the vraid.toml default)."""
+        value = getattr(self, key, None) if key in _POLICY_FIELDS else None
+        return value if value is not None else self.policies.get(key)
+
+
+_POLICY_FIELDS = ("cache", "destage", "destage_order", "ct")
 
 
 def parse_time(text: str) -> float | None:
@@ -263,20 +273,13 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
 
 def cache_config(asm: Assembled, opts: MountOptions) -> CacheConfig:
     """The cache to run: mount options over vraid.toml defaults; checked, nothing opened."""
-    from vraid.policies.cache import CHOICES
-    from vraid.policies.destage import load_scheduler
-    from vraid.policies.order import ORDERS
+    from vraid.policies.registry import FAMILIES, parse
     from vraid.core.units import parse_size
 
     cfg = asm.config
-    organisation = opts.cache or cfg.cache
-    if organisation not in CHOICES:
-        raise MountError(f"unknown cache organisation {organisation!r}", f"use --cache {' | '.join(CHOICES)}")
-    order = opts.destage_order or cfg.destage_order
-    if order not in ORDERS:
-        raise MountError(f"unknown destage order {order!r}", f"use --destage-order {' | '.join(ORDERS)}")
-    destage = opts.destage or cfg.destage
-    load_scheduler(destage)
+    # every family's spec (mount option over vraid.toml) parses, or nothing starts
+    specs = {key: parse(key, opts.policy(key) or cfg.policy(key)).text for key in FAMILIES}
+    organisation, order, destage = specs["cache"], specs["destage_order"], specs["destage"]
     size = parse_size(opts.cache_size or cfg.cache_size, "cache size")
     if organisation != "none" and size < asm.geometry.stripe_data_bytes:
         raise MountError(
@@ -293,10 +296,9 @@ def cache_config(asm: Assembled, opts: MountOptions) -> CacheConfig:
 def ct_policy(asm: Assembled, opts: MountOptions):
     """The contiguity transform to run (None: none): ``--ct`` over vraid.toml's ``ct``; limits
     not given default to the superblock's ``params["ct"]``, else the disk model's preset."""
-    from vraid.policies.ct import default_limits, load_ct
+    from vraid.policies.registry import Context, create
 
-    spec = opts.ct or asm.config.ct
-    return load_ct(spec, default_limits(asm.ref.params, opts.disk_model))
+    return create("ct", opts.ct or asm.config.ct, Context(params=asm.ref.params, disk_model=opts.disk_model))
 
 
 def _open_bitmap(asm: Assembled, params: dict):

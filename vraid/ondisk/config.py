@@ -1,40 +1,58 @@
 """``DIR/vraid.toml``: the short, human-editable defaults of an array.
 
 Geometry is *not* here: it lives in the member superblocks, which assembly
-trusts. This file holds what a user may change between mounts. Unknown keys
-are an error (a typo would otherwise be ignored silently).
+trusts. This file holds what a user may change between mounts: the image name,
+and one key per policy family of :mod:`vraid.policies.registry` (with the
+family's plain settings such as ``cache_size``). Unknown keys are an error (a
+typo would otherwise be ignored silently).
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from vraid.errors import VraidError
+from vraid.policies import registry
 
 NAME = "vraid.toml"
 
-#: key -> (default, help). Policies join here as their issues land.
+#: key -> (default, help): the image, then every family and setting of the policy registry
 KNOWN: dict[str, tuple[str, str]] = {
     "image": ("disk.img", "name of the image file the mount exposes"),
-    "cache": ("none", "write cache organisation: none (write-through), pbg or stripe"),
-    "cache_size": ("64M", "write cache size"),
-    "destage": ("hlwm", "destage scheduler, NAME[:k=v,...] (hlwm, adaptive, lt, pi, idle)"),
-    "destage_order": ("lrw", "which dirty unit goes first: lrw, lru, fifo or cscan"),
-    "ct": ("none", "contiguity transform: none or msc[:sr_max=N,sw_max=N,...] (docs/ct.md)"),
+    **registry.settings(),
 }
+
+
+def _policy_defaults() -> dict[str, str]:
+    return {key: default for key, (default, _doc) in registry.settings().items()}
 
 
 @dataclass(frozen=True)
 class ArrayConfig:
+    """The settings of ``vraid.toml``. ``policies`` maps every family and setting key to its
+    value; ``config.cache``, ``config.destage`` ... read it."""
+
     uuid: str
     image: str = "disk.img"
-    cache: str = "none"
-    cache_size: str = "64M"
-    destage: str = "hlwm"
-    destage_order: str = "lrw"
-    ct: str = "none"
+    policies: dict[str, str] = field(default_factory=_policy_defaults)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "policies", _policy_defaults() | dict(self.policies))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "policies":
+            raise AttributeError(name)
+        try:
+            return self.policies[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def policy(self, key: str) -> str:
+        """The value of family or setting ``key``."""
+        return self.policies[key]
 
     @classmethod
     def load(cls, directory: Path) -> "ArrayConfig | None":
@@ -52,28 +70,26 @@ class ArrayConfig:
         if not isinstance(image, str) or not image or "/" in image or image in (".", ".."):
             raise VraidError(f"{path}: image = {image!r} is not a file name", 'use a plain name such as "disk.img"')
         values = {}
-        for key in ("cache", "cache_size", "destage", "destage_order", "ct"):
-            value = doc.get(key, KNOWN[key][0])
+        for key, (default, _doc) in registry.settings().items():
+            value = doc.get(key, default)
             if not isinstance(value, str) or not value:
-                raise VraidError(f"{path}: {key} = {value!r} is not a name", f"write it as a quoted string, e.g. {key} = \"{KNOWN[key][0]}\"")
+                raise VraidError(f"{path}: {key} = {value!r} is not a name", f"write it as a quoted string, e.g. {key} = \"{default}\"")
             values[key] = value
-        return cls(uuid=str(doc.get("uuid", "")), image=image, **values)
+        return cls(uuid=str(doc.get("uuid", "")), image=image, policies=values)
 
     def render(self, summary: str) -> str:
-        return (
-            f"# vraid array: {summary}\n"
-            "# The geometry lives in the member superblocks (see `vraid examine`);\n"
-            "# this file holds defaults you may edit. Command-line options override them.\n"
-            f'uuid = "{self.uuid}"   # ties the members to this directory; do not edit\n'
-            "\n"
-            f'image = "{self.image}"   # {KNOWN["image"][1]}\n'
-            "\n# Default policies for `vraid mount` (its options override them):\n"
-            f'cache = "{self.cache}"   # {KNOWN["cache"][1]}\n'
-            f'cache_size = "{self.cache_size}"   # {KNOWN["cache_size"][1]}\n'
-            f'destage = "{self.destage}"   # {KNOWN["destage"][1]}\n'
-            f'destage_order = "{self.destage_order}"   # {KNOWN["destage_order"][1]}\n'
-            f'ct = "{self.ct}"   # {KNOWN["ct"][1]}\n'
-        )
+        lines = [
+            f"# vraid array: {summary}\n",
+            "# The geometry lives in the member superblocks (see `vraid examine`);\n",
+            "# this file holds defaults you may edit. Command-line options override them.\n",
+            f'uuid = "{self.uuid}"   # ties the members to this directory; do not edit\n',
+            "\n",
+            f'image = "{self.image}"   # {KNOWN["image"][1]}\n',
+            "\n# Default policies for `vraid mount` (its options override them; `vraid policies` lists them):\n",
+        ]
+        for key in registry.settings():
+            lines.append(f'{key} = "{self.policies[key]}"   # {KNOWN[key][1]}\n')
+        return "".join(lines)
 
     def save(self, directory: Path, summary: str) -> None:
         (directory / NAME).write_text(self.render(summary))

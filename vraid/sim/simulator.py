@@ -48,20 +48,15 @@ from vraid.errors import MemberIOError, VraidError
 from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, RESERVED, Geometry
 from vraid.engine.metrics import ResponseTimes
 from vraid.core.units import format_size
+from vraid.policies import registry
 from .workload import HostRequest, Workload, parse_workload
 
 #: member size when neither ``disk_size`` nor ``capacity`` is given
 DEFAULT_DISK_SIZE = 64 << 20
 #: open loop: requests allowed in flight at once
 DEFAULT_MAX_IN_FLIGHT = 4096
-#: policy keys run_sim understands; the cache, destage and CT issues add theirs here
-POLICY_KEYS: dict[str, str] = {
-    "cache": "write cache organisation: none, pbg or stripe (docs/cache.md)",
-    "cache_size": "write cache size, e.g. 64M",
-    "destage": "destage scheduler NAME[:k=v,...]: hlwm, adaptive, lt, pi, idle",
-    "destage_order": "lrw, lru, fifo or cscan",
-    "ct": "contiguity transform: none or msc[:sr_max=N,sw_max=N,sr_except=a-b,sw_except=a-b] (docs/ct.md)",
-}
+#: policy keys run_sim understands: every family of vraid.policies.registry and its settings
+POLICY_KEYS: dict[str, str] = {key: doc for key, (_default, doc) in registry.settings().items()}
 
 
 @dataclass(frozen=True)
@@ -196,16 +191,21 @@ def cache_config(policies: dict[str, str]) -> CacheConfig:
 def ct_transform(policies: dict[str, str], disk_model: str | None):
     """The CT policy the policies ask for (None: no transform); limits default to the
     disk model's preset (``vraid.policies.ct.default_limits``)."""
-    from vraid.policies.ct import default_limits, load_ct
-
-    return load_ct(policies.get("ct", "none"), default_limits(None, disk_model))
+    return registry.create("ct", policies.get("ct"), registry.Context(disk_model=disk_model))
 
 
 def _check_policies(policies: dict[str, str]) -> None:
+    """Every key a family or setting of the registry, every spec parses (nothing is built)."""
+    from vraid.core.units import parse_size
+
     for key in sorted(policies):
         if key not in POLICY_KEYS:
-            known = ", ".join(POLICY_KEYS) or "none yet (the write-through baseline has no policies)"
-            raise VraidError(f"unknown policy {key!r}", f"known policies: {known}")
+            raise VraidError(f"unknown policy {key!r}", f"known policies: {', '.join(POLICY_KEYS)}")
+    for key, value in policies.items():
+        if key in registry.FAMILIES:
+            registry.parse(key, value)
+    if "cache_size" in policies:
+        parse_size(policies["cache_size"], "cache size")
 
 
 @contextmanager

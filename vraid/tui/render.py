@@ -86,7 +86,14 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
     head.add_row("state", st["state"])
     if st.get("mountpoint"):
         head.add_row("mounted at", f"{st['mountpoint']}/{st['image']} (daemon pid {st['pid']})")
-    if st.get("ct"):
+    policies = st.get("policies")
+    if policies:
+        from vraid.policies.registry import FAMILIES
+
+        for key, fam in FAMILIES.items():  # one line per policy family in force
+            if key in policies:
+                head.add_row(fam.title, str(policies[key]))
+    elif st.get("ct"):
         head.add_row("contiguity transform", str(st["ct"]))
     if "was_clean" in st and not st["was_clean"]:
         head.add_row("note", "[yellow]the previous shutdown was not clean[/]")

@@ -1,0 +1,56 @@
+"""What every ``vraid`` subcommand module shares: the consoles, argument types, the geometry
+options, and the policy options generated from :mod:`vraid.policies.registry`.
+
+Every module of ``vraid.cli`` imports from here, and ``vraid.cli.main`` imports them: nothing
+here imports another CLI module, so there is no import cycle among them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+
+from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, LAYOUTS, LEVELS
+from vraid.core.units import parse_size
+from vraid.errors import VraidError
+from vraid.policies import registry
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _size(what: str):
+    def parse(text: str) -> int:
+        try:
+            return parse_size(text, what)
+        except VraidError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from exc
+
+    return parse
+
+
+def _geometry_args(p: argparse.ArgumentParser, *, disk_size: bool) -> None:
+    p.add_argument("--level", type=int, choices=LEVELS, default=5, help="RAID level (default 5)")
+    p.add_argument("--disks", type=int, default=5, help="number of member disks (default 5; RAID-5 needs 3 or more)")
+    p.add_argument("--strip", type=_size("strip size"), default=DEFAULT_STRIP, help="strip size: blocks per disk per stripe (default 64K)")
+    p.add_argument("--block", type=_size("block size"), default=DEFAULT_BLOCK, help="block size (default 4K)")
+    p.add_argument("--layout", choices=LAYOUTS, default="left-symmetric", help="RAID-5 parity layout (default left-symmetric, as md)")
+    if disk_size:
+        p.add_argument("--disk-size", type=_size("disk size"), default=parse_size("256M"), help="size of each member file (default 256M)")
+
+
+def add_policy_flags(group: Any) -> None:
+    """``--KEY NAME[:k=v,...]`` for every family of the registry, and ``--SETTING`` for its plain
+    settings (``--cache-size``); all default to None (the caller's defaults apply)."""
+    for key, fam in registry.FAMILIES.items():
+        group.add_argument(fam.flag, dest=key, metavar="NAME[:k=v,...]", help=registry.flag_help(key))
+        for s in fam.settings:
+            group.add_argument("--" + s.key.replace("_", "-"), dest=s.key, metavar=s.metavar,
+                               help=f"{s.doc} (default {s.default})")
+
+
+def policy_args(args: argparse.Namespace) -> dict[str, str]:
+    """The policy flags given on the command line: key -> spec (families and settings)."""
+    return {key: getattr(args, key) for key in registry.settings() if getattr(args, key, None) is not None}

@@ -10,15 +10,20 @@ without a shutdown) followed by a replay loses nothing acknowledged.
 from __future__ import annotations
 
 import itertools
+import random
 from pathlib import Path
 
 import pytest
+import trio
 from hypothesis import HealthCheck, note, settings
+from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 
 from portal import ArrayPortal
 from test_array_model import K, ArrayMatchesModel, Config
 from vraid.engine.array import CacheConfig
+from test_readpath import NextStrip, fresh
+from vraid.backends.base import StoreWrapper
 from vraid.backends.nvram import Nvram
 from vraid.fuse.daemon import _replay_nvram
 
@@ -119,3 +124,68 @@ def test_nvram_crash_loses_nothing_acknowledged(org, scheduler, tmp_path):
         lambda: CachedArrayMatchesModel(cfg, "file", tmp_path, nvram=True),
         settings=settings(SETTINGS, max_examples=10),
     )
+
+
+# -- the read path: a read cache and a prefetch policy under the same model ------------------
+class JitterStore(StoreWrapper):
+    """Each request takes 0 to 2 ms (seeded): prefetches stay in flight across host requests."""
+
+    def __init__(self, inner, seed: int) -> None:
+        super().__init__(inner)
+        self.rng = random.Random(seed)
+
+    async def read(self, offset, length):
+        await trio.sleep(self.rng.choice((0, 0, 0.0005, 0.002)))
+        return await self.inner.read(offset, length)
+
+    async def write(self, offset, data):
+        await trio.sleep(self.rng.choice((0, 0, 0.0005, 0.002)))
+        await self.inner.write(offset, data)
+
+
+def _read_cached(base):
+    class ReadCachedModel(base):
+        """Reads always return the model, and the read cache never holds a stale block."""
+
+        def _open(self) -> ArrayPortal:
+            stores = [JitterStore(s, i) for i, s in enumerate(self.stores)]
+            kw = {"cache": self.cache} if base is CachedArrayMatchesModel else {}
+            return ArrayPortal(self.g, stores, read_cache_bytes=6 * self.g.block_size * self.g.u,
+                               prefetch=NextStrip(self.g), **kw)
+
+        @rule()
+        def read_cache_is_fresh(self) -> None:
+            note("check the read cache against the model")
+            self.portal.call(trio.sleep, 0.005)  # let prefetches in flight land first
+            fresh(self.portal.array, self.model)
+
+        @rule(data=st.data())
+        def read_sequential(self, data) -> None:
+            """Strip after strip: what NextStrip prefetches is then read."""
+            g = self.g
+            first = data.draw(st.integers(0, self.capacity // g.strip_size - 1), label="strip")
+            n = data.draw(st.integers(1, 4), label="strips")
+            for s in range(first, min(first + n, self.capacity // g.strip_size)):
+                got = self.portal.read(s * g.strip_size, g.strip_size)
+                assert got == bytes(self.model[s * g.strip_size : (s + 1) * g.strip_size])
+
+    ReadCachedModel.__name__ = f"ReadCached{base.__name__}"
+    return ReadCachedModel
+
+
+class _WriteThroughModel(ArrayMatchesModel):
+    def __init__(self, cache, backend: str, workdir: Path) -> None:
+        self.cache = cache
+        super().__init__(GEOMETRY, backend, workdir)
+
+
+@pytest.mark.parametrize("org", ["none", *ORGS])
+def test_read_cache_and_prefetch_match_the_model(org, tmp_path):
+    unit = GEOMETRY.geometry().stripe_data_bytes
+    if org == "none":
+        machine = _read_cached(_WriteThroughModel)
+        cfg = None
+    else:
+        machine = _read_cached(CachedArrayMatchesModel)
+        cfg = CacheConfig(org, size=3 * unit, destage="hlwm:high=0.6,low=0.3")
+    run_state_machine_as_test(lambda: machine(cfg, "memory", tmp_path), settings=settings(SETTINGS, max_examples=12))

@@ -5,8 +5,11 @@ into member requests through the planner (:mod:`vraid.core.rxw`) and the executo
 (:mod:`vraid.engine.stripe`). It holds no policy logic: without a cache it is the
 write-through baseline; with one (:mod:`vraid.engine.cache`, configured by
 :class:`CacheConfig`) writes are absorbed and later destaged through the same
-planner (:meth:`Array.write_plan`), and a CT policy rewrites each plan via
-the ``ct`` hook.
+planner (:meth:`Array.write_plan`, wrapped as the cache's destage target
+:class:`~vraid.engine.target.RaidTarget`), and a CT policy rewrites each plan via
+the ``ct`` hook. Host reads go through the read path (:mod:`vraid.engine.readpath`:
+write cache, read cache, members; a prefetch policy reads ahead), and dirty
+blocks are kept durable by a journal (:mod:`vraid.engine.journal`) if one is given.
 
 Concurrency: writes to one stripe are serialised by a per-stripe lock, so
 two read-modify-writes never race on a parity block; different stripes and
@@ -44,7 +47,10 @@ from vraid.engine.health import MemberHealth
 from vraid.core.geometry import Extent, Geometry
 from vraid.core.mapping import Mapping, StaticMapping
 from .members import DESTAGE, HOST, MemberStats, Members, Request
+from .journal import as_journal
 from .metrics import Metrics
+from .readpath import ReadCache, ReadPath
+from .target import RaidTarget
 from vraid.core.rxw import Plan
 from .stripe import StripeBuffer, execute
 
@@ -81,11 +87,18 @@ class Array:
         ct: Transform | None = None,
         cache: CacheConfig | None = None,
         nvram=None,
+        journal=None,
         intent=None,
         failed: Sequence[int] = (),
         spares: Sequence[Store] = (),
         mapping: Mapping | None = None,
+        read_cache_bytes: int = 0,
+        prefetch=None,
     ) -> None:
+        """``nvram``: a :class:`vraid.backends.nvram.Nvram`, shorthand for
+        ``journal=NvramJournal(nvram)``. ``read_cache_bytes``: size of the clean-block
+        read cache (0: none); ``prefetch``: a :class:`vraid.policies.prefetch.PrefetchPolicy`
+        (default none), which needs the read cache."""
         if len(stores) != geometry.ndisks:
             raise ValueError(f"{len(stores)} stores for {geometry.ndisks} disks")
         self.geometry = geometry
@@ -121,6 +134,9 @@ class Array:
         self._nursery: trio.Nursery | None = None
         self.cache_config = cache or CacheConfig()
         self.cache = None
+        #: the destage target of the cache and the source of every read below it
+        self.target = RaidTarget(self)
+        journal = as_journal(journal, nvram)
         if self.cache_config.enabled:
             from .cache import WriteBackCache
             from vraid.policies.registry import Context, create
@@ -128,9 +144,15 @@ class Array:
             cfg = self.cache_config
             ctx = Context(geometry=geometry)
             self.cache = WriteBackCache(
-                self, create("cache", cfg.organisation, ctx), create("destage_order", cfg.order, ctx),
-                create("destage", cfg.destage, ctx), cfg.size, nvram=nvram,
+                self.target, create("cache", cfg.organisation, ctx), create("destage_order", cfg.order, ctx),
+                create("destage", cfg.destage, ctx), cfg.size, journal=journal,
             )
+        self.reads = ReadPath(
+            self.target,
+            cache=self.cache,
+            read_cache=ReadCache(read_cache_bytes, geometry.block_size) if read_cache_bytes else None,
+            prefetch=prefetch,
+        )
 
     @property
     def capacity(self) -> int:
@@ -143,38 +165,34 @@ class Array:
         length = max(0, min(length, self.capacity - offset))
         if length == 0 or offset < 0:
             return b""
-        if self.cache is not None:
-            data = await self.cache.read(offset, length)
-        else:
-            data = await self.read_members(offset, length)
+        data = await self.reads.read(offset, length)
         m = self.metrics
         m.host_reads += 1
         m.host_read_bytes += length
         m.response.add(self.clock.now() - start)
         return data
 
-    async def read_members(self, offset: int, length: int) -> bytes:
-        """Read straight from the members (no cache), host priority; blocks of a
-        missing member are reconstructed, a member that fails is failed and the
-        read retried degraded."""
+    async def read_members(self, offset: int, length: int, *, priority: int = HOST) -> bytes:
+        """Read straight from the members (no cache); blocks of a missing member are
+        reconstructed, a member that fails is failed and the read retried degraded."""
         attempt = 0
         while True:
             try:
-                return await self._read_members(offset, length)
+                return await self._read_members(offset, length, priority)
             except MemberIOError as exc:
                 attempt += 1
                 self._member_error(exc, attempt)
 
-    async def _read_members(self, offset: int, length: int) -> bytes:
+    async def _read_members(self, offset: int, length: int, priority: int = HOST) -> bytes:
         g = self.geometry
         if self.health.degraded:
-            return await self._read_members_degraded(offset, length)
+            return await self._read_members_degraded(offset, length, priority)
         block = g.block_size
         first = offset // block * block
         end = -(-(offset + length) // block) * block
         requests: list[Request] = []
         for ext in self.mapping.extents(first, end - first):
-            requests += self._read_requests(ext)
+            requests += self._read_requests(ext, priority)
         await self.members.run(requests)
         data = requests[0].result if len(requests) == 1 else b"".join(r.result for r in requests)  # type: ignore[misc]
         head = offset - first
@@ -197,18 +215,22 @@ class Array:
             )
         if not data:
             return
-        if self.cache is not None:
-            if not self.redundancy.survives(len(self.health.missing_roles)):  # refuse now what no destage could ever write
-                self._check_writable(offset, len(data))
-            await self.cache.write(offset, data)
-        else:
-            await self.write_through(offset, data)
+        if self.cache is not None and not self.redundancy.survives(len(self.health.missing_roles)):
+            self._check_writable(offset, len(data))  # refuse now what no destage could ever write
+        self.reads.invalidate(offset, len(data))  # the read cache must not serve the old bytes
+        try:
+            if self.cache is not None:
+                await self.cache.write(offset, data)
+            else:
+                await self.write_through(offset, data)
+        finally:
+            self.reads.invalidate(offset, len(data))  # nor bytes a fetch read during the write
         m = self.metrics
         m.host_writes += 1
         m.host_write_bytes += len(data)
         m.response.add(self.clock.now() - start)
 
-    async def _read_members_degraded(self, offset: int, length: int) -> bytes:
+    async def _read_members_degraded(self, offset: int, length: int, priority: int = HOST) -> bytes:
         """Like the normal read, but extents touching a missing member are reconstructed."""
         g = self.geometry
         block = g.block_size
@@ -217,7 +239,7 @@ class Array:
         parts: list[list[Request] | Extent] = []
         plain: list[Request] = []
         for ext in self.mapping.extents(first, end - first):
-            reqs = self._read_requests(ext)
+            reqs = self._read_requests(ext, priority)
             missing = self.health.missing(ext.stripe)
             if any(r.disk in missing for r in reqs):
                 parts.append(ext)
@@ -230,12 +252,12 @@ class Array:
             if isinstance(part, list):
                 chunks += [r.result for r in part]  # type: ignore[misc]
             else:
-                chunks.append(await self._read_extent_degraded(part))
+                chunks.append(await self._read_extent_degraded(part, priority))
         data = b"".join(chunks)
         head = offset - first
         return data[head : head + length]
 
-    async def _read_extent_degraded(self, ext: Extent) -> bytes:
+    async def _read_extent_degraded(self, ext: Extent, priority: int = HOST) -> bytes:
         """A block-aligned extent of a stripe with a member missing, under the stripe lock."""
         g = self.geometry
         u, bs = g.u, g.block_size
@@ -244,7 +266,7 @@ class Array:
         row0, rows = (fb % u, lb - fb + 1) if k0 == k1 else (0, u)
         async with self._stripe_lock(ext.stripe):
             buf = StripeBuffer(self.mapping, ext.stripe, row0=row0, rows=rows)
-            await degraded.read_rows(self.members, buf, self.health.missing(ext.stripe), range(k0, k1 + 1), priority=HOST)
+            await degraded.read_rows(self.members, buf, self.health.missing(ext.stripe), range(k0, k1 + 1), priority=priority)
         if k0 == k1:
             return buf.data[k0].tobytes()
         return buf.flat[ext.start : ext.start + ext.length].tobytes()
@@ -313,8 +335,8 @@ class Array:
             except LostData as exc:  # acknowledged before the second failure; cannot be written now
                 log.error("dirty cache units that need lost members are dropped: %s", exc)
         await self.members.flush()
-        if self.cache is not None and self.cache.nvram is not None:
-            self.cache.nvram.reset()  # only now: the members hold everything, durably
+        if self.cache is not None and self.cache.journal is not None:
+            await self.cache.journal.reset()  # only now: the members hold everything, durably
         if self.intent is not None:
             await self.intent.clean()  # the members are flushed: no stripe is mid-write
 
@@ -369,6 +391,8 @@ class Array:
             await nursery.start(self.members.serve)
             if self.cache is not None:
                 await nursery.start(self.cache.run)
+            if self.reads.prefetching:
+                await nursery.start(self.reads.run)
             if self.intent is not None:
                 await nursery.start(self.intent.run)
             self._nursery = nursery
@@ -376,7 +400,7 @@ class Array:
             task_status.started()
 
     # -- reads ------------------------------------------------------------
-    def _read_requests(self, ext: Extent) -> list[Request]:
+    def _read_requests(self, ext: Extent, priority: int = HOST) -> list[Request]:
         """Member reads for a block-aligned extent, one per strip touched."""
         strip, mapping = self.geometry.strip_size, self.mapping
         reqs = []
@@ -385,7 +409,7 @@ class Array:
         while pos < end:
             k, within = divmod(pos, strip)
             n = min(strip - within, end - pos)
-            reqs.append(Request(mapping.data_disk(ext.stripe, k), "read", base + within, n))
+            reqs.append(Request(mapping.data_disk(ext.stripe, k), "read", base + within, n, priority=priority))
             pos += n
         return reqs
 
@@ -595,6 +619,7 @@ class Array:
         return {
             "geometry": self.geometry.describe(),
             "cache": self.cache.status() if self.cache is not None else {"organisation": "none"},
+            **({"reads": self.reads.status()} if self.reads.read_cache is not None else {}),
             "ct": _ct_spec(self.ct),
             "policies": _policies(self),
             "metrics": self.metrics.to_dict(),

@@ -23,10 +23,18 @@ destage ends, the destaged D blocks become C and the shadow's D blocks are
 merged into the unit as its new dirty data. Nothing is lost or written
 twice.
 
-Durability. Without NVRAM the cache is volatile: fsync of the image drains
-every unit dirty at the time of the call (``flush``). With NVRAM
-(``backends.nvram``) every dirty block is also put into an mmap'd slot when
-it is written, so fsync only msyncs, and a new mount replays the slots.
+Below the cache. The cache never sees the array: it destages each unit
+to a *target* (:mod:`vraid.engine.target`; the RAID planner/executor, or a
+buffer that destages further, e.g. a log disk) and reads its misses and
+partial-block fills from it. A host read's miss may also be handed a
+``fetch`` from above (:mod:`vraid.engine.readpath`: the clean-block read
+cache, then the target).
+
+Durability. Without a journal the cache is volatile: fsync of the image
+drains every unit dirty at the time of the call (``flush``). With one
+(:mod:`vraid.engine.journal`; ``--nvram FILE`` is an NVRAM journal) every
+dirty block is also put into the journal when it is written, so fsync only
+syncs it, and a new mount replays it.
 
 Destager. One trio task asks the scheduler for a decision after every cache
 change and at the times it asks to be called again, and keeps that many
@@ -51,7 +59,8 @@ from .members import DESTAGE, HOST
 from .stripe import StripeBuffer
 
 if TYPE_CHECKING:
-    from .array import Array
+    from .journal import Journal
+    from .target import Target
     from vraid.policies.cache import Organisation, UnitSpan
     from vraid.policies.destage.base import DestageScheduler
     from vraid.policies.order import DestageOrder
@@ -75,8 +84,8 @@ class Unit:
         self.destaging = False
         self.shadow: np.ndarray | None = None
         self.shadow_state: np.ndarray | None = None
-        self.slots: dict[tuple[int, int], int] = {}  # NVRAM slot of each D block
-        self.shadow_slots: dict[tuple[int, int], int] = {}
+        self.slots: dict[tuple[int, int], Any] = {}  # journal handle of each D block
+        self.shadow_slots: dict[tuple[int, int], Any] = {}
         #: write sequence number of the oldest write not yet destaged (main / shadow)
         self.oldest = math.inf
         self.shadow_oldest = math.inf
@@ -118,19 +127,19 @@ class CacheMetrics:
 class WriteBackCache:
     def __init__(
         self,
-        array: "Array",
+        target: "Target",
         organisation: "Organisation",
         order: "DestageOrder",
         scheduler: "DestageScheduler",
         size: int,
-        nvram=None,
+        journal: "Journal | None" = None,
         history_limit: int = 100_000,
     ) -> None:
-        g = array.geometry
-        self.array = array
+        g = target.geometry
+        self.target = target
         self.geometry = g
-        self.mapping = array.mapping  # every logical-to-physical translation (vraid.core.mapping)
-        self.clock = array.clock
+        self.mapping = target.mapping  # every logical-to-physical translation (vraid.core.mapping)
+        self.clock = target.clock
         self.organisation = organisation
         self.order = order
         self.scheduler = scheduler
@@ -146,11 +155,10 @@ class WriteBackCache:
         self.write_seq = 0
         self.last_host = 0.0  # set when the destager starts (the clock needs a running loop)
         self.metrics = CacheMetrics()
-        self.nvram = nvram
-        self._free_slots: list[int] = list(range(nvram.slots - 1, -1, -1)) if nvram is not None else []
-        #: NVRAM slots of destaged blocks, cleared only once the members are fsynced: until
-        #: then a power loss could lose the member copy, and the NVRAM copy must survive it
-        self._pending_release: list[int] = []
+        self.journal = journal
+        #: journal records of destaged blocks, cleared only once the target is flushed: until
+        #: then a power loss could lose the member copy, and the journal's copy must survive it
+        self._pending_release: list[Any] = []
         self._settling = False
         self._changed = trio.Event()
         self._progress = trio.Event()
@@ -209,9 +217,6 @@ class WriteBackCache:
                 missed = True
             await self._wait_for_progress()
 
-    def _take_slot(self) -> int | None:
-        return self._free_slots.pop() if self._free_slots else None
-
     def _spans(self, stripe: int, fb: int, lb: int) -> list["UnitSpan"]:
         """Units holding blocks fb..lb (stripe data order) of ``stripe``, each once."""
         u = self.geometry.u
@@ -248,7 +253,7 @@ class WriteBackCache:
         cells = [(k, r0, r1) for k in range(g.data_disks) if (r := _rows_in(k, u, span.row0, span.rows, fb, lb)) for r0, r1 in [r]]
         if not cells:
             return
-        while self.nvram is not None and len(self._free_slots) < sum(r1 - r0 + 1 for _, r0, r1 in cells):
+        while self.journal is not None and self.journal.available() < sum(r1 - r0 + 1 for _, r0, r1 in cells):
             await self._wait_for_progress()
         unit = await self._allocate(span)
         self.clean.pop(span.key, None)  # pinned: a clean unit must not be evicted while we fill it
@@ -276,12 +281,10 @@ class WriteBackCache:
             m.write_hits += (r1 - r0 + 1) - overwrites
             m.write_blocks += r1 - r0 + 1
             before[:] = D
-            if self.nvram is not None:
+            if self.journal is not None:
                 for r in range(r0, r1 + 1):
-                    slot = slots.get((k, r))
-                    if slot is None:
-                        slot = slots[(k, r)] = self._take_slot()
-                    self.nvram.put(slot, self.mapping.block_of(ext.stripe, k, span.row0 + r), data[k, r])
+                    block = self.mapping.block_of(ext.stripe, k, span.row0 + r)
+                    slots[(k, r)] = self.journal.put(block, data[k, r], slots.get((k, r)))
         key = span.key
         unit.version += 1
         if shadow:
@@ -319,7 +322,7 @@ class WriteBackCache:
         if not need:
             return
         buf = StripeBuffer(self.mapping, span.stripe, row0=span.row0, rows=span.rows, data=data)
-        await self.array.read_blocks(buf, need, priority=HOST)  # reconstructs a missing member's blocks
+        await self.target.read_blocks(buf, need, priority=HOST)  # reconstructs a missing member's blocks
         for k, r in need:
             if state[k, r] == E:
                 state[k, r] = C
@@ -334,13 +337,17 @@ class WriteBackCache:
             self.waiters -= 1
 
     # -- host reads --------------------------------------------------------------
-    async def read(self, offset: int, length: int) -> bytes:
-        """Serve valid blocks from the cache; read the rest from the members and fill them in as clean.
+    async def read(self, offset: int, length: int, fetch=None) -> bytes:
+        """Serve valid blocks from the cache; read the rest from below and fill them in as clean.
 
         What the cache holds is copied *before* any member read: during that
         read a dirty block may be destaged and its unit evicted, and the
         members' bytes read before the destage would be stale. Empty blocks
         are filled only into units that did not change meanwhile.
+
+        ``fetch(offset, length, need)``: where the misses come from (the read
+        path's read cache, then the target); ``need`` marks the blocks of the
+        block-aligned range the cache does not hold. Default: the target.
         """
         g = self.geometry
         bs = g.block_size
@@ -371,7 +378,8 @@ class WriteBackCache:
             for unit, *_ in seen:
                 self._touch(unit.span.key)
         else:
-            members = np.frombuffer(await self.array.read_members(first, end - first), dtype=np.uint8)
+            below = await (fetch(first, end - first, ~hits) if fetch is not None else self.target.read(first, end - first))
+            members = np.frombuffer(below, dtype=np.uint8)
             view[~np.repeat(hits, bs)] = members[~np.repeat(hits, bs)]
             for unit, version, ext, fb, lb in seen:
                 if self.units.get(unit.span.key) is unit and unit.version == version and not unit.destaging:
@@ -388,6 +396,30 @@ class WriteBackCache:
                     _fill_empty(unit, span, ext, fb, lb, view, g)
         head = offset - first
         return bytes(out[head : head + length])
+
+    def block_states(self, first: int, end: int) -> np.ndarray:
+        """Per block of the block-aligned byte range first..end: E, C or D as the cache
+        holds it (D also for a block written while its unit is destaged, DDIRTY)."""
+        g = self.geometry
+        bs, u, strip = g.block_size, g.u, g.strip_size
+        out = np.zeros((end - first) // bs, dtype=np.int8)
+        for ext in g.extents(first, end - first):
+            fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
+            for span in self._spans(ext.stripe, fb, lb):
+                unit = self.units.get(span.key)
+                if unit is None:
+                    continue
+                for k in range(g.data_disks):
+                    r = _rows_in(k, u, span.row0, span.rows, fb, lb)
+                    if r is None:
+                        continue
+                    r0, r1 = r
+                    at = (ext.host_offset + k * strip + (span.row0 + r0) * bs - ext.start) // bs
+                    states = unit.state[k, r0 : r1 + 1]
+                    if unit.shadow_state is not None:
+                        states = np.maximum(states, unit.shadow_state[k, r0 : r1 + 1])
+                    out[at : at + r1 - r0 + 1] = np.maximum(out[at : at + r1 - r0 + 1], states)
+        return out
 
     def _touch(self, key: int) -> None:
         self.order.read(key)
@@ -431,7 +463,7 @@ class WriteBackCache:
     def _record(self, now: float, decision) -> None:
         if decision.hwm != self.hwm or decision.lwm != self.lwm:
             self.hwm, self.lwm = decision.hwm, decision.lwm
-            self.array.events.publish("watermarks", now, {"hwm": decision.hwm, "lwm": decision.lwm})
+            self.target.events.publish("watermarks", now, {"hwm": decision.hwm, "lwm": decision.lwm})
         h = self.metrics.history
         sample = (now, self.occupancy, decision.hwm, decision.lwm, self.in_flight)
         if not h or h[-1][1:] != sample[1:]:
@@ -489,14 +521,13 @@ class WriteBackCache:
         try:
             z = unit.z()
             buf = StripeBuffer(self.mapping, span.stripe, row0=span.row0, rows=span.rows, data=unit.data)
-            plan = await self.array.write_plan(buf, z, priority=DESTAGE)
-            # destaged D blocks are clean now; E blocks the plan read with r hold clean data too
-            for i, row in enumerate(plan.transformed):
-                for j in range(self.geometry.data_disks):
-                    if unit.state[j, i] == E and "r" in row[j]:
-                        unit.state[j, i] = C
+            filled = await self.target.write_unit(buf, z, priority=DESTAGE)
+            # destaged D blocks are clean now; E blocks the target filled (a plan's r) hold clean data too
+            for j, i in filled:
+                if unit.state[j, i] == E:
+                    unit.state[j, i] = C
             unit.state[unit.state == D] = C
-            if self.nvram is not None:
+            if self.journal is not None:
                 self._pending_release.extend(unit.slots.values())
                 unit.slots.clear()
             unit.oldest = math.inf
@@ -509,26 +540,25 @@ class WriteBackCache:
             await self.clock.sleep(1.0)  # do not spin on a failing member
         finally:
             self._end_destage(unit, covered, ok)
-        if self.nvram is not None and len(self._pending_release) >= max(1, self.nvram.slots // 8):
+        if self.journal is not None and len(self._pending_release) >= max(1, self.journal.capacity // 8):
             await self._settle()
 
     async def _settle(self) -> None:
-        """fsync the members, then free the NVRAM slots of what was destaged before."""
+        """Flush the target, then clear the journal records of what was destaged before."""
         if self._settling or not self._pending_release:
             return
         self._settling = True
         try:
             batch, self._pending_release = self._pending_release, []
             try:
-                await self.array.members.flush()
-            except MemberIOError as exc:  # the slots stay taken: NVRAM still holds those blocks
+                await self.target.flush()
+            except MemberIOError as exc:  # the records stay: the journal still holds those blocks
                 self._pending_release = batch + self._pending_release
                 self.last_error = exc
-                log.error("flush before freeing NVRAM slots failed: %s", exc)
+                log.error("flush before clearing journal records failed: %s", exc)
                 return
-            for slot in batch:
-                self.nvram.clear(slot)
-                self._free_slots.append(slot)
+            for handle in batch:
+                self.journal.clear(handle)
         finally:
             self._settling = False
         self._progressed()
@@ -544,13 +574,12 @@ class WriteBackCache:
             sc = (unit.shadow_state == C) & (unit.state == E)
             unit.data[sc] = unit.shadow[sc]
             unit.state[sc] = C
-            if self.nvram is not None:
-                for cell, slot in unit.shadow_slots.items():
+            if self.journal is not None:
+                for cell, handle in unit.shadow_slots.items():
                     old = unit.slots.pop(cell, None)
                     if old is not None:
-                        self.nvram.clear(old)
-                        self._free_slots.append(old)
-                    unit.slots[cell] = slot
+                        self.journal.clear(old)
+                    unit.slots[cell] = handle
                 unit.shadow_slots.clear()
             unit.oldest = min(unit.oldest, unit.shadow_oldest)
             self._pool.append(unit.shadow)
@@ -563,18 +592,18 @@ class WriteBackCache:
         else:
             self.dirty_keys.discard(key)
             self.clean[key] = None
-        self.array.events.publish("destage", self.clock.now(), {"unit": key, "stripe": unit.span.stripe, "ok": ok})
+        self.target.events.publish("destage", self.clock.now(), {"unit": key, "stripe": unit.span.stripe, "ok": ok})
         self._progressed()
         self._notify()
 
     # -- durability ----------------------------------------------------------------
     async def flush(self) -> None:
         """Return once every write acknowledged before the call is durable."""
-        if self.nvram is not None:
-            await trio.to_thread.run_sync(self.nvram.sync)
+        if self.journal is not None:
+            await self.journal.sync()
             return
         await self.drain(self.write_seq)
-        await self.array.members.flush()
+        await self.target.flush()
 
     async def drain(self, upto: float = math.inf) -> None:
         """Destage until no unit holds a write with sequence number <= ``upto``."""
@@ -607,7 +636,7 @@ class WriteBackCache:
             "hwm": self.hwm,
             "lwm": self.lwm,
             "paused": self.paused,
-            "nvram": self.nvram is not None,
+            "nvram": self.journal is not None,
         } | self.metrics.to_dict()
 
 

@@ -1,15 +1,16 @@
 """What a mount does after an unclean shutdown, before it serves anything.
 
-1. NVRAM replay (if the last mount had a cache with NVRAM): every dirty block
-   it held is written through to the members, newest copy last.
+1. Journal replay (if the last mount had a cache with a journal, e.g. NVRAM,
+   :mod:`vraid.engine.journal`): every dirty block it held is written through
+   to the members, newest copy last.
 2. Resync (with parity: RAID-5): the parity of every (physical) stripe that may have been mid-write
    at the crash is recomputed from its data (``Array.resync``). Which ones:
    the stripes of the chunks the write-intent bitmap has set (plus those the
    replay touched); with no bitmap recorded in the superblocks (an array
    made before the bitmap existed, or created with ``--bitmap-chunk none``)
    every stripe of the array.
-3. The members are flushed, NVRAM is emptied, and the bitmap's bits are
-   cleared.
+3. The members are flushed, the journal is emptied, and the bitmap's bits
+   are cleared.
 
 Like md's resync after an unclean shutdown (md reads its bitmap and resyncs
 only the dirty chunks; without one it resyncs everything), except that md
@@ -25,8 +26,11 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from .journal import as_journal
+
 if TYPE_CHECKING:
     from .array import Array
+    from .journal import Journal
 
 log = logging.getLogger(__name__)
 
@@ -57,15 +61,20 @@ async def recover(
     *,
     was_clean: bool,
     bitmap_chunks: set[int] | None,
-    replay: Sequence[tuple[int, bytes]] = (),
+    replay: Sequence[tuple[int, bytes]] | None = None,
+    journal: "Journal | None" = None,
     nvram=None,
 ) -> ResyncReport:
     """Replay, resync and settle (see the module docstring).
 
     ``bitmap_chunks``: the chunks the on-disk bitmap had set (``None``: the array
     has no bitmap). A clean array with no bit set and nothing to replay is left
-    alone.
+    alone. ``replay``: the journal's blocks, if read already (default: ask
+    ``journal``). ``nvram``: an NVRAM file, shorthand for ``journal=NvramJournal(nvram)``.
     """
+    journal = as_journal(journal, nvram)
+    if replay is None:
+        replay = journal.replay() if journal is not None else []
     g = array.geometry
     report = ResyncReport(replayed_blocks=len(replay))
     bs = g.block_size
@@ -98,8 +107,8 @@ async def recover(
     elif not has_parity and report.reason:
         report.reason += "; RAID-0 has no parity, nothing to recompute"
     await array.members.flush()
-    if nvram is not None:
-        nvram.reset()
+    if journal is not None:
+        await journal.reset()
     if array.cache is not None and replay:
         array.cache.metrics.nvram_replayed = len(replay)
     if bitmap is not None:

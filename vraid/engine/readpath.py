@@ -1,0 +1,367 @@
+"""The read path: host reads between the array and the members, and read-ahead.
+
+A host read is served, block by block, from the first of
+
+1. the write-back cache (:mod:`vraid.engine.cache`), if there is one: its
+   dirty and clean units;
+2. the clean-block read cache (:class:`ReadCache`), if it is on
+   (``Array(read_cache_bytes=...)``; 0, the default, is off);
+3. the members, through the destage target (:mod:`vraid.engine.target`).
+
+What the members return fills the read cache. After each host read the
+prefetch policy (:mod:`vraid.policies.prefetch`, seed 001) says what else to
+read; those blocks are read into the read cache by background tasks, and the
+host read returns without waiting for them. With no read cache and
+``NoPrefetch`` the path is exactly the one vraid had before it existed.
+
+Never stale. A block the host overwrites must never come back from the read
+cache with older bytes, also when a fetch of it is in flight. Every host
+write invalidates its blocks when it starts and again when it is absorbed or
+written through (``Array.write`` calls :meth:`ReadPath.invalidate` twice),
+and a fill is accepted only if
+
+* the block was not dirty in the write-back cache when its fetch began
+  (while dirty, also DDIRTY during a destage, the members hold older bytes),
+  and
+* no invalidation of the block happened since its fetch began
+  (:meth:`ReadCache.begin` records the epoch; :meth:`ReadCache.invalidate`
+  stamps the blocks being fetched).
+
+A block clean-or-absent in the write cache at the start of a fetch, and not
+written since, is on the members as the host last wrote it, so what the
+fetch returns is current. ``tests/test_readpath.py`` races prefetches against
+writes to check this.
+
+Prefetch member requests use the HOST priority class for now (the member
+queues get a PREFETCH class of their own in the engine-seams work).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+import trio
+
+from vraid.errors import MemberIOError, VraidError
+from vraid.policies.prefetch import HostRead, NoPrefetch, PrefetchPolicy
+from .members import HOST
+
+if TYPE_CHECKING:
+    from .cache import WriteBackCache
+    from .target import Target
+
+log = logging.getLogger(__name__)
+_D = 2  # the write-back cache's state of a dirty block
+
+
+@dataclass
+class ReadCacheMetrics:
+    lookups: int = 0  # blocks looked up by host reads
+    hits: int = 0
+    prefetch_hits: int = 0  # hits on blocks a prefetch brought in, first use only
+    fills: int = 0  # blocks put in by host-read misses
+    prefetched: int = 0  # blocks put in by prefetches
+    prefetches: int = 0  # prefetch reads issued
+    prefetch_skipped: int = 0  # prefetch advice dropped: too many prefetches in flight
+    stale_drops: int = 0  # fills refused: the block was written while being fetched
+    evictions: int = 0
+    invalidations: int = 0  # blocks dropped because the host wrote them
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out["hit_ratio"] = self.hits / self.lookups if self.lookups else 0.0
+        return out
+
+
+@dataclass
+class Fetch:
+    """One fetch in flight: the blocks it may fill and the epoch it began in."""
+
+    start: int
+    blocks: list[int]
+    prefetch: bool = False
+    done: bool = field(default=False)
+
+
+class ReadCache:
+    """Clean blocks by logical block number, least recently used evicted first;
+    at most ``size`` bytes of block data."""
+
+    def __init__(self, size: int, block_size: int) -> None:
+        if size < block_size:
+            raise VraidError(f"a read cache of {size} bytes cannot hold one {block_size}-byte block",
+                             "give at least one block, or 0 to turn the read cache off")
+        self.size = size
+        self.block_size = block_size
+        self.capacity = size // block_size  # blocks
+        self._blocks: OrderedDict[int, bytes] = OrderedDict()
+        self._prefetched: set[int] = set()  # brought in by a prefetch, not read by the host yet
+        self._epoch = 0
+        self._fetching: dict[int, int] = {}  # block -> fetches in flight
+        self._stamp: dict[int, int] = {}  # block -> epoch of its last invalidation during a fetch
+        self.metrics = ReadCacheMetrics()
+
+    def __len__(self) -> int:
+        return len(self._blocks)
+
+    def __contains__(self, block: int) -> bool:
+        return block in self._blocks
+
+    @property
+    def used(self) -> int:
+        """Bytes of block data held."""
+        return len(self._blocks) * self.block_size
+
+    def get(self, block: int) -> bytes | None:
+        """The block's bytes (a host read: counted, moved to the most recently used end)."""
+        m = self.metrics
+        m.lookups += 1
+        data = self._blocks.get(block)
+        if data is None:
+            return None
+        m.hits += 1
+        if block in self._prefetched:
+            self._prefetched.discard(block)
+            m.prefetch_hits += 1
+        self._blocks.move_to_end(block)
+        return data
+
+    def begin(self, blocks: Sequence[int], *, prefetch: bool = False) -> Fetch:
+        """A fetch of ``blocks`` starts now: only fills for them made through it count."""
+        for b in blocks:
+            self._fetching[b] = self._fetching.get(b, 0) + 1
+        return Fetch(self._epoch, list(blocks), prefetch)
+
+    def fill(self, fetch: Fetch, block: int, data: bytes) -> bool:
+        """Put the fetched ``block`` in, unless it was invalidated since ``fetch`` began."""
+        if self._stamp.get(block, -1) > fetch.start:
+            self.metrics.stale_drops += 1
+            return False
+        if block in self._blocks:  # a newer fetch of the same bytes got there first
+            self._blocks.move_to_end(block)
+            return True
+        self._blocks[block] = bytes(data)
+        if fetch.prefetch:
+            self._prefetched.add(block)
+            self.metrics.prefetched += 1
+        else:
+            self.metrics.fills += 1
+        while len(self._blocks) > self.capacity:
+            old, _ = self._blocks.popitem(last=False)
+            self._prefetched.discard(old)
+            self.metrics.evictions += 1
+        return True
+
+    def end(self, fetch: Fetch) -> None:
+        """The fetch is over (filled, failed or cancelled)."""
+        if fetch.done:
+            return
+        fetch.done = True
+        for b in fetch.blocks:
+            n = self._fetching[b] - 1
+            if n:
+                self._fetching[b] = n
+            else:
+                del self._fetching[b]
+                self._stamp.pop(b, None)
+
+    def invalidate(self, first: int, count: int) -> None:
+        """The host writes blocks first..first+count-1: drop them, and refuse fills of
+        them by fetches that began before now."""
+        self._epoch += 1
+        blocks, fetching = self._blocks, self._fetching
+        if count > len(blocks) + len(fetching):
+            hit = [b for b in (*blocks, *fetching) if first <= b < first + count]
+        else:
+            hit = [b for b in range(first, first + count) if b in blocks or b in fetching]
+        for b in hit:
+            if blocks.pop(b, None) is not None:
+                self._prefetched.discard(b)
+                self.metrics.invalidations += 1
+            if b in fetching:
+                self._stamp[b] = self._epoch
+
+    def status(self) -> dict[str, Any]:
+        return {"size": self.size, "blocks": len(self._blocks), "capacity_blocks": self.capacity,
+                "fetching": len(self._fetching)} | self.metrics.to_dict()
+
+
+class ReadPath:
+    """Serves host reads (see the module docstring); :meth:`run` runs the prefetches."""
+
+    #: prefetch reads in flight at most; further advice is dropped (and counted)
+    max_prefetches = 8
+
+    def __init__(
+        self,
+        target: "Target",
+        *,
+        cache: "WriteBackCache | None" = None,
+        read_cache: ReadCache | None = None,
+        prefetch: PrefetchPolicy | None = None,
+    ) -> None:
+        self.target = target
+        self.cache = cache
+        self.read_cache = read_cache
+        self.prefetch = prefetch if prefetch is not None else NoPrefetch(target.geometry)
+        if read_cache is None and not isinstance(self.prefetch, NoPrefetch):
+            raise VraidError(f"prefetch policy {self.prefetch.name!r} needs a read cache to prefetch into",
+                             "give the array a read cache (read_cache_bytes), or use prefetch none")
+        self.geometry = target.geometry
+        self._nursery: trio.Nursery | None = None
+        self._prefetching = 0
+        self.last_error: MemberIOError | None = None
+
+    @property
+    def prefetching(self) -> bool:
+        """Whether reads are followed by read-ahead (a background task is needed)."""
+        return self.read_cache is not None and not isinstance(self.prefetch, NoPrefetch)
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Hold the nursery the prefetches run in, until cancelled."""
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            try:
+                await trio.sleep_forever()
+            finally:
+                self._nursery = None
+
+    # -- host reads -------------------------------------------------------------------
+    async def read(self, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` (inside the array), newest data."""
+        rc = self.read_cache
+        if rc is None:
+            if self.cache is not None:
+                return await self.cache.read(offset, length)
+            return await self.target.read(offset, length)
+        bs = self.geometry.block_size
+        first = offset // bs * bs
+        end = -(-(offset + length) // bs) * bs
+        before = (rc.metrics.lookups - rc.metrics.hits, rc.metrics.prefetch_hits)
+        if self.cache is not None:
+            data = await self.cache.read(offset, length, fetch=self._fetch)
+        else:
+            whole = await self._fetch(first, end - first, None)
+            data = whole[offset - first : offset - first + length]
+        if self.prefetching:
+            m = rc.metrics
+            self._advise(HostRead(first // bs, (end - first) // bs, m.lookups - m.hits - before[0],
+                                  m.prefetch_hits - before[1], self.target.clock.now()))
+        return data
+
+    async def _fetch(self, first: int, length: int, need: np.ndarray | None) -> bytes:
+        """Blocks of the aligned range first..first+length from the read cache, the rest from
+        the target (filling the read cache); blocks ``need`` marks False are left zero."""
+        rc = self.read_cache
+        assert rc is not None
+        bs = self.geometry.block_size
+        b0, n = first // bs, length // bs
+        out = bytearray(length)
+        missing: list[int] = []
+        for i in range(n):
+            if need is not None and not need[i]:
+                continue
+            data = rc.get(b0 + i)
+            if data is None:
+                missing.append(i)
+            else:
+                out[i * bs : (i + 1) * bs] = data
+        if not missing:
+            return bytes(out)
+        dirty = self._dirty(first, length)
+        fetch = rc.begin([b0 + i for i in missing if not dirty[i]])
+        try:
+            runs = _runs(missing)
+            if len(runs) == 1:
+                await self._read_run(out, first, *runs[0])
+            else:
+                async with trio.open_nursery() as nursery:
+                    for i, k in runs:
+                        nursery.start_soon(self._read_run, out, first, i, k)
+            for b in fetch.blocks:
+                i = b - b0
+                rc.fill(fetch, b, out[i * bs : (i + 1) * bs])
+        finally:
+            rc.end(fetch)
+        return bytes(out)
+
+    async def _read_run(self, out: bytearray, first: int, i: int, k: int, priority: int = HOST) -> None:
+        bs = self.geometry.block_size
+        out[i * bs : (i + k) * bs] = await self.target.read(first + i * bs, k * bs, priority=priority)
+
+    def _dirty(self, first: int, length: int) -> np.ndarray:
+        if self.cache is None:
+            return np.zeros(length // self.geometry.block_size, dtype=bool)
+        return self.cache.block_states(first, first + length) == _D
+
+    # -- host writes ------------------------------------------------------------------
+    def invalidate(self, offset: int, length: int) -> None:
+        """The host writes these bytes (called before and after the write)."""
+        rc = self.read_cache
+        if rc is None or length <= 0:
+            return
+        bs = self.geometry.block_size
+        first = offset // bs
+        rc.invalidate(first, -(-(offset + length) // bs) - first)
+
+    # -- read-ahead -------------------------------------------------------------------
+    def _advise(self, read: HostRead) -> None:
+        """Ask the policy, and start reading what it names (not what is held already)."""
+        rc = self.read_cache
+        assert rc is not None
+        g = self.geometry
+        total = g.capacity // g.block_size
+        for start, count in self.prefetch.after_read(read):
+            start, stop = max(0, start), min(total, start + count)
+            if start >= stop:
+                continue
+            if self._nursery is None or self._prefetching >= self.max_prefetches:
+                rc.metrics.prefetch_skipped += 1
+                continue
+            bs = g.block_size
+            held = (self.cache.block_states(start * bs, stop * bs) != 0) if self.cache is not None else None
+            want = [b for b in range(start, stop) if b not in rc and (held is None or not held[b - start])]
+            if not want:
+                continue
+            fetch = rc.begin(want, prefetch=True)  # now: not dirty in the write cache at this instant
+            self._prefetching += 1
+            rc.metrics.prefetches += 1
+            self._nursery.start_soon(self._prefetch, fetch)
+
+    async def _prefetch(self, fetch: Fetch) -> None:
+        rc = self.read_cache
+        assert rc is not None
+        bs = self.geometry.block_size
+        try:
+            for i, k in _runs(fetch.blocks):
+                data = await self.target.read(i * bs, k * bs, priority=HOST)
+                for j in range(k):
+                    rc.fill(fetch, i + j, data[j * bs : (j + 1) * bs])
+        except MemberIOError as exc:  # a prefetch is a hint: the host read that needs the block will retry
+            self.last_error = exc
+            log.warning("prefetch of blocks %d.. failed: %s", fetch.blocks[0], exc)
+        finally:
+            rc.end(fetch)
+            self._prefetching -= 1
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"prefetch": self.prefetch.describe(), "prefetching": self._prefetching}
+        if self.read_cache is not None:
+            out |= self.read_cache.status()
+        return out
+
+
+def _runs(items: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted integers as (first, count) runs of consecutive values."""
+    runs: list[tuple[int, int]] = []
+    for x in items:
+        if runs and runs[-1][0] + runs[-1][1] == x:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((x, 1))
+    return runs

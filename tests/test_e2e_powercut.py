@@ -68,7 +68,7 @@ def _wait_synced(proc: subprocess.Popen, count: int, timeout: float = 30) -> str
     sel.register(fd, selectors.EVENT_READ)
     deadline = time.monotonic() + timeout
     try:
-        while buf.count(b"synced ") < count and time.monotonic() < deadline:
+        while len(re.findall(rb"^synced \S+ [0-9a-f]{64}\n", buf, re.M)) < count and time.monotonic() < deadline:
             if sel.select(timeout=0.5):
                 chunk = os.read(fd, 65536)
                 if not chunk:
@@ -245,7 +245,7 @@ def _file_blocks(dev: str, names: list[str]) -> dict[str, set[int]]:
     return out
 
 
-@pytest.mark.parametrize("points", [2])
+@pytest.mark.parametrize("points", [1, pytest.param(6, marks=pytest.mark.slow)])
 def test_a_crash_then_a_member_lost_before_resync_loses_what_md_would(tmp_path, session, points):
     """The RAID-5 write hole, end to end. One member is slow (``latency``) so that a kill
     catches stripes whose other blocks landed and its did not. After the crash a member
@@ -307,13 +307,13 @@ def test_a_crash_then_a_member_lost_before_resync_loses_what_md_would(tmp_path, 
         totals["stale_rows"] += int(stale.sum())
         totals["lost_blocks"] += len(expect_lost)
     print(f"\nwrite hole: {json.dumps(totals)}")
-    assert totals["files_intact"] > 0
+    assert totals["files_intact"] + totals["files_on_lost_blocks"] > 0
 
 
 FAULTS = {
-    "eio-range": ("disk1:eio=1500-1700", True),
-    "latency": ("disk0:latency=20ms,p=0.05,seed=3", False),
-    "fail-after": ("disk2:fail-after=1500", True),
+    "eio-range": ("disk1:eio=600-3500", True),  # of 3840 data blocks: ext4's writes reach it
+    "latency": ("disk0:latency=10ms,p=0.05,seed=3", False),
+    "fail-after": ("disk2:fail-after=150", True),  # a member sees about 250 requests in this test
 }
 
 
@@ -330,17 +330,19 @@ def test_faults_injected_under_ext4_load_lose_nothing(tmp_path, session, name):
     writer = _start_writer(fs, name, 11)
     head = ""
     try:
-        head = _wait_synced(writer, 12, timeout=60)
+        head = _wait_synced(writer, 9, timeout=60)
     finally:
         synced = _finish(writer, head)
-    assert len(synced) >= 12, f"only {len(synced)} files fsynced under the fault"
+    assert len(synced) >= 9, f"only {len(synced)} files fsynced under the fault"
     for n, digest in synced.items():
         assert _sha(fs / n) == digest
     assert pid_alive(pid) and is_mounted(mnt)
     status = json.loads(vraid("status", mnt, "--json").stdout)
     assert status["internal_errors"] == 0
     disk = int(spec[4])
-    assert (status["members"][disk]["state"] == "failed") == fails, status["members"][disk]
+    member = status["members"][disk]
+    assert (member["state"] == "failed") == fails, member
+    print(f"\n{name}: {len(synced)} fsynced files; member {disk}: {json.dumps(member)}")
     if not fails:
         assert _check(mnt)["mismatches"] == 0
     session.umount_fs(fs)

@@ -11,6 +11,9 @@ A fault spec names a member and what goes wrong on it (``--fault``, repeatable):
     disk3:torn-after=300         the first write after 300 requests lands only partly (a
                                  prefix of its blocks), then the disk fails everything:
                                  power lost in the middle of a write
+    disk1:volatile               writes are durable only once the member is flushed; the
+                                 rest dies with the process (``backends/volatile.py``)
+    all:volatile                 the same on every member (``all:`` works for any fault)
 
 Member blocks are counted in the member's data area, block_size each, as
 ``vraid layout`` and ``Geometry.locate(...).member_block`` number them;
@@ -35,7 +38,7 @@ from ..errors import VraidError
 from .base import Store, StoreWrapper
 
 _HINT = ("write DISK:KEY=VALUE[,KEY=VALUE...], e.g. disk2:eio=1000-1010, disk1:fail-after=5000, "
-         "disk0:latency=50ms,every=100, disk0:latency=20ms,p=0.01,seed=7, disk3:torn-after=300")
+         "disk0:latency=50ms,every=100, disk0:latency=20ms,p=0.01,seed=7, disk3:torn-after=300, all:volatile")
 _TIME = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|ms|us)?\s*$")
 _SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, None: 1e-3}
 
@@ -51,6 +54,7 @@ class FaultSpec:
     probability: float | None = None
     seed: int = 0
     torn_after: int | None = None
+    volatile: bool = False  # writes are durable only once flushed (backends.volatile)
 
     def merge(self, other: "FaultSpec") -> "FaultSpec":
         """Both specs' faults (the second's scalars win where it sets them)."""
@@ -62,6 +66,7 @@ class FaultSpec:
             probability=other.probability if other.probability is not None else self.probability,
             seed=other.seed or self.seed,
             torn_after=other.torn_after if other.torn_after is not None else self.torn_after,
+            volatile=self.volatile or other.volatile,
         )
 
     def describe(self) -> str:
@@ -73,6 +78,8 @@ class FaultSpec:
             parts.append(f"latency={self.latency * 1e3:g}ms,{how}")
         if self.torn_after is not None:
             parts.append(f"torn-after={self.torn_after}")
+        if self.volatile:
+            parts.append("volatile")
         return ",".join(parts)
 
 
@@ -89,18 +96,19 @@ def _count(spec: str, key: str, value: str, minimum: int = 0) -> int:
     return n
 
 
-def parse_fault(spec: str, ndisks: int | None = None) -> tuple[int, FaultSpec]:
-    """Parse one ``--fault`` spec into (member index, FaultSpec).
+def parse_fault(spec: str, ndisks: int | None = None) -> tuple[int | None, FaultSpec]:
+    """Parse one ``--fault`` spec into (member index, FaultSpec); the index is
+    None for ``all:`` (every member).
 
     Raises:
         VraidError: naming the bad part, with the grammar as a hint.
     """
     disk_text, colon, rest = spec.partition(":")
-    m = re.fullmatch(r"\s*(?:disk)?(\d+)\s*", disk_text)
+    m = re.fullmatch(r"\s*(?:disk)?(\d+)\s*|\s*(all)\s*", disk_text, re.IGNORECASE)
     if not colon or m is None:
-        raise _bad(spec, "it does not start with a member such as disk2:")
-    disk = int(m.group(1))
-    if ndisks is not None and disk >= ndisks:
+        raise _bad(spec, "it does not start with a member such as disk2: (or all:)")
+    disk = int(m.group(1)) if m.group(1) is not None else None
+    if ndisks is not None and disk is not None and disk >= ndisks:
         raise _bad(spec, f"the array has members disk0..disk{ndisks - 1}, not disk{disk}")
     fs = FaultSpec()
     items = [i.strip() for i in rest.split(",") if i.strip()]
@@ -109,6 +117,11 @@ def parse_fault(spec: str, ndisks: int | None = None) -> tuple[int, FaultSpec]:
     for item in items:
         key, eq, value = item.partition("=")
         key = key.strip().lower().replace("_", "-")
+        if key == "volatile":
+            if eq:
+                raise _bad(spec, "volatile takes no value (write disk1:volatile)")
+            fs.volatile = True
+            continue
         if not eq:
             raise _bad(spec, f"{item!r} is not KEY=VALUE")
         if key == "eio":
@@ -140,7 +153,7 @@ def parse_fault(spec: str, ndisks: int | None = None) -> tuple[int, FaultSpec]:
         elif key == "seed":
             fs.seed = _count(spec, key, value)
         else:
-            raise _bad(spec, f"unknown fault {key!r} (known: eio, fail-after, latency with every or p and seed, torn-after)")
+            raise _bad(spec, f"unknown fault {key!r} (known: eio, fail-after, latency with every or p and seed, torn-after, volatile)")
     if fs.latency and fs.every is None and fs.probability is None:
         raise _bad(spec, "latency needs every=N or p=PROBABILITY")
     if (fs.every is not None or fs.probability is not None) and not fs.latency:
@@ -151,11 +164,14 @@ def parse_fault(spec: str, ndisks: int | None = None) -> tuple[int, FaultSpec]:
 
 
 def parse_faults(specs, ndisks: int | None = None) -> dict[int, FaultSpec]:
-    """Every ``--fault`` option, merged per member."""
+    """Every ``--fault`` option, merged per member (``all:`` needs ``ndisks``)."""
     out: dict[int, FaultSpec] = {}
     for spec in specs or ():
         disk, fs = parse_fault(spec, ndisks)
-        out[disk] = out[disk].merge(fs) if disk in out else fs
+        if disk is None and ndisks is None:
+            raise _bad(spec, "all: needs the number of members")
+        for d in range(ndisks) if disk is None else (disk,):  # type: ignore[arg-type]
+            out[d] = out[d].merge(fs) if d in out else fs
     return out
 
 
@@ -256,12 +272,22 @@ class FaultyStore(StoreWrapper):
         await self.inner.flush()
 
     def status(self) -> dict[str, object]:
-        return {"faults": self.spec.describe(), "requests": self.requests, "failed": self.failed} | self.injected
+        out = {"faults": self.spec.describe(), "requests": self.requests, "failed": self.failed} | self.injected
+        if hasattr(self.inner, "dirty_blocks"):  # a volatile member under the faults
+            out["volatile"] = self.inner.status()
+        return out
 
 
 def wrap_faults(stores: list[Store], faults: dict[int, FaultSpec], *, clock, block_size: int, data_offset: int) -> list[Store]:
-    """``stores`` with the members named in ``faults`` behind a :class:`FaultyStore`."""
-    return [
-        FaultyStore(s, faults[i], clock=clock, block_size=block_size, data_offset=data_offset) if i in faults else s
-        for i, s in enumerate(stores)
-    ]
+    """``stores`` with the members named in ``faults`` behind a :class:`FaultyStore`; a
+    ``volatile`` member's writes go through a :class:`~backends.volatile.VolatileStore`
+    below the faults (the faults are the disk's, the layer is its write cache)."""
+    from .volatile import VolatileStore
+
+    out: list[Store] = []
+    for i, s in enumerate(stores):
+        if i in faults:
+            inner = VolatileStore(s, block_size=block_size) if faults[i].volatile else s
+            s = FaultyStore(inner, faults[i], clock=clock, block_size=block_size, data_offset=data_offset)
+        out.append(s)
+    return out

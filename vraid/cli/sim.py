@@ -55,6 +55,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--ct", metavar="SPEC", help="contiguity transform: none (default) or "
                    "msc[:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b] (seed 000 Fig. 10; limits default "
                    "to the disk model's preset, docs/ct.md)")
+    p.add_argument("--queue-order", choices=("fifo", "clook"),
+                   help="order inside each priority class of a member's queue (seed 003 3.1; default fifo)")
     p.set_defaults(func=cmd_sim)
 
     from vraid.sim.experiment import names
@@ -92,7 +94,7 @@ def cmd_models(args) -> int:
 def _policies(args) -> dict[str, str]:
     """The policy flags given on the command line, as SimConfig.policies."""
     flags = {"cache": args.cache, "cache_size": args.cache_size, "destage": args.destage, "destage_order": args.destage_order,
-             "ct": args.ct}
+             "ct": args.ct, "queue_order": args.queue_order}
     return {k: v for k, v in flags.items() if v is not None}
 
 

@@ -61,6 +61,7 @@ POLICY_KEYS: dict[str, str] = {
     "destage": "destage scheduler NAME[:k=v,...]: hlwm, adaptive, lt, pi, idle",
     "destage_order": "lrw, lru, fifo or cscan",
     "ct": "contiguity transform: none or msc[:sr_max=N,sw_max=N,sr_except=a-b,sw_except=a-b] (docs/ct.md)",
+    "queue_order": "order inside each priority class of a member's queue: fifo (default) or clook (seed 003 3.1)",
 }
 
 
@@ -285,7 +286,8 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
 
         members = wrap_faults(stores, parse_faults(config.faults, geometry.ndisks), clock=clock,
                               block_size=geometry.block_size, data_offset=geometry.data_offset)
-    async with open_array(geometry, members, clock=clock, cache=cache_config(config.policies), ct=ct) as array:
+    async with open_array(geometry, members, clock=clock, cache=cache_config(config.policies), ct=ct,
+                          queue_order=config.policies.get("queue_order")) as array:
         if observe is not None:
             observe(array)
         t0 = trio.current_time()

@@ -241,6 +241,34 @@ def test_clook_reorders_a_queued_batch_and_seeks_less() -> None:
     assert t_clook < 0.8 * t_fifo  # one sweep instead of random seeks across the disk
 
 
+@pytest.mark.parametrize("order", ["fifo", "clook"])
+def test_fast_paths_never_bypass_a_queue(order) -> None:
+    """A request is charged on the virtual-time fast path only when its member has nothing
+    queued or running; otherwise it queues behind, in its class's order."""
+
+    async def main() -> None:
+        clock = TrioClock()
+        members = Members([wrap(MemoryStore(64 << 20), "hdd:st373454lc", clock)], clock, queue_order=order)
+        disk = members[0]
+        async with trio.open_nursery() as nursery:
+            await nursery.start(members.serve)
+            assert disk.can_charge and not disk.can_inline  # a timing model is never instant
+            batch = [Request(0, "read", off, 4096, priority=Priority.DESTAGE) for off in (8 << 20, 1 << 20, 4 << 20)]
+            nursery.start_soon(members.run, batch)
+            await trio.testing.wait_all_tasks_blocked()
+            assert disk.queue_depth == 2 and not disk.can_charge  # one runs, two wait
+            late = Request(0, "read", 0, 4096)
+            await members.run([late])  # queued (host class first), not charged past the queue
+            assert disk.stats.reads == 2  # the running one, then the host read
+            while disk.stats.reads < 4:
+                await trio.sleep(0.001)
+            await trio.sleep_until(disk.busy_until)
+            assert disk.queue_depth == 0 and disk.can_charge
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
 # -- the simulator -------------------------------------------------------------------------------
 def test_vraid_sim_is_deterministic_with_clook(tmp_path) -> None:
     """Same config, same JSON with C-LOOK queues; and C-LOOK does change what the disks do."""

@@ -20,17 +20,15 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Callable, Sequence
 
 import trio
 
 from vraid.backends.base import Store
 from .clock import Clock
 from vraid.errors import MemberIOError
+from vraid.policies.queue import QueueOrder, queue_order as resolve_queue_order
 from .events import Cause
-
-if TYPE_CHECKING:
-    from vraid.policies.queue import QueueOrder
 
 
 class Priority(enum.IntEnum):
@@ -122,13 +120,11 @@ class Member:
     def __init__(
         self, index: int, store: Store, clock: Clock, queue_order: "str | Callable[[], QueueOrder] | None" = None
     ) -> None:
-        from vraid.policies.queue import queue_order as resolve
-
         self.index = index
         self.store = store
         self.clock = clock
         self.stats = MemberStats()
-        factory = resolve(queue_order)
+        factory = resolve_queue_order(queue_order)
         #: one queue per priority class, in Priority order
         self._queues: tuple[QueueOrder, ...] = tuple(factory() for _ in Priority)
         self._queued = 0

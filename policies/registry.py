@@ -125,6 +125,16 @@ def _make_ct(cls: type, values: dict, spec: PolicySpec, ctx: Context) -> Any:
     return build_transform(cls, dict(spec.params), base)
 
 
+def _make_queue_order(cls: type, values: dict, spec: PolicySpec, ctx: Context) -> Any:
+    from vraid.policies.queue import OrderFactory
+
+    return OrderFactory(cls, **values)
+
+
+def _make_prefetch(cls: type, values: dict, spec: PolicySpec, ctx: Context) -> Any:
+    return cls(ctx.geometry, **values)
+
+
 FAMILIES: dict[str, Family] = {
     f.key: f
     for f in (
@@ -152,6 +162,16 @@ FAMILIES: dict[str, Family] = {
                {"none": None, "msc": "vraid.policies.ct.msc:MscTransform"},
                "none", runtime=True, slot="ct", none_doc="no transform: the basic rxw-matrix runs as planned",
                make=_make_ct),
+        Family("queue_order", "member queue order", "order inside each priority class of a member's queue (seed 003 3.1)",
+               "vraid.policies.queue", "vraid.policies.queue.base:QueueOrder",
+               {"fifo": "vraid.policies.queue.fifo:FifoOrder", "clook": "vraid.policies.queue.clook:ClookOrder"},
+               "fifo", slot="members.queue_order", make=_make_queue_order),
+        Family("prefetch", "prefetch policy", "what else to read into the read cache after a host read (seed 001)",
+               "vraid.policies.prefetch", "vraid.policies.prefetch:PrefetchPolicy",
+               {"none": "vraid.policies.prefetch:NoPrefetch"},
+               "none", slot="reads.prefetch", make=_make_prefetch,
+               settings=(Setting("read_cache_size", "0", "clean-block read cache size (0: none; prefetching needs one)",
+                                 "SIZE"),)),
     )
 }
 

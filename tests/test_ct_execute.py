@@ -12,10 +12,13 @@ from __future__ import annotations
 import numpy as np
 import trio
 
-from vraid.engine.array import CacheConfig, PlanEvent, open_array
+from vraid.engine.array import CacheConfig, open_array
+from vraid.engine.events import PlanEvent
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
-from vraid.engine.members import HOST
+from vraid.engine.members import Priority
+
+HOST = Priority.HOST
 from vraid.policies.ct import GENEROUS, load_ct
 from vraid.core.rxw import Plan, column_requests, parse_z
 from vraid.engine.stripe import StripeBuffer, execute
@@ -131,7 +134,7 @@ def test_write_through_with_ct_joins_the_parity_column() -> None:
         async with open_array(G, stores) as array:
             await array.write(0, old)
             array.ct = load_ct("msc", GENEROUS)
-            array.events.subscribe(lambda e: plans.append(e.data.plan) if e.kind == "plan" else None)
+            array.events.subscribe(lambda e: plans.append(e.plan) if e.kind == "plan" else None)
             before = _stats(array)
             await array.write(offset, data)
             (plan,) = plans
@@ -177,7 +180,7 @@ def _cached_array_test(org: str) -> None:
             z = tuple(r for u in units for r in u.z())
             if org == "stripe":
                 assert z == Z8
-            array.events.subscribe(lambda e: events.append(e.data) if e.kind == "plan" else None)
+            array.events.subscribe(lambda e: events.append(e) if e.kind == "plan" else None)
             before = _stats(array)
             while await cache.destage_one():
                 pass
@@ -185,7 +188,7 @@ def _cached_array_test(org: str) -> None:
             # the published plans are the transformed ones, and they are what ran
             total = {d: [0, 0] for d in range(G.ndisks)}
             for ev in events:
-                assert ev.destage and ev.plan.ct == "msc"
+                assert ev.cause.is_destage and ev.plan.ct == "msc"
                 assert ev.plan.transformed == ct(Plan.build(ev.plan.stripe, ev.plan.z, ev.plan.columns)).transformed
                 for disk, (r, w) in _per_disk(ev.plan).items():
                     total[disk][0] += r

@@ -68,7 +68,7 @@ class _WithCt:
         portal.array.ct = self.ct  # also after a remount
 
         def count(event) -> None:
-            if event.kind == "plan" and event.data.plan.transformed != event.data.plan.basic:
+            if event.kind == "plan" and event.plan.transformed != event.plan.basic:
                 CHANGED[self.key] = CHANGED.get(self.key, 0) + 1
 
         portal.array.events.subscribe(count)

@@ -13,7 +13,8 @@ import pytest
 import trio
 
 from portal import ArrayPortal
-from vraid.engine.array import CacheConfig, PlanEvent
+from vraid.engine.array import CacheConfig
+from vraid.engine.events import Cause, PlanEvent
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
 from vraid.engine.degraded import degraded_matrix, degraded_row
@@ -126,7 +127,7 @@ def test_destages_from_the_cache_keep_parity_when_degraded(org):
     model = bytearray(g.capacity)
     events = []
     with ArrayPortal(g, stores, cache=CacheConfig(org, size=3 * g.stripe_data_bytes)) as p:
-        p.array.events.subscribe(lambda ev: events.append(ev.data) if ev.kind == "plan" else None)
+        p.array.events.subscribe(lambda ev: events.append(ev) if ev.kind == "plan" else None)
         p.call(_fail, p.array, 2)
         rng = np.random.default_rng(4)
         for i in range(60):
@@ -139,6 +140,7 @@ def test_destages_from_the_cache_keep_parity_when_degraded(org):
         p.call(p.array.shutdown)
     check_degraded(g, stores, 2, bytes(model))
     assert events and all(isinstance(e, PlanEvent) and e.degraded and 2 in e.missing for e in events)
+    assert {e.cause for e in events} <= {Cause.HOST, Cause.DESTAGE}
 
 
 # -- a member that fails by itself --------------------------------------------------------------

@@ -125,7 +125,7 @@ def test_set_order_is_seeded_with_the_dirty_units_and_set_scheduler_takes_over()
             await trio.sleep(2)
             assert not a.cache.dirty_keys  # the new scheduler destaged everything
             assert [c["key"] for c in live.snapshot()["policy_log"]] == ["destage_order", "destage"]
-            assert a.events.latest["policy"].data["key"] == "destage"
+            assert a.events.latest["policy"].key == "destage"
 
     _run(main)
 

@@ -16,7 +16,9 @@ from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
 from vraid.engine.clock import TrioClock
 from vraid.errors import MemberIOError
-from vraid.engine.members import DESTAGE, HOST, Members, Request, busy_fraction
+from vraid.engine.members import Members, Priority, Request, busy_fraction
+
+HOST, DESTAGE = Priority.HOST, Priority.DESTAGE
 
 SIZE = 1 << 20
 

@@ -155,7 +155,8 @@ def test_config_json_is_canonical_and_carries_policies():
     ({"disk_model": "hdd:nope"}, "unknown hdd preset"),
     ({"disk_model": "tape"}, "unknown disk model"),
     ({"policies": {"cache": "lru"}}, "unknown cache organisation"),
-    ({"policies": {"prefetch": "seqp"}}, "unknown policy"),
+    ({"policies": {"placement": "multibuffer"}}, "unknown policy"),
+    ({"policies": {"prefetch": "seqp"}}, "prefetch"),
     ({"disks": 2}, "RAID-5 needs at least 3 disks"),
     ({"workload": "random-write:workspace=1G"}, "does not fit"),
 ])

@@ -60,7 +60,7 @@ class RecordingTarget:
         self.block_reads: list[tuple[int, list, int]] = []
         self.flushes = 0
 
-    async def write_unit(self, buf, z, *, priority=DESTAGE):
+    async def write_unit(self, buf, z, *, priority=DESTAGE, cause=None):
         await trio.sleep(0.001)  # a destage takes time: writes meanwhile go to the shadow
         self.writes.append((buf.stripe, buf.row0, tuple(map(tuple, z)), priority))
         bs = self.geometry.block_size
@@ -100,7 +100,7 @@ class BufferTarget:
         self.blocks: dict[int, bytes] = {}  # logical block -> newest bytes held here
         self.flushes = 0
 
-    async def write_unit(self, buf, z, *, priority=DESTAGE):
+    async def write_unit(self, buf, z, *, priority=DESTAGE, cause=None):
         for i, row in enumerate(z):
             for k, state in enumerate(row):
                 if state == "D":

@@ -103,6 +103,17 @@ def test_plan_panel_step_and_empty():
     assert "no stripe written yet" in render_text(panels.plan_panel(snap))
 
 
+def test_plan_panel_title_names_the_cause():
+    snap = fixed_snapshot()
+    assert "destage plan" in render_text(panels.plan_panel(snap))  # snapshots from before causes existed
+    snap["plan"] = snap["plan"] | {"cause": "destage"}
+    assert "destage plan" in render_text(panels.plan_panel(snap))
+    snap["plan"] = snap["plan"] | {"cause": "destage-l2"}
+    assert "destage-l2 plan" in render_text(panels.plan_panel(snap))
+    snap["plan"] = snap["plan"] | {"cause": "host", "destage": False}
+    assert "write plan (write-through" in render_text(panels.plan_panel(snap))
+
+
 def test_watermark_panel():
     text = render_text(panels.watermark_panel(fixed_snapshot(), width=100))
     assert "HWM 70%" in text and "LWM 40%" in text and "PAUSED" in text

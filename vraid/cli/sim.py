@@ -71,6 +71,7 @@ def add_sim_arguments(p: argparse.ArgumentParser) -> None:
                    help="inject failures into a member (repeatable; as on vraid mount, docs/crash-and-scrub.md); "
                         "failed host requests count as host_errors")
     add_policy_flags(p.add_argument_group("policies (docs/cache.md, docs/ct.md; `vraid policies` lists them)"))
+    p.set_defaults(func=cmd_sim)
 
 
 def sim_parser() -> argparse.ArgumentParser:

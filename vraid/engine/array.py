@@ -42,11 +42,12 @@ from vraid.backends.base import Store
 from .clock import Clock, TrioClock
 from . import degraded
 from vraid.errors import LostData, MemberIOError, OutOfRange, VraidError
-from .events import EventBus
+from .events import (Cause, EventBus, FailureEvent, FlushEvent, PlanEvent, RebuildEvent, ResyncEvent,
+                     SpareEvent)
 from vraid.engine.health import MemberHealth
 from vraid.core.geometry import Extent, Geometry
 from vraid.core.mapping import Mapping, StaticMapping
-from .members import DESTAGE, HOST, MemberStats, Members, Request
+from .members import MemberStats, Members, Priority, Request
 from .journal import as_journal
 from .metrics import Metrics
 from .readpath import ReadCache, ReadPath
@@ -94,6 +95,7 @@ class Array:
         mapping: Mapping | None = None,
         read_cache_bytes: int = 0,
         prefetch=None,
+        queue_order=None,
     ) -> None:
         """``nvram``: a :class:`vraid.backends.nvram.Nvram`, shorthand for
         ``journal=NvramJournal(nvram)``. ``read_cache_bytes``: size of the clean-block
@@ -107,7 +109,7 @@ class Array:
         #: the parity scheme (vraid.core.redundancy), chosen by the RAID level
         self.redundancy = self.mapping.redundancy
         self.clock = clock or TrioClock()
-        self.members = Members(stores, self.clock)
+        self.members = Members(stores, self.clock, queue_order=queue_order)  # vraid.policies.queue: name or factory
         self.events = events or EventBus()
         self.metrics = Metrics()
         self.ct = ct
@@ -172,7 +174,7 @@ class Array:
         m.response.add(self.clock.now() - start)
         return data
 
-    async def read_members(self, offset: int, length: int, *, priority: int = HOST) -> bytes:
+    async def read_members(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes:
         """Read straight from the members (no cache); blocks of a missing member are
         reconstructed, a member that fails is failed and the read retried degraded."""
         attempt = 0
@@ -183,7 +185,7 @@ class Array:
                 attempt += 1
                 self._member_error(exc, attempt)
 
-    async def _read_members(self, offset: int, length: int, priority: int = HOST) -> bytes:
+    async def _read_members(self, offset: int, length: int, priority: Priority = Priority.HOST) -> bytes:
         g = self.geometry
         if self.health.degraded:
             return await self._read_members_degraded(offset, length, priority)
@@ -230,7 +232,7 @@ class Array:
         m.host_write_bytes += len(data)
         m.response.add(self.clock.now() - start)
 
-    async def _read_members_degraded(self, offset: int, length: int, priority: int = HOST) -> bytes:
+    async def _read_members_degraded(self, offset: int, length: int, priority: Priority = Priority.HOST) -> bytes:
         """Like the normal read, but extents touching a missing member are reconstructed."""
         g = self.geometry
         block = g.block_size
@@ -257,7 +259,7 @@ class Array:
         head = offset - first
         return data[head : head + length]
 
-    async def _read_extent_degraded(self, ext: Extent, priority: int = HOST) -> bytes:
+    async def _read_extent_degraded(self, ext: Extent, priority: Priority = Priority.HOST) -> bytes:
         """A block-aligned extent of a stripe with a member missing, under the stripe lock."""
         g = self.geometry
         u, bs = g.u, g.block_size
@@ -271,7 +273,7 @@ class Array:
             return buf.data[k0].tobytes()
         return buf.flat[ext.start : ext.start + ext.length].tobytes()
 
-    async def read_blocks(self, buf: StripeBuffer, cells, *, priority: int = HOST, locked: bool = False) -> None:
+    async def read_blocks(self, buf: StripeBuffer, cells, *, priority: Priority = Priority.HOST, locked: bool = False) -> None:
         """Read data blocks ``cells`` ((column, row) of ``buf``) from the members into
         ``buf``, reconstructing those of a missing member (under the stripe lock,
         unless the caller holds it: ``locked``)."""
@@ -291,7 +293,7 @@ class Array:
                 attempt += 1
                 self._member_error(exc, attempt)
 
-    async def _read_blocks_degraded(self, buf: StripeBuffer, cells, priority: int) -> None:
+    async def _read_blocks_degraded(self, buf: StripeBuffer, cells, priority: Priority) -> None:
         lo = min(r for _, r in cells)
         hi = max(r for _, r in cells)
         tmp = StripeBuffer(self.mapping, buf.stripe, row0=buf.row0 + lo, rows=hi - lo + 1)
@@ -324,7 +326,7 @@ class Array:
             except MemberIOError as exc:
                 attempt += 1
                 self._member_error(exc, attempt)
-        self.events.publish("flush", self.clock.now())
+        self.events.publish(FlushEvent(time=self.clock.now()))
 
     async def shutdown(self) -> None:
         """Destage everything (also what NVRAM holds) and flush the members: the array is clean."""
@@ -356,13 +358,14 @@ class Array:
                 continue  # degraded: parity is the only copy of the missing member's data
             async with self._stripe_lock(stripe):
                 buf = StripeBuffer(self.mapping, stripe)
-                await self.members.run([buf.request(k, "read", 0, g.u) for k in range(g.data_disks)])
+                await self.members.run([buf.request(k, "read", 0, g.u, priority=Priority.REBUILD) for k in range(g.data_disks)])
                 self.redundancy.generate(buf.data, out=buf.checks)
                 async with self.intent_of(stripe):
-                    await self.members.run([buf.request(j, "write", 0, g.u) for j in range(g.data_disks, len(buf.columns))])
+                    await self.members.run([buf.request(j, "write", 0, g.u, priority=Priority.REBUILD) for j in range(g.data_disks, len(buf.columns))])
             done.append(stripe)
         if self.intent is not None:
             self.intent.resynced(done)
+        self.events.publish(ResyncEvent(time=self.clock.now(), stripes=len(done)))
         return len(done)
 
     @asynccontextmanager
@@ -400,7 +403,7 @@ class Array:
             task_status.started()
 
     # -- reads ------------------------------------------------------------
-    def _read_requests(self, ext: Extent, priority: int = HOST) -> list[Request]:
+    def _read_requests(self, ext: Extent, priority: Priority = Priority.HOST) -> list[Request]:
         """Member reads for a block-aligned extent, one per strip touched."""
         strip, mapping = self.geometry.strip_size, self.mapping
         reqs = []
@@ -424,14 +427,16 @@ class Array:
             await self._fill_partial_blocks(buf, ext, first_block, last_block)
             buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
             z = _dirty_z(g.u, g.data_disks, first_block, last_block)
-            await self._execute_plan(buf, z, HOST)
+            await self._execute_plan(buf, z, Priority.HOST)
 
-    async def write_plan(self, buf: StripeBuffer, z, *, priority: int = DESTAGE) -> Plan:
-        """Plan and write the rows of ``buf`` whose states ``z`` gives (a destage)."""
+    async def write_plan(self, buf: StripeBuffer, z, *, priority: Priority = Priority.DESTAGE,
+                         cause: Cause | None = None) -> Plan:
+        """Plan and write the rows of ``buf`` whose states ``z`` gives (a destage); the plan
+        event carries ``cause`` (None: the one of ``priority``, e.g. destage)."""
         async with self._stripe_lock(buf.stripe):
-            return await self._execute_plan(buf, z, priority)
+            return await self._execute_plan(buf, z, priority, cause)
 
-    async def _execute_plan(self, buf: StripeBuffer, z, priority: int) -> Plan:
+    async def _execute_plan(self, buf: StripeBuffer, z, priority: Priority, cause: Cause | None = None) -> Plan:
         attempt = 0
         while True:
             missing = self.health.missing(buf.stripe) if self.health.degraded else _NONE
@@ -444,9 +449,8 @@ class Array:
                     plan = self.ct(plan)
             self.metrics.plans += 1
             self.metrics.count_cycles(plan.cycles())
-            self.events.publish(
-                "plan", self.clock.now(), PlanEvent(plan, buf.row0, priority == DESTAGE, sorted(missing))
-            )
+            self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=buf.row0, missing=sorted(missing),
+                                          cause=cause or Priority(priority).cause))
             intent = self.intent if self.intent is not None and any(r.op == "write" for r in plan.requests) else None
             if intent is not None:
                 try:
@@ -539,7 +543,7 @@ class Array:
             log.error("member %d failed (%s): members %s are missing; their blocks are lost (EIO)", disk, reason, missing)
         else:
             log.error("member %d failed (%s); running degraded", disk, reason)
-        self.events.publish("failure", self.clock.now(), {"disk": disk, "reason": reason, "missing": missing})
+        self.events.publish(FailureEvent(time=self.clock.now(), disk=disk, reason=reason, missing=missing))
         if self.on_failure is not None:
             self.on_failure(disk, reason, spare)
         self._maybe_start_rebuild()
@@ -548,7 +552,7 @@ class Array:
     def add_spare(self, store: Store) -> None:
         """A new spare; it starts a rebuild at once when a member is failed."""
         self.spares.append(store)
-        self.events.publish("spare", self.clock.now(), {"store": store.name})
+        self.events.publish(SpareEvent(time=self.clock.now(), store=store.name))
         self._maybe_start_rebuild()
 
     def _maybe_start_rebuild(self) -> None:
@@ -569,7 +573,7 @@ class Array:
         self.members.excluded.discard(role)
         self.rebuild = Rebuild(self, role, spare)
         log.info("rebuilding member %d onto %s", role, spare.name)
-        self.events.publish("rebuild", self.clock.now(), {"role": role, "spare": spare.name, "state": "started"})
+        self.events.publish(RebuildEvent(time=self.clock.now(), role=role, spare=spare.name, state="started"))
         self._nursery.start_soon(self.rebuild.run)
 
     def rebuild_ended(self, rebuild) -> None:
@@ -584,7 +588,8 @@ class Array:
             self.health.finish_rebuild(rebuild.role)
             if self.on_rebuilt is not None:
                 self.on_rebuilt(rebuild.role, rebuild.spare.name)
-        self.events.publish("rebuild", self.clock.now(), {"role": rebuild.role, "spare": rebuild.spare.name, "state": rebuild.state})
+        self.events.publish(RebuildEvent(time=self.clock.now(), role=rebuild.role, spare=rebuild.spare.name,
+                                         state=rebuild.state))
         self._maybe_start_rebuild()
 
     def set_rebuild_rate(self, rate: float | None) -> None:
@@ -639,21 +644,6 @@ class Array:
             "rebuild": self.rebuild.status() if self.rebuild is not None else self.last_rebuild,
             "degraded_plans": self.degraded_plans,
         }
-
-
-@dataclass(frozen=True)
-class PlanEvent:
-    """A ``plan`` event: the plan, the first PBG row it covers, and whether it is a destage."""
-
-    plan: Plan
-    row0: int = 0
-    destage: bool = False
-    #: members missing from this stripe: a non-empty list means a degraded write (vraid.engine.degraded)
-    missing: Sequence[int] = ()
-
-    @property
-    def degraded(self) -> bool:
-        return bool(self.missing)
 
 
 def _policies(array: "Array") -> dict[str, str]:

@@ -40,7 +40,7 @@ Destager. One trio task asks the scheduler for a decision after every cache
 change and at the times it asks to be called again, and keeps that many
 destages in flight. It always destages at least one unit while host writes
 wait for space or an fsync drains the cache. Destage member requests use the
-DESTAGE priority class, so host reads go first (seed 003, section 3.1).
+destage priority class, so host reads go first (seed 003, section 3.1).
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ import numpy as np
 import trio
 
 from vraid.errors import MemberIOError
-from .members import DESTAGE, HOST
+from .events import Cause, DestageEvent, WatermarksEvent
+from .members import Priority
 from .stripe import StripeBuffer
 
 if TYPE_CHECKING:
@@ -322,7 +323,7 @@ class WriteBackCache:
         if not need:
             return
         buf = StripeBuffer(self.mapping, span.stripe, row0=span.row0, rows=span.rows, data=data)
-        await self.target.read_blocks(buf, need, priority=HOST)  # reconstructs a missing member's blocks
+        await self.target.read_blocks(buf, need, priority=Priority.HOST)  # reconstructs a missing member's blocks
         for k, r in need:
             if state[k, r] == E:
                 state[k, r] = C
@@ -463,7 +464,7 @@ class WriteBackCache:
     def _record(self, now: float, decision) -> None:
         if decision.hwm != self.hwm or decision.lwm != self.lwm:
             self.hwm, self.lwm = decision.hwm, decision.lwm
-            self.target.events.publish("watermarks", now, {"hwm": decision.hwm, "lwm": decision.lwm})
+            self.target.events.publish(WatermarksEvent(time=now, hwm=decision.hwm, lwm=decision.lwm))
         h = self.metrics.history
         sample = (now, self.occupancy, decision.hwm, decision.lwm, self.in_flight)
         if not h or h[-1][1:] != sample[1:]:
@@ -521,7 +522,7 @@ class WriteBackCache:
         try:
             z = unit.z()
             buf = StripeBuffer(self.mapping, span.stripe, row0=span.row0, rows=span.rows, data=unit.data)
-            filled = await self.target.write_unit(buf, z, priority=DESTAGE)
+            filled = await self.target.write_unit(buf, z, priority=Priority.DESTAGE, cause=Cause.DESTAGE)
             # destaged D blocks are clean now; E blocks the target filled (a plan's r) hold clean data too
             for j, i in filled:
                 if unit.state[j, i] == E:
@@ -592,7 +593,7 @@ class WriteBackCache:
         else:
             self.dirty_keys.discard(key)
             self.clean[key] = None
-        self.target.events.publish("destage", self.clock.now(), {"unit": key, "stripe": unit.span.stripe, "ok": ok})
+        self.target.events.publish(DestageEvent(time=self.clock.now(), unit=key, stripe=unit.span.stripe, ok=ok))
         self._progressed()
         self._notify()
 

@@ -20,8 +20,8 @@ ctl_set     ``key``, ``value`` (strings)     ``key``, ``old``, ``new``
 A request a user got wrong (a bad type, an unknown key, a spec that does not load) is
 answered ``{"ok": false, "error": ..., "hint": ...}`` and changes nothing. Policies are
 swapped between two awaits of the trio loop, so between destages: a destage in flight
-finishes under the policy it started with. Every change is published as a ``policy``
-event (``{"key", "old", "new"}``), which the TUI shows.
+finishes under the policy it started with. Every change is published as a
+:class:`~vraid.engine.events.PolicyEvent` (``key``, ``old``, ``new``), which the TUI shows.
 
 The step mode: ``pause`` stops the destager from starting destages (host writes keep
 filling the cache until it is full, then wait); ``step`` destages exactly the next unit of
@@ -36,9 +36,10 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from vraid.errors import VraidError
+from .events import DestageEvent, PlanEvent, PolicyEvent
 
 if TYPE_CHECKING:
-    from .array import Array, PlanEvent
+    from .array import Array
 
 def _ctl_keys() -> dict[str, str]:
     from vraid.policies.registry import FAMILIES, flag_help
@@ -60,9 +61,10 @@ class BadRequest(VraidError):
 
 
 def plan_dict(event: "PlanEvent", time: float) -> dict[str, Any]:
-    """A plan event as JSON-ready values (what the matrix panel draws)."""
-    return event.plan.to_dict() | {"row0": event.row0, "destage": event.destage, "time": time,
-                                   "parity": event.plan.parity}
+    """A plan event as JSON-ready values (what the matrix panel draws); ``destage`` says
+    whether any destage level planned it, ``cause`` names the cause."""
+    return event.plan.to_dict() | {"row0": event.row0, "destage": event.cause.is_destage, "cause": event.cause.value,
+                                   "time": time, "parity": event.plan.parity}
 
 
 class LiveState:
@@ -88,18 +90,18 @@ class LiveState:
 
     # -- events ---------------------------------------------------------------------
     def _on_event(self, event) -> None:
-        if event.kind == "plan":
-            pe = event.data
-            if pe.destage:
+        if isinstance(event, PlanEvent):
+            destage = event.cause.is_destage
+            if destage:
                 self.destage_times.append(event.time)
-            if pe.destage or self.array.cache is None:
-                self._plan = (pe, event.time)
-                if self._capture == (pe.plan.stripe, pe.row0):
-                    self._captured = (pe, event.time)
-        elif event.kind == "destage":
+            if destage or self.array.cache is None:
+                self._plan = (event, event.time)
+                if self._capture == (event.plan.stripe, event.row0):
+                    self._captured = (event, event.time)
+        elif isinstance(event, DestageEvent):
             self.destage_times.append(event.time)
-        elif event.kind == "policy":
-            self.policy_log.append({"time": event.time} | dict(event.data))
+        elif isinstance(event, PolicyEvent):
+            self.policy_log.append({"time": event.time} | event.change())
 
     # -- the snapshot -----------------------------------------------------------------
     def policies(self) -> dict[str, str]:
@@ -195,9 +197,9 @@ class LiveState:
         value = value.strip()
         old = self.policies().get(key, "none")
         new = install(key, self.array, value, Context(geometry=self.array.geometry, params=self._params()))
-        change = {"key": key, "old": old, "new": new}
-        self.array.events.publish("policy", self.array.clock.now(), change)
-        return change
+        event = PolicyEvent(time=self.array.clock.now(), key=key, old=old, new=new)
+        self.array.events.publish(event)
+        return event.change()
 
     def _params(self) -> dict[str, Any]:
         """Parameters for a policy built at run time: CT limits a spec leaves out come from

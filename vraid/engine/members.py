@@ -3,8 +3,12 @@
 Each member disk has one queue served by one trio task, so a disk serves one
 request at a time, as a real disk's command queue does, and a timing model
 below it sees requests in the order the queue picks. Requests carry a
-priority class: host requests go before destage requests (seed 003, section
-3.1); inside a class the order is FIFO. (C-LOOK ordering plugs in here.)
+priority class (:class:`Priority`): host, prefetch, destage, rebuild, served
+strictly in that order (seed 003, section 3.1: a disk serves its destage queue
+only while its host queue is empty; vraid adds prefetch above destage and puts
+rebuild, resync and scrub below it). Inside a class the order is a policy of
+the ``queue`` family (:mod:`vraid.policies.queue`): FIFO by default, or C-LOOK
+as seed 003 serves each disk queue; each member has one instance per class.
 
 The controller submits a *batch* of requests (all reads of a plan, or all its
 writes) to all members at once and waits for the whole batch: the members are
@@ -13,17 +17,55 @@ driven concurrently.
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import trio
 
 from vraid.backends.base import Store
 from .clock import Clock
 from vraid.errors import MemberIOError
+from vraid.policies.queue import QueueOrder, queue_order as resolve_queue_order
+from .events import Cause
 
-HOST, DESTAGE = 0, 1
+
+class Priority(enum.IntEnum):
+    """A member request's priority class; a lower value is served first, always."""
+
+    HOST = 0
+    PREFETCH = 1
+    DESTAGE = 2
+    #: rebuild, resync and scrub: background work that never holds up a destage
+    REBUILD = 3
+
+    @classmethod
+    def of(cls, cause: Cause) -> "Priority":
+        """The class the requests of ``cause`` go in."""
+        return _PRIORITY_OF[cause]
+
+    @property
+    def cause(self) -> Cause:
+        """The cause of a plan or request issued in this class when nobody says more."""
+        return _CAUSE_OF[self]
+
+
+_PRIORITY_OF = {
+    Cause.HOST: Priority.HOST,
+    Cause.PREFETCH: Priority.PREFETCH,
+    Cause.DESTAGE: Priority.DESTAGE,
+    Cause.DESTAGE_L1: Priority.DESTAGE,
+    Cause.DESTAGE_L2: Priority.DESTAGE,
+    Cause.REBUILD: Priority.REBUILD,
+    Cause.RESYNC: Priority.REBUILD,
+    Cause.SCRUB: Priority.REBUILD,
+}
+_CAUSE_OF = {Priority.HOST: Cause.HOST, Priority.PREFETCH: Cause.PREFETCH,
+             Priority.DESTAGE: Cause.DESTAGE, Priority.REBUILD: Cause.REBUILD}
+
+#: the names of the two classes before Priority (kept for callers not yet moved over)
+HOST, DESTAGE = Priority.HOST, Priority.DESTAGE
 
 
 @dataclass(slots=True)
@@ -37,7 +79,7 @@ class Request:
     offset: int
     length: int
     buffer: memoryview | None = None
-    priority: int = HOST
+    priority: Priority = Priority.HOST
     error: BaseException | None = None
     result: bytes | None = None
     _batch: "_Batch | None" = None
@@ -75,12 +117,17 @@ class MemberStats:
 class Member:
     """One member disk: its store, queue and statistics."""
 
-    def __init__(self, index: int, store: Store, clock: Clock) -> None:
+    def __init__(
+        self, index: int, store: Store, clock: Clock, queue_order: "str | Callable[[], QueueOrder] | None" = None
+    ) -> None:
         self.index = index
         self.store = store
         self.clock = clock
         self.stats = MemberStats()
-        self._queues: tuple[list[Request], list[Request]] = ([], [])
+        factory = resolve_queue_order(queue_order)
+        #: one queue per priority class, in Priority order
+        self._queues: tuple[QueueOrder, ...] = tuple(factory() for _ in Priority)
+        self._queued = 0
         self._wakeup = trio.Event()
         self._last_end = -1
         self._active = False
@@ -97,7 +144,7 @@ class Member:
             store.timed
             and store.inner.instant  # type: ignore[attr-defined]
             and not self._active
-            and not (self._queues[0] or self._queues[1])
+            and not self._queued
             and self.busy_until <= self.clock.now()
         )
 
@@ -118,21 +165,24 @@ class Member:
         """True when a request may run right now on the caller's task: the
         store takes no time and nothing is queued or running, so no queue
         order can be bypassed."""
-        return self.store.instant and not self._active and not (self._queues[0] or self._queues[1])
+        return self.store.instant and not self._active and not self._queued
 
     @property
     def queue_depth(self) -> int:
-        return len(self._queues[0]) + len(self._queues[1])
+        return self._queued
 
     def submit(self, req: Request) -> None:
-        self._queues[req.priority].append(req)
-        self.stats.max_queue = max(self.stats.max_queue, self.queue_depth)
+        self._queues[req.priority].add(req)
+        self._queued += 1
+        self.stats.max_queue = max(self.stats.max_queue, self._queued)
         self._wakeup.set()
 
     def _pick(self) -> Request | None:
+        """The next request: the first non-empty class, in its queue order from the head."""
         for q in self._queues:
-            if q:
-                return q.pop(0)
+            if len(q):
+                self._queued -= 1
+                return q.pop(self._last_end)
         return None
 
     async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -185,9 +235,15 @@ class Member:
 class Members:
     """All members of an array, driven concurrently."""
 
-    def __init__(self, stores: Sequence[Store], clock: Clock) -> None:
+    def __init__(
+        self, stores: Sequence[Store], clock: Clock, *, queue_order: "str | Callable[[], QueueOrder] | None" = None
+    ) -> None:
+        """``queue_order``: the order inside each priority class of every member, a name of
+        :data:`vraid.policies.queue.QUEUE_ORDERS` or a factory of fresh orders (None: FIFO)."""
         self.clock = clock
-        self.disks = [Member(i, s, clock) for i, s in enumerate(stores)]
+        #: the factory every member's queues were made with (``vraid status`` names it)
+        self.queue_order = resolve_queue_order(queue_order)
+        self.disks = [Member(i, s, clock, self.queue_order) for i, s in enumerate(stores)]
         #: members not flushed (failed ones: the controller sends them nothing)
         self.excluded: set[int] = set()
 

@@ -32,8 +32,8 @@ written since, is on the members as the host last wrote it, so what the
 fetch returns is current. ``tests/test_readpath.py`` races prefetches against
 writes to check this.
 
-Prefetch member requests use the HOST priority class for now (the member
-queues get a PREFETCH class of their own in the engine-seams work).
+Prefetch member requests run in the PREFETCH priority class
+(:class:`vraid.engine.members.Priority`): after host requests, before destages.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import trio
 
 from vraid.errors import MemberIOError, VraidError
 from vraid.policies.prefetch import HostRead, NoPrefetch, PrefetchPolicy
-from .members import HOST
+from .members import Priority
 
 if TYPE_CHECKING:
     from .cache import WriteBackCache
@@ -290,7 +290,7 @@ class ReadPath:
             rc.end(fetch)
         return bytes(out)
 
-    async def _read_run(self, out: bytearray, first: int, i: int, k: int, priority: int = HOST) -> None:
+    async def _read_run(self, out: bytearray, first: int, i: int, k: int, priority: Priority = Priority.HOST) -> None:
         bs = self.geometry.block_size
         out[i * bs : (i + k) * bs] = await self.target.read(first + i * bs, k * bs, priority=priority)
 
@@ -339,7 +339,7 @@ class ReadPath:
         bs = self.geometry.block_size
         try:
             for i, k in _runs(fetch.blocks):
-                data = await self.target.read(i * bs, k * bs, priority=HOST)
+                data = await self.target.read(i * bs, k * bs, priority=Priority.PREFETCH)
                 for j in range(k):
                     rc.fill(fetch, i + j, data[j * bs : (j + 1) * bs])
         except MemberIOError as exc:  # a prefetch is a hint: the host read that needs the block will retry

@@ -6,8 +6,8 @@ surviving strips are read, the failed member's strip is rebuilt from them
 by the redundancy scheme (:func:`vraid.engine.degraded.reconstruct`; for
 RAID-5 their XOR), and it is written to the spare. Stripes below the rebuild position are then served by the new member
 like any other; stripes above it are still degraded (``MemberHealth.missing``).
-Host I/O goes on throughout; the rebuild's member requests use the destage
-priority class, so host requests go first (seed 003, section 3.1), and an
+Host I/O goes on throughout; the rebuild's member requests use the rebuild
+priority class, so host and destage requests go first (seed 003, section 3.1), and an
 optional rate limit (bytes of the new member per second, md's
 ``speed_limit_max``) paces it on the array's clock.
 
@@ -30,7 +30,8 @@ import trio
 
 from .degraded import reconstruct
 from vraid.errors import LostData, MemberIOError
-from .members import DESTAGE
+from .events import RebuildEvent
+from .members import Priority
 from .stripe import StripeBuffer
 
 if TYPE_CHECKING:
@@ -117,10 +118,10 @@ class Rebuild:
                 gone = {col} | {j for j, d in enumerate(buf.columns) if d in others}
                 try:
                     await a.members.run(
-                        [buf.request(j, "read", 0, g.u, priority=DESTAGE) for j in range(len(buf.columns)) if j not in gone]
+                        [buf.request(j, "read", 0, g.u, priority=Priority.REBUILD) for j in range(len(buf.columns)) if j not in gone]
                     )
                     reconstruct(buf, sorted(gone))
-                    await a.members.run([buf.request(col, "write", 0, g.u, priority=DESTAGE)])
+                    await a.members.run([buf.request(col, "write", 0, g.u, priority=Priority.REBUILD)])
                 except MemberIOError as exc:
                     for disk in exc.disks:
                         a.fail_member(disk, str(exc))  # the spare failing stops this rebuild
@@ -130,8 +131,8 @@ class Rebuild:
                 self.pos = s + 1
                 a.health.rebuild_pos = self.pos
                 if self.pos % max(1, self.stripes // 100) == 0:  # about every 1 %: for the TUI and labs
-                    a.events.publish("rebuild", a.clock.now(), {"role": self.role, "spare": self.spare.name,
-                                                                "state": "running", "stripe": self.pos, "stripes": self.stripes})
+                    a.events.publish(RebuildEvent(time=a.clock.now(), role=self.role, spare=self.spare.name,
+                                                  state="running", stripe=self.pos, stripes=self.stripes))
             await trio.lowlevel.checkpoint()
 
     async def _pace(self) -> None:

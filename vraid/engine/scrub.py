@@ -18,8 +18,8 @@ wins. (With a failed member or a dirty array, repair is the resync's job.)
 Correct while the array is in use: a batch of stripes is read under their
 stripe locks, the same locks every write and destage holds while it writes
 a stripe, so a stripe being written is never read half-old, half-new, and
-never reported. Member reads go in the destage priority class, so host
-requests go first. A repair write is a member write like any other: the
+never reported. Member requests go in the rebuild priority class (the lowest),
+so host requests and destages go first. A repair write is a member write like any other: the
 write-intent bitmap records it first.
 
 ``control_handlers`` adds the ``check_start``/``check_status``/``check_stop``
@@ -38,7 +38,8 @@ import numpy as np
 import trio
 
 from vraid.errors import VraidError
-from .members import DESTAGE, Request
+from .events import ScrubEvent
+from .members import Priority, Request
 
 if TYPE_CHECKING:
     from .array import Array
@@ -102,6 +103,8 @@ async def scrub_array(
             await _check_run(array, first, n, prog)
             prog.done = first + n
             prog.elapsed = array.clock.now() - prog.started
+            array.events.publish(ScrubEvent(time=array.clock.now(), done=prog.done, total=prog.total,
+                                            mismatches=prog.mismatches, repaired=prog.repaired))
             if notify is not None:
                 notify(prog)
             await trio.lowlevel.checkpoint()  # never starve the host, even on instant stores
@@ -121,7 +124,7 @@ async def _check_run(array: "Array", first: int, n: int, prog: ScrubProgress) ->
             await locks.enter_async_context(array.stripe_lock(s))
         areas = np.empty((g.ndisks, n * strip), dtype=np.uint8)
         offset = mapping.member_offset(first)
-        reqs = [Request(d, "read", offset, n * strip, memoryview(areas[d]), DESTAGE) for d in range(g.ndisks)]
+        reqs = [Request(d, "read", offset, n * strip, memoryview(areas[d]), Priority.REBUILD) for d in range(g.ndisks)]
         await array.members.run(reqs)
         by_member = areas.reshape(g.ndisks, n, u, bs)
         order = np.array([mapping.columns(s) for s in range(first, first + n)])  # (n, columns)
@@ -152,7 +155,7 @@ async def _repair(array: "Array", stripe: int, rows: np.ndarray, bad: np.ndarray
     for p, parity in zip(mapping.parity_disks(stripe), checks):
         for r0, r1 in _runs(np.flatnonzero(bad).tolist()):
             buf = memoryview(np.ascontiguousarray(parity[r0 : r1 + 1])).cast("B")
-            reqs.append(Request(p, "write", mapping.member_offset(stripe, r0), len(buf), buf, DESTAGE))
+            reqs.append(Request(p, "write", mapping.member_offset(stripe, r0), len(buf), buf, Priority.REBUILD))
     async with array.intent_of(stripe):
         await array.members.run(reqs)
 

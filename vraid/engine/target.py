@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
-from .members import DESTAGE, HOST
+from .members import Priority
 
 if TYPE_CHECKING:
     from vraid.core.geometry import Geometry
@@ -59,7 +59,7 @@ class Target(Protocol):
     clock: "Clock"
     events: "EventBus"
 
-    async def write_unit(self, buf: "StripeBuffer", z: Z, *, priority: int = DESTAGE) -> frozenset[Cell]:
+    async def write_unit(self, buf: "StripeBuffer", z: Z, *, priority: Priority = Priority.DESTAGE, cause: Any = None) -> frozenset[Cell]:
         """Take the rows of ``buf`` whose states ``z`` gives (D blocks are written).
 
         Returns the E cells of ``buf`` the target filled with the current
@@ -68,11 +68,11 @@ class Target(Protocol):
         """
         ...
 
-    async def read_blocks(self, buf: "StripeBuffer", cells: Iterable[Cell], *, priority: int = HOST) -> None:
+    async def read_blocks(self, buf: "StripeBuffer", cells: Iterable[Cell], *, priority: Priority = Priority.HOST) -> None:
         """Read data blocks ``cells`` of ``buf`` into it (partial-block fills)."""
         ...
 
-    async def read(self, offset: int, length: int, *, priority: int = HOST) -> bytes:
+    async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes:
         """``length`` bytes of the image at ``offset`` as the target holds them (read misses)."""
         ...
 
@@ -91,7 +91,7 @@ class _Raid(Protocol):
     events: Any
     members: Any
 
-    async def write_plan(self, buf: "StripeBuffer", z: Z, *, priority: int = ...) -> Any: ...
+    async def write_plan(self, buf: "StripeBuffer", z: Z, *, priority: Any = ..., cause: Any = ...) -> Any: ...
 
     async def read_blocks(self, buf: "StripeBuffer", cells: Any, *, priority: int = ..., locked: bool = ...) -> None: ...
 
@@ -108,18 +108,18 @@ class RaidTarget:
         self.clock = raid.clock
         self.events = raid.events
 
-    async def write_unit(self, buf: "StripeBuffer", z: Z, *, priority: int = DESTAGE) -> frozenset[Cell]:
-        plan = await self.raid.write_plan(buf, z, priority=priority)
+    async def write_unit(self, buf: "StripeBuffer", z: Z, *, priority: Priority = Priority.DESTAGE, cause: Any = None) -> frozenset[Cell]:
+        plan = await self.raid.write_plan(buf, z, priority=priority, cause=cause)
         cols = len(z[0]) if z else 0
         # an E block the plan read with r (to the cache) now holds the members' clean data
         return frozenset(
             (j, i) for i, row in enumerate(plan.transformed) for j in range(cols) if z[i][j] == "E" and "r" in row[j]
         )
 
-    async def read_blocks(self, buf: "StripeBuffer", cells: Iterable[Cell], *, priority: int = HOST) -> None:
+    async def read_blocks(self, buf: "StripeBuffer", cells: Iterable[Cell], *, priority: Priority = Priority.HOST) -> None:
         await self.raid.read_blocks(buf, list(cells), priority=priority)
 
-    async def read(self, offset: int, length: int, *, priority: int = HOST) -> bytes:
+    async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes:
         return await self.raid.read_members(offset, length, priority=priority)
 
     async def flush(self) -> None:

@@ -47,7 +47,7 @@ from vraid.engine.clock import TrioClock
 from vraid.errors import MemberIOError, VraidError
 from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, RESERVED, Geometry
 from vraid.engine.metrics import ResponseTimes
-from vraid.core.units import format_size
+from vraid.core.units import format_size, parse_size
 from vraid.policies import registry
 from .workload import HostRequest, Workload, parse_workload
 
@@ -285,7 +285,12 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
 
         members = wrap_faults(stores, parse_faults(config.faults, geometry.ndisks), clock=clock,
                               block_size=geometry.block_size, data_offset=geometry.data_offset)
-    async with open_array(geometry, members, clock=clock, cache=cache_config(config.policies), ct=ct) as array:
+    ctx = registry.Context(geometry=geometry, disk_model=config.disk_model)
+    read_cache = parse_size(config.policies.get("read_cache_size", "0"), "read cache size")
+    async with open_array(geometry, members, clock=clock, cache=cache_config(config.policies), ct=ct,
+                          queue_order=registry.create("queue_order", config.policies.get("queue_order"), ctx),
+                          read_cache_bytes=read_cache,
+                          prefetch=registry.create("prefetch", config.policies.get("prefetch"), ctx)) as array:
         if observe is not None:
             observe(array)
         t0 = trio.current_time()

@@ -189,6 +189,9 @@ def plan_panel(snap: dict[str, Any], *, max_rows: int = 16, legend: bool = True,
     if plan.get("unit") is not None:
         head.append(f"  unit {plan['unit']}")
     title = "destage plan (seed 000 rxw-matrix)"
+    cause = plan.get("cause", "destage")
+    if cause not in ("destage", "host"):  # a destage level of a log disk, a rebuild...: name it
+        title = f"{cause} plan (seed 000 rxw-matrix)"
     if frozen:
         title = f"[reverse] STEP [/] frozen plan of the stepped stripe ({len(frozen)} stepped)"
     elif not plan.get("destage", True):

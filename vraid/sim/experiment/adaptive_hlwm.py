@@ -74,6 +74,7 @@ from vraid.engine.array import CacheConfig, open_array
 from vraid.backends.memory import MemoryStore
 from vraid.backends.models import parse_model
 from vraid.engine.clock import TrioClock
+from vraid.engine.events import WatermarksEvent
 from vraid.core.geometry import Geometry
 from ..workload import HlwmPeriods, parse_workload
 from .runner import load_json
@@ -256,8 +257,8 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
                                                         cache.lwm if cache.lwm is not None else RHO_L)]
 
             def on_event(ev) -> None:
-                if ev.kind == "watermarks" and ev.data["hwm"] is not None:
-                    marks.append((ev.time - t0, ev.data["hwm"], ev.data["lwm"]))
+                if isinstance(ev, WatermarksEvent) and ev.hwm is not None:
+                    marks.append((ev.time - t0, ev.hwm, ev.lwm))
 
             unsubscribe = array.events.subscribe(on_event)
             counters: list[dict[str, float]] = []

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from vraid.core.units import format_size
+from vraid.engine.events import PlanEvent
 from .runner import load_json
 
 NAME = "msc-ct"
@@ -131,11 +132,11 @@ class _PlanStats:
         array.events.subscribe(self._event)
 
     def _event(self, ev) -> None:
-        if ev.kind != "plan" or not ev.data.destage:
+        if not isinstance(ev, PlanEvent) or not ev.cause.is_destage:
             return
         from vraid.core.rxw import column_requests
 
-        p = ev.data.plan
+        p = ev.plan
         self.plans += 1
         self.dirty += sum(row.count("D") for row in p.z)
         self.requests += len(p.requests)

@@ -34,6 +34,9 @@ class Context:
     disk_model: str | None = None
     #: the superblock's JSON parameters (``params["ct"]`` holds measured CT limits)
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: the members' disk preset as measured (``vraid.backends.models.disk_preset(disk_model)``),
+    #: or None; the CT limits are looked up by it (policies do not import backends)
+    disk_preset: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,7 @@ def _check_ct(text: str) -> str:
 def _build_ct(text: str, ctx: Context):
     from vraid.policies.ct import default_limits, load_ct
 
-    return load_ct(text, default_limits(dict(ctx.params) or None, ctx.disk_model))
+    return load_ct(text, default_limits(dict(ctx.params) or None, disk_preset=ctx.disk_preset))
 
 
 FAMILIES: dict[str, Family] = {

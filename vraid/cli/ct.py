@@ -338,8 +338,10 @@ def cmd_stride_bench(args) -> int:
     if args.json:
         print(json.dumps({**result.to_dict(), "plot": str(png), "saved": saved}, indent=2))
         return 0
+    from vraid.tui.render import rich_table
+
     for t in sb.table(result):
-        console.print(t)
+        console.print(rich_table(t))
     console.print(f"plot: {png}", highlight=False)
     if saved:
         console.print(f'saved params["ct"] in the superblocks of {saved} (read by `vraid mount --ct msc`)', highlight=False)

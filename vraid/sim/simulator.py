@@ -196,9 +196,10 @@ def cache_config(policies: dict[str, str]) -> CacheConfig:
 def ct_transform(policies: dict[str, str], disk_model: str | None):
     """The CT policy the policies ask for (None: no transform); limits default to the
     disk model's preset (``vraid.policies.ct.default_limits``)."""
+    from vraid.backends.models import disk_preset
     from vraid.policies.ct import default_limits, load_ct
 
-    return load_ct(policies.get("ct", "none"), default_limits(None, disk_model))
+    return load_ct(policies.get("ct", "none"), default_limits(disk_preset=disk_preset(disk_model)))
 
 
 def _check_policies(policies: dict[str, str]) -> None:

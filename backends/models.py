@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import VraidError
-from vraid.core.units import format_size, parse_size
+from vraid.core.units import parse_size
 from .base import Store
 from .hdd import HddModel, HddParams
 from .ssd import SsdModel, SsdParams
@@ -324,6 +324,27 @@ def wrap(store: Store, spec: str | ModelSpec | None, clock) -> Store:
     return ms.wrap(store, clock)
 
 
+def disk_preset(spec: str | ModelSpec | None) -> str | None:
+    """The preset a ``--disk-model`` spec names when the disk is that preset unchanged, else None.
+
+    Only ``stroke`` may be overridden: it places the member on the disk, it does not make
+    another disk. ``hdd:st373454lc`` and ``hdd:st373454lc,stroke=partition`` are
+    ``"st373454lc"``; ``hdd:rpm=5400``, ``hdd:st373454lc,write_cache=on`` and ``none`` are
+    None. Per-preset measurements (the CT limits of ``vraid.policies.ct``) are looked up by
+    this name; the caller hands it to the policy, so policies never import a backend.
+    Never raises: a spec that does not parse names no preset.
+    """
+    try:
+        ms = spec if isinstance(spec, ModelSpec) else parse_model(spec)
+    except VraidError:
+        return None
+    if ms.kind == "none" or ms.params is None or not ms.preset:
+        return None
+    if any(key != "stroke" for key, _ in ms.overrides):
+        return None
+    return ms.params.name
+
+
 # ---------------------------------------------------------------------- listing
 def describe_presets() -> list[dict[str, Any]]:
     """One dict per preset, for ``vraid models`` (and its ``--json``)."""
@@ -346,28 +367,3 @@ def describe_presets() -> list[dict[str, Any]]:
                 "channels": p.channels, "bus_mb_s": p.bus_rate, "source": p.source,
             })
     return out
-
-
-def format_models_table():
-    """The presets as a :class:`rich.table.Table`."""
-    from rich.table import Table
-
-    t = Table(title="disk models (--disk-model)", title_justify="left")
-    for col, just in (("spec", "left"), ("drive", "left"), ("rpm", "right"), ("size", "right"),
-                      ("seek r/w ms", "right"), ("media MB/s", "right"), ("cache", "right"),
-                      ("read-ahead", "left"), ("source", "left")):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
-    def fmt(x: float) -> str:
-        return f"{x:g}"
-
-    for d in describe_presets():
-        if d["kind"] == "hdd":
-            t.add_row(d["spec"], d["drive"], fmt(d["rpm"]), f"{d['capacity'] / 1e9:.1f} GB",
-                      f"{fmt(d['avg_seek_ms'])} / {fmt(d['write_seek_ms'])}",
-                      f"{fmt(d['media_mb_s'][0])}-{fmt(d['media_mb_s'][1])}", format_size(d["cache"]),
-                      d["read_ahead"], d["source"])
-        else:
-            t.add_row(d["spec"], d["drive"], "-", "-", f"read {fmt(d['read_us'])} us",
-                      f"program {fmt(d['program_us'])} us", f"{d['channels']} ch", "-", d["source"])
-    t.caption = "override any key: hdd:st373454lc,write_cache=on  hdd:rpm=5400,avg_seek=9ms  ssd:read_us=80"
-    return t

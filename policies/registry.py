@@ -53,6 +53,9 @@ class Context:
     #: the policy of this family in force now, when one is swapped at run time (keys a CT spec
     #: leaves out keep its limits)
     current: Any = None
+    #: the members' disk preset as measured (``vraid.backends.models.disk_preset(disk_model)``),
+    #: or None; the CT limits are looked up by it (policies do not import backends)
+    disk_preset: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,7 @@ def _make_cache(cls: type, values: dict, spec: PolicySpec, ctx: Context) -> Any:
 def _make_ct(cls: type, values: dict, spec: PolicySpec, ctx: Context) -> Any:
     from vraid.policies.ct import build_transform, default_limits
 
-    base = getattr(ctx.current, "limits", None) or default_limits(dict(ctx.params) or None, ctx.disk_model)
+    base = getattr(ctx.current, "limits", None) or default_limits(dict(ctx.params) or None, disk_preset=ctx.disk_preset)
     return build_transform(cls, dict(spec.params), base)
 
 

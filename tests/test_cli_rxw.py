@@ -8,7 +8,8 @@ import pytest
 
 from vraid.cli.main import main
 from vraid.cli.ct import _cell_text, random_z
-from vraid.policies.ct import GENEROUS, load_ct
+from vraid.policies.ct import GENEROUS
+from vraid.policies.ct.spec import load_ct
 from vraid.core.rxw import Plan, format_cell, parse_z
 
 Z_EQ2 = "DEEE,ECED,EEEE,DDDD,DCDD,EDEE,DEEE"

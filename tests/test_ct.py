@@ -11,16 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vraid.errors import VraidError
-from vraid.policies.ct import (
-    CHOICES,
-    CONSERVATIVE,
-    GENEROUS,
-    PRESET_LIMITS,
-    CtLimits,
-    default_limits,
-    load_ct,
-    parse_spec,
-)
+from vraid.policies.ct import CONSERVATIVE, GENEROUS, PRESET_LIMITS, CtLimits, default_limits
+from vraid.policies.ct.spec import CHOICES, load_ct, parse_spec
 from vraid.policies.ct.msc import permitted, read_transform, transform_matrix, write_transform
 from vraid.core.rxw import Plan, basic_matrix, column_requests, parse_z
 
@@ -138,7 +130,7 @@ def test_eq2_with_measured_limits_st373454lc() -> None:
     """With the measured limits of the default disk (S^max = 4) the gap of stride 5 between
     the reads m_21 and m_71 is too long: column 1 keeps two reads, and without r on the
     empty blocks its writes cannot join across rows 2-3 and 6 either."""
-    plan = _eq2_plan(default_limits(None, "hdd:st373454lc"))
+    plan = _eq2_plan(default_limits(disk_preset="st373454lc"))
     assert _reads(plan.requests, 0) == [(0, 2), (6, 1)]
     assert _writes(plan.requests, 0) == [(0, 1), (3, 2), (6, 1)]
     # the parity column's reads at rows 0 and 5 are 5 apart too: also left alone
@@ -287,17 +279,42 @@ def test_limits_params_round_trip_and_errors() -> None:
 
 def test_default_limits_order() -> None:
     stored = {"ct": CtLimits(sr_max=7, sw_max=11, source="stride-bench on this array").to_params()}
-    assert default_limits(stored, "hdd:st373454lc") == CtLimits(sr_max=7, sw_max=11)
+    assert default_limits(stored, disk_preset="st373454lc") == CtLimits(sr_max=7, sw_max=11)
     assert default_limits(stored).source == "stride-bench on this array"
     assert default_limits({"ct": {"sr_max": 2, "sw_max": 2}}).source == "superblock"
-    assert default_limits({}, "hdd:st373454lc") == CtLimits(sr_max=4, sw_max=4)
-    assert default_limits(None, "hdd") == CtLimits(*PRESET_LIMITS["st373454lc"])
-    assert default_limits(None, "dnes-318350") == CtLimits(sr_max=1, sw_max=3)
-    assert default_limits(None, "hdd:st39175fc,stroke=partition") == CtLimits(sr_max=3, sw_max=3)
-    assert "preset st39175fc" in default_limits(None, "hdd:st39175fc").source
-    for other in (None, "none", "ssd", "hdd:st39175fc,rpm=5400", "hdd:nope"):
-        assert default_limits({"nvram": "x"}, other) is CONSERVATIVE
+    assert default_limits({}, disk_preset="st373454lc") == CtLimits(sr_max=4, sw_max=4)
+    assert default_limits(disk_preset="dnes-318350") == CtLimits(sr_max=1, sw_max=3)
+    assert "preset st39175fc" in default_limits(disk_preset="st39175fc").source
+    for other in (None, "ssd", "hdd:st373454lc", "nope"):  # a spec is not a preset name
+        assert default_limits({"nvram": "x"}, disk_preset=other) is CONSERVATIVE
     assert CONSERVATIVE == CtLimits(sr_max=1, sw_max=3)
+    with pytest.raises(TypeError):  # the preset is keyword-only: an old (params, disk_model) call fails loudly
+        default_limits(None, "hdd:st373454lc")  # type: ignore[misc]
+
+
+def test_default_limits_from_a_disk_model_spec() -> None:
+    """The callers' path: the disk model spec names a preset (vraid.backends.models.disk_preset),
+    and the policy gets that name."""
+    from vraid.backends.models import disk_preset
+
+    def limits(spec):
+        return default_limits(disk_preset=disk_preset(spec))
+
+    assert limits("hdd") == limits("hdd:st373454lc") == CtLimits(*PRESET_LIMITS["st373454lc"])
+    assert limits("dnes-318350") == CtLimits(sr_max=1, sw_max=3)
+    assert limits("hdd:st39175fc,stroke=partition") == CtLimits(sr_max=3, sw_max=3)
+    for other in (None, "none", "ssd", "hdd:st39175fc,rpm=5400", "hdd:nope"):
+        assert limits(other) is CONSERVATIVE
+
+
+def test_registry_hands_the_preset_to_ct() -> None:
+    from vraid.policies import registry
+
+    ct = registry.create("ct", "msc", registry.Context(disk_preset="st39175fc"))
+    assert ct.limits == CtLimits(sr_max=3, sw_max=3)
+    assert registry.create("ct", "msc", registry.Context()).limits is CONSERVATIVE
+    stored = {"ct": CtLimits(sr_max=7, sw_max=11).to_params()}
+    assert registry.create("ct", "msc", registry.Context(params=stored, disk_preset="st39175fc")).limits.sr_max == 7
 
 
 def test_preset_table_covers_every_hdd_preset() -> None:

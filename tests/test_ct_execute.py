@@ -19,7 +19,8 @@ from vraid.core.geometry import Geometry
 from vraid.engine.members import Priority
 
 HOST = Priority.HOST
-from vraid.policies.ct import GENEROUS, load_ct
+from vraid.policies.ct import GENEROUS
+from vraid.policies.ct.spec import load_ct
 from vraid.core.rxw import Plan, column_requests, parse_z
 from vraid.engine.stripe import StripeBuffer, execute
 

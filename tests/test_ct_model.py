@@ -18,7 +18,8 @@ from portal import ArrayPortal
 from test_array_model import CONFIGS, K, ArrayMatchesModel, Config
 from test_cache_model import SETTINGS, CachedArrayMatchesModel
 from vraid.engine.array import CacheConfig
-from vraid.policies.ct import CtLimits, load_ct
+from vraid.policies.ct import CtLimits
+from vraid.policies.ct.spec import load_ct
 
 regions = st.lists(st.tuples(st.integers(1, 8), st.integers(0, 4)).map(lambda t: (t[0], t[0] + t[1])), max_size=2)
 limits = st.one_of(

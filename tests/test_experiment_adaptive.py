@@ -18,16 +18,24 @@ from vraid.sim.experiment import EXPERIMENTS, get
 from vraid.sim.experiment import adaptive_hlwm as ah
 from vraid.sim.experiment.runner import run_experiment
 from vraid.sim.workload import parse_workload
+from vraid.tui.render import rich_table
 
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
 NAMES = [f"T{k}" for k in range(1, 9)]
+PROGRESS: list[tuple[int, int, str]] = []  # what run_experiment told the quick run's callback
 
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("adaptive-hlwm")
-    run_experiment("adaptive-hlwm", out, quick=True, jobs=2, progress=False)
+    run_experiment("adaptive-hlwm", out, quick=True, jobs=2, progress=lambda *c: PROGRESS.append(c))
     return out
+
+
+def test_progress_of_a_pool_run(quick):
+    # two runs in a pool: the start, then each run as it finishes, in either order
+    assert PROGRESS[0] == (0, 2, "") and [c[:2] for c in PROGRESS[1:]] == [(1, 2), (2, 2)]
+    assert sorted(c[2] for c in PROGRESS[1:]) == ["adaptive", "static"]
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +109,7 @@ def test_summary_renders(results):
     from rich.console import Console
 
     console = Console(record=True, width=160)
-    console.print(ah.summary(results))
+    console.print(rich_table(ah.summary(results)))
     assert "T8" in console.export_text()
 
 

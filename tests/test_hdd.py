@@ -17,7 +17,7 @@ from rich.table import Table
 
 from vraid.backends.hdd import HddModel, HddParams
 from vraid.backends.memory import MemoryStore
-from vraid.backends.models import PRESETS, ModelSpec, describe_presets, format_models_table, parse_model, wrap
+from vraid.backends.models import PRESETS, ModelSpec, describe_presets, disk_preset, parse_model, wrap
 from vraid.backends.ssd import SsdModel
 from vraid.engine.clock import TrioClock
 from vraid.errors import VraidError
@@ -429,8 +429,19 @@ def test_describe_presets_and_table():
     assert all(r["source"] for r in rows)
     hdd = {r["name"]: r for r in rows if r["kind"] == "hdd"}
     assert hdd["st373454lc"]["revolution_ms"] == 4.0 and hdd["st373454lc"]["write_seek_ms"] == 4.1
-    table = format_models_table()
+    from vraid.tui.render import models_table
+
+    table = models_table(rows)
     assert isinstance(table, Table) and table.row_count == len(PRESETS)
+
+
+def test_disk_preset_names_an_unchanged_preset():
+    assert disk_preset("hdd") == disk_preset("hdd:st373454lc") == disk_preset("st373454lc") == "st373454lc"
+    assert disk_preset("hdd:dnes-318350,stroke=partition") == "dnes-318350"  # stroke places the member only
+    assert disk_preset(parse_model("hdd:st39175fc")) == "st39175fc"
+    assert disk_preset("ssd") == "ssd"
+    for other in (None, "none", "hdd:rpm=5400", "hdd:st373454lc,write_cache=on", "ssd:read_us=80", "hdd:nope", "??"):
+        assert disk_preset(other) is None, other
 
 
 def test_every_hdd_preset_builds_and_serves():

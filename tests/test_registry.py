@@ -21,7 +21,7 @@ from vraid.policies import registry
 from vraid.policies.params import Fraction, Param, Regions, Seconds, bind, schema
 
 G = Geometry(level=5, ndisks=5, stripes=64, block_size=4096, strip_size=16384)
-CTX = registry.Context(geometry=G, disk_model="hdd:st373454lc")
+CTX = registry.Context(geometry=G, disk_model="hdd:st373454lc", disk_preset="st373454lc")
 
 # one student policy per family, written as a file
 STUDENT = '''

@@ -26,9 +26,10 @@ the paper keeps them "in a non-volatile storage" after one benchmark run (sec. I
 Where the defaults come from (:func:`default_limits`, first that applies):
 
 1. the superblock's ``params["ct"]``;
-2. the disk model's preset in :data:`PRESET_LIMITS`: measured once with the stride
-   benchmark of seed 000 Fig. 8 on vraid's own hdd models and the 1.2 rule
-   (``vraid experiment stride``, full run, strides 1..64; ``vraid.core.stride_rule``);
+2. the members' disk preset in :data:`PRESET_LIMITS` (its name is handed in: policies do not
+   import backends): measured once with the stride benchmark of seed 000 Fig. 8 on vraid's
+   own hdd models and the 1.2 rule (``vraid experiment stride``, full run, strides 1..64;
+   ``vraid.core.stride_rule``);
 3. :data:`CONSERVATIVE`: the smallest limits over every measured preset (no read transform,
    writes only across one- and two-block gaps): safe for a disk nobody measured.
 
@@ -43,14 +44,6 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
 from vraid.errors import VraidError
-
-from vraid.policies import registry
-
-_ROW = registry.FAMILIES["ct"]
-CHOICES = tuple(_ROW.builtins)
-
-#: name -> "module:Class" (imported when used): the ct row of vraid.policies.registry.FAMILIES
-TRANSFORMS: dict[str, str] = {name: target for name, target in _ROW.builtins.items() if target is not None}
 
 Regions = tuple[tuple[int, int], ...]
 
@@ -163,8 +156,13 @@ CONSERVATIVE = CtLimits(sr_max=min(r for r, _ in PRESET_LIMITS.values()),
 GENEROUS = CtLimits(sr_max=1 << 20, sw_max=1 << 20, source="vraid rxw: generous limits (every gap filled)")
 
 
-def default_limits(params: dict | None = None, disk_model: str | None = None) -> CtLimits:
+def default_limits(params: dict | None = None, *, disk_preset: str | None = None) -> CtLimits:
     """The limits to use when a spec gives none: stored, preset, or conservative (see module doc).
+
+    ``disk_preset`` is the name of the members' disk preset as measured (``"st373454lc"``),
+    which the caller takes from the disk model (``vraid.backends.models.disk_preset``): a
+    policy does not read disk models itself. None (real disks, an ssd, a modified preset)
+    falls back to :data:`CONSERVATIVE`.
 
     Raises:
         VraidError: when ``params["ct"]`` is present but unreadable.
@@ -172,39 +170,10 @@ def default_limits(params: dict | None = None, disk_model: str | None = None) ->
     if params and params.get("ct") is not None:
         stored = CtLimits.from_params(params["ct"])
         return stored if stored.source else replace(stored, source="superblock")
-    preset = _preset(disk_model)
-    if preset is not None and preset in PRESET_LIMITS:
-        sr, sw = PRESET_LIMITS[preset]
-        return CtLimits(sr_max=sr, sw_max=sw, source=f"preset {preset}: {_MEASURED}")
+    if disk_preset is not None and disk_preset in PRESET_LIMITS:
+        sr, sw = PRESET_LIMITS[disk_preset]
+        return CtLimits(sr_max=sr, sw_max=sw, source=f"preset {disk_preset}: {_MEASURED}")
     return CONSERVATIVE
-
-
-def _preset(disk_model: str | None) -> str | None:
-    """The hdd preset a ``--disk-model`` spec names, if the model is that preset as measured
-    (only ``stroke`` may be overridden: other keys make another disk). Never raises."""
-    if not disk_model:
-        return None
-    try:
-        from vraid.backends.models import parse_model
-
-        spec = parse_model(disk_model)
-    except VraidError:
-        return None
-    if spec.kind != "hdd" or spec.params is None:
-        return None
-    if any(key != "stroke" for key, _ in spec.overrides):
-        return None
-    return spec.params.name
-
-
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"msc:sr_max=8,sr_except=3-4;9-10"`` -> ``("msc", {"sr_max": 8, "sr_except": ((3, 4), (9, 10))})``.
-
-    Raises:
-        VraidError: naming the bad part (:func:`vraid.policies.registry.parse`).
-    """
-    checked = registry.parse("ct", spec)
-    return checked.name, dict(checked.params)
 
 
 def build_transform(cls: type, given: dict[str, Any], base: CtLimits) -> Callable:
@@ -218,18 +187,3 @@ def build_transform(cls: type, given: dict[str, Any], base: CtLimits) -> Callabl
         limits = replace(base, **values)
         limits = replace(limits, source=f"--ct {','.join(sorted(values))}" + (f"; rest: {base.source}" if base.source else ""))
     return cls(limits, **own)
-
-
-def load_ct(spec: str, defaults: CtLimits | None = None) -> Callable | None:
-    """The transform ``spec`` names, or None for ``none``.
-
-    Keys in the spec override ``defaults`` (:data:`CONSERVATIVE` when None).
-
-    Raises:
-        VraidError: for a bad spec (unknown name or key, non-integer, N < 1, a > b).
-    """
-    checked = registry.parse("ct", spec)
-    cls = registry.policy_class(checked)
-    if cls is None:
-        return None
-    return build_transform(cls, dict(checked.params), defaults if defaults is not None else CONSERVATIVE)

@@ -79,7 +79,8 @@ def random_z(seed: int, rows: int, disks: int) -> tuple[tuple[str, ...], ...]:
 
 def rxw_result(z, ct_spec: str) -> dict[str, Any]:
     """Z, basic M, transformed M and the member requests, JSON-ready (0-based, parity last)."""
-    from vraid.policies.ct import GENEROUS, load_ct
+    from vraid.policies.ct import GENEROUS
+    from vraid.policies.ct.spec import load_ct
     from vraid.core.rxw import Plan
 
     ct = load_ct(ct_spec, GENEROUS)
@@ -112,7 +113,7 @@ def _parse_z(text: str):
 
 
 def cmd_rxw(args) -> int:
-    from vraid.policies.ct import parse_spec
+    from vraid.policies.ct.spec import parse_spec
 
     parse_spec(args.ct)  # a bad --ct fails before anything is printed
     if args.random:
@@ -338,8 +339,10 @@ def cmd_stride_bench(args) -> int:
     if args.json:
         print(json.dumps({**result.to_dict(), "plot": str(png), "saved": saved}, indent=2))
         return 0
+    from vraid.tui.render import rich_table
+
     for t in sb.table(result):
-        console.print(t)
+        console.print(rich_table(t))
     console.print(f"plot: {png}", highlight=False)
     if saved:
         console.print(f'saved params["ct"] in the superblocks of {saved} (read by `vraid mount --ct msc`)', highlight=False)

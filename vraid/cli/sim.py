@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from vraid.errors import VraidError
 
@@ -87,12 +88,14 @@ def _console():
 
 # -- models -----------------------------------------------------------------------
 def cmd_models(args) -> int:
-    from vraid.backends.models import describe_presets, format_models_table
+    from vraid.backends.models import describe_presets
 
     if args.json:
         print(json.dumps(describe_presets(), indent=2))
     else:
-        _console().print(format_models_table())
+        from vraid.tui.render import models_table
+
+        _console().print(models_table(describe_presets()))
     return 0
 
 
@@ -214,10 +217,30 @@ def cmd_experiment(args) -> int:
     from vraid.sim.experiment.runner import run_experiment
 
     out = args.out if args.out is not None else Path("results") / args.name
-    done = run_experiment(args.name, out, quick=args.quick, jobs=args.jobs)
+    with _progress_bar(args.name) as progress:
+        done = run_experiment(args.name, out, quick=args.quick, jobs=args.jobs, progress=progress)
     summary = getattr(module, "summary", None)
     if summary is not None:
-        console.print(summary(done.results))
+        from vraid.tui.render import rich_table
+
+        console.print(rich_table(summary(done.results)))
     console.print(f"{args.name}: {len(done.files)} files in {out} ({done.wall_seconds:.1f} s): "
                   + ", ".join(f.name for f in done.files), highlight=False)
     return 0
+
+
+@contextmanager
+def _progress_bar(name: str) -> Iterator[Callable[[int, int, str], None]]:
+    """A rich progress bar on stderr, and the ``progress`` callback of ``run_experiment`` that moves it."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn(f"[bold]{name}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.description}"))
+    with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
+        task = bar.add_task("", total=None)
+
+        def progress(done: int, total: int, run_id: str) -> None:
+            bar.update(task, completed=done, total=total, description=run_id)
+
+        yield progress

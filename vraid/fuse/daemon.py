@@ -296,9 +296,11 @@ def cache_config(asm: Assembled, opts: MountOptions) -> CacheConfig:
 def ct_policy(asm: Assembled, opts: MountOptions):
     """The contiguity transform to run (None: none): ``--ct`` over vraid.toml's ``ct``; limits
     not given default to the superblock's ``params["ct"]``, else the disk model's preset."""
+    from vraid.backends.models import disk_preset
     from vraid.policies.registry import Context, create
 
-    return create("ct", opts.ct or asm.config.ct, Context(params=asm.ref.params, disk_model=opts.disk_model))
+    return create("ct", opts.ct or asm.config.ct, Context(params=asm.ref.params, disk_model=opts.disk_model,
+                                                          disk_preset=disk_preset(opts.disk_model)))
 
 
 def _open_bitmap(asm: Assembled, params: dict):
@@ -436,7 +438,7 @@ def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
 
     # vraid top and vraid ctl: snapshot, pause, step, resume, ctl_get, ctl_set
     live = LiveState(array, source=f"{mountpoint}/{asm.config.image}",
-                     ct_defaults=lambda: default_limits(asm.ref.params, None))
+                     ct_defaults=lambda: default_limits(asm.ref.params))
     return {"ping": ping, "status": status} | live.handlers()
 
 

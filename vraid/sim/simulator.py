@@ -191,7 +191,10 @@ def cache_config(policies: dict[str, str]) -> CacheConfig:
 def ct_transform(policies: dict[str, str], disk_model: str | None):
     """The CT policy the policies ask for (None: no transform); limits default to the
     disk model's preset (``vraid.policies.ct.default_limits``)."""
-    return registry.create("ct", policies.get("ct"), registry.Context(disk_model=disk_model))
+    from vraid.backends.models import disk_preset
+
+    return registry.create("ct", policies.get("ct"), registry.Context(disk_model=disk_model,
+                                                                      disk_preset=disk_preset(disk_model)))
 
 
 def _check_policies(policies: dict[str, str]) -> None:

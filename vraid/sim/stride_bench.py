@@ -394,17 +394,18 @@ def plot(result: BenchResult, path: Path) -> Path:
 
 
 def table(result: BenchResult):
-    """The curves and the derived limits as rich renderables."""
-    from rich.table import Table
+    """The curves and the derived limits as two :class:`~vraid.sim.table.TextTable`; the
+    normalized times at or above the 1.2 threshold are :class:`~vraid.sim.table.Strong`."""
+    from .table import Strong, TextTable
 
-    t = Table(title=f"stride benchmark (seed 000 Fig. 8): {result.source}, {result.timing}", title_justify="left")
+    t = TextTable(title=f"stride benchmark (seed 000 Fig. 8): {result.source}, {result.timing}")
     for col in ("S", "write (normalized)", "read (normalized)"):
         t.add_column(col, justify="right")
     for s, w, r in zip(result.write.S, result.write.normalized, result.read.normalized):
-        mark = lambda v: f"[bold]{v:.3f}[/]" if v >= THRESHOLD else f"{v:.3f}"  # noqa: E731
+        mark = lambda v: Strong(f"{v:.3f}") if v >= THRESHOLD else f"{v:.3f}"  # noqa: E731
         t.add_row(str(s), mark(w), mark(r))
     lim = result.limits()
-    p = Table(title="contiguity transform limits (1.2 rule, eq. 8 and 9)", title_justify="left", show_header=False)
+    p = TextTable(title="contiguity transform limits (1.2 rule, eq. 8 and 9)", show_header=False)
     p.add_column("parameter")
     p.add_column("value", justify="right")
 

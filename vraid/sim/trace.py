@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import IO, Iterator
 
 from vraid.errors import VraidError
-from .workload.base import HostRequest
+from .request import HostRequest
 
 MAGIC = "# vraid-trace v1"
 _OP_NAME = {"R": "read", "W": "write", "F": "flush"}

@@ -1,4 +1,5 @@
-"""Rich tables for the CLI: the layout picture, superblocks, status."""
+"""Rich tables for the CLI: the layout picture, superblocks, status, the disk models, and
+the plain tables (:class:`vraid.sim.table.TextTable`) the simulation layer reports in."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import datetime as dt
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from vraid.core.geometry import Geometry
 from vraid.ondisk.superblock import Superblock
 from vraid.core.units import format_size
+from vraid.sim.table import Strong, TextTable
 
 
 def layout_table(g: Geometry, stripes: int) -> Table:
@@ -171,3 +174,39 @@ def _failure_rows(head: Table, st: dict[str, Any]) -> None:
         head.add_row("rebuild", text)
     for note in st.get("notes", []):
         head.add_row("note", f"[yellow]{note}[/]")
+
+
+def rich_table(t: TextTable) -> Table:
+    """A :class:`TextTable` as a rich Table: cells are plain text (no markup), a
+    :class:`Strong` cell is bold."""
+    out = Table(title=Text(t.title) if t.title else None, title_justify="left", show_header=t.show_header,
+                caption=Text(t.caption) if t.caption else None)
+    for col in t.columns:
+        out.add_column(col.name, justify=col.justify)
+    for row in t.rows:
+        out.add_row(*(Text(cell, style="bold" if isinstance(cell, Strong) else "") for cell in row))
+    return out
+
+
+def models_table(presets: list[dict[str, Any]]) -> Table:
+    """``vraid models``: the presets of ``vraid.backends.models.describe_presets()``."""
+    t = Table(title="disk models (--disk-model)", title_justify="left")
+    for col, just in (("spec", "left"), ("drive", "left"), ("rpm", "right"), ("size", "right"),
+                      ("seek r/w ms", "right"), ("media MB/s", "right"), ("cache", "right"),
+                      ("read-ahead", "left"), ("source", "left")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+
+    def fmt(x: float) -> str:
+        return f"{x:g}"
+
+    for d in presets:
+        if d["kind"] == "hdd":
+            t.add_row(d["spec"], d["drive"], fmt(d["rpm"]), f"{d['capacity'] / 1e9:.1f} GB",
+                      f"{fmt(d['avg_seek_ms'])} / {fmt(d['write_seek_ms'])}",
+                      f"{fmt(d['media_mb_s'][0])}-{fmt(d['media_mb_s'][1])}", format_size(d["cache"]),
+                      d["read_ahead"], d["source"])
+        else:
+            t.add_row(d["spec"], d["drive"], "-", "-", f"read {fmt(d['read_us'])} us",
+                      f"program {fmt(d['program_us'])} us", f"{d['channels']} ch", "-", d["source"])
+    t.caption = "override any key: hdd:st373454lc,write_cache=on  hdd:rpm=5400,avg_seek=9ms  ssd:read_us=80"
+    return t

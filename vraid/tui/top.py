@@ -219,11 +219,12 @@ def engine(config):
 
 
 def _live(array, config) -> LiveState:
+    from vraid.backends.models import disk_preset
     from vraid.policies.ct import default_limits
     from vraid.sim.simulator import describe_config
 
     return LiveState(array, source=f"sim: {describe_config(config)}",
-                     ct_defaults=lambda: default_limits(None, config.disk_model))
+                     ct_defaults=lambda: default_limits(disk_preset=disk_preset(config.disk_model)))
 
 
 def sim_snapshots(config) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -14,7 +14,7 @@ An experiment is a module registered in :data:`EXPERIMENTS` that provides
 
 and optionally ``extras(results) -> dict[str, object]``: further JSON files
 (``{"fig1.json": {...}}``) written before ``report`` runs (it may read them back), and
-``summary(results) -> rich renderable`` for the terminal.
+``summary(results) -> vraid.sim.table.TextTable`` for the terminal (the CLI draws it).
 
 ``vraid experiment list`` lists them; ``vraid experiment NAME --out DIR [--quick] [--jobs N]``
 runs one (:func:`vraid.sim.experiment.runner.run_experiment`). docs/experiments.md has more.

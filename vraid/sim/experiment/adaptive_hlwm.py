@@ -491,9 +491,9 @@ def cases(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 def summary(results: dict[str, Any]):
     """Per-period table for the terminal."""
-    from rich.table import Table
+    from ..table import TextTable
 
-    t = Table(title="seed 003 Fig. 4-6: static HLWM vs adaptive thresholding", title_justify="left")
+    t = TextTable(title="seed 003 Fig. 4-6: static HLWM vs adaptive thresholding")
     for col in ("period", "HWM st", "HWM ad", "LWM st", "LWM ad", "overwrite st", "overwrite ad",
                 "disk blocks st", "disk blocks ad"):
         t.add_column(col, justify="left" if col == "period" else "right")

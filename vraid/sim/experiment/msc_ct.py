@@ -157,6 +157,7 @@ class _PlanStats:
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
+    from vraid.backends.models import disk_preset
     from vraid.policies.ct import default_limits
     from vraid.sim.simulator import SimConfig, run_sim
 
@@ -164,7 +165,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                 "destage_order": "lrw", "ct": spec["ct"]}
     common = {"level": 5, "disks": spec["disks"], "strip": spec["strip"], "capacity": spec["capacity"],
               "disk_model": spec["disk_model"], "seed": spec["seed"], "policies": policies}
-    stats = _PlanStats(default_limits(None, spec["disk_model"]).sw_max)
+    limits = default_limits(disk_preset=disk_preset(spec["disk_model"]))
+    stats = _PlanStats(limits.sw_max)
     if spec["host"] == "direct":
         config = SimConfig(workload=f"random-write:workspace={spec['workspace']},threads={spec['threads']}",
                            requests=spec["writes"], **common)
@@ -184,7 +186,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     return {"mb_s": spec["writes"] * BLOCK / 1e6 / seconds if seconds > 0 else 0.0,
             "seconds": seconds, "block_writes": block_writes,
             "disk_write_requests": metrics["disk_write_requests"], "disk_read_requests": metrics["disk_read_requests"],
-            "missed_rotations": metrics["missed_rotations"], "ct_limits": default_limits(None, spec["disk_model"]).spec(),
+            "missed_rotations": metrics["missed_rotations"], "ct_limits": limits.spec(),
             **stats.to_dict()}
 
 
@@ -248,9 +250,9 @@ def shape_problems(results: dict[str, Any], host: str | None = None) -> list[str
 
 
 def summary(results: dict[str, Any]):
-    from rich.table import Table
+    from ..table import TextTable
 
-    t = Table(title=f"seed 000 Fig. 11 ({results['host']} host): MB/s vs workspace", title_justify="left")
+    t = TextTable(title=f"seed 000 Fig. 11 ({results['host']} host): MB/s vs workspace")
     for col in ("workspace", "PBGC", "SC", "MSC-CT", "MSC-CT/SC", "MSC-CT/PBGC"):
         t.add_column(col, justify="right")
     g = gains(results)

@@ -2,8 +2,8 @@
 
 ``run_experiment("stride", Path("out"), quick=True, jobs=2)`` runs every spec of
 ``module.runs(quick)`` with ``module.run`` in a :class:`concurrent.futures.ProcessPoolExecutor`
-of ``jobs`` workers (``jobs=1``: in this process, no pool), showing a rich progress bar, then
-writes ``DIR/results.json`` (``module.collect``), any extra JSON files (``module.extras``),
+of ``jobs`` workers (``jobs=1``: in this process, no pool), telling an optional ``progress``
+callback how far it is (the CLI draws the bar: no terminal library down here), then writes ``DIR/results.json`` (``module.collect``), any extra JSON files (``module.extras``),
 ``DIR/results.md`` and ``DIR/*.png`` (``module.report``) and ``DIR/meta.json`` (the
 settings and wall time of this run: the one file that differs between identical runs).
 """
@@ -16,10 +16,11 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+#: ``progress(done, total, run_id)``: ``done`` runs of ``total`` finished; ``run_id`` is the
+#: run just started (one process) or just finished (a pool)
+Progress = Callable[[int, int, str], None]
 
 from vraid import __version__
 from vraid.errors import VraidError
@@ -49,7 +50,7 @@ def default_jobs() -> int:
 
 
 def run_experiment(name: str, out_dir: Path, *, quick: bool = False, jobs: int | None = None,
-                   console: Console | None = None, progress: bool = True) -> ExperimentRun:
+                   progress: Progress | None = None) -> ExperimentRun:
     """Run experiment ``name`` and write its results to ``out_dir`` (created if missing).
 
     Raises:
@@ -69,26 +70,22 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, jobs: int |
     ids = [s["id"] for s in specs]
     if len(set(ids)) != len(ids):  # pragma: no cover - a bug in the experiment module
         raise ValueError(f"experiment {name}: run ids are not unique")
-    console = console or Console(stderr=True)
+    tell = progress or (lambda done, total, run_id: None)
     started = time.perf_counter()
     outputs: list[dict[str, Any] | None] = [None] * len(specs)
-    columns = (TextColumn(f"[bold]{name}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("{task.description}"))
-    with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
-        task = bar.add_task("", total=len(specs))
-        if jobs == 1 or len(specs) <= 1:
-            for i, spec in enumerate(specs):
-                bar.update(task, description=spec["id"])
-                outputs[i] = module.run(spec)
-                bar.advance(task)
-        else:
-            with cf.ProcessPoolExecutor(max_workers=min(jobs, len(specs))) as pool:
-                futures = {pool.submit(_run_one, module.__name__, spec): i for i, spec in enumerate(specs)}
-                for fut in cf.as_completed(futures):
-                    i = futures[fut]
-                    outputs[i] = fut.result()
-                    bar.update(task, description=specs[i]["id"])
-                    bar.advance(task)
+    tell(0, len(specs), "")
+    if jobs == 1 or len(specs) <= 1:
+        for i, spec in enumerate(specs):
+            tell(i, len(specs), spec["id"])
+            outputs[i] = module.run(spec)
+        tell(len(specs), len(specs), specs[-1]["id"] if specs else "")
+    else:
+        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(specs))) as pool:
+            futures = {pool.submit(_run_one, module.__name__, spec): i for i, spec in enumerate(specs)}
+            for done, fut in enumerate(cf.as_completed(futures), 1):
+                i = futures[fut]
+                outputs[i] = fut.result()
+                tell(done, len(specs), specs[i]["id"])
     pairs = [(spec, out) for spec, out in zip(specs, outputs)]
     results = module.collect(pairs)
     files = [_write_json(out_dir / "results.json", results)]

@@ -188,9 +188,9 @@ def extras(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, An
 
 def summary(results: dict[str, Any]):
     """The S^max table for the terminal."""
-    from rich.table import Table
+    from ..table import TextTable
 
-    t = Table(title="seed 000 Fig. 9: stride benchmark (1.2 rule)", title_justify="left")
+    t = TextTable(title="seed 000 Fig. 9: stride benchmark (1.2 rule)")
     for col in ("disk", "S_w^max", "S_w^except", "S_r^max", "S_r^except", "write S=2", "read S=2"):
         t.add_column(col, justify="left" if col == "disk" else "right")
     for preset, d in results["disks"].items():

@@ -10,29 +10,15 @@ from __future__ import annotations
 import re
 from itertools import chain, islice
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Literal
+from typing import Any, ClassVar, Iterator
 
 import numpy as np
 
 from vraid.errors import VraidError
 from vraid.core.units import format_size, parse_size
+from ..request import HostRequest
 
 CHUNK = 4096  # random draws per numpy call; fixed so shorter runs are prefixes of longer ones
-
-
-@dataclass(frozen=True, slots=True)
-class HostRequest:
-    """One request from the host. ``at``: arrival time in seconds (open loop) or None (closed loop).
-
-    ``op`` is "read" or "write"; "flush" appears only when replaying a trace that recorded one
-    (then offset and length are 0). ``stream`` names the process/thread/stream that issued it.
-    """
-
-    op: Literal["read", "write", "flush"]
-    offset: int
-    length: int
-    at: float | None
-    stream: int = 0
 
 
 _TIME = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[-+]?\d+)?)\s*(ns|us|µs|ms|s|min|h)?\s*$", re.I)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from ..trace import replay_requests
 from .base import HostRequest, Param, Workload, need
 
 
@@ -37,8 +38,6 @@ class Replay(Workload):
         return None
 
     def _generate(self, capacity: int, block_size: int, seed: int) -> Iterator[HostRequest]:
-        from ..trace import replay_requests     # vraid.sim.trace imports this package: import late
-
         p = self.params
         return replay_requests(p["file"], capacity, block_size, speed=p["speed"], beyond=p["beyond"],
                                keep_flush=p["flush"] == "keep")

@@ -54,8 +54,12 @@ def _locate(target: Path) -> tuple[Path, Path | None]:
     from vraid.ondisk.config import ArrayConfig
 
     target = Path(target)
+    mountinfo.refuse_dead(target)
     m = mountinfo.mount_of_mountpoint(target) if target.exists() else None
     directory = m.source if m else target
+    dead = mountinfo.dead_mount_of_array(directory) if Path(directory).is_dir() else None
+    if dead is not None:
+        raise mountinfo.dead_mount_error(dead.mountpoint)
     if not Path(directory).is_dir():
         raise VraidError(f"{target} is neither a vraid mountpoint nor an array directory", "give the mountpoint or the directory made by `vraid create`")
     config = ArrayConfig.load(directory)
@@ -143,6 +147,10 @@ def cmd_rebuild(args) -> int:
     from vraid.fuse import control
     from vraid.cli.main import console
 
+    if args.rate is not None:
+        from vraid.fuse.failure_ctl import check_rate
+
+        check_rate(args.rate, "--rate")
     directory, sock = _locate(args.target)
     if sock is None:
         raise MountError(f"{directory} is not mounted: a rebuild runs inside a mount", f"mount it (`vraid mount {directory} MOUNTPOINT`); a spare then rebuilds a failed member")
@@ -229,6 +237,7 @@ def cmd_check(args) -> int:
     from vraid.ondisk.assemble import assemble
 
     target = Path(args.target)
+    mountinfo.refuse_dead(target)
     if not target.exists():
         raise VraidError(f"{target} does not exist", "give a vraid mountpoint or an array directory")
     m = mountinfo.mount_of_mountpoint(target)
@@ -240,6 +249,9 @@ def cmd_check(args) -> int:
     if mountinfo.is_mountpoint(target):
         raise VraidError(f"{target} is a mountpoint, but not of vraid", "give a vraid mountpoint or an array directory")
     asm = assemble(target)
+    dead = mountinfo.dead_mount_of_array(target)
+    if dead is not None:
+        raise mountinfo.dead_mount_error(dead.mountpoint)
     existing = mountinfo.mount_of_array(target)
     if existing is not None or control.alive(control.socket_path(asm.directory, asm.uuid)):
         where = existing.mountpoint if existing is not None else "a running daemon"

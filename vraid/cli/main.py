@@ -19,6 +19,8 @@ from vraid.core.units import parse_size
 
 console = Console()
 err = Console(stderr=True)
+#: the most stripes `vraid layout` prints
+MAX_LAYOUT_STRIPES = 1024
 
 
 def _size(what: str):
@@ -76,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("mountpoint", type=Path, help="an existing empty directory")
     p.add_argument("--foreground", action="store_true", help="stay attached and log to stderr")
     p.add_argument("--debug-fuse", action="store_true", help="log every FUSE request (with --foreground)")
+    p.add_argument("--nonempty", action="store_true", help="mount onto a directory that is not empty (its files are hidden while mounted)")
     p.add_argument("--trace", type=Path, help="record every host request to this trace file (see docs/trace-format.md)")
     p.add_argument("--disk-model", metavar="MODEL", help="timing model for every member, e.g. hdd:st373454lc (see `vraid models`)")
     p.add_argument("--time", default="real", metavar="MODE", help="real (modelled time passes, default), real:FACTOR (scaled, e.g. real:0.1), or none (ignore the model)")
@@ -133,6 +136,17 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:
+        import errno
+
+        if exc.errno != errno.ENOTCONN:
+            raise
+        from vraid.fuse.mountinfo import dead_mount_error
+
+        dead = dead_mount_error(Path(exc.filename or "MOUNTPOINT"))
+        err.print(f"[bold red]vraid {args.command}:[/] {dead.message}", highlight=False)
+        err.print(f"  [bold]hint:[/] {dead.hint}", highlight=False)
+        return 1
 
 
 # -- commands -------------------------------------------------------------------
@@ -192,6 +206,9 @@ def cmd_examine(args) -> int:
 def cmd_layout(args) -> int:
     from vraid.tui.render import layout_table
 
+    if not 1 <= args.stripes <= MAX_LAYOUT_STRIPES:
+        raise VraidError(f"--stripes {args.stripes}: show from 1 to {MAX_LAYOUT_STRIPES} stripes",
+                         "e.g. --stripes 4 (the layout repeats every N stripes anyway)")
     g = Geometry(level=args.level, ndisks=args.disks, stripes=max(1, args.stripes), block_size=args.block, strip_size=args.strip, layout=args.layout)
     console.print(layout_table(g, args.stripes))
     return 0
@@ -203,7 +220,7 @@ def cmd_mount(args) -> int:
     message = mount(args.dir, args.mountpoint, MountOptions(
         args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time,
         args.cache, args.cache_size, args.destage, args.destage_order, args.nvram, args.ct, faults=tuple(args.fault),
-        force=args.force, rebuild_rate=args.rebuild_rate,
+        force=args.force, rebuild_rate=args.rebuild_rate, nonempty=args.nonempty,
     ))
     if message:
         console.print(message, highlight=False)
@@ -211,27 +228,36 @@ def cmd_mount(args) -> int:
 
 
 def cmd_umount(args) -> int:
+    import math
+
     from vraid.fuse import control, mountinfo
 
+    if not math.isfinite(args.timeout) or args.timeout < 0:
+        raise VraidError(f"--timeout {args.timeout} is not a number of seconds", "give 0 or more, e.g. --timeout 300")
     m = mountinfo.mount_of_mountpoint(args.mountpoint)
     if m is None:
         raise MountError(f"{args.mountpoint} is not a vraid mount", "see `grep fuse.vraid /proc/mounts` for the mounts there are")
     from vraid.ondisk.config import ArrayConfig
 
-    config = ArrayConfig.load(m.source)
+    dead = mountinfo.is_dead(m.mountpoint)
+    try:
+        config = ArrayConfig.load(m.source)
+    except VraidError:
+        config = None
     image = config.image if config else "disk.img"
-    holders = mountinfo.loop_devices_of(m.mountpoint / image)
+    holders = mountinfo.loop_devices_of(m.mountpoint / image, resolve=False)
     if holders:
         raise MountError(
             f"{m.mountpoint / image} is still attached to {', '.join(holders)}",
             f"unmount the filesystem on {holders[0]} and run `losetup -d {holders[0]}` first",
         )
     pid = None
-    try:
-        uuid = config.uuid if config else ""
-        pid = control.request(control.socket_path(m.source, uuid), "status")["status"]["pid"]
-    except (MountError, KeyError):
-        pass
+    if not dead:
+        try:
+            uuid = config.uuid if config else ""
+            pid = control.request(control.socket_path(m.source, uuid), "status")["status"]["pid"]
+        except (MountError, KeyError, TypeError):
+            pass
     import subprocess
 
     result = subprocess.run(["fusermount3", "-u", str(m.mountpoint)], capture_output=True, text=True)
@@ -239,8 +265,27 @@ def cmd_umount(args) -> int:
         raise MountError(f"could not unmount {m.mountpoint}: {result.stderr.strip()}", "is a process still using the image? (see `fuser -vm`)")
     if pid is not None and not _wait_exit(pid, args.timeout):
         raise MountError(f"unmounted, but daemon {pid} is still flushing after {args.timeout:.0f} s", "wait, then check `vraid status`")
-    console.print(f"unmounted {m.mountpoint}; array {m.source} is clean", highlight=False)
+    state = _array_state(m.source)
+    if dead:
+        console.print(f"unmounted the dead mount {m.mountpoint} (its daemon was gone); array {m.source} is {state}",
+                      highlight=False)
+        if state != "clean":
+            console.print(f"hint: mount it again (`vraid mount {m.source} MOUNTPOINT`) to recover: the mount "
+                          "replays NVRAM and resyncs the stripes the crash may have left inconsistent", highlight=False)
+        return 0
+    console.print(f"unmounted {m.mountpoint}; array {m.source} is {state}", highlight=False)
     return 0
+
+
+def _array_state(directory: Path) -> str:
+    """What the superblocks say now: "clean", or "dirty (...)"."""
+    from vraid.ondisk.assemble import assemble
+
+    try:
+        asm = assemble(directory)
+    except VraidError as exc:
+        return f"in an unknown state ({exc.message}; see `vraid status {directory}`)"
+    return "clean" if asm.was_clean else "dirty (not shut down cleanly)"
 
 
 def _wait_exit(pid: int, timeout: float) -> bool:

@@ -176,6 +176,12 @@ def create(
     """
     directory = Path(directory)
     from .bitmap import PARAM as BITMAP_PARAM, check_chunk, default_chunk
+    from .config import image_name_problem
+
+    problem = image_name_problem(image)
+    if problem:
+        raise VraidError(f"--image {image!r} {problem}: the mount exposes MOUNTPOINT/IMAGE",
+                         "give a plain file name such as disk.img")
 
     if bitmap_chunk is None:
         bitmap_chunk = default_chunk(geometry)
@@ -194,7 +200,14 @@ def create(
             f"{directory} already holds a vraid array ({existing})",
             "use --force to overwrite it (its data is lost), or choose another directory",
         )
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".vraid-create-{os.getpid()}"
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        probe.unlink()
+    except OSError as exc:
+        raise VraidError(f"cannot create the array in {directory}: {exc.strerror}",
+                         "choose a directory on a writable filesystem (not /proc or /sys) that you may write") from exc
     array_uuid = str(uuidlib.uuid4())
     now = time.time()
     paths = [directory / f"disk{i}.img" for i in range(geometry.ndisks)]
@@ -225,6 +238,7 @@ def create(
     config = ArrayConfig(uuid=array_uuid, image=image)
     result = Assembled(directory, geometry, array_uuid, config, list(paths), list(superblocks), spares=spare_paths, spare_superblocks=spare_sbs)
     config.save(directory, f"created {time.strftime('%Y-%m-%d %H:%M', time.localtime(now))}, {result.summary()}")
+    os.chmod(directory / CONFIG_NAME, 0o600)  # like the members: the array directory is its owner's
     return result
 
 

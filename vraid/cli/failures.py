@@ -85,13 +85,16 @@ def cmd_fail(args) -> int:
         console.print(f"member {answer['disk']} ({answer['store']}) failed; the array runs degraded", highlight=False)
         _print_state(st)
         return 0
+    from vraid.ondisk.lock import ArrayLock
+
     asm = assemble(directory)
     for note in asm.notes:
         console.print(note, highlight=False)
     role = failure.resolve_disk(asm, args.disk)
     failure.check_can_fail(asm, role, force=args.force)
     path = asm.paths[role]
-    failure.fail_offline(asm, role)
+    with ArrayLock.acquire(asm.directory, what="fail a member of"):  # never under a mount that is starting
+        failure.fail_offline(asm, role)
     console.print(
         f"member {role} ({path.name if path else 'missing'}) recorded as failed in the superblocks of the others "
         f"(events {asm.events}); the array will run degraded"
@@ -114,10 +117,13 @@ def cmd_add(args) -> int:
         console.print(f"added spare {answer['path']}", highlight=False)
         _print_state(answer["status"])
         return 0
+    from vraid.ondisk.lock import ArrayLock
+
     asm = assemble(directory)
     if asm.geometry.level != 5:
         raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for RAID-5")
-    added = failure.add_spare(asm, Path(path))
+    with ArrayLock.acquire(asm.directory, what="add a spare to"):
+        added = failure.add_spare(asm, Path(path))
     tail = f"; member {min(asm.failed)} is rebuilt onto a spare at the next mount" if asm.failed else ""
     console.print(f"added spare {added.name} to {directory} ({len(asm.spares)} spare(s)){tail}", highlight=False)
     return 0
@@ -266,7 +272,10 @@ def cmd_check(args) -> int:
     if args.repair and not asm.was_clean:
         raise VraidError(f"{target} was not shut down cleanly: its parity is not repaired by check",
                          "mount it once (the mount resyncs what the crash left), then check; or check without --repair")
-    return _check_offline(args, asm)
+    from vraid.ondisk.lock import ArrayLock
+
+    with ArrayLock.acquire(asm.directory, what="check"):  # no mount may start while it runs
+        return _check_offline(args, asm)
 
 
 def _no_parity(args, where: Path) -> int:

@@ -200,6 +200,19 @@ def create(
             f"{directory} already holds a vraid array ({existing})",
             "use --force to overwrite it (its data is lost), or choose another directory",
         )
+    if existing:  # --force: never under a running mount
+        from .lock import ArrayLock
+
+        with ArrayLock.acquire(directory, what="overwrite the array in"):
+            return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk,
+                           spares=spares)
+    return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk, spares=spares)
+
+
+def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool, image: str, bitmap_chunk: int,
+            spares: int) -> Assembled:
+    from .bitmap import PARAM as BITMAP_PARAM
+
     try:
         directory.mkdir(parents=True, exist_ok=True)
         probe = directory / f".vraid-create-{os.getpid()}"
@@ -376,7 +389,7 @@ def assemble(directory: Path) -> Assembled:
         elif c.path.stat().st_size < geometry.member_size:
             size = c.path.stat().st_size
             failed[role] = f"{c.path.name} is truncated: {size} bytes, the array needs {geometry.member_size}"
-    others = [f"{c.path.name} ({c.problem})" for c in candidates if c.superblock is None and c.path.name != "vraid.log"]
+    others = [f"{c.path.name} ({c.problem})" for c in candidates if c.superblock is None and c.path.name not in ("vraid.log", "vraid.lock")]
     seen = f"; other files there: {', '.join(others)}" if others else ""
     if failed and geometry.level == 0:
         truncated = [why for why in failed.values() if "truncated" in why]

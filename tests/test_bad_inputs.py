@@ -268,3 +268,22 @@ def test_socket(mounted, line, expect):
     status = json.loads(vraid("status", mounted["mnt"], "--json").stdout)
     assert status["state"] == "active" and status["internal_errors"] == 0
     assert status.get("rebuild") is None or status["rebuild"].get("rate_limit_mb_s") in (None, 0)
+
+
+@pytest.mark.mount
+def test_every_command_of_a_mount_has_a_schema(mounted):
+    """An unknown field is refused by every command: none runs unchecked."""
+    sock = mounted["live"] / "vraid.sock"
+
+    def ask(line: bytes) -> dict:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(20)
+            s.connect(str(sock))
+            s.sendall(line + b"\n")
+            return json.loads(s.makefile("rb").readline())
+
+    known = ask(b'{"cmd": "no-such-command"}')["hint"].removeprefix("known: ").split(", ")
+    assert {"ping", "status", "snapshot", "ctl_set", "fail", "add", "rebuild-rate", "check_start"} <= set(known)
+    for cmd in known:
+        answer = ask(json.dumps({"cmd": cmd, "zz_unknown": 1}).encode())
+        assert answer["ok"] is False and "unknown field zz_unknown" in answer["error"], (cmd, answer)

@@ -513,9 +513,13 @@ async def _replay_nvram(array: Array, replay: list[tuple[int, bytes]], nvram) ->
 
 
 def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
+    from vraid.core.schema import takes
+
+    @takes()
     async def ping(_req):
         return {}
 
+    @takes()
     async def status(_req):
         return {
             "status": array.status()

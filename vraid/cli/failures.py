@@ -272,9 +272,11 @@ def cmd_check(args) -> int:
     if args.repair and not asm.was_clean:
         raise VraidError(f"{target} was not shut down cleanly: its parity is not repaired by check",
                          "mount it once (the mount resyncs what the crash left), then check; or check without --repair")
+    if not args.repair:  # reads only: the array directory stays untouched (no lock file)
+        return _check_offline(args, asm)
     from vraid.ondisk.lock import ArrayLock
 
-    with ArrayLock.acquire(asm.directory, what="check"):  # no mount may start while it runs
+    with ArrayLock.acquire(asm.directory, what="repair"):  # no mount may start while it writes
         return _check_offline(args, asm)
 
 

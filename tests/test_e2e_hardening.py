@@ -89,7 +89,7 @@ def test_two_mounts_of_one_array_started_together_one_is_refused(tmp_path, sessi
     assert "clean" in vraid("status", arr).stdout
 
 
-@pytest.mark.parametrize("case", ["trace", "socket-dir", "nonempty"])
+@pytest.mark.parametrize("case", ["trace", "socket-dir", "nonempty", "log-dir"])
 def test_a_refused_mount_leaves_the_superblocks_unchanged(tmp_path, case):
     arr = tmp_path / "arr"
     vraid("create", arr, "--disks", "3", "--disk-size", "8M")
@@ -101,6 +101,9 @@ def test_a_refused_mount_leaves_the_superblocks_unchanged(tmp_path, case):
     elif case == "socket-dir":
         (arr / "vraid.sock").mkdir()
         expect = "is a directory: the mount's control socket goes there"
+    elif case == "log-dir":
+        (arr / "vraid.log").mkdir()
+        expect = "cannot write the daemon's log"
     else:
         (mnt / "file").write_text("x")
         expect = "is not empty"

@@ -27,8 +27,9 @@ class FileStore(Store):
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], size: int) -> "FileStore":
-        """Make a new sparse file of ``size`` bytes (fails if it exists)."""
-        fd = os.open(os.fspath(path), os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        """Make a new sparse file of ``size`` bytes, mode 0600 (fails if it exists): a
+        member holds the raw array, readable by its owner only."""
+        fd = os.open(os.fspath(path), os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             os.ftruncate(fd, size)
         finally:

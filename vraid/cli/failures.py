@@ -54,8 +54,12 @@ def _locate(target: Path) -> tuple[Path, Path | None]:
     from vraid.ondisk.config import ArrayConfig
 
     target = Path(target)
+    mountinfo.refuse_dead(target)
     m = mountinfo.mount_of_mountpoint(target) if target.exists() else None
     directory = m.source if m else target
+    dead = mountinfo.dead_mount_of_array(directory) if Path(directory).is_dir() else None
+    if dead is not None:
+        raise mountinfo.dead_mount_error(dead.mountpoint)
     if not Path(directory).is_dir():
         raise VraidError(f"{target} is neither a vraid mountpoint nor an array directory", "give the mountpoint or the directory made by `vraid create`")
     config = ArrayConfig.load(directory)
@@ -81,13 +85,16 @@ def cmd_fail(args) -> int:
         console.print(f"member {answer['disk']} ({answer['store']}) failed; the array runs degraded", highlight=False)
         _print_state(st)
         return 0
+    from vraid.ondisk.lock import ArrayLock
+
     asm = assemble(directory)
     for note in asm.notes:
         console.print(note, highlight=False)
     role = failure.resolve_disk(asm, args.disk)
     failure.check_can_fail(asm, role, force=args.force)
     path = asm.paths[role]
-    failure.fail_offline(asm, role)
+    with ArrayLock.acquire(asm.directory, what="fail a member of"):  # never under a mount that is starting
+        failure.fail_offline(asm, role)
     console.print(
         f"member {role} ({path.name if path else 'missing'}) recorded as failed in the superblocks of the others "
         f"(events {asm.events}); the array will run degraded"
@@ -110,10 +117,13 @@ def cmd_add(args) -> int:
         console.print(f"added spare {answer['path']}", highlight=False)
         _print_state(answer["status"])
         return 0
+    from vraid.ondisk.lock import ArrayLock
+
     asm = assemble(directory)
     if not asm.geometry.redundancy.tolerates:
         raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for RAID-5")
-    added = failure.add_spare(asm, Path(path))
+    with ArrayLock.acquire(asm.directory, what="add a spare to"):
+        added = failure.add_spare(asm, Path(path))
     tail = f"; member {min(asm.failed)} is rebuilt onto a spare at the next mount" if asm.failed else ""
     console.print(f"added spare {added.name} to {directory} ({len(asm.spares)} spare(s)){tail}", highlight=False)
     return 0
@@ -143,6 +153,10 @@ def cmd_rebuild(args) -> int:
     from vraid.fuse import control
     from vraid.cli.common import console
 
+    if args.rate is not None:
+        from vraid.fuse.failure_ctl import check_rate
+
+        check_rate(args.rate, "--rate")
     directory, sock = _locate(args.target)
     if sock is None:
         raise MountError(f"{directory} is not mounted: a rebuild runs inside a mount", f"mount it (`vraid mount {directory} MOUNTPOINT`); a spare then rebuilds a failed member")
@@ -229,6 +243,7 @@ def cmd_check(args) -> int:
     from vraid.ondisk.assemble import assemble
 
     target = Path(args.target)
+    mountinfo.refuse_dead(target)
     if not target.exists():
         raise VraidError(f"{target} does not exist", "give a vraid mountpoint or an array directory")
     m = mountinfo.mount_of_mountpoint(target)
@@ -240,6 +255,9 @@ def cmd_check(args) -> int:
     if mountinfo.is_mountpoint(target):
         raise VraidError(f"{target} is a mountpoint, but not of vraid", "give a vraid mountpoint or an array directory")
     asm = assemble(target)
+    dead = mountinfo.dead_mount_of_array(target)
+    if dead is not None:
+        raise mountinfo.dead_mount_error(dead.mountpoint)
     existing = mountinfo.mount_of_array(target)
     if existing is not None or control.alive(control.socket_path(asm.directory, asm.uuid)):
         where = existing.mountpoint if existing is not None else "a running daemon"
@@ -254,7 +272,12 @@ def cmd_check(args) -> int:
     if args.repair and not asm.was_clean:
         raise VraidError(f"{target} was not shut down cleanly: its parity is not repaired by check",
                          "mount it once (the mount resyncs what the crash left), then check; or check without --repair")
-    return _check_offline(args, asm)
+    if not args.repair:  # reads only: the array directory stays untouched (no lock file)
+        return _check_offline(args, asm)
+    from vraid.ondisk.lock import ArrayLock
+
+    with ArrayLock.acquire(asm.directory, what="repair"):  # no mount may start while it writes
+        return _check_offline(args, asm)
 
 
 def _no_parity(args, where: Path) -> int:

@@ -16,6 +16,9 @@ from vraid.core.units import parse_size
 
 from .common import _geometry_args, _size, add_policy_flags, console, err, policy_args
 
+#: the most stripes `vraid layout` prints
+MAX_LAYOUT_STRIPES = 1024
+
 __all__ = ["build_parser", "console", "err", "main"]
 
 
@@ -54,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("mountpoint", type=Path, help="an existing empty directory")
     p.add_argument("--foreground", action="store_true", help="stay attached and log to stderr")
     p.add_argument("--debug-fuse", action="store_true", help="log every FUSE request (with --foreground)")
+    p.add_argument("--nonempty", action="store_true", help="mount onto a directory that is not empty (its files are hidden while mounted)")
     p.add_argument("--trace", type=Path, help="record every host request to this trace file (see docs/trace-format.md)")
     p.add_argument("--disk-model", metavar="MODEL", help="timing model for every member, e.g. hdd:st373454lc (see `vraid models`)")
     p.add_argument("--time", default="real", metavar="MODE", help="real (modelled time passes, default), real:FACTOR (scaled, e.g. real:0.1), or none (ignore the model)")
@@ -106,6 +110,17 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:
+        import errno
+
+        if exc.errno != errno.ENOTCONN:
+            raise
+        from vraid.fuse.mountinfo import dead_mount_error
+
+        dead = dead_mount_error(Path(exc.filename or "MOUNTPOINT"))
+        err.print(f"[bold red]vraid {args.command}:[/] {dead.message}", highlight=False)
+        err.print(f"  [bold]hint:[/] {dead.hint}", highlight=False)
+        return 1
 
 
 # -- commands -------------------------------------------------------------------
@@ -165,6 +180,9 @@ def cmd_examine(args) -> int:
 def cmd_layout(args) -> int:
     from vraid.tui.render import layout_table
 
+    if not 1 <= args.stripes <= MAX_LAYOUT_STRIPES:
+        raise VraidError(f"--stripes {args.stripes}: show from 1 to {MAX_LAYOUT_STRIPES} stripes",
+                         "e.g. --stripes 4 (the layout repeats every N stripes anyway)")
     g = Geometry(level=args.level, ndisks=args.disks, stripes=max(1, args.stripes), block_size=args.block, strip_size=args.strip, layout=args.layout)
     console.print(layout_table(g, args.stripes))
     return 0
@@ -177,7 +195,7 @@ def cmd_mount(args) -> int:
     fixed = {k: given.pop(k) for k in list(given) if k in MountOptions.__dataclass_fields__}
     message = mount(args.dir, args.mountpoint, MountOptions(
         args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time, nvram=args.nvram,
-        faults=tuple(args.fault), force=args.force, rebuild_rate=args.rebuild_rate, policies=given, **fixed,
+        faults=tuple(args.fault), force=args.force, rebuild_rate=args.rebuild_rate, policies=given, nonempty=args.nonempty, **fixed,
     ))
     if message:
         console.print(message, highlight=False)

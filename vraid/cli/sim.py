@@ -105,6 +105,102 @@ def _policies(args) -> dict[str, str]:
     return policy_args(args)
 
 
+#: the most host requests one `vraid sim` run issues (one core simulates a few thousand a second)
+MAX_REQUESTS = 1_000_000_000
+#: runs of at least this many requests show a progress bar on a terminal
+PROGRESS_FROM = 50_000
+
+
+def check_sizes(config) -> None:
+    """Refuse, before anything is allocated, a run that cannot fit or cannot finish: more
+    requests than :data:`MAX_REQUESTS`, members (held in memory) larger than the memory
+    available, or a write cache smaller than one stripe.
+
+    Raises:
+        VraidError: naming what the run would need.
+    """
+    from vraid.core.units import parse_size
+
+    if config.requests < 0:
+        raise VraidError(f"--requests {config.requests} is negative", "ask for zero or more requests")
+    if config.requests > MAX_REQUESTS:
+        days = config.requests / 3000 / 86400
+        raise VraidError(f"--requests {config.requests:,} is more than one run simulates (at most {MAX_REQUESTS:,}): "
+                         f"at the few thousand requests a second one core simulates it would run for about {days:,.0f} days",
+                         "ask for fewer requests, e.g. --requests 100000")
+    g = config.geometry()
+    members = g.ndisks * g.member_size
+    policies = config.policies
+    cache = parse_size(policies["cache_size"], "cache size") if "cache_size" in policies else 0
+    organisation = policies.get("cache", "none")
+    if organisation != "none" and "cache_size" in policies and cache < g.stripe_data_bytes:
+        raise VraidError(f"--cache-size {policies['cache_size']} is smaller than one stripe ({g.stripe_data_bytes:,} bytes): "
+                         f"a {organisation} cache could not hold a single stripe",
+                         "use a --cache-size of at least a few stripes, e.g. 64M (or --cache none for write-through)")
+    need = members + (cache if organisation != "none" else 0)
+    available = _available_memory()
+    if available is not None and need > available * 0.8:
+        raise VraidError(
+            f"this run needs about {_human(need)} of memory ({g.ndisks} in-memory members of "
+            f"{_human(g.member_size)}" + (f", a {_human(cache)} cache" if organisation != "none" else "")
+            + f"), and {_human(available)} is available",
+            "simulate a smaller array: --capacity or --disk-size of a few GB at most (e.g. --capacity 1G)",
+        )
+
+
+def _human(n: int) -> str:
+    return f"{n / 1e9:,.1f} GB" if n >= 1e9 else f"{n / 1e6:,.1f} MB"
+
+
+def _available_memory() -> int | None:
+    """MemAvailable of /proc/meminfo, bytes (None where there is none)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+class _Progress:
+    """A rich progress bar over host requests, fed from the running array's counters by a
+    polling thread (the simulation runs in virtual time; the bar shows wall time)."""
+
+    def __init__(self, total: int) -> None:
+        import threading
+
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.total = total
+        self.array = None
+        self.stop = threading.Event()
+        self.bar = Progress(TextColumn("[bold]simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("requests"),
+                            TimeRemainingColumn(), console=_console(), transient=True)
+        self.task = self.bar.add_task("sim", total=total)
+        self.thread = threading.Thread(target=self._poll, name="vraid-sim-progress", daemon=True)
+
+    def observe(self, array) -> None:
+        self.array = array
+
+    def _poll(self) -> None:
+        while not self.stop.wait(0.2):
+            a = self.array
+            if a is not None:
+                self.bar.update(self.task, completed=min(self.total, a.metrics.host_reads + a.metrics.host_writes))
+
+    def __enter__(self) -> "_Progress":
+        self.bar.start()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.bar.stop()
+
+
 def cmd_sim(args) -> int:
     from vraid.sim.simulator import SimConfig, run_sim
 
@@ -114,7 +210,12 @@ def cmd_sim(args) -> int:
                        disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
                        workload=args.workload, requests=args.requests, seed=args.seed,
                        max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault))
-    result = run_sim(config)
+    check_sizes(config)
+    if not args.json and config.requests >= PROGRESS_FROM and _console().is_terminal:
+        with _Progress(config.requests) as progress:
+            result = run_sim(config, observe=progress.observe)
+    else:
+        result = run_sim(config)
     if args.json:
         print(result.to_json())
         return 0

@@ -13,6 +13,7 @@ from vraid.errors import MountError, VraidError
 def gather(target: Path) -> dict[str, Any]:
     """Status of a mountpoint or an array directory."""
     target = Path(target)
+    mountinfo.refuse_dead(target)
     m = mountinfo.mount_of_mountpoint(target) if target.exists() else None
     directory = m.source if m else target
     if m is None and not (target.is_dir() and any(target.iterdir())):
@@ -42,11 +43,17 @@ def gather(target: Path) -> dict[str, Any]:
             pass
     if m is not None:
         raise MountError(f"{target} is mounted, but its daemon does not answer on {sock}", "check DIR/vraid.log")
+    dead = mountinfo.dead_mount_of_array(asm.directory)
+    notes = list(asm.notes)
+    if dead is not None:
+        notes.insert(0, f"the mount at {dead.mountpoint} is dead (its daemon is gone): run `vraid umount "
+                     f"{dead.mountpoint}` (or `fusermount3 -u {dead.mountpoint}`), then mount again to recover")
+    state = "not mounted, " if dead is None else f"dead mount at {dead.mountpoint} (daemon gone), "
     return {
         "geometry": asm.geometry.describe(),
         "directory": str(asm.directory.resolve()),
         "uuid": asm.uuid,
-        "state": "not mounted, " + ("clean" if asm.was_clean else "dirty (not shut down cleanly)"),
+        "state": state + ("clean" if asm.was_clean else "dirty (not shut down cleanly)"),
         "members": [
             {"disk": role, "store": str(p) if p else "(missing)", "events": sb.events if sb else None,
              "state": "failed" if role in asm.failed else "active"} | ({"reason": asm.failed[role]} if role in asm.failed else {})
@@ -57,5 +64,5 @@ def gather(target: Path) -> dict[str, Any]:
         "missing": sorted(asm.failed),
         "data_lost": not asm.geometry.redundancy.survives(len(asm.failed)),
         "spares": [{"store": str(p), "state": "spare"} for p in asm.spares],
-        "notes": asm.notes,
+        "notes": notes,
     }

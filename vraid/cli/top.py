@@ -88,10 +88,14 @@ def _sim_config(sim_args: list[str]):
         raise VraidError("vraid top --sim draws frames; --json is an option of `vraid sim`", "drop --json")
     if args.requests < 0:
         raise VraidError(f"--requests {args.requests} is negative", "ask for zero or more requests")
-    return SimConfig(level=args.level, disks=args.disks, strip=args.strip, block=args.block, layout=args.layout,
-                     disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
-                     workload=args.workload, requests=args.requests, seed=args.seed,
-                     max_in_flight=args.max_in_flight, policies=_policies(args))
+    from vraid.cli.sim import check_sizes
+
+    config = SimConfig(level=args.level, disks=args.disks, strip=args.strip, block=args.block, layout=args.layout,
+                       disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
+                       workload=args.workload, requests=args.requests, seed=args.seed,
+                       max_in_flight=args.max_in_flight, policies=_policies(args))
+    check_sizes(config)
+    return config
 
 
 def cmd_top(args) -> int:

@@ -9,6 +9,8 @@ failure writes to the superblocks is :mod:`vraid.ondisk.failures`.
 
 from __future__ import annotations
 
+from typing import Iterable
+
 ACTIVE, FAILED, SPARE, REBUILDING = "active", "failed", "spare", "rebuilding"
 
 

@@ -17,7 +17,9 @@ ctl_get     -                                ``policies`` (key -> spec), ``keys`
 ctl_set     ``key``, ``value`` (strings)     ``key``, ``old``, ``new``
 ==========  ===============================  ===============================================
 
-A request a user got wrong (a bad type, an unknown key, a spec that does not load) is
+Each handler declares its fields (:func:`vraid.core.schema.takes`); the control server
+checks them before the handler runs, and the handlers check them again when called
+in-process. A request a user got wrong (a bad type, an unknown key, a spec that does not load) is
 answered ``{"ok": false, "error": ..., "hint": ...}`` and changes nothing. Policies are
 swapped between two awaits of the trio loop, so between destages: a destage in flight
 finishes under the policy it started with. Every change is published as a
@@ -35,6 +37,7 @@ import bisect
 from collections import deque
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
+from vraid.core.schema import BadRequest, Int, Num, Str, takes
 from vraid.errors import VraidError
 from .events import DestageEvent, PlanEvent, PolicyEvent
 
@@ -54,10 +57,6 @@ MAX_STEP = 64
 PERCENTILES = (50.0, 90.0, 99.0)
 #: response-time percentiles of a snapshot are over this many newest host requests
 RECENT_RESPONSES = 1 << 16
-
-
-class BadRequest(VraidError):
-    """A control request with a missing or wrongly typed field."""
 
 
 def plan_dict(event: "PlanEvent", time: float) -> dict[str, Any]:
@@ -220,23 +219,28 @@ class LiveState:
                 except VraidError as exc:
                     return {"ok": False, "error": exc.message, "hint": exc.hint}
 
+            handler.schema = fn.schema
             return handler
 
+        @takes(buckets=Int(1, 2000), window=Num(1e-3, 86400, what="seconds"))
         async def snapshot(req):
             buckets = _int_field(req, "buckets", 120, 1, 2000)
             window = req.get("window", 60.0)
-            if isinstance(window, bool) or not isinstance(window, (int, float)) or not 0 < window <= 86400:
-                raise BadRequest("snapshot: window must be a number of seconds in (0, 86400]", "e.g. 60")
+            if isinstance(window, bool) or not isinstance(window, (int, float)) or not 1e-3 <= window <= 86400:
+                raise BadRequest("snapshot: window must be a number of seconds from 0.001 to 86400", "e.g. 60")
             return {"snapshot": self.snapshot(buckets=buckets, window=float(window))}
 
+        @takes()
         async def pause(_req):
             self.pause()
             return {"paused": True}
 
+        @takes()
         async def resume(_req):
             self.resume()
             return {"paused": False}
 
+        @takes(count=Int(1, MAX_STEP))
         async def step(req):
             count = _int_field(req, "count", 1, 1, MAX_STEP)
             plans = await self.step(count)
@@ -244,9 +248,11 @@ class LiveState:
             return {"destaged": len(plans), "plans": plans, "paused": cache.paused,
                     "destages_finished": cache.metrics.destages_finished}
 
+        @takes()
         async def ctl_get(_req):
             return {"policies": self.policies(), "keys": dict(CTL_KEYS)}
 
+        @takes(key=Str(64), value=Str(1024))
         async def ctl_set(req):
             return self.set_policy(req.get("key"), req.get("value"))
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import trio
 
+from vraid.core.schema import Bool, takes
 from vraid.errors import VraidError
 from .events import ScrubEvent
 from .members import Priority, Request
@@ -188,6 +189,7 @@ def control_handlers(array: "Array", nursery: trio.Nursery) -> dict[str, Callabl
             prog.cancelled = True
         prog.running = False
 
+    @takes(repair=Bool())
     async def check_start(req: dict[str, Any]) -> dict[str, Any]:
         if not array.geometry.redundancy.parity_columns:
             raise VraidError("RAID-0 has no parity to check")
@@ -199,16 +201,18 @@ def control_handlers(array: "Array", nursery: trio.Nursery) -> dict[str, Callabl
         if current is not None and current.running:
             raise VraidError(f"a {'repair' if current.repair else 'check'} is already running "
                              f"({current.done}/{current.total} stripes)")
-        prog = ScrubProgress(total=array.mapping.stripes, repair=bool(req.get("repair")))
+        prog = ScrubProgress(total=array.mapping.stripes, repair=req.get("repair", False) is True)
         state["progress"] = prog
         state["scope"] = scope = trio.CancelScope()
         nursery.start_soon(run, prog, scope)
         return {"check": prog.to_dict()}
 
+    @takes()
     async def check_status(_req: dict[str, Any]) -> dict[str, Any]:
         prog = state["progress"]
         return {"check": prog.to_dict() if prog is not None else None}
 
+    @takes()
     async def check_stop(_req: dict[str, Any]) -> dict[str, Any]:
         scope = state["scope"]
         prog = state["progress"]

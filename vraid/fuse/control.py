@@ -2,8 +2,12 @@
 
 One JSON object per line in each direction. A request is
 ``{"cmd": NAME, ...}``; the answer is ``{"ok": true, ...}`` or
-``{"ok": false, "error": TEXT}``. A malformed request gets an error answer
-and never disturbs the mount. ``vraid status`` uses ``status``; ``vraid top``
+``{"ok": false, "error": TEXT, "hint": TEXT}``. A malformed request gets an
+error answer and never disturbs the mount: every line is parsed with bounded
+size and nesting depth and checked against its command's schema
+(:mod:`vraid.core.schema`) before a handler runs, and an exception in a
+handler becomes an error answer (logged with its traceback); the server keeps
+serving whatever one client sends. ``vraid status`` uses ``status``; ``vraid top``
 and ``vraid ctl`` use the commands of :mod:`vraid.engine.live` (snapshot, pause,
 step, resume, ctl_get, ctl_set).
 """
@@ -19,12 +23,12 @@ from typing import Any, Awaitable, Callable
 
 import trio
 
-from vraid.errors import MountError
+from vraid.core.schema import MAX_LINE, BadRequest, parse, validate
+from vraid.errors import MountError, VraidError
 
 log = logging.getLogger(__name__)
 
 SOCKET_NAME = "vraid.sock"
-MAX_LINE = 1 << 16
 Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
@@ -36,22 +40,56 @@ def socket_path(directory: Path, array_uuid: str) -> Path:
     return Path("/run") / f"vraid-{array_uuid}.sock"
 
 
+def bind(path: Path) -> socket.socket:
+    """Bind and listen on ``path`` (mode 0600), before the mount changes anything.
+
+    A stale socket file (no daemon answers) is replaced.
+
+    Raises:
+        MountError: when ``path`` is something other than a socket (a stray
+            directory or file), or cannot be bound.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise MountError(f"cannot use the control socket path {path}: {exc.strerror}", "check the array directory") from exc
+    if st is not None:
+        import stat
+
+        if not stat.S_ISSOCK(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a file that is not a socket"
+            raise MountError(f"{path} is {kind}: the mount's control socket goes there",
+                             f"move it away (`mv {path} {path}.old`), then mount again")
+        path.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    old = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    except OSError as exc:
+        sock.close()
+        raise MountError(f"cannot bind the control socket {path}: {exc.strerror}", "is the array directory writable?") from exc
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(16)
+    return sock
+
+
 class ControlServer:
-    def __init__(self, path: Path, handlers: dict[str, Handler]) -> None:
+    """Serves ``handlers`` (command name -> async handler) on ``path``; a handler's
+    ``schema`` attribute (:func:`vraid.core.schema.takes`) declares its fields."""
+
+    def __init__(self, path: Path, handlers: dict[str, Handler], sock: socket.socket | None = None) -> None:
         self.path = path
         self.handlers = handlers
+        self.sock = sock
 
     async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        sock = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.path.unlink(missing_ok=True)
-        old = os.umask(0o177)
-        try:
-            await sock.bind(str(self.path))
-        finally:
-            os.umask(old)
-        os.chmod(self.path, 0o600)
-        sock.listen(16)
-        listener = trio.SocketListener(sock)
+        raw = self.sock if self.sock is not None else bind(self.path)
+        self.sock = None
+        listener = trio.SocketListener(trio.socket.from_stdlib_socket(raw))
         try:
             async with trio.open_nursery() as nursery:
                 task_status.started()
@@ -63,41 +101,64 @@ class ControlServer:
 
     async def _client(self, stream: trio.SocketStream) -> None:
         buf = b""
-        async with stream:
-            try:
+        try:
+            async with stream:
                 while True:
                     chunk = await stream.receive_some(65536)
                     if not chunk:
                         return
                     buf += chunk
-                    if len(buf) > MAX_LINE and b"\n" not in buf:
-                        await stream.send_all(_encode({"ok": False, "error": "request too long"}))
-                        return
                     while b"\n" in buf:
                         line, buf = buf.split(b"\n", 1)
                         await stream.send_all(_encode(await self._answer(line)))
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return
+                    if len(buf) > MAX_LINE:
+                        await stream.send_all(_encode(_refusal(BadRequest(
+                            f"request too long: more than {MAX_LINE} bytes without a newline",
+                            "send one short JSON object per line"))))
+                        return
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return
+        except Exception:  # noqa: BLE001 - one client's trouble never ends the mount
+            log.exception("control client failed")
 
     async def _answer(self, line: bytes) -> dict[str, Any]:
         try:
-            request = json.loads(line)
-        except ValueError:
-            return {"ok": False, "error": "malformed request: not JSON"}
-        if not isinstance(request, dict) or not isinstance(request.get("cmd"), str):
-            return {"ok": False, "error": 'malformed request: expected {"cmd": NAME, ...}'}
-        handler = self.handlers.get(request["cmd"])
+            request = parse(line)
+        except BadRequest as exc:
+            return _refusal(exc)
+        except Exception as exc:  # noqa: BLE001 - e.g. MemoryError on a pathological line
+            log.exception("control request could not be parsed")
+            return {"ok": False, "error": f"malformed request ({type(exc).__name__})", "hint": "send one JSON object per line"}
+        cmd = request["cmd"]
+        handler = self.handlers.get(cmd)
         if handler is None:
-            return {"ok": False, "error": f"unknown command {request['cmd']!r}; known: {', '.join(sorted(self.handlers))}"}
+            return _refusal(BadRequest(f"unknown command {cmd[:60]!r}", f"known: {', '.join(sorted(self.handlers))}"))
         try:
-            return {"ok": True} | await handler(request)
+            schema = getattr(handler, "schema", None)
+            if schema is not None:
+                validate(request, schema)
+            answer = await handler(request)
+            return {"ok": True} | answer if answer.get("ok", True) else answer
+        except VraidError as exc:
+            if not isinstance(exc, BadRequest):
+                log.info("control command %s refused: %s", cmd, exc.message)
+            return _refusal(exc)
         except Exception as exc:  # noqa: BLE001 - a bad request must not end the mount
-            log.exception("control command %s failed", request["cmd"])
-            return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            log.exception("control command %s failed", cmd)
+            return {"ok": False, "error": f"internal error in {cmd}: {type(exc).__name__}: {exc}",
+                    "hint": "the mount goes on serving; the traceback is in DIR/vraid.log"}
+
+
+def _refusal(exc: VraidError) -> dict[str, Any]:
+    return {"ok": False, "error": exc.message, "hint": exc.hint}
 
 
 def _encode(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, default=str).encode() + b"\n"
+    try:
+        return json.dumps(obj, default=str).encode() + b"\n"
+    except (TypeError, ValueError) as exc:  # e.g. a circular structure in an answer
+        log.exception("control answer could not be encoded")
+        return json.dumps({"ok": False, "error": f"the answer could not be encoded: {exc}"}).encode() + b"\n"
 
 
 def request(path: Path, cmd: str, timeout: float = 10.0, **args: Any) -> dict[str, Any]:
@@ -119,7 +180,13 @@ def request(path: Path, cmd: str, timeout: float = 10.0, **args: Any) -> dict[st
                 data += chunk
     except OSError as exc:
         raise MountError(f"no running vraid mount answers on {path} ({exc.strerror or exc})", "is the array mounted?") from exc
-    answer = json.loads(data)
+    try:
+        answer = json.loads(data)
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        raise MountError(f"the daemon on {path} closed the connection without an answer to {cmd!r}",
+                         "see DIR/vraid.log; `vraid status` says whether the mount still runs")
     if not answer.get("ok"):
         raise MountError(f"the mount refused {cmd!r}: {answer.get('error')}", answer.get("hint") or "")
     return answer

@@ -1,10 +1,16 @@
 """``vraid mount``: assemble an array and serve it as a FUSE image.
 
 Everything that can be checked is checked before anything changes: the
-mountpoint, the array, and that no other mount serves it. Then the process
-forks (unless ``--foreground``); the daemon marks the array dirty, mounts,
-and reports "ready" over a pipe, so ``vraid mount`` returns only once the
-image can be opened, or fails with the daemon's reason.
+mountpoint (it must exist, be empty unless ``--nonempty``, and not be a
+mount, dead or alive), the array, the options, and that no other mount serves
+it. Then ``vraid mount`` takes the array's lock (``DIR/vraid.lock``,
+:mod:`vraid.ondisk.lock`), which the daemon inherits and holds for its life,
+so a second mount of the array is refused even when both start together.
+Then the process forks (unless ``--foreground``); the daemon opens the trace,
+binds the control socket and mounts FUSE, and only then marks the array
+dirty: a refused mount leaves the superblocks byte-identical. It reports
+"ready" over a pipe, so ``vraid mount`` returns only once the image can be
+opened, or fails with the daemon's reason.
 
 Shutdown: the FUSE unmount (``vraid umount`` runs ``fusermount3 -u``; SIGTERM
 makes the daemon do it) ends ``pyfuse3.main()``; the daemon then flushes the
@@ -29,9 +35,10 @@ import pyfuse3
 import trio
 
 from . import control, mountinfo
+from vraid.ondisk.lock import ArrayLock
 from vraid.engine.array import Array, CacheConfig
 from vraid.ondisk.assemble import Assembled, assemble
-from vraid.errors import MountError
+from vraid.errors import MountError, VraidError
 from vraid.fuse.image import ImageFS
 
 log = logging.getLogger(__name__)
@@ -61,6 +68,8 @@ class MountOptions:
     force: bool = False
     #: rebuild rate limit, MB/s of the new member (None: no limit)
     rebuild_rate: float | None = None
+    #: mount onto a directory that is not empty (its files are hidden while mounted)
+    nonempty: bool = False
     #: specs of policy families that have no field above (vraid.policies.registry), key -> spec
     policies: dict[str, str] = field(default_factory=dict)
 
@@ -93,23 +102,34 @@ def parse_time(text: str) -> float | None:
     raise MountError(f"--time {text!r} is not a time mode", "use real, real:FACTOR (e.g. real:0.1) or none")
 
 
-def check_mountpoint(mountpoint: Path) -> Path:
+def check_mountpoint(mountpoint: Path, *, nonempty: bool = False) -> Path:
+    mountinfo.refuse_dead(mountpoint)
     if not mountpoint.exists():
         raise MountError(f"mountpoint {mountpoint} does not exist", f"create it with `mkdir -p {mountpoint}`")
     if not mountpoint.is_dir():
         raise MountError(f"mountpoint {mountpoint} is not a directory", "give an empty directory")
     if mountinfo.is_mountpoint(mountpoint):
         raise MountError(f"{mountpoint} is already a mountpoint", "unmount it first, or choose another directory")
+    try:
+        busy = not nonempty and any(os.scandir(mountpoint))
+    except OSError as exc:
+        raise MountError(f"cannot read the mountpoint {mountpoint}: {exc.strerror}", "give a directory you can read") from exc
+    if busy:
+        raise MountError(f"mountpoint {mountpoint} is not empty: the mount would hide its files",
+                         "give an empty directory, or add --nonempty to mount over them anyway")
     return mountpoint.resolve()
 
 
 def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = None) -> Assembled:
     """All checks of ``vraid mount``; nothing is modified."""
-    mountpoint = check_mountpoint(mountpoint)
+    mountpoint = check_mountpoint(mountpoint, nonempty=bool(opts and opts.nonempty))
     if opts is not None:
+        from .failure_ctl import check_rate
+
         parse_time(opts.time)
-        if opts.rebuild_rate is not None and opts.rebuild_rate < 0:
-            raise MountError(f"--rebuild-rate {opts.rebuild_rate} is negative", "give MB/s, or 0 for no limit")
+        check_rate(opts.rebuild_rate, "--rebuild-rate")
+        if opts.trace is not None:
+            _check_new_file(opts.trace, "--trace")
         if opts.disk_model:
             from vraid.backends.models import parse_model
 
@@ -133,60 +153,126 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
             )
     existing = mountinfo.mount_of_array(directory)
     if existing is not None:
+        if mountinfo.is_dead(existing.mountpoint):
+            raise MountError(f"{directory} is still mounted at {existing.mountpoint}, but that mount is dead: its daemon is gone",
+                             f"run `vraid umount {existing.mountpoint}` (or `fusermount3 -u {existing.mountpoint}`), "
+                             "then mount again: the mount resyncs what the crash left")
         raise MountError(f"{directory} is already mounted at {existing.mountpoint}", f"use that mount, or `vraid umount {existing.mountpoint}`")
     if control.alive(control.socket_path(asm.directory, asm.uuid)):
         raise MountError(f"a vraid daemon is already serving {directory}", "unmount it first")
+    sock = control.socket_path(asm.directory, asm.uuid)
+    if os.path.lexists(sock) and not sock.is_socket():
+        control.bind(sock)  # raises: names what is in the way
+    if control.alive(sock):
+        raise MountError(f"a vraid daemon is already serving {directory}", "unmount it first")
+    if opts is not None and opts.nvram is not None:
+        _check_new_file(opts.nvram, "--nvram", may_exist=True)
     return asm
+
+
+def _check_new_file(path: Path, flag: str, *, may_exist: bool = False) -> None:
+    """A file the mount will create (or, ``may_exist``, reuse): its directory must exist and be writable."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise MountError(f"{flag} {path} is a directory", f"give a file path, e.g. {path / 'file.bin'}")
+    if path.exists() and not may_exist and not path.is_file():
+        raise MountError(f"{flag} {path} exists and is not a regular file", "give a new file path")
+    if not parent.is_dir():
+        raise MountError(f"{flag} {path}: the directory {parent} does not exist", f"create it with `mkdir -p {parent}`, or give another path")
+    if not os.access(parent, os.W_OK | os.X_OK) and not (may_exist and os.access(path, os.R_OK | os.W_OK)):
+        raise MountError(f"{flag} {path}: the directory {parent} is not writable", "give a path in a directory you can write")
 
 
 def mount(directory: Path, mountpoint: Path, opts: MountOptions) -> str:
     """Mount; return the message to show. Raises MountError/VraidError before any change."""
     asm = prepare(directory, mountpoint, opts)
     mountpoint = mountpoint.resolve()
+    lock = ArrayLock.acquire(asm.directory)  # held by the daemon for its life (inherited over the fork)
+    lock.claim(os.getpid(), mountpoint)  # the daemon writes its own pid once forked
     if opts.foreground:
         _configure_logging(opts.debug_fuse)
-        serve(asm, mountpoint, opts, ready=lambda msg: print(msg, file=sys.stderr, flush=True))
+        try:
+            serve(asm, mountpoint, opts, ready=lambda msg: print(msg, file=sys.stderr, flush=True))
+        finally:
+            lock.release()
         return ""
+    log_path = asm.directory / "vraid.log"
+    try:
+        logfd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        lock.release()
+        raise MountError(f"cannot write the daemon's log {log_path}: {exc.strerror}",
+                         f"fix its permissions or remove it (`rm {log_path}`), then mount again") from exc
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the daemon
-        os.close(read_fd)
-        code = _daemon_child(asm, mountpoint, opts, write_fd)
-        os._exit(code)
+        code = 1
+        try:
+            os.close(read_fd)
+            lock.claim(os.getpid(), mountpoint)
+            code = _daemon_child(asm, mountpoint, opts, write_fd, logfd)
+        finally:
+            os._exit(code)
     os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as pipe:
-        message = pipe.read().decode(errors="replace")
+    os.close(logfd)
+    try:
+        with os.fdopen(read_fd, "rb") as pipe:
+            message = pipe.read().decode(errors="replace")
+    finally:
+        lock.release()  # the daemon's inherited hold stays
     if message.startswith("ready"):
         return message[len("ready") :].strip()
     os.waitpid(pid, 0)
-    raise MountError(message.strip() or f"the daemon exited before the mount was ready; see {asm.directory / 'vraid.log'}")
+    raise _daemon_error(message, log_path)
 
 
-def _daemon_child(asm: Assembled, mountpoint: Path, opts: MountOptions, write_fd: int) -> int:
-    os.setsid()
-    log_path = asm.directory / "vraid.log"
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    logfd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(logfd, 1)
-    os.dup2(logfd, 2)
-    _configure_logging(opts.debug_fuse)
-    reported = False
-
-    def ready(msg: str) -> None:
-        nonlocal reported
-        os.write(write_fd, f"ready {msg}".encode())
-        os.close(write_fd)
-        reported = True
+def _daemon_error(message: str, log_path: Path) -> MountError:
+    """The daemon's report of why it did not start (JSON ``{"message", "hint"}``) as a MountError."""
+    import json
 
     try:
+        report = json.loads(message)
+        return MountError(str(report["message"]), str(report.get("hint") or f"see {log_path}"))
+    except (ValueError, KeyError, TypeError):
+        return MountError(message.strip() or "the daemon exited before the mount was ready", f"see {log_path}")
+
+
+def _daemon_child(asm: Assembled, mountpoint: Path, opts: MountOptions, write_fd: int, logfd: int) -> int:
+    import json
+
+    reported = False
+
+    def report(text: str) -> None:
+        nonlocal reported
+        if not reported:
+            reported = True
+            try:
+                os.write(write_fd, text.encode())
+                os.close(write_fd)
+            except OSError:
+                pass
+
+    def ready(msg: str) -> None:
+        report(f"ready {msg}")
+
+    try:
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(logfd, 1)
+        os.dup2(logfd, 2)
+        _configure_logging(opts.debug_fuse)
         serve(asm, mountpoint, opts, ready=ready)
         return 0
     except BaseException as exc:  # noqa: BLE001 - report, then exit non-zero
-        log.exception("vraid daemon failed")
-        if not reported:
-            os.write(write_fd, str(exc).encode() or type(exc).__name__.encode())
-            os.close(write_fd)
+        if isinstance(exc, VraidError):
+            log.error("vraid daemon: %s", exc)
+            report(json.dumps({"message": exc.message, "hint": exc.hint}))
+        else:
+            log.exception("vraid daemon failed")
+            report(json.dumps({"message": f"the daemon failed: {type(exc).__name__}: {exc}",
+                               "hint": f"see {asm.directory / 'vraid.log'} for the traceback"}))
         return 1
 
 
@@ -233,32 +319,45 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     bitmap, bitmap_chunks = _open_bitmap(asm, params)
     array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram, ct=ct_policy(asm, opts), intent=bitmap,
                   failed=sorted(asm.failed), spares=_member_stores(asm, opts, asm.spare_stores))
-    asm.mark(clean=False, params=params)
     from vraid.ondisk.failures import attach
 
     attach(asm, array)  # failures and finished rebuilds update the superblocks
     if opts.rebuild_rate:
         array.set_rebuild_rate(opts.rebuild_rate * 1e6)
-    trace = None
-    if opts.trace is not None:
-        from vraid.sim.trace import TraceWriter
-
-        trace = TraceWriter(opts.trace, capacity=asm.geometry.capacity, block=asm.geometry.block_size)
-    fs = ImageFS(array, asm.config.image, trace=trace)
-    options = set(pyfuse3.default_options) | {f"fsname=vraid:{asm.directory.resolve()}", "subtype=vraid"}
-    if opts.debug_fuse:
-        options.add("debug")
+    # everything that can refuse the mount comes before the array is marked dirty
+    trace = listener = None
     sock = control.socket_path(asm.directory, asm.uuid)
     try:
-        pyfuse3.init(fs, str(mountpoint), options)
-    except RuntimeError as exc:
-        asm.mark(clean=asm.was_clean)
+        if opts.trace is not None:
+            from vraid.sim.trace import TraceWriter
+
+            try:
+                trace = TraceWriter(opts.trace, capacity=asm.geometry.capacity, block=asm.geometry.block_size)
+            except OSError as exc:
+                raise MountError(f"cannot write the trace {opts.trace}: {exc.strerror}", "give a path in a writable directory") from exc
+        listener = control.bind(sock)
+        check_mountpoint(mountpoint, nonempty=opts.nonempty)
+        fs = ImageFS(array, asm.config.image, trace=trace)
+        options = set(pyfuse3.default_options) | {f"fsname=vraid:{fuse_escape(str(asm.directory.resolve()))}", "subtype=vraid"}
+        if opts.debug_fuse:
+            options.add("debug")
+        try:
+            pyfuse3.init(fs, str(mountpoint), options)
+        except RuntimeError as exc:
+            raise MountError(f"cannot mount at {mountpoint}: {exc}", "is /dev/fuse available, and are you root?") from exc
+    except BaseException:
+        if listener is not None:
+            listener.close()
+            sock.unlink(missing_ok=True)
+        if trace is not None:
+            trace.close()
         asm.close()
-        raise MountError(f"cannot mount at {mountpoint}: {exc}", "is /dev/fuse available, and are you root?") from exc
+        raise
+    asm.mark(clean=False, params=params)  # the mount is certain to start: the array is in use
     unmounted = False
     try:
         wrap = lambda store: _member_stores(asm, opts, [store])[0]  # noqa: E731 - a spare added later
-        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery, bitmap_chunks, wrap)
+        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery, bitmap_chunks, wrap, listener)
         unmounted = True
     finally:
         pyfuse3.close(unmount=not unmounted)
@@ -269,6 +368,12 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     asm.mark(clean=True)
     asm.close()
     log.info("unmounted %s; array marked clean", mountpoint)
+
+
+def fuse_escape(value: str) -> str:
+    """A FUSE ``-o`` option value with its commas and backslashes escaped (libfuse splits
+    options at unescaped commas: an array path with a comma broke the mount)."""
+    return value.replace("\\", "\\\\").replace(",", "\\,")
 
 
 def cache_config(asm: Assembled, opts: MountOptions) -> CacheConfig:
@@ -367,13 +472,13 @@ def _member_stores(asm: Assembled, opts: MountOptions, stores: list | None = Non
 
 
 async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery,
-                bitmap_chunks=None, wrap=None) -> None:
+                bitmap_chunks=None, wrap=None, listener=None) -> None:
     from .failure_ctl import control_handlers as failure_handlers
     from vraid.engine.recovery import recover
 
     handlers = _handlers(asm, array, fs, mountpoint)
     handlers |= failure_handlers(asm, array, wrap or (lambda store: store))  # fail, add, rebuild-rate
-    server = control.ControlServer(sock, handlers)
+    server = control.ControlServer(sock, handlers, listener)
     array.started_at = array.clock.now()
     async with trio.open_nursery() as nursery:
         await nursery.start(array.serve)
@@ -412,9 +517,13 @@ async def _replay_nvram(array: Array, replay: list[tuple[int, bytes]], nvram) ->
 
 
 def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
+    from vraid.core.schema import takes
+
+    @takes()
     async def ping(_req):
         return {}
 
+    @takes()
     async def status(_req):
         return {
             "status": array.status()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from vraid.errors import MountError
 
 FSNAME_PREFIX = "vraid:"
 FSTYPE = "fuse.vraid"
@@ -32,7 +35,7 @@ def vraid_mounts() -> list[VraidMount]:
 
 
 def mount_of_mountpoint(mountpoint: Path) -> VraidMount | None:
-    target = Path(os.path.realpath(mountpoint))
+    target = _absolute(mountpoint) if is_dead(mountpoint) else Path(os.path.realpath(mountpoint))
     for m in vraid_mounts():
         if m.mountpoint == target:
             return m
@@ -45,6 +48,48 @@ def mount_of_array(directory: Path) -> VraidMount | None:
         if m.source == target:
             return m
     return None
+
+
+def is_dead(path: Path) -> bool:
+    """Whether ``path`` is a FUSE mount whose daemon is gone (stat fails with ENOTCONN,
+    "Transport endpoint is not connected", e.g. after the daemon was killed with -9)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ENOTCONN
+    return False
+
+
+def _absolute(path: Path) -> Path:
+    """``path`` made absolute without touching ``path`` itself (a dead mount cannot be
+    stat'ed): its parent is resolved, its own name kept."""
+    path = Path(os.path.abspath(path))
+    return Path(os.path.realpath(path.parent)) / path.name if path.name else path
+
+
+def dead_mount_error(path: Path) -> MountError:
+    """What happened at a dead mount ``path``, and what to do about it."""
+    where = _absolute(path)
+    array = next((m.source for m in vraid_mounts() if m.mountpoint == where), None)
+    of = f" of the array {array}" if array is not None else ""
+    return MountError(
+        f"{where} is a dead vraid mount{of}: its daemon is gone (Transport endpoint is not connected); "
+        "the array was not shut down cleanly",
+        f"run `vraid umount {where}` (or `fusermount3 -u {where}`), then mount the array again to recover: "
+        "the mount resyncs what the crash left",
+    )
+
+
+def refuse_dead(path: Path) -> None:
+    """Raise :func:`dead_mount_error` when ``path`` is a dead FUSE mount."""
+    if is_dead(path):
+        raise dead_mount_error(path)
+
+
+def dead_mount_of_array(directory: Path) -> VraidMount | None:
+    """The mount of the array in ``directory`` if it is dead (its daemon gone), else None."""
+    m = mount_of_array(directory)
+    return m if m is not None and is_dead(m.mountpoint) else None
 
 
 def is_mountpoint(path: Path) -> bool:

@@ -177,6 +177,12 @@ def create(
     """
     directory = Path(directory)
     from .bitmap import PARAM as BITMAP_PARAM, check_chunk, default_chunk
+    from .config import image_name_problem
+
+    problem = image_name_problem(image)
+    if problem:
+        raise VraidError(f"--image {image!r} {problem}: the mount exposes MOUNTPOINT/IMAGE",
+                         "give a plain file name such as disk.img")
 
     if bitmap_chunk is None:
         bitmap_chunk = default_chunk(geometry)
@@ -195,7 +201,27 @@ def create(
             f"{directory} already holds a vraid array ({existing})",
             "use --force to overwrite it (its data is lost), or choose another directory",
         )
-    directory.mkdir(parents=True, exist_ok=True)
+    if existing:  # --force: never under a running mount
+        from .lock import ArrayLock
+
+        with ArrayLock.acquire(directory, what="overwrite the array in"):
+            return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk,
+                           spares=spares)
+    return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk, spares=spares)
+
+
+def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool, image: str, bitmap_chunk: int,
+            spares: int) -> Assembled:
+    from .bitmap import PARAM as BITMAP_PARAM
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".vraid-create-{os.getpid()}"
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        probe.unlink()
+    except OSError as exc:
+        raise VraidError(f"cannot create the array in {directory}: {exc.strerror}",
+                         "choose a directory on a writable filesystem (not /proc or /sys) that you may write") from exc
     array_uuid = str(uuidlib.uuid4())
     now = time.time()
     paths = [directory / f"disk{i}.img" for i in range(geometry.ndisks)]
@@ -226,6 +252,7 @@ def create(
     config = ArrayConfig(uuid=array_uuid, image=image)
     result = Assembled(directory, geometry, array_uuid, config, list(paths), list(superblocks), spares=spare_paths, spare_superblocks=spare_sbs)
     config.save(directory, f"created {time.strftime('%Y-%m-%d %H:%M', time.localtime(now))}, {result.summary()}")
+    os.chmod(directory / CONFIG_NAME, 0o600)  # like the members: the array directory is its owner's
     return result
 
 
@@ -363,7 +390,7 @@ def assemble(directory: Path) -> Assembled:
         elif c.path.stat().st_size < geometry.member_size:
             size = c.path.stat().st_size
             failed[role] = f"{c.path.name} is truncated: {size} bytes, the array needs {geometry.member_size}"
-    others = [f"{c.path.name} ({c.problem})" for c in candidates if c.superblock is None and c.path.name != "vraid.log"]
+    others = [f"{c.path.name} ({c.problem})" for c in candidates if c.superblock is None and c.path.name not in ("vraid.log", "vraid.lock")]
     seen = f"; other files there: {', '.join(others)}" if others else ""
     scheme = geometry.redundancy
     if failed and not scheme.tolerates:

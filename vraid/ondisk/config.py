@@ -30,6 +30,20 @@ def _policy_defaults() -> dict[str, str]:
     return {key: default for key, (default, _doc) in registry.settings().items()}
 
 
+def image_name_problem(name: object) -> str:
+    """Why ``name`` cannot be the image's file name ("" when it can): the mount exposes
+    ``MOUNTPOINT/NAME``, so it must be one plain path component."""
+    if not isinstance(name, str) or not name:
+        return "is empty" if name == "" else "is not a string"
+    if "/" in name or name in (".", ".."):
+        return "is not a plain file name (no / and not . or ..)"
+    if "\0" in name or any(ord(c) < 32 for c in name):
+        return "holds control characters"
+    if len(name.encode()) > 255:
+        return "is longer than 255 bytes"
+    return ""
+
+
 @dataclass(frozen=True)
 class ArrayConfig:
     """The settings of ``vraid.toml``. ``policies`` maps every family and setting key to its
@@ -67,7 +81,7 @@ class ArrayConfig:
         if unknown:
             raise VraidError(f"{path}: unknown setting {', '.join(unknown)}", f"known settings: {', '.join(KNOWN)}")
         image = doc.get("image", "disk.img")
-        if not isinstance(image, str) or not image or "/" in image or image in (".", ".."):
+        if image_name_problem(image):
             raise VraidError(f"{path}: image = {image!r} is not a file name", 'use a plain name such as "disk.img"')
         values = {}
         for key, (default, _doc) in registry.settings().items():

@@ -109,6 +109,9 @@ def add_spare(asm: "Assembled", path: Path) -> Path:
             f"give a file name inside it, e.g. {directory / 'spare9.img'}",
         )
     path = directory / path.name
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        raise VraidError(f"{path} is {'a directory' if path.is_dir() else 'not a regular file'}: a spare is a file",
+                         f"give the name of a new file, e.g. {directory / 'spare9.img'}")
     in_use = [p for p in asm.paths if p is not None] + list(asm.spares)
     active = {p.resolve() for r, p in enumerate(asm.paths) if p is not None and r not in asm.failed} | {p.resolve() for p in asm.spares}
     if path.exists() and path.resolve() in active:

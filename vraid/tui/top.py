@@ -54,6 +54,7 @@ class MountSource:
         from vraid.fuse import mountinfo
         from vraid.ondisk.assemble import assemble
 
+        mountinfo.refuse_dead(Path(mountpoint))
         m = mountinfo.mount_of_mountpoint(Path(mountpoint)) if Path(mountpoint).exists() else None
         if m is None:
             raise MountError(f"{mountpoint} is not a vraid mount",

@@ -1,0 +1,137 @@
+"""One mount per array: an exclusive ``flock`` on ``DIR/vraid.lock``.
+
+``vraid mount`` takes the lock after its checks and before anything in the
+array directory changes; the daemon (the forked child, which inherits the
+open file description) holds it for its whole life, and the kernel drops it
+when the daemon exits, however it exits (kill -9 included). A second mount of
+the same array, even one started in the same instant, fails to take it and
+is refused naming the first mount's pid and mountpoint, which the holder
+writes into the file.
+
+The file is also taken briefly by commands that change an unmounted array's
+superblocks (``vraid fail``, ``vraid add``, ``vraid check --repair``), so none
+of them races a mount that is starting.
+
+Why flock and not the socket ping or ``/proc/mounts`` alone: both are checked
+before the mount exists, so two mounts started together both passed them
+(ISSUE-12 item 3). A flock is atomic and cannot outlive its holder.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+from pathlib import Path
+
+from vraid.errors import MountError
+
+NAME = "vraid.lock"
+
+
+class ArrayLock:
+    """The exclusive lock of one array directory; ``release`` (or process exit) drops it."""
+
+    def __init__(self, directory: Path, fd: int) -> None:
+        self.directory = directory
+        self.path = directory / NAME
+        self.fd: int | None = fd
+
+    @classmethod
+    def acquire(cls, directory: Path, *, what: str = "mount") -> "ArrayLock":
+        """Take the lock without waiting.
+
+        Raises:
+            MountError: when another process holds it (naming its pid and mountpoint),
+                or the lock file cannot be opened.
+        """
+        directory = Path(directory).resolve()
+        path = directory / NAME
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise MountError(f"cannot open the array lock {path}: {exc.strerror}",
+                             "the array directory must be writable (are you root, or its owner?)") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = _read(fd)
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise MountError(f"cannot lock {path}: {exc.strerror}", "is the array directory on a local filesystem?") from exc
+            raise MountError(f"cannot {what} {directory}: {describe(holder)} holds it",
+                             _hint(holder)) from None
+        return cls(directory, fd)
+
+    def claim(self, pid: int, mountpoint: Path | str = "") -> None:
+        """Write who holds the lock (``pid`` and the mountpoint it serves), for a refused second mount."""
+        if self.fd is None:
+            return
+        text = f"pid={pid}\nmountpoint={mountpoint}\n".encode()
+        try:
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, text, 0)
+        except OSError:
+            pass  # the lock is what matters; the text is only for the message
+
+    def release(self) -> None:
+        """Drop this process's hold (other holders of the same open file, e.g. a forked
+        daemon, keep the lock)."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self) -> "ArrayLock":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def holder_of(directory: Path) -> dict[str, str] | None:
+    """Who holds ``directory``'s lock now (``{"pid": ..., "mountpoint": ...}``), or None if nobody."""
+    path = Path(directory) / NAME
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return _read(fd)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read(fd: int) -> dict[str, str]:
+    try:
+        raw = os.pread(fd, 4096, 0).decode(errors="replace")
+    except OSError:
+        return {}
+    out = {}
+    for line in raw.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def describe(holder: dict[str, str] | None) -> str:
+    """"the mount at M (daemon pid P)", or what is known of the holder."""
+    holder = holder or {}
+    pid, where = holder.get("pid"), holder.get("mountpoint")
+    if where:
+        return f"the mount at {where} (daemon pid {pid or 'unknown'})"
+    if pid:
+        return f"vraid process {pid}"
+    return "another vraid process (starting up)"
+
+
+def _hint(holder: dict[str, str]) -> str:
+    where = holder.get("mountpoint")
+    if where:
+        return f"use that mount, or `vraid umount {where}` first"
+    return "wait for it to finish, or use the mount it makes (see `grep fuse.vraid /proc/mounts`)"

@@ -47,6 +47,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fault", action="append", default=[], metavar="DISK:KEY=VALUE[,...]",
                    help="inject failures into a member (repeatable; as on vraid mount, docs/crash-and-scrub.md); "
                         "failed host requests count as host_errors")
+    p.add_argument("--bitmap-chunk", metavar="SIZE|none", default=None,
+                   help="run the write-intent bitmap on the members, SIZE of data per bit as `vraid create` takes "
+                        "it (default none: no bitmap, as before; docs/simulator.md)")
     g = p.add_argument_group("write cache (docs/cache.md)")
     g.add_argument("--cache", choices=("none", "pbg", "stripe"), help="none (write-through, default), pbg or stripe")
     g.add_argument("--cache-size", metavar="SIZE", help="write cache size (default 64M)")
@@ -55,6 +58,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--ct", metavar="SPEC", help="contiguity transform: none (default) or "
                    "msc[:sr_max=N,sw_max=N,sr_except=a-b;c-d,sw_except=a-b] (seed 000 Fig. 10; limits default "
                    "to the disk model's preset, docs/ct.md)")
+    g.add_argument("--nvram", metavar="FILE", help="the cache journals every dirty block into this NVRAM file, as a "
+                   "mount's --nvram does (made anew; costs no virtual time; docs/simulator.md)")
     p.set_defaults(func=cmd_sim)
 
     from vraid.sim.experiment import names
@@ -96,16 +101,23 @@ def _policies(args) -> dict[str, str]:
     return {k: v for k, v in flags.items() if v is not None}
 
 
-def cmd_sim(args) -> int:
-    from vraid.sim.simulator import SimConfig, run_sim
+def sim_config(args):
+    """The SimConfig of `vraid sim`'s parsed arguments (also what `vraid top --sim` runs)."""
+    from vraid.sim.simulator import SimConfig
 
     if args.requests < 0:
         raise VraidError(f"--requests {args.requests} is negative", "ask for zero or more requests")
-    config = SimConfig(level=args.level, disks=args.disks, strip=args.strip, block=args.block, layout=args.layout,
-                       disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
-                       workload=args.workload, requests=args.requests, seed=args.seed,
-                       max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault))
-    result = run_sim(config)
+    return SimConfig(level=args.level, disks=args.disks, strip=args.strip, block=args.block, layout=args.layout,
+                     disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
+                     workload=args.workload, requests=args.requests, seed=args.seed,
+                     max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault),
+                     nvram=args.nvram, bitmap_chunk=args.bitmap_chunk)
+
+
+def cmd_sim(args) -> int:
+    from vraid.sim.simulator import run_sim
+
+    result = run_sim(sim_config(args))
     if args.json:
         print(result.to_json())
         return 0

@@ -72,7 +72,7 @@ class CachedArrayMatchesModel(ArrayMatchesModel):
         report = self.portal.engine.report
         note(f"  {report.message()}")
         assert report.stripes == self.g.stripes, "an unclean array without a bitmap resyncs every stripe"
-        assert self.nvram.used == 0, "NVRAM still holds blocks after the replay"
+        assert self.nvram.used() == 0, "NVRAM still holds blocks after the replay"
 
     def teardown(self) -> None:
         try:

@@ -345,9 +345,9 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
         return _aggregate(setup, periods, counters, samples, rates, marks, learned,
                           {"drain_blocks": drain_blocks, "drain_seconds": drain_seconds, "reused": reused[0]})
 
-    from vraid.sim.simulator import _deterministic_trio  # the simulator's reproducible task order
+    from vraid.sim.driver import deterministic_trio  # the simulator's reproducible task order
 
-    with _deterministic_trio(seed):
+    with deterministic_trio(seed):
         out = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     out["setup"] = setup.describe() | {"scheduler": scheduler, "loop": loop}
     return out

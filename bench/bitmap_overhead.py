@@ -35,12 +35,10 @@ import numpy as np  # noqa: E402
 import trio  # noqa: E402
 import trio.testing  # noqa: E402
 
-from vraid.engine.array import open_array  # noqa: E402
 from vraid.backends.file import FileStore  # noqa: E402
 from vraid.backends.memory import MemoryStore  # noqa: E402
-from vraid.backends.models import wrap  # noqa: E402
-from vraid.ondisk.bitmap import WriteIntentBitmap, default_chunk  # noqa: E402
-from vraid.engine.clock import TrioClock  # noqa: E402
+from vraid.engine.build import EngineConfig, open_engine  # noqa: E402
+from vraid.ondisk.bitmap import default_chunk  # noqa: E402
 from vraid.core.geometry import Geometry  # noqa: E402
 
 BS = 4096
@@ -74,19 +72,20 @@ def run_case(g: Geometry, chunk: int | None, offsets: list[int], threads: int, *
     stats: dict = {}
 
     async def main() -> float:
-        clock = TrioClock()
         tmp = None
         if files:
             tmp = tempfile.TemporaryDirectory(dir="/var/tmp")
             stores = [FileStore.create(Path(tmp.name) / f"m{i}", g.member_size) for i in range(g.ndisks)]
+            config = EngineConfig(g, stores=tuple(stores), bitmap_chunk=chunk, bitmap_recorded=False)
         else:
-            stores = [wrap(MemoryStore(g.member_size, f"m{i}"), "hdd:st373454lc", clock) for i in range(g.ndisks)]
-        intent = WriteIntentBitmap(g, chunk) if chunk else None
+            stores = [MemoryStore(g.member_size, f"m{i}") for i in range(g.ndisks)]
+            config = EngineConfig(g, stores=tuple(stores), disk_model="hdd:st373454lc", bitmap_chunk=chunk,
+                                  bitmap_recorded=False)
         try:
-            async with open_array(g, stores, clock=clock, intent=intent) as array:
-                t = await _workload(array, offsets, threads)
-                if intent is not None:
-                    stats.update(intent.stats.to_dict())
+            async with open_engine(config) as engine:
+                t = await _workload(engine.array, offsets, threads)
+                if engine.bitmap is not None:
+                    stats.update(engine.bitmap.stats.to_dict())
                 return t
         finally:
             for s in stores:

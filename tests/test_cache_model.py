@@ -24,8 +24,6 @@ from test_array_model import K, ArrayMatchesModel, Config
 from vraid.engine.array import CacheConfig
 from test_readpath import NextStrip, fresh
 from vraid.backends.base import StoreWrapper
-from vraid.backends.nvram import Nvram
-from vraid.fuse.daemon import _replay_nvram
 
 ORGS = ("pbg", "stripe")
 ORDERS = ("lrw", "lru", "fifo", "cscan")
@@ -40,17 +38,12 @@ class CachedArrayMatchesModel(ArrayMatchesModel):
         self.nvram = None
         super().__init__(GEOMETRY, backend, workdir)
 
-    def _open(self) -> ArrayPortal:
-        if self.nvram_path is not None:
-            if self.nvram is not None:
-                self.nvram.close()
-            g = self.g
-            if self.nvram_path.exists():
-                self.nvram = Nvram.open(self.nvram_path, array_uuid=UUID, block_size=g.block_size)
-            else:
-                slots = 2 * self.cache.size // g.block_size
-                self.nvram = Nvram.create(self.nvram_path, slots=slots, block_size=g.block_size, array_uuid=UUID)
-        return ArrayPortal(self.g, self.stores, cache=self.cache, nvram=self.nvram)
+    def _open(self, *, was_clean: bool = True) -> ArrayPortal:
+        """The engine over the members, as a mount builds it: with NVRAM, what the file
+        holds is replayed (``vraid.engine.recovery``) before the portal returns."""
+        portal = ArrayPortal(self.g, self.stores, cache=self.cache, nvram=self.nvram_path, uuid=UUID, was_clean=was_clean)
+        self.nvram = portal.engine.nvram
+        return portal
 
     def _drain(self) -> None:
         self.portal.call(self.portal.array.shutdown)
@@ -76,13 +69,15 @@ class CachedArrayMatchesModel(ArrayMatchesModel):
     @precondition(lambda self: self.nvram_path is not None)
     @rule()
     def crash(self) -> None:
-        """kill -9: drop the cache without a drain, reopen, replay what NVRAM holds."""
+        """kill -9: drop the cache without a drain; the next mount replays what NVRAM holds
+        and resyncs (the array has no bitmap: every stripe), as the daemon does."""
         note("crash and replay NVRAM")
         self.portal.close()
-        self.portal = self._open()
-        replay = self.nvram.replay()
-        note(f"  replaying {len(replay)} blocks")
-        self.portal.call(_replay_nvram, self.portal.array, replay, self.nvram)
+        self.portal = self._open(was_clean=False)
+        report = self.portal.engine.report
+        note(f"  {report.message()}")
+        assert report.stripes == self.g.stripes, "an unclean array without a bitmap resyncs every stripe"
+        assert self.nvram.used() == 0, "NVRAM still holds blocks after the replay"
 
     def teardown(self) -> None:
         try:
@@ -93,8 +88,6 @@ class CachedArrayMatchesModel(ArrayMatchesModel):
         try:
             self.check_members()
         finally:
-            if self.nvram is not None:
-                self.nvram.close()
             for s in self.stores:
                 s.close()
 

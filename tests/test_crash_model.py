@@ -21,7 +21,6 @@ write-intent bitmap has set) brings it back. Invariants:
 
 from __future__ import annotations
 
-import functools
 import shutil
 import tempfile
 from pathlib import Path
@@ -33,16 +32,13 @@ from hypothesis import HealthCheck, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_state_machine_as_test
 
-from portal import ArrayPortal
-from vraid.engine.array import CacheConfig
 from vraid.ondisk.assemble import assemble, create
 from vraid.backends.faulty import FaultyStore, PowerCut
-from vraid.backends.nvram import Nvram
 from vraid.engine.clock import TrioClock
-from vraid.fuse.daemon import _open_bitmap
+from vraid.fuse.daemon import MountOptions, engine_config
 from vraid.core.geometry import RESERVED, Geometry
-from vraid.engine.recovery import recover
 from vraid.engine.scrub import scrub_array
+from vraid.testing.session import Session
 
 K = 1024
 NEVER = 1 << 60
@@ -70,32 +66,26 @@ class CrashMachine(RuleBasedStateMachine):
 
     # -- mounting, as the daemon does ---------------------------------------------------
     def _mount(self) -> None:
+        """What the daemon does: assemble, build the engine from the mount's EngineConfig
+        (``vraid.engine.build``: NVRAM opened and replayed, the bitmap's set chunks loaded,
+        recovery run), with the members behind one power cut."""
         asm = assemble(self.dir / "arr")
         asm.open_stores()
-        params = dict(asm.superblocks[0].params)
-        bitmap, chunks = _open_bitmap(asm, params)
-        assert bitmap is not None and bitmap.chunk == CHUNK
-        self.found_chunks = chunks
-        self.nvram = None
-        replay = []
-        cache = None
-        if self.nvram_path is not None:
-            bs = self.g.block_size
-            cache = CacheConfig("stripe", size=3 * self.g.stripe_data_bytes, destage="hlwm:high=0.9,low=0.6")
-            if self.nvram_path.exists():
-                self.nvram = Nvram.open(self.nvram_path, array_uuid=asm.uuid, block_size=bs)
-            else:
-                self.nvram = Nvram.create(self.nvram_path, slots=2 * cache.size // bs, block_size=bs, array_uuid=asm.uuid)
-            replay = self.nvram.replay()
         was_clean = asm.was_clean
-        asm.mark(clean=False, params=params)
-        self.asm = asm
         self.power = PowerCut(NEVER, seed=self.crashes)
-        stores = [FaultyStore(s, clock=TrioClock(), block_size=self.g.block_size, data_offset=self.g.data_offset,
-                              power=self.power) for s in asm.stores]
-        self.portal = ArrayPortal(self.g, stores, intent=bitmap, cache=cache, nvram=self.nvram)
-        self.report = self.portal.call(functools.partial(
-            recover, self.portal.array, was_clean=was_clean, bitmap_chunks=chunks, replay=replay, nvram=self.nvram))
+        asm.stores = [FaultyStore(s, clock=TrioClock(), block_size=self.g.block_size, data_offset=self.g.data_offset,
+                                  power=self.power) for s in asm.stores]
+        opts = MountOptions()
+        if self.nvram_path is not None:
+            opts = MountOptions(cache="stripe", cache_size=str(3 * self.g.stripe_data_bytes),
+                                destage="hlwm:high=0.9,low=0.6", nvram=self.nvram_path)
+        config = engine_config(asm, opts)
+        assert config.bitmap_chunk == CHUNK and config.bitmap_recorded
+        asm.mark(clean=False)
+        self.asm = asm
+        self.portal = Session(config)
+        self.found_chunks = self.portal.engine.bitmap_chunks
+        self.report = self.portal.engine.report
         note(f"mounted ({'clean' if was_clean else 'dirty'}): {self.report.message() or 'nothing to recover'}")
 
     def _unmount(self) -> None:
@@ -105,8 +95,6 @@ class CrashMachine(RuleBasedStateMachine):
         self._close()
 
     def _close(self) -> None:
-        if self.nvram is not None:
-            self.nvram.close()
         self.asm.close()
 
     # -- checks --------------------------------------------------------------------

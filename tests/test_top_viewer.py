@@ -109,4 +109,4 @@ def test_sim_source_paces_steps_and_stops_time():
             src.command("ctl_set", key="colour", value="red")
     finally:
         src.close()
-    assert not src._thread.is_alive()
+    assert not src.session.alive

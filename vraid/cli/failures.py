@@ -313,7 +313,7 @@ def _check_mounted(args, sock: Path, directory: Path) -> int:
 def _check_offline(args, asm) -> int:
     import trio
 
-    from vraid.engine.array import open_array
+    from vraid.engine.build import EngineConfig, open_engine
     from vraid.engine.scrub import ScrubProgress, scrub_array
 
     g = asm.geometry
@@ -322,7 +322,8 @@ def _check_offline(args, asm) -> int:
     try:
         with _bar(args, g.stripes) as update:
             async def main() -> None:
-                async with open_array(g, asm.stores) as array:
+                async with open_engine(EngineConfig(g, stores=tuple(asm.stores))) as engine:
+                    array = engine.array
                     await scrub_array(array, repair=args.repair, progress=prog, notify=lambda p: update(p.to_dict()))
                     if args.repair and prog.repaired:
                         await array.members.flush()

@@ -143,23 +143,9 @@ def _bitmap_chunk(g: Geometry, text: str | None) -> int | None:
     """``--bitmap-chunk``: None (the default size), 0 (none) or stripes per bit."""
     if text is None:
         return None
-    if text.strip().lower() in ("none", "off", "0"):
-        return 0
-    from vraid.ondisk.bitmap import default_chunk
+    from vraid.ondisk.bitmap import parse_chunk
 
-    size = parse_size(text, "bitmap chunk")
-    if size < g.stripe_data_bytes:
-        raise VraidError(
-            f"--bitmap-chunk {text} is less than one stripe ({g.stripe_data_bytes} bytes of data)",
-            f"use at least {g.stripe_data_bytes // 1024}K, or none",
-        )
-    chunk = default_chunk(g, size)
-    if chunk != size // g.stripe_data_bytes:
-        raise VraidError(
-            f"--bitmap-chunk {text} needs more bits than the reserved area holds",
-            f"use {chunk * g.stripe_data_bytes // 1024}K or more",
-        )
-    return chunk
+    return parse_chunk(g, text)
 
 
 def cmd_examine(args) -> int:

@@ -72,6 +72,11 @@ def add_sim_arguments(p: argparse.ArgumentParser) -> None:
                    help="inject failures into a member (repeatable; as on vraid mount, docs/crash-and-scrub.md); "
                         "failed host requests count as host_errors")
     add_policy_flags(p.add_argument_group("policies (docs/cache.md, docs/ct.md; `vraid policies` lists them)"))
+    p.add_argument("--bitmap-chunk", metavar="SIZE|none", default=None,
+                   help="run the write-intent bitmap on the members, SIZE of data per bit as `vraid create` takes "
+                        "it (default none: no bitmap, as before; docs/simulator.md)")
+    p.add_argument("--nvram", metavar="FILE", help="the cache journals every dirty block into this NVRAM file, as a "
+                   "mount's --nvram does (made anew; costs no virtual time; docs/simulator.md)")
     p.set_defaults(func=cmd_sim)
 
 
@@ -201,16 +206,25 @@ class _Progress:
         self.bar.stop()
 
 
-def cmd_sim(args) -> int:
-    from vraid.sim.simulator import SimConfig, run_sim
+def sim_config(args):
+    """The SimConfig of `vraid sim`'s parsed arguments (also what `vraid top --sim` runs)."""
+    from vraid.sim.simulator import SimConfig
 
     if args.requests < 0:
         raise VraidError(f"--requests {args.requests} is negative", "ask for zero or more requests")
     config = SimConfig(level=args.level, disks=args.disks, strip=args.strip, block=args.block, layout=args.layout,
                        disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
                        workload=args.workload, requests=args.requests, seed=args.seed,
-                       max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault))
+                       max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault),
+                       nvram=args.nvram, bitmap_chunk=args.bitmap_chunk)
     check_sizes(config)
+    return config
+
+
+def cmd_sim(args) -> int:
+    from vraid.sim.simulator import run_sim
+
+    config = sim_config(args)
     if not args.json and config.requests >= PROGRESS_FROM and _console().is_terminal:
         with _Progress(config.requests) as progress:
             result = run_sim(config, observe=progress.observe)

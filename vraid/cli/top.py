@@ -75,8 +75,7 @@ def _console():
 # -- top ------------------------------------------------------------------------
 def _sim_config(sim_args: list[str]):
     """A SimConfig from `vraid sim`'s own arguments (parsed by its own parser)."""
-    from vraid.cli.sim import _policies, sim_parser
-    from vraid.sim.simulator import SimConfig
+    from vraid.cli.sim import sim_config, sim_parser
 
     parser = sim_parser()
     try:
@@ -86,16 +85,7 @@ def _sim_config(sim_args: list[str]):
                          "see `vraid sim --help`; top's own options go before --sim") from exc
     if args.json:
         raise VraidError("vraid top --sim draws frames; --json is an option of `vraid sim`", "drop --json")
-    if args.requests < 0:
-        raise VraidError(f"--requests {args.requests} is negative", "ask for zero or more requests")
-    from vraid.cli.sim import check_sizes
-
-    config = SimConfig(level=args.level, disks=args.disks, strip=args.strip, block=args.block, layout=args.layout,
-                       disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
-                       workload=args.workload, requests=args.requests, seed=args.seed,
-                       max_in_flight=args.max_in_flight, policies=_policies(args))
-    check_sizes(config)
-    return config
+    return sim_config(args)  # every setting, --fault, --nvram and --bitmap-chunk included; sizes checked
 
 
 def cmd_top(args) -> int:

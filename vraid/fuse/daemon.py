@@ -36,7 +36,8 @@ import trio
 
 from . import control, mountinfo
 from vraid.ondisk.lock import ArrayLock
-from vraid.engine.array import Array, CacheConfig
+from vraid.engine.array import Array
+from vraid.engine.build import Engine, EngineConfig, build_engine
 from vraid.ondisk.assemble import Assembled, assemble
 from vraid.errors import MountError, VraidError
 from vraid.fuse.image import ImageFS
@@ -136,12 +137,7 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
             parse_model(opts.disk_model)
     asm = assemble(directory)
     if opts is not None:
-        cache_config(asm, opts)  # a bad policy name fails here, before anything changes
-        ct_policy(asm, opts)
-        if opts.faults:
-            from vraid.backends.faulty import parse_faults
-
-            parse_faults(opts.faults, asm.geometry.ndisks)
+        check_engine(asm, opts)  # a bad policy name fails here, before anything changes
         if asm.degraded and not asm.was_clean and not opts.force:
             missing = ", ".join(f"{r} ({why})" for r, why in sorted(asm.failed.items()))
             raise MountError(
@@ -304,26 +300,21 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         warning = (warning + "\n" if warning else "") + "warning: the array was not shut down cleanly"
     if warning:
         log.warning(warning)
-    cfg = cache_config(asm, opts)
-    nvram = _open_nvram(asm, cfg.nvram, cfg.size) if cfg.nvram is not None else None
-    recovery = nvram
-    recorded = _recorded_nvram(asm)
-    if recovery is None and recorded is not None:  # replayed, then not used by this (uncached) mount
-        recovery = _open_nvram(asm, recorded, cfg.size)
-    replay = recovery.replay() if recovery is not None else []
+    engine = build_engine(engine_config(asm, opts))  # opens NVRAM, reads the bitmap; changes nothing
+    if opts.disk_model and engine.config.time_scale is not None:
+        log.info("members run under the disk model %s, time scale %s", opts.disk_model, engine.config.time_scale)
+    for disk, spec in sorted(_faults(asm, opts).items()):
+        log.warning("fault injection on member %d: %s", disk, spec.describe())
+    array = engine.array
     params = dict(asm.ref.params)
-    if cfg.nvram is not None:
-        params["nvram"] = str(cfg.nvram)
+    if engine.nvram is not None:
+        params["nvram"] = str(engine.nvram.path)
     else:
         params.pop("nvram", None)
-    bitmap, bitmap_chunks = _open_bitmap(asm, params)
-    array = Array(asm.geometry, _member_stores(asm, opts), cache=cfg, nvram=nvram, ct=ct_policy(asm, opts), intent=bitmap,
-                  failed=sorted(asm.failed), spares=_member_stores(asm, opts, asm.spare_stores))
+    params.update(_bitmap_param(asm))
     from vraid.ondisk.failures import attach
 
     attach(asm, array)  # failures and finished rebuilds update the superblocks
-    if opts.rebuild_rate:
-        array.set_rebuild_rate(opts.rebuild_rate * 1e6)
     # everything that can refuse the mount comes before the array is marked dirty
     trace = listener = None
     sock = control.socket_path(asm.directory, asm.uuid)
@@ -351,20 +342,19 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
             sock.unlink(missing_ok=True)
         if trace is not None:
             trace.close()
+        engine.close()
         asm.close()
         raise
     asm.mark(clean=False, params=params)  # the mount is certain to start: the array is in use
     unmounted = False
     try:
-        wrap = lambda store: _member_stores(asm, opts, [store])[0]  # noqa: E731 - a spare added later
-        trio.run(_main, asm, array, fs, mountpoint, sock, ready, warning, replay, recovery, bitmap_chunks, wrap, listener)
+        trio.run(_main, asm, engine, fs, mountpoint, sock, ready, warning, listener)
         unmounted = True
     finally:
         pyfuse3.close(unmount=not unmounted)
         if trace is not None:
             trace.close()
-        for nv in {id(n): n for n in (nvram, recovery) if n is not None}.values():
-            nv.close()
+        engine.close()
     asm.mark(clean=True)
     asm.close()
     log.info("unmounted %s; array marked clean", mountpoint)
@@ -376,56 +366,88 @@ def fuse_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace(",", "\\,")
 
 
-def cache_config(asm: Assembled, opts: MountOptions) -> CacheConfig:
-    """The cache to run: mount options over vraid.toml defaults; checked, nothing opened."""
-    from vraid.policies.registry import FAMILIES, parse
+def engine_config(asm: Assembled, opts: MountOptions, *, opened: bool = True) -> EngineConfig:
+    """The engine this mount runs (``vraid.engine.build``): mount options over vraid.toml's
+    defaults, the NVRAM and bitmap the superblocks record. Nothing is opened or checked here;
+    ``opened=False`` (before the member files are opened) leaves the stores out, for checks."""
     from vraid.core.units import parse_size
 
     cfg = asm.config
-    # every family's spec (mount option over vraid.toml) parses, or nothing starts
-    specs = {key: parse(key, opts.policy(key) or cfg.policy(key)).text for key in FAMILIES}
-    organisation, order, destage = specs["cache"], specs["destage_order"], specs["destage"]
-    size = parse_size(opts.cache_size or cfg.cache_size, "cache size")
-    if organisation != "none" and size < asm.geometry.stripe_data_bytes:
+    from vraid.policies.registry import FAMILIES
+
+    # every family: the mount option over vraid.toml's default
+    policies = {key: opts.policy(key) or cfg.policy(key) for key in FAMILIES}
+    cached = policies["cache"] != "none"
+    # after a crash the NVRAM in use then is used again (with a cache) without being named,
+    # or only replayed (without one)
+    recorded = _recorded_nvram(asm)
+    nvram = opts.nvram or (recorded if cached else None)
+    chunk, kept = _bitmap_settings(asm)
+    return EngineConfig(
+        asm.geometry,
+        stores=tuple(asm.stores) if opened else None,
+        spares=tuple(asm.spare_stores) if opened else (),
+        policies=policies,
+        cache_size=parse_size(opts.cache_size or cfg.cache_size, "cache size"),
+        read_cache_size=parse_size(opts.policies.get("read_cache_size") or cfg.policy("read_cache_size"), "read cache size"),
+        nvram=Path(nvram).resolve() if nvram else None,
+        replay_nvram=recorded if nvram is None else None,
+        uuid=asm.uuid,
+        bitmap_chunk=chunk,
+        bitmap_recorded=kept,
+        faults=tuple(opts.faults),
+        disk_model=opts.disk_model,
+        time_scale=parse_time(opts.time),
+        rebuild_rate=opts.rebuild_rate,
+        failed=tuple(sorted(asm.failed)),
+        was_clean=asm.was_clean,
+        params=dict(asm.ref.params),
+    )
+
+
+def check_engine(asm: Assembled, opts: MountOptions) -> None:
+    """Every engine setting of the mount checked (a bad policy name fails here, before anything changes).
+
+    Raises:
+        MountError: for the mistakes only a mount can make; VraidError for the rest.
+    """
+    config = engine_config(asm, opts, opened=False)
+    if opts.nvram is not None and config.spec("cache") == "none":
+        raise MountError("--nvram needs a write-back cache", "add --cache stripe (or pbg)")
+    if config.spec("cache") != "none" and config.cache_size < asm.geometry.stripe_data_bytes:
         raise MountError(
-            f"cache size {size} bytes is smaller than one stripe ({asm.geometry.stripe_data_bytes} bytes)",
+            f"cache size {config.cache_size} bytes is smaller than one stripe ({asm.geometry.stripe_data_bytes} bytes)",
             "use a --cache-size of at least a few stripes, e.g. 64M",
         )
-    if opts.nvram is not None and organisation == "none":
-        raise MountError("--nvram needs a write-back cache", "add --cache stripe (or pbg)")
-    # after a crash the NVRAM in use then is used again (with a cache) without being named
-    nvram = opts.nvram or (_recorded_nvram(asm) if organisation != "none" else None)
-    return CacheConfig(organisation, size, order, destage, Path(nvram).resolve() if nvram else None)
+    config.check()
 
 
-def ct_policy(asm: Assembled, opts: MountOptions):
-    """The contiguity transform to run (None: none): ``--ct`` over vraid.toml's ``ct``; limits
-    not given default to the superblock's ``params["ct"]``, else the disk model's preset."""
-    from vraid.backends.models import disk_preset
-    from vraid.policies.registry import Context, create
+def _faults(asm: Assembled, opts: MountOptions) -> dict:
+    from vraid.backends.faulty import parse_faults
 
-    return create("ct", opts.ct or asm.config.ct, Context(params=asm.ref.params, disk_model=opts.disk_model,
-                                                          disk_preset=disk_preset(opts.disk_model)))
+    return parse_faults(opts.faults, asm.geometry.ndisks)
 
 
-def _open_bitmap(asm: Assembled, params: dict):
-    """The write-intent bitmap of the array, and the chunks it had set on disk
-    (None when the array had no bitmap: after a crash it resyncs everything).
+def _bitmap_settings(asm: Assembled) -> tuple[int, bool]:
+    """Stripes per write-intent bitmap bit (0: none), and whether the members hold that
+    bitmap (False: an array made before the bitmap existed gets one now; after a crash
+    it resyncs everything)."""
+    from vraid.ondisk.bitmap import PARAM, default_chunk
 
-    An array made before the bitmap existed gets one now (recorded in ``params``)."""
-    from vraid.ondisk.bitmap import PARAM, WriteIntentBitmap, default_chunk
+    params = asm.ref.params
+    if PARAM in params:
+        return int(params[PARAM]), True
+    return default_chunk(asm.geometry), False
 
-    g = asm.geometry
-    recorded = PARAM in params
-    chunk = int(params[PARAM]) if recorded else default_chunk(g)
-    if not recorded:
-        params[PARAM] = chunk
+
+def _bitmap_param(asm: Assembled) -> dict:
+    """The superblock parameter recording the bitmap (added to an array that had none)."""
+    from vraid.ondisk.bitmap import PARAM
+
+    chunk, kept = _bitmap_settings(asm)
+    if not kept:
         log.info("no write-intent bitmap recorded; adding one (%d stripes per bit)", chunk)
-    if not chunk:
-        return None, None
-    bitmap = WriteIntentBitmap(g, chunk)
-    chunks = bitmap.load_sync([s for role, s in enumerate(asm.stores) if role not in asm.failed])
-    return bitmap, (chunks if recorded else None)
+    return {PARAM: chunk}
 
 
 def _recorded_nvram(asm: Assembled) -> Path | None:
@@ -437,52 +459,18 @@ def _recorded_nvram(asm: Assembled) -> Path | None:
     return None
 
 
-def _open_nvram(asm: Assembled, path: Path, cache_size: int):
-    from vraid.backends.nvram import Nvram
-
-    g = asm.geometry
-    if path.exists():
-        return Nvram.open(path, array_uuid=asm.uuid, block_size=g.block_size)
-    slots = 2 * max(1, cache_size // g.block_size)  # the cache's blocks, and as many again for DDIRTY shadows
-    return Nvram.create(path, slots=slots, block_size=g.block_size, array_uuid=asm.uuid)
-
-
-def _member_stores(asm: Assembled, opts: MountOptions, stores: list | None = None) -> list:
-    """The member files (or ``stores``), each wrapped by the timing model when one is asked for."""
-    scale = parse_time(opts.time)
-    members = stores is None
-    stores = list(asm.stores if stores is None else stores)
-    from vraid.engine.clock import TrioClock
-
-    clock = TrioClock(scale or 1.0)
-    if opts.disk_model and scale is not None:
-        from vraid.backends.models import wrap
-
-        log.info("members run under the disk model %s, time scale %s", opts.disk_model, scale)
-        stores = [wrap(store, opts.disk_model, clock) for store in stores]
-    if opts.faults and members:  # --fault names member roles; spares run without faults
-        from vraid.backends.faulty import parse_faults, wrap_faults
-
-        faults = parse_faults(opts.faults, asm.geometry.ndisks)
-        for disk, spec in sorted(faults.items()):
-            log.warning("fault injection on member %d: %s", disk, spec.describe())
-        g = asm.geometry
-        stores = wrap_faults(stores, faults, clock=clock, block_size=g.block_size, data_offset=g.data_offset)
-    return stores
-
-
-async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str, replay, recovery,
-                bitmap_chunks=None, wrap=None, listener=None) -> None:
+async def _main(asm, engine: Engine, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str,
+                listener=None) -> None:
     from .failure_ctl import control_handlers as failure_handlers
-    from vraid.engine.recovery import recover
 
+    array = engine.array
     handlers = _handlers(asm, array, fs, mountpoint)
-    handlers |= failure_handlers(asm, array, wrap or (lambda store: store))  # fail, add, rebuild-rate
+    handlers |= failure_handlers(asm, array, engine.wrap_timing)  # fail, add, rebuild-rate
     server = control.ControlServer(sock, handlers, listener)
     array.started_at = array.clock.now()
     async with trio.open_nursery() as nursery:
         await nursery.start(array.serve)
-        report = await recover(array, was_clean=asm.was_clean, bitmap_chunks=bitmap_chunks, replay=replay, nvram=recovery)
+        report = await engine.recover()  # NVRAM replay and bitmap resync, before anything is served
         if report.message():
             warning = (warning + "\n" if warning else "") + report.message()
         asm.resync = report.to_dict()  # type: ignore[attr-defined]
@@ -499,21 +487,6 @@ async def _main(asm, array: Array, fs: ImageFS, mountpoint: Path, sock: Path, re
         log.info("FUSE session ended; destaging and flushing members")
         await array.shutdown()
         nursery.cancel_scope.cancel()
-
-
-async def _replay_nvram(array: Array, replay: list[tuple[int, bytes]], nvram) -> None:
-    """Write what NVRAM held (newest last) through to the members, before serving."""
-    g = array.geometry
-    bs = g.block_size
-    for block, data in replay:
-        await array.write_through(block * bs, data)
-    # a destage cut short by the crash may have written data without parity
-    await array.resync({array.mapping.locate(block).stripe for block, _ in replay})
-    await array.members.flush()
-    nvram.reset()
-    if array.cache is not None:
-        array.cache.metrics.nvram_replayed = len(replay)
-    log.info("replayed %d dirty blocks from NVRAM", len(replay))
 
 
 def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):

@@ -325,3 +325,28 @@ def describe_chunk(geometry: "Geometry", chunk: int) -> str:
     if not chunk:
         return "no write-intent bitmap"
     return f"bitmap chunk {chunk} stripes ({format_size(chunk * geometry.stripe_data_bytes)} of data per bit)"
+
+
+def parse_chunk(geometry: "Geometry", text: str) -> int:
+    """``--bitmap-chunk SIZE|none``: stripes per bit for SIZE bytes of data per bit, 0 for none.
+
+    Raises:
+        VraidError: less than one stripe, or more bits than the reserved area holds.
+    """
+    from vraid.core.units import parse_size
+
+    if text.strip().lower() in ("none", "off", "0"):
+        return 0
+    size = parse_size(text, "bitmap chunk")
+    if size < geometry.stripe_data_bytes:
+        raise VraidError(
+            f"--bitmap-chunk {text} is less than one stripe ({geometry.stripe_data_bytes} bytes of data)",
+            f"use at least {geometry.stripe_data_bytes // 1024}K, or none",
+        )
+    chunk = default_chunk(geometry, size)
+    if chunk != size // geometry.stripe_data_bytes:
+        raise VraidError(
+            f"--bitmap-chunk {text} needs more bits than the reserved area holds",
+            f"use {chunk * geometry.stripe_data_bytes // 1024}K or more",
+        )
+    return chunk

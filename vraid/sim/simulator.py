@@ -1,9 +1,10 @@
 """The simulator: the real engine, driven by a workload, in virtual time.
 
-``run_sim(SimConfig(...))`` builds an :class:`~vraid.engine.array.Array` over in-memory members,
-each behind the timing model of ``disk_model`` (:func:`vraid.backends.models.wrap`), and runs
-it inside ``trio.run(..., clock=MockClock(autojump_threshold=0))``: whenever every task is
-blocked, trio jumps the clock to the next deadline, so a disk's modelled 5 ms seek costs no
+``run_sim(SimConfig(...))`` builds the engine its :meth:`SimConfig.engine_config` describes
+(``vraid.engine.build``, the builder a mount uses too): an :class:`~vraid.engine.array.Array`
+over in-memory members, each behind the timing model of ``disk_model``, with the policies,
+faults, NVRAM and write-intent bitmap asked for; and runs it inside
+``trio.run(..., clock=MockClock(autojump_threshold=0))``: whenever every task is blocked, trio jumps the clock to the next deadline, so a disk's modelled 5 ms seek costs no
 wall time. Nothing here is a second implementation of the controller: the code that serves a
 FUSE mount in real time is the code that runs here; only the clock differs (``vraid.engine.clock``).
 
@@ -32,23 +33,22 @@ from __future__ import annotations
 import json
 import math
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import numpy as np
 import trio
 import trio.testing
 
-from vraid.engine.array import Array, CacheConfig, open_array
-from vraid.backends.memory import MemoryStore
+from vraid.engine.array import Array
+from vraid.engine.build import DEFAULT_CACHE_SIZE, EngineConfig, open_engine
 from vraid.backends.models import ModelSpec, parse_model
-from vraid.engine.clock import TrioClock
 from vraid.errors import MemberIOError, VraidError
 from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, RESERVED, Geometry
 from vraid.engine.metrics import ResponseTimes
 from vraid.core.units import format_size, parse_size
 from vraid.policies import registry
+from .driver import Pattern, Recorder, closed_loop, deterministic_trio, open_loop
 from .workload import HostRequest, Workload, parse_workload
 
 #: member size when neither ``disk_size`` nor ``capacity`` is given
@@ -85,6 +85,10 @@ class SimConfig:
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     #: injected faults (``--fault``, backends.faulty syntax); host requests that fail count as host_errors
     faults: tuple[str, ...] = ()
+    #: ``--nvram FILE``: the write cache journals into this NVRAM file (made anew for the run)
+    nvram: str | None = None
+    #: ``--bitmap-chunk SIZE``: a write-intent bitmap on the members, SIZE of data per bit (None: none)
+    bitmap_chunk: str | None = None
 
     def geometry(self) -> Geometry:
         """The array geometry these settings describe.
@@ -107,6 +111,21 @@ class SimConfig:
                                       disk_size=DEFAULT_DISK_SIZE if disk_size is None else disk_size,
                                       block_size=self.block, strip_size=self.strip, layout=self.layout)
 
+    def engine_config(self, geometry: Geometry | None = None) -> EngineConfig:
+        """The engine these settings run (``vraid.engine.build``): in-memory members behind
+        the disk model, the policies, faults, NVRAM and bitmap; nothing checked yet."""
+        from vraid.core.units import parse_size
+        from vraid.ondisk.bitmap import parse_chunk
+
+        g = geometry or self.geometry()
+        policies = {k: v for k, v in self.policies.items() if k in registry.FAMILIES}
+        size = parse_size(self.policies.get("cache_size", DEFAULT_CACHE_SIZE), "cache size")
+        read_cache = parse_size(self.policies.get("read_cache_size", "0"), "read cache size")
+        return EngineConfig(g, policies=policies, cache_size=size, read_cache_size=read_cache,
+                            disk_model=self.disk_model, faults=tuple(self.faults),
+                            nvram=Path(self.nvram) if self.nvram else None, nvram_fresh=True,
+                            bitmap_chunk=parse_chunk(g, self.bitmap_chunk) if self.bitmap_chunk else None)
+
     def to_dict(self) -> dict[str, Any]:
         """The settings as JSON-ready values, specs in canonical spelling where they parse."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -115,6 +134,9 @@ class SimConfig:
             del out["faults"]  # the same JSON as before fault injection existed
         else:
             out["faults"] = list(self.faults)
+        for key in ("nvram", "bitmap_chunk"):
+            if out[key] is None:
+                del out[key]  # likewise: only runs that use them show them
         try:
             out["disk_model"] = parse_model(self.disk_model).text
             out["workload"] = parse_workload(self.workload).spec
@@ -153,156 +175,52 @@ def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None
         VraidError: for a bad workload or disk-model spec, impossible geometry, unknown
             policy, or a workload that does not fit the array (before anything runs).
     """
-    _check_policies(config.policies)
-    ct_transform(config.policies, config.disk_model)  # a bad --ct spec fails before anything runs
+    check_policies(config.policies)
     if config.requests < 0:
         raise VraidError(f"requests {config.requests} is negative", "ask for zero or more requests")
     if config.max_in_flight < 1:
         raise VraidError("max_in_flight must be at least 1", "e.g. 4096")
     geometry = config.geometry()
-    if config.faults:
-        from vraid.backends.faulty import parse_faults
-
-        parse_faults(config.faults, geometry.ndisks)
+    config.engine_config(geometry).check()  # a bad policy, fault or bitmap chunk fails before anything runs
     model = parse_model(config.disk_model)
     workload = parse_workload(config.workload)
     requests = workload.requests(geometry.capacity, geometry.block_size, config.requests, config.seed)
-    pattern = _Pattern(config.seed)
+    pattern = Pattern(config.seed)
     started = time.perf_counter()
-    with _deterministic_trio(config.seed):
+    with deterministic_trio(config.seed):
         metrics = trio.run(_simulate, config, geometry, model, workload, requests, pattern, observe,
                            clock=trio.testing.MockClock(autojump_threshold=0))
     return SimResult(config, metrics, time.perf_counter() - started)
 
 
-def cache_config(policies: dict[str, str]) -> CacheConfig:
-    """The write cache the policies ask for (write-through when they name none)."""
-    from vraid.core.units import parse_size
-
-    d = CacheConfig()
-    return CacheConfig(
-        organisation=policies.get("cache", d.organisation),
-        size=parse_size(policies.get("cache_size", d.size), "cache size"),
-        order=policies.get("destage_order", d.order),
-        destage=policies.get("destage", d.destage),
-    )
-
-
-def ct_transform(policies: dict[str, str], disk_model: str | None):
-    """The CT policy the policies ask for (None: no transform); limits default to the
-    disk model's preset (``vraid.policies.ct.default_limits``)."""
-    from vraid.backends.models import disk_preset
-
-    return registry.create("ct", policies.get("ct"), registry.Context(disk_model=disk_model,
-                                                                      disk_preset=disk_preset(disk_model)))
-
-
-def _check_policies(policies: dict[str, str]) -> None:
+def check_policies(policies: dict[str, str]) -> None:
     """Every key a family or setting of the registry, every spec parses (nothing is built)."""
-    from vraid.core.units import parse_size
-
     for key in sorted(policies):
         if key not in POLICY_KEYS:
             raise VraidError(f"unknown policy {key!r}", f"known policies: {', '.join(POLICY_KEYS)}")
     for key, value in policies.items():
         if key in registry.FAMILIES:
             registry.parse(key, value)
-    if "cache_size" in policies:
-        parse_size(policies["cache_size"], "cache size")
-
-
-@contextmanager
-def _deterministic_trio(seed: int) -> Iterator[None]:
-    """Make trio's order of same-instant tasks reproducible for this run (see module doc)."""
-    from trio._core import _run as core  # private: trio has no public switch for this
-
-    flag = getattr(core, "_ALLOW_DETERMINISTIC_SCHEDULING", None)
-    rng = getattr(core, "_r", None)
-    if flag is None or rng is None:  # pragma: no cover - a trio without the hook
-        yield
-        return
-    state = rng.getstate()
-    core._ALLOW_DETERMINISTIC_SCHEDULING = True  # type: ignore[misc]
-    rng.seed(0x5EED ^ seed)
-    try:
-        yield
-    finally:
-        core._ALLOW_DETERMINISTIC_SCHEDULING = flag  # type: ignore[misc]
-        rng.setstate(state)
-
-
-class _Pattern:
-    """Write data: slices of one seeded random buffer (no per-request generation)."""
-
-    def __init__(self, seed: int, size: int = 1 << 20) -> None:
-        self._seed = seed
-        self._make(size)
-
-    def _make(self, size: int) -> None:
-        rng = np.random.Generator(np.random.PCG64(self._seed))
-        self._buf = memoryview(rng.integers(0, 256, size, dtype=np.uint8).tobytes())
-        self._room = size // 2
-
-    def data(self, offset: int, length: int) -> memoryview:
-        if length > self._room:
-            self._make(4 * length)
-        start = offset % self._room
-        return self._buf[start : start + length]
-
-
-class _Recorder:
-    """Response times and finish time of host requests, kept by the driver."""
-
-    def __init__(self) -> None:
-        self.response = ResponseTimes()
-        self.flush = ResponseTimes()
-        self.end = 0.0
-        self.throttled = 0
-        self.in_flight = 0
-        self.max_in_flight = 0
-        #: host requests that failed with a member error (fault injection)
-        self.errors = 0
-
-    def started(self) -> None:
-        self.in_flight += 1
-        if self.in_flight > self.max_in_flight:
-            self.max_in_flight = self.in_flight
-
-    def finished(self, op: str, seconds: float, now: float) -> None:
-        self.in_flight -= 1
-        (self.flush if op == "flush" else self.response).add(seconds)
-        if now > self.end:
-            self.end = now
+    for key in ("cache_size", "read_cache_size"):
+        if key in policies:
+            parse_size(policies[key], key.replace("_", " "))
 
 
 async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, workload: Workload,
-                    requests: Iterator[HostRequest], pattern: _Pattern,
+                    requests: Iterator[HostRequest], pattern: Pattern,
                     observe: Callable[[Array], None] | None = None) -> dict[str, Any]:
-    clock = TrioClock()
-    stores = [model.wrap(MemoryStore(geometry.member_size, name=f"disk{i}"), clock) for i in range(geometry.ndisks)]
-    rec = _Recorder()
-    ct = ct_transform(config.policies, config.disk_model)
-    members = stores
-    if config.faults:
-        from vraid.backends.faulty import parse_faults, wrap_faults
-
-        members = wrap_faults(stores, parse_faults(config.faults, geometry.ndisks), clock=clock,
-                              block_size=geometry.block_size, data_offset=geometry.data_offset)
-    ctx = registry.Context(geometry=geometry, disk_model=config.disk_model)
-    read_cache = parse_size(config.policies.get("read_cache_size", "0"), "read cache size")
-    async with open_array(geometry, members, clock=clock, cache=cache_config(config.policies), ct=ct,
-                          queue_order=registry.create("queue_order", config.policies.get("queue_order"), ctx),
-                          read_cache_bytes=read_cache,
-                          prefetch=registry.create("prefetch", config.policies.get("prefetch"), ctx)) as array:
+    rec = Recorder()
+    async with open_engine(config.engine_config(geometry)) as engine:
+        array = engine.array
         if observe is not None:
             observe(array)
         t0 = trio.current_time()
         rec.end = t0
         outstanding = workload.closed_loop
         if outstanding is None:
-            await _open_loop(array, requests, pattern, rec, t0, config.max_in_flight)
+            await open_loop(array, requests, pattern, rec, t0, config.max_in_flight)
         else:
-            await _closed_loop(array, requests, pattern, rec, outstanding)
+            await closed_loop(array, requests, pattern, rec, outstanding)
         drain_start = trio.current_time()
         try:
             await array.shutdown()  # destage what a write cache still holds: disk traffic is complete
@@ -311,88 +229,21 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
                 raise
             rec.errors += 1
         drain = trio.current_time() - drain_start
-        out = _collect(config, geometry, model, array, stores, rec, rec.end - t0)
+        out = _collect(config, geometry, model, array, engine.timed, rec, rec.end - t0)
         out["drain_seconds"] = _r(drain)
         if config.faults:
             out["host_errors"] = rec.errors
-            out["faults_injected"] = [m.status() for m in members if hasattr(m, "spec")]
+            out["faults_injected"] = [m.status() for m in engine.members if hasattr(m, "spec")]
+        if engine.bitmap is not None:
+            out["bitmap"] = engine.bitmap.stats.to_dict()
+        if engine.nvram is not None:
+            out["nvram_slots"] = engine.nvram.slots
         return out
-
-
-def _issuer(array: Array, pattern: _Pattern, rec: "_Recorder | None" = None) -> Callable[[HostRequest], Any]:
-    write, read, flush, data = array.write, array.read, array.flush, pattern.data
-
-    def issue(req: HostRequest):
-        op = req.op
-        if op == "write":
-            return write(req.offset, data(req.offset, req.length))
-        if op == "read":
-            return read(req.offset, req.length)
-        return flush()
-
-    if rec is None:
-        return issue
-
-    async def issue_counting_errors(req: HostRequest):
-        try:
-            await issue(req)
-        except MemberIOError:  # an injected fault: the host would see EIO
-            rec.errors += 1
-
-    return issue_counting_errors
-
-
-async def _open_loop(array: Array, requests: Iterator[HostRequest], pattern: _Pattern, rec: _Recorder,
-                     t0: float, limit: int) -> None:
-    issue = _issuer(array, pattern, rec if _faulty(array) else None)
-    slots = trio.Semaphore(limit)
-
-    async def one(req: HostRequest, arrival: float) -> None:
-        rec.started()
-        try:
-            await issue(req)
-        finally:
-            slots.release()
-        now = trio.current_time()
-        rec.finished(req.op, now - arrival, now)
-
-    async with trio.open_nursery() as nursery:
-        for req in requests:
-            arrival = t0 + (req.at or 0.0)
-            if arrival > trio.current_time():
-                await trio.sleep_until(arrival)
-            try:
-                slots.acquire_nowait()
-            except trio.WouldBlock:
-                rec.throttled += 1
-                await slots.acquire()
-            nursery.start_soon(one, req, arrival)
-
-
-async def _closed_loop(array: Array, requests: Iterator[HostRequest], pattern: _Pattern, rec: _Recorder,
-                       outstanding: int) -> None:
-    issue = _issuer(array, pattern, rec if _faulty(array) else None)
-
-    async def worker() -> None:
-        for req in requests:  # shared: each request goes to whichever worker is free
-            start = trio.current_time()
-            rec.started()
-            await issue(req)
-            now = trio.current_time()
-            rec.finished(req.op, now - start, now)
-
-    async with trio.open_nursery() as nursery:
-        for _ in range(outstanding):
-            nursery.start_soon(worker)
-
-
-def _faulty(array: Array) -> bool:
-    return any(hasattr(d.store, "spec") and hasattr(d.store, "injected") for d in array.members.disks)
 
 
 # ---------------------------------------------------------------------- metrics
 def _collect(config: SimConfig, geometry: Geometry, model: ModelSpec, array: Array, stores: list,
-             rec: _Recorder, elapsed: float) -> dict[str, Any]:
+             rec: Recorder, elapsed: float) -> dict[str, Any]:
     am = array.metrics
     block = geometry.block_size
     disks = array.members.disks

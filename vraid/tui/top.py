@@ -4,9 +4,10 @@ Two sources of snapshots, one viewer:
 
 * :class:`MountSource` asks a running mount over its control socket (``snapshot``,
   ``pause``, ``step``, ``resume``, ``ctl_*``; see :mod:`vraid.engine.live`);
-* :class:`SimSource` runs the simulator's engine in a trio loop on a helper thread whose
-  clock is ``trio.testing.MockClock(rate=R)``: virtual time passes R times as fast as real
-  time, so a run is watchable; ``+``/``-`` change R and space stops time (R = 0). The same
+* :class:`SimSource` runs the simulator's engine (built from the same
+  :class:`~vraid.engine.build.EngineConfig` as ``vraid sim``, faults included) in a
+  :class:`~vraid.testing.session.Session` whose clock is ``trio.testing.MockClock(rate=R)``:
+  virtual time passes R times as fast as real time, so a run is watchable; ``+``/``-`` change R and space stops time (R = 0). The same
   :class:`~vraid.engine.live.LiveState` answers the same commands in-process.
 
 The viewer (:func:`run_view`) polls a few times per second and draws
@@ -77,81 +78,68 @@ class MountSource:
 
 
 class SimSource:
-    """The simulator's engine in a trio loop on a helper thread, paced by ``MockClock(rate)``."""
+    """The simulator's engine in a :class:`~vraid.testing.session.Session` paced by ``MockClock(rate)``,
+    with the workload driven by a background task of the session."""
 
     sim = True
 
     def __init__(self, config, rate: float = DEFAULT_RATE) -> None:
-        from vraid.sim.simulator import _check_policies
+        from vraid.sim.simulator import check_policies
+        from vraid.sim.workload import parse_workload
+        from vraid.testing.session import Session
 
-        _check_policies(config.policies)
+        check_policies(config.policies)
         self.config = config
         self.geometry = config.geometry()
         self._rate = rate
         self._time_rate = rate  # 0 while time is stopped
-        self.clock = trio.testing.MockClock(rate=rate)
-        self.live: LiveState | None = None
         self.finished = False
-        self.error: BaseException | None = None
-        self._ready = threading.Event()
-        self._token: trio.lowlevel.TrioToken | None = None
-        self._cancel: trio.CancelScope | None = None
-        self._thread = threading.Thread(target=self._thread_main, name="vraid-top-sim", daemon=True)
-        self._thread.start()
-        self._ready.wait()
-        if self.error is not None:
-            raise self.error
+        self.workload = parse_workload(config.workload)
+        self.session = Session(config.engine_config(self.geometry), rate=rate)
+        self.live: LiveState = self.session.call_sync(_live, self.session.array, config)
+        self.session.start_soon(self._drive)
 
-    # -- the engine thread ----------------------------------------------------------
-    def _thread_main(self) -> None:
-        try:
-            trio.run(self._main, clock=self.clock)
-        except BaseException as exc:  # noqa: BLE001 - shown by the viewer
-            self.error = exc
-        finally:
-            self._ready.set()
+    @property
+    def error(self) -> BaseException | None:
+        """What stopped the simulation (None while it runs)."""
+        return self.session.error
 
-    async def _main(self) -> None:
-        from vraid.sim.simulator import _closed_loop, _open_loop, _Pattern, _Recorder
-        from vraid.sim.workload import parse_workload
+    async def _drive(self) -> None:
+        from vraid.sim.driver import Pattern, Recorder, run_workload
 
-        config = self.config
-        workload = parse_workload(config.workload)
-        requests = workload.requests(self.geometry.capacity, self.geometry.block_size, config.requests, config.seed)
-        pattern, rec = _Pattern(config.seed), _Recorder()
-        with trio.CancelScope() as scope:
-            self._cancel = scope
-            async with engine(config) as array:
-                self.live = _live(array, config)
-                self._token = trio.lowlevel.current_trio_token()
-                self._ready.set()
-                t0 = trio.current_time()
-                if workload.closed_loop is None:
-                    await _open_loop(array, requests, pattern, rec, t0, config.max_in_flight)
-                else:
-                    await _closed_loop(array, requests, pattern, rec, workload.closed_loop)
-                self.finished = True
-                self.live.source += "  [workload done]"
-                await trio.sleep_forever()
+        config, g = self.config, self.geometry
+        requests = self.workload.requests(g.capacity, g.block_size, config.requests, config.seed)
+        await run_workload(self.session.array, self.workload, requests, Pattern(config.seed), Recorder(),
+                           config.max_in_flight)
+        self.finished = True
+        self.live.source += "  [workload done]"
 
     # -- calls from the viewer ------------------------------------------------------
+    def _stopped(self) -> VraidError:
+        error = self.error
+        return VraidError(f"the simulation stopped: {type(error).__name__}: {error}")
+
     def _call(self, fn: Callable, *args: Any) -> Any:
-        if self.error is not None:
-            raise VraidError(f"the simulation stopped: {type(self.error).__name__}: {self.error}")
-        return trio.from_thread.run(fn, *args, trio_token=self._token)
+        from vraid.testing.session import SessionError
+
+        try:
+            return self.session.call(fn, *args)
+        except SessionError:
+            raise self._stopped() from None
 
     def _call_sync(self, fn: Callable, *args: Any) -> Any:
-        if self.error is not None:
-            raise VraidError(f"the simulation stopped: {type(self.error).__name__}: {self.error}")
-        return trio.from_thread.run_sync(fn, *args, trio_token=self._token)
+        from vraid.testing.session import SessionError
+
+        try:
+            return self.session.call_sync(fn, *args)
+        except SessionError:
+            raise self._stopped() from None
 
     def snapshot(self, buckets: int) -> dict[str, Any]:
-        assert self.live is not None
         window = max(1.0, 60.0 * max(self._rate, 0.001))
         return self._call_sync(lambda: self.live.snapshot(buckets=buckets, window=window))
 
     def command(self, cmd: str, **args: Any) -> dict[str, Any]:
-        assert self.live is not None
         handler = self.live.handlers()[cmd]
         if cmd == "step" and self._time_rate == 0:
             # time is stopped: let it run while the stripe is written, then stop it again
@@ -168,10 +156,12 @@ class SimSource:
         return answer
 
     def _set_clock_rate(self, rate: float) -> None:
-        def set_rate() -> None:
-            self.clock.rate = rate
+        from vraid.testing.session import SessionError
 
-        self._call_sync(set_rate)
+        try:
+            self.session.set_rate(rate)
+        except SessionError:
+            raise self._stopped() from None
 
     def faster(self) -> None:
         self._rate = next((r for r in RATES if r > self._rate), self._rate)
@@ -195,28 +185,12 @@ class SimSource:
         return f"speed x{self._rate:g}"
 
     def close(self) -> None:
-        if self._token is not None and self._cancel is not None and self._thread.is_alive():
-            try:
-                trio.from_thread.run_sync(self._cancel.cancel, trio_token=self._token)
-            except trio.RunFinishedError:
-                pass
-        self._thread.join(timeout=10)
+        from vraid.testing.session import SessionError
 
-
-def engine(config):
-    """The simulator's array for ``config``: in-memory members behind its disk model."""
-    from vraid.engine.array import open_array
-    from vraid.backends.memory import MemoryStore
-    from vraid.backends.models import parse_model
-    from vraid.engine.clock import TrioClock
-    from vraid.sim.simulator import cache_config, ct_transform
-
-    geometry = config.geometry()
-    model = parse_model(config.disk_model)
-    clock = TrioClock()
-    stores = [model.wrap(MemoryStore(geometry.member_size, name=f"disk{i}"), clock) for i in range(geometry.ndisks)]
-    return open_array(geometry, stores, clock=clock, cache=cache_config(config.policies),
-                      ct=ct_transform(config.policies, config.disk_model))
+        try:
+            self.session.close()
+        except SessionError:
+            pass  # the viewer has shown why it stopped
 
 
 def _live(array, config) -> LiveState:
@@ -231,28 +205,28 @@ def _live(array, config) -> LiveState:
 def sim_snapshots(config) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run ``config``'s whole workload in virtual time (deterministically, as ``vraid sim``)
     and return snapshots at its start and at its end (before the final drain)."""
-    from vraid.sim.simulator import _check_policies, _closed_loop, _deterministic_trio, _open_loop, _Pattern, _Recorder
+    from vraid.engine.build import open_engine
+    from vraid.sim.driver import Pattern, Recorder, deterministic_trio, run_workload
+    from vraid.sim.simulator import check_policies
     from vraid.sim.workload import parse_workload
 
-    _check_policies(config.policies)
+    check_policies(config.policies)
     geometry = config.geometry()
+    engine_config = config.engine_config(geometry)
+    engine_config.check()
     workload = parse_workload(config.workload)
     requests = workload.requests(geometry.capacity, geometry.block_size, config.requests, config.seed)
 
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        pattern, rec = _Pattern(config.seed), _Recorder()
-        async with engine(config) as array:
-            live = _live(array, config)
+        async with open_engine(engine_config) as engine:
+            live = _live(engine.array, config)
             t0 = trio.current_time()
             first = live.snapshot()
-            if workload.closed_loop is None:
-                await _open_loop(array, requests, pattern, rec, t0, config.max_in_flight)
-            else:
-                await _closed_loop(array, requests, pattern, rec, workload.closed_loop)
+            await run_workload(engine.array, workload, requests, Pattern(config.seed), Recorder(), config.max_in_flight)
             window = max(1e-3, trio.current_time() - t0)
             return first, live.snapshot(window=window)
 
-    with _deterministic_trio(config.seed):
+    with deterministic_trio(config.seed):
         return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
 

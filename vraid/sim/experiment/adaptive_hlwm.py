@@ -70,10 +70,8 @@ import numpy as np
 import trio
 import trio.testing
 
-from vraid.engine.array import CacheConfig, open_array
 from vraid.backends.memory import MemoryStore
-from vraid.backends.models import parse_model
-from vraid.engine.clock import TrioClock
+from vraid.engine.build import EngineConfig, open_engine
 from vraid.engine.events import WatermarksEvent
 from vraid.core.geometry import Geometry
 from ..workload import HlwmPeriods, parse_workload
@@ -238,17 +236,16 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
             pools[k][req.stream].append((req.op == "write", req.offset))
         else:
             stamped.append((req.at, req.op == "write", req.offset))
-    model = parse_model(setup.disk_model())
+    engine = EngineConfig(g, store_factory=lambda role, size: SparseMemoryStore(size, name=f"disk{role}"),
+                          policies={"cache": "pbg", "destage_order": "lrw", "destage": setup.destage(scheduler)},
+                          cache_size=setup.cache_bytes, disk_model=setup.disk_model())
     payload = np.random.Generator(np.random.PCG64(seed)).integers(0, 256, ENTRY, dtype=np.uint8).tobytes()
     period = setup.period
     n = len(periods)
 
     async def main() -> dict[str, Any]:
-        clock = TrioClock()
-        stores = [model.wrap(SparseMemoryStore(g.member_size, name=f"disk{i}"), clock) for i in range(DISKS)]
-        cache_cfg = CacheConfig(organisation="pbg", size=setup.cache_bytes, order="lrw",
-                                destage=setup.destage(scheduler))
-        async with open_array(g, stores, clock=clock, cache=cache_cfg) as array:
+        async with open_engine(engine) as built:
+            array = built.array
             cache = array.cache
             assert cache is not None and cache.capacity == nw, (cache and cache.capacity, nw)
             t0 = trio.current_time()
@@ -349,9 +346,9 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
         return _aggregate(setup, periods, counters, samples, rates, marks, learned,
                           {"drain_blocks": drain_blocks, "drain_seconds": drain_seconds, "reused": reused[0]})
 
-    from vraid.sim.simulator import _deterministic_trio  # the simulator's reproducible task order
+    from vraid.sim.driver import deterministic_trio  # the simulator's reproducible task order
 
-    with _deterministic_trio(seed):
+    with deterministic_trio(seed):
         out = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     out["setup"] = setup.describe() | {"scheduler": scheduler, "loop": loop}
     return out

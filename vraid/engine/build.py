@@ -1,0 +1,331 @@
+"""The one composition root: an :class:`EngineConfig` becomes a running engine.
+
+Every place that runs the controller builds it here: the mount daemon
+(``vraid.fuse.daemon``), ``vraid sim`` and ``vraid top --sim`` (``vraid.sim``,
+``vraid.tui.top``), the experiments, the failure commands, ``bench/`` and the
+tests' session (``vraid.testing.session``). What they differ in is data, not
+code: member files or in-memory members, a clock scale, whether the trio loop
+runs on the real clock or a ``MockClock``. So the same configuration gives the
+same engine in real and in virtual time, NVRAM and the write-intent bitmap
+included.
+
+What building does, in order (:func:`build_engine`; nothing is opened before
+every check has passed, :meth:`EngineConfig.check`):
+
+1. the members: the given stores, or in-memory ones from ``store_factory``;
+   each behind the disk timing model (``backends.models``, its sleeps scaled by
+   ``time_scale``), then behind the injected faults (``backends.faulty``);
+   spares get the timing model, never faults;
+2. NVRAM (``backends.nvram``): the file the cache journals into is opened (or
+   made), and what it holds is read for replay; ``replay_nvram`` is a file only
+   replayed (the last mount's, when this one runs without a cache);
+3. the write-intent bitmap (``vraid.ondisk.bitmap``): its bits are loaded from
+   the members (``bitmap_recorded``), giving the chunks to resync;
+4. the policies of every family through ``vraid.policies.registry``;
+5. the :class:`~vraid.engine.array.Array`.
+
+Running (:func:`open_engine`, or :meth:`Engine.recover` inside the caller's
+own nursery as the daemon does): the array's workers start, then recovery
+(``vraid.engine.recovery``: NVRAM replay, bitmap resync) runs before anything
+else is served.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable, Mapping, Sequence
+
+import trio
+
+from vraid.backends.base import Store
+from vraid.core.geometry import Geometry
+from vraid.errors import VraidError
+from .array import Array, CacheConfig
+from .clock import TrioClock
+from .recovery import ResyncReport, recover
+
+log = logging.getLogger(__name__)
+
+#: the array uuid of engines with no superblock (simulations, tests): their NVRAM files carry it
+SIM_UUID = "5e5e5e5e-0000-4000-8000-000000000000"
+#: write cache size when none is given
+DEFAULT_CACHE_SIZE = CacheConfig().size
+#: the policy families a CacheConfig carries (the Array builds these three itself)
+CACHE_FAMILIES = ("cache", "destage_order", "destage")
+
+
+def memory_store(role: int, size: int) -> Store:
+    """The default member of an in-memory engine."""
+    from vraid.backends.memory import MemoryStore
+
+    return MemoryStore(size, name=f"disk{role}")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Everything that determines an engine; no clock (the trio loop brings it).
+
+    Members: ``stores`` in role order (member files, or any stores), or None for
+    in-memory members made by ``store_factory(role, member_size)``.
+    """
+
+    geometry: Geometry
+    stores: Sequence[Store] | None = None
+    spares: Sequence[Store] = ()
+    store_factory: Callable[[int, int], Store] = memory_store
+    #: family key -> spec string (``vraid.policies.registry``); a family not named runs its default
+    policies: Mapping[str, str] = field(default_factory=dict)
+    cache_size: int = DEFAULT_CACHE_SIZE
+    #: bytes of the clean-block read cache (0: none; a prefetch policy needs one)
+    read_cache_size: int = 0
+    #: the NVRAM file the write cache journals into (None: a volatile cache)
+    nvram: Path | None = None
+    #: make ``nvram`` anew, dropping what it holds (a simulation: its members start empty).
+    #: Only a file made for the same uuid is replaced, never an array's NVRAM.
+    nvram_fresh: bool = False
+    #: an NVRAM file to replay and then reset, not used afterwards (ignored when ``nvram`` is set)
+    replay_nvram: Path | None = None
+    #: the array's uuid (NVRAM files are tied to it)
+    uuid: str = SIM_UUID
+    #: stripes per write-intent bitmap bit (None or 0: no bitmap)
+    bitmap_chunk: int | None = None
+    #: the members hold a bitmap of this chunk: load its set bits (False: none was kept,
+    #: so after an unclean shutdown the whole array is resynced)
+    bitmap_recorded: bool = True
+    #: injected faults, ``backends.faulty`` spec strings (``disk2:eio=1000-1010``)
+    faults: tuple[str, ...] = ()
+    #: timing model of every member (``backends.models`` spec), None: none
+    disk_model: str | None = None
+    #: modelled time runs at this factor of the loop's clock; None: the model is ignored
+    time_scale: float | None = 1.0
+    #: rebuild rate limit in MB/s of the new member (None or 0: no limit)
+    rebuild_rate: float | None = None
+    #: roles that have failed (their stores may be placeholders)
+    failed: Sequence[int] = ()
+    #: False after an unclean shutdown: recovery resyncs what may be mid-write
+    was_clean: bool = True
+    #: the superblock's parameters (measured CT limits live here)
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    # -- checks ---------------------------------------------------------------------------
+    def spec(self, family: str) -> str:
+        """The spec of ``family`` this engine runs (the family's default when not named)."""
+        from vraid.policies import registry
+
+        return registry.parse(family, self.policies.get(family)).text
+
+    def cache_config(self) -> CacheConfig:
+        """The write cache to run, as the Array takes it."""
+        return CacheConfig(self.spec("cache"), self.cache_size, self.spec("destage_order"), self.spec("destage"),
+                           Path(self.nvram) if self.nvram is not None and self.spec("cache") != "none" else None)
+
+    def check(self) -> None:
+        """Every check that can fail, before anything is opened or changed.
+
+        Raises:
+            VraidError: naming the setting and what to give instead.
+        """
+        from vraid.policies import registry
+
+        g = self.geometry
+        for key in self.policies:
+            registry.parse(key, self.policies[key])  # an unknown family or a bad spec
+        if self.stores is not None and len(self.stores) != g.ndisks:
+            raise VraidError(f"{len(self.stores)} member stores for {g.ndisks} disks", "give one store per member")
+        cache = self.spec("cache")
+        if cache != "none" and self.cache_size < g.stripe_data_bytes:
+            raise VraidError(
+                f"cache size {self.cache_size} bytes is smaller than one stripe ({g.stripe_data_bytes} bytes)",
+                "use a cache size of at least a few stripes, e.g. 64M",
+            )
+        if self.read_cache_size < 0:
+            raise VraidError(f"read cache size {self.read_cache_size} is negative", "give 0 (none) or a size, e.g. 16M")
+        if self.spec("prefetch") != "none" and not self.read_cache_size:
+            raise VraidError(f"prefetch policy {self.spec('prefetch')} needs a read cache to prefetch into",
+                             "add --read-cache-size SIZE, e.g. 16M")
+        if self.nvram is not None and cache == "none":
+            raise VraidError("NVRAM needs a write-back cache", "add --cache stripe (or pbg)")
+        if self.bitmap_chunk:
+            from vraid.ondisk.bitmap import check_chunk
+
+            check_chunk(g, self.bitmap_chunk)
+        if self.faults:
+            from vraid.backends.faulty import parse_faults
+
+            parse_faults(self.faults, g.ndisks)
+        if self.disk_model:
+            from vraid.backends.models import parse_model
+
+            parse_model(self.disk_model)
+        if self.time_scale is not None and not self.time_scale > 0:
+            raise VraidError(f"time scale {self.time_scale} is not positive", "e.g. 1.0 (real time) or 0.1")
+        if self.rebuild_rate is not None and self.rebuild_rate < 0:
+            raise VraidError(f"rebuild rate {self.rebuild_rate} is negative", "give MB/s, or 0 for no limit")
+        for role in self.failed:
+            if not 0 <= role < g.ndisks:
+                raise VraidError(f"failed role {role} is not a member", f"roles are 0..{g.ndisks - 1}")
+
+
+# ---------------------------------------------------------------------- the engine
+class Engine:
+    """A built engine: the array and what was opened for it.
+
+    ``stores``: the members as given or made; ``timed``: behind the timing model;
+    ``members``: what the array runs on (``timed`` behind the faults).
+    """
+
+    def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+        self.geometry = config.geometry
+        #: the clock of the timing model and the faults (scaled); the array's runs unscaled
+        self.model_clock = TrioClock(config.time_scale or 1.0)
+        self.stores: list[Store] = []
+        self.timed: list[Store] = []
+        self.members: list[Store] = []
+        self.nvram = None  # the cache's journal
+        self.replay_file = None  # an NVRAM file only replayed
+        self.replay: list[tuple[int, bytes]] = []
+        self.bitmap = None
+        #: the chunks the bitmap had set on the members (None: no bitmap was kept)
+        self.bitmap_chunks: set[int] | None = None
+        self.array: Array | None = None  # type: ignore[assignment]
+        self.report: ResyncReport | None = None
+
+    # -- pieces ---------------------------------------------------------------------------
+    def wrap_timing(self, store: Store) -> Store:
+        """``store`` behind the configured timing model (a spare added later, too)."""
+        cfg = self.config
+        if not cfg.disk_model or cfg.time_scale is None:
+            return store
+        from vraid.backends.models import wrap
+
+        return wrap(store, cfg.disk_model, self.model_clock)
+
+    def _open_members(self) -> None:
+        cfg, g = self.config, self.geometry
+        self.stores = list(cfg.stores) if cfg.stores is not None else [
+            cfg.store_factory(role, g.member_size) for role in range(g.ndisks)]
+        self.timed = [self.wrap_timing(s) for s in self.stores]
+        self.members = list(self.timed)
+        if cfg.faults:
+            from vraid.backends.faulty import parse_faults, wrap_faults
+
+            faults = parse_faults(cfg.faults, g.ndisks)
+            self.members = wrap_faults(self.timed, faults, clock=self.model_clock, block_size=g.block_size,
+                                       data_offset=g.data_offset)
+
+    def _open_nvram(self) -> None:
+        from vraid.backends.nvram import Nvram
+
+        cfg, bs = self.config, self.geometry.block_size
+        path = cfg.cache_config().nvram
+        if path is not None:
+            if cfg.nvram_fresh and path.exists():
+                Nvram.open(path, array_uuid=cfg.uuid, block_size=bs).close()  # refuses another array's file
+                path.unlink()
+            if path.exists():
+                self.nvram = Nvram.open(path, array_uuid=cfg.uuid, block_size=bs)
+            else:
+                slots = 2 * max(1, cfg.cache_size // bs)  # the cache's blocks, and as many again for DDIRTY shadows
+                self.nvram = Nvram.create(path, slots=slots, block_size=bs, array_uuid=cfg.uuid)
+            self.replay = self.nvram.replay()
+        elif cfg.replay_nvram is not None:
+            self.replay_file = Nvram.open(cfg.replay_nvram, array_uuid=cfg.uuid, block_size=bs)
+            self.replay = self.replay_file.replay()
+
+    def _open_bitmap(self) -> None:
+        cfg = self.config
+        if not cfg.bitmap_chunk:
+            return
+        from vraid.ondisk.bitmap import WriteIntentBitmap
+
+        self.bitmap = WriteIntentBitmap(self.geometry, cfg.bitmap_chunk)
+        if cfg.bitmap_recorded:
+            alive = [s for role, s in enumerate(self.stores) if role not in set(cfg.failed)]
+            self.bitmap_chunks = self.bitmap.load_sync(alive)
+
+    def _make_array(self) -> None:
+        from vraid.policies import registry
+
+        cfg, g = self.config, self.geometry
+        from vraid.backends.models import disk_preset
+
+        ctx = registry.Context(geometry=g, disk_model=cfg.disk_model, params=dict(cfg.params),
+                               disk_preset=disk_preset(cfg.disk_model))
+        self.array = Array(g, self.members, clock=TrioClock(), cache=cfg.cache_config(), nvram=self.nvram,
+                           ct=registry.create("ct", cfg.spec("ct"), ctx), intent=self.bitmap, failed=sorted(cfg.failed),
+                           spares=[self.wrap_timing(s) for s in cfg.spares],
+                           queue_order=registry.create("queue_order", cfg.spec("queue_order"), ctx),
+                           read_cache_bytes=cfg.read_cache_size,
+                           prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx))
+        if cfg.rebuild_rate:
+            self.array.set_rebuild_rate(cfg.rebuild_rate * 1e6)
+
+    # -- running ----------------------------------------------------------------------------
+    async def recover(self) -> ResyncReport:
+        """NVRAM replay and resync (``vraid.engine.recovery``); the array must be serving.
+        A clean engine with nothing to replay and no bit set is left alone."""
+        cfg = self.config
+        if cfg.was_clean and not self.replay and not self.bitmap_chunks:
+            self.report = ResyncReport()
+        else:
+            self.report = await recover(self.array, was_clean=cfg.was_clean, bitmap_chunks=self.bitmap_chunks,
+                                        replay=self.replay, nvram=self.nvram or self.replay_file)
+        self.replay = []
+        return self.report
+
+    def close(self) -> None:
+        """Close the NVRAM files opened for the engine (the stores stay the caller's). Idempotent."""
+        for nv in {id(n): n for n in (self.nvram, self.replay_file) if n is not None}.values():
+            nv.close()
+
+
+def build_engine(config: EngineConfig) -> Engine:
+    """Check ``config``, then open and wire everything (see the module docstring); the
+    array is not running yet. Close the engine when done.
+
+    Raises:
+        VraidError: a bad setting (before anything is opened), or an NVRAM file that
+            cannot be used (NvramError).
+    """
+    config.check()
+    engine = Engine(config)
+    try:
+        engine._open_members()
+        engine._open_nvram()
+        engine._open_bitmap()
+        engine._make_array()
+    except BaseException:
+        engine.close()
+        raise
+    return engine
+
+
+@asynccontextmanager
+async def open_engine(config: EngineConfig) -> AsyncIterator[Engine]:
+    """Build ``config``'s engine, run its workers and recovery; inside the block it serves.
+    Leaving cancels the workers (no shutdown: call ``engine.array.shutdown()`` first for a
+    clean stop) and closes what was opened."""
+    engine = build_engine(config)
+    try:
+        array = engine.array
+        array.started_at = array.clock.now()
+        async with trio.open_nursery() as nursery:
+            await nursery.start(array.serve)
+            try:
+                await engine.recover()
+                yield engine
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        engine.close()
+
+
+def policies_of(cache: CacheConfig | None) -> dict[str, str]:
+    """The policy specs a :class:`CacheConfig` names (for callers that hold one)."""
+    if cache is None:
+        return {}
+    return {"cache": cache.organisation, "destage_order": cache.order, "destage": cache.destage}

@@ -195,7 +195,7 @@ def _power_cuts(tmp_path: Path, session, mode: str, points: int, seed: int) -> d
     return report
 
 
-#: OPEN (branch durability): once in 4 runs after the harness fix, ``--cache pbg`` lost an fsynced
+#: OPEN (branch durability): once in 5 runs after the harness fix, ``--cache pbg`` lost an fsynced
 #: file (p2-00000, point 2) and the recovery after that cut found 0 dirty bitmap chunks: no
 #: destage of that mount was on the members, as if its fsyncs never drained the cache. Not
 #: reproduced in-process (test_volatile: power cut under concurrent writes, reads, fsyncs).

@@ -34,6 +34,7 @@ import re
 import selectors
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -96,15 +97,29 @@ def _synced(lines: list[str]) -> dict[str, str]:
     return out
 
 
-def _kill_and_teardown(session, pid: int, fs: Path, dev: str, mnt: Path) -> None:
+def _cut_power(session, pid: int, writer: subprocess.Popen, head: str, fs: Path, dev: str, mnt: Path) -> dict[str, str]:
+    """The power goes: the writer and the daemon stop at once; then the dead mounts are
+    torn down. Returns every file the writer reported fsynced before the cut.
+
+    The writer is frozen (SIGSTOP) before the daemon is killed and is dead before
+    anything is unmounted. Were it still running at ``umount -l``, the mountpoint's
+    path would name the directory underneath, and the writer's next files would land
+    there, on the test machine's own file system, where fsync succeeds: reported
+    fsynced, and "gone" after the remount although vraid never saw them."""
+    if writer.poll() is None:
+        writer.send_signal(signal.SIGSTOP)  # reports nothing more from here on
     os.kill(pid, signal.SIGKILL)
     assert wait_gone(pid, 10)
+    synced = _finish(writer, head)
     run("umount", "-l", fs, check=False)  # the loop device now fails every I/O
     session.fs_mounts.remove(fs)
     session.detach(dev)
     run("fusermount3", "-u", "-z", mnt, check=False)
     session.fuse_mounts.remove(mnt)
     session.pids.remove(pid)
+    strays = sorted(p.name for p in fs.iterdir()) if fs.is_dir() else []
+    assert not strays, f"files under the ext4 mountpoint, written after it was unmounted: {strays[:5]}"
+    return synced
 
 
 def _remount(session, arr: Path, mnt: Path, *extra: str) -> tuple[int, str]:
@@ -145,8 +160,7 @@ def _power_cuts(tmp_path: Path, session, mode: str, points: int, seed: int) -> d
         writer = _start_writer(fs, f"p{point}", rng.randrange(1 << 30))
         head = _wait_synced(writer, rng.randint(1, 3))
         time.sleep(rng.uniform(0, 0.4))  # the crash lands a moment after the k-th fsync returned
-        _kill_and_teardown(session, pid, fs, dev, mnt)
-        synced |= _finish(writer, head)
+        synced |= _cut_power(session, pid, writer, head, fs, dev, mnt)
 
         pid, text = _remount(session, arr, mnt, *extra)  # recovery: NVRAM replay, resync
         assert "not shut down cleanly" in text, text
@@ -181,16 +195,15 @@ def _power_cuts(tmp_path: Path, session, mode: str, points: int, seed: int) -> d
     return report
 
 
-#: FINDING (this branch, not fixed here: vraid/engine/cache.py is outside its scope): with a
-#: write-back cache an fsynced file can be gone after a power cut of the members
-#: (stripe+NVRAM: "fsynced file p0-00006 is gone"; pbg: "p0-00018 is gone"), where a plain
-#: kill -9 keeps it. Write-through passes. Kept as xfail until the cache path is fixed.
-_CACHE_LOSS = pytest.mark.xfail(reason="write-back cache loses fsynced files under a member power cut (see FINDING)",
-                                strict=False)
+#: OPEN (branch durability): once in 5 runs after the harness fix, ``--cache pbg`` lost an fsynced
+#: file (p2-00000, point 2) and the recovery after that cut found 0 dirty bitmap chunks: no
+#: destage of that mount was on the members, as if its fsyncs never drained the cache. Not
+#: reproduced in-process (test_volatile: power cut under concurrent writes, reads, fsyncs).
+_PBG_OPEN = pytest.mark.xfail(reason="pbg-volatile: one unexplained loss (see OPEN)", strict=False)
 
 
 def _modes():
-    return [pytest.param(m, marks=_CACHE_LOSS) if m != "write-through" else m for m in MODES]
+    return [pytest.param(m, marks=_PBG_OPEN) if m == "pbg-volatile" else m for m in MODES]
 
 
 @pytest.mark.parametrize("mode", _modes())
@@ -204,6 +217,54 @@ def test_power_cuts_under_ext4_three_points(tmp_path, session, mode):
 def test_power_cuts_under_ext4_twenty_points(tmp_path, session, mode):
     report = _power_cuts(tmp_path, session, mode, points=20, seed=20 + list(MODES).index(mode))
     assert report["points"] == 20
+
+
+#: a writer that outlives the power cut: it reports one file fsynced on ext4, then waits until
+#: its directory is no longer a mount point (``umount -l`` of the dead ext4) and writes one
+#: more; its open directory keeps the lazily unmounted ext4 and its loop device busy meanwhile
+LATE_WRITER = r"""
+import hashlib, os, sys, time
+root = sys.argv[1]
+def put(name, data):
+    fd = os.open(os.path.join(root, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.write(fd, data)
+    os.fsync(fd)
+    os.close(fd)
+    print("synced", name, hashlib.sha256(data).hexdigest(), flush=True)
+put("before", b"b" * 5000)
+hold = os.open(root, os.O_RDONLY)
+while os.path.ismount(root):
+    time.sleep(0.002)
+put("after", b"a" * 5000)
+time.sleep(120)
+"""
+
+
+def test_a_writer_alive_after_the_cut_cannot_report_files_vraid_never_saw(tmp_path, session):
+    """Regression (the harness, not vraid). The power-cut tests once killed the daemon, ran
+    ``umount -l`` on ext4 and only then killed the writer. A writer still running then
+    creates its next files under the mountpoint's path, which now names the plain
+    directory underneath: fsync succeeds there, the file is reported fsynced, and after
+    the remount it is "gone" (the write-back cache modes looked as if they lost fsynced
+    files: p0-00006, p0-00018; every block vraid acknowledged before a completed fsync
+    was in fact there). :func:`_cut_power` stops the writer before the daemon dies."""
+    arr, mnt, fs = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs"
+    vraid("create", arr, "--disks", "3", "--disk-size", "16M", "--strip", "16K")
+    pid = session.mount(arr, mnt, *VOLATILE)
+    dev = _mkfs(session, mnt, fs)
+    writer = subprocess.Popen([sys.executable, "-c", LATE_WRITER, str(fs)], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    synced = _cut_power(session, pid, writer, _wait_synced(writer, 1), fs, dev, mnt)
+    assert sorted(synced) == ["before"]
+    _remount(session, arr, mnt, *VOLATILE)
+    dev = session.losetup(mnt / "disk.img")
+    session.mount_fs(dev, fs)
+    for name, digest in synced.items():
+        assert (fs / name).exists(), f"fsynced file {name} is gone"
+        assert _sha(fs / name) == digest
+    session.umount_fs(fs)
+    session.detach(dev)
+    session.umount(mnt)
 
 
 def test_volatile_members_lose_exactly_what_was_not_flushed(tmp_path, session):
@@ -279,8 +340,7 @@ def test_a_crash_then_a_member_lost_before_resync_loses_what_md_would(tmp_path, 
         writer = _start_writer(fs, f"c{point}", rng.randrange(1 << 30))
         head = _wait_synced(writer, rng.randint(2, 5))
         time.sleep(rng.uniform(0, 0.3))
-        _kill_and_teardown(session, pid, fs, dev, mnt)
-        synced = _finish(writer, head)
+        synced = _cut_power(session, pid, writer, head, fs, dev, mnt)
 
         asm = assemble(arr)
         g = asm.geometry

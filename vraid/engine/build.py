@@ -109,6 +109,8 @@ class EngineConfig:
     was_clean: bool = True
     #: the superblock's parameters (measured CT limits live here)
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: logical-to-physical translation (``vraid.core.mapping``); None: the geometry's static layout
+    mapping: Any = None
 
     # -- checks ---------------------------------------------------------------------------
     def spec(self, family: str) -> str:
@@ -242,7 +244,7 @@ class Engine:
             return
         from vraid.ondisk.bitmap import WriteIntentBitmap
 
-        self.bitmap = WriteIntentBitmap(self.geometry, cfg.bitmap_chunk)
+        self.bitmap = WriteIntentBitmap(self.geometry, cfg.bitmap_chunk, mapping=cfg.mapping)
         if cfg.bitmap_recorded:
             alive = [s for role, s in enumerate(self.stores) if role not in set(cfg.failed)]
             self.bitmap_chunks = self.bitmap.load_sync(alive)
@@ -260,7 +262,7 @@ class Engine:
                            spares=[self.wrap_timing(s) for s in cfg.spares],
                            queue_order=registry.create("queue_order", cfg.spec("queue_order"), ctx),
                            read_cache_bytes=cfg.read_cache_size,
-                           prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx))
+                           prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx), mapping=cfg.mapping)
         if cfg.rebuild_rate:
             self.array.set_rebuild_rate(cfg.rebuild_rate * 1e6)
 

@@ -15,7 +15,6 @@ arithmetic, the data would land in the wrong place or come back wrong.
 from __future__ import annotations
 
 import itertools
-import uuid
 
 import numpy as np
 import pytest

@@ -21,7 +21,9 @@ every check has passed, :meth:`EngineConfig.check`):
    replayed (the last mount's, when this one runs without a cache);
 3. the write-intent bitmap (``vraid.ondisk.bitmap``): its bits are loaded from
    the members (``bitmap_recorded``), giving the chunks to resync;
-4. the policies of every family through ``vraid.policies.registry``;
+4. the policies of every family through ``vraid.policies.registry``, each behind the
+   policy guard (``vraid.engine.guard``: a failing policy falls back to its family's
+   default, or stops a simulation);
 5. the :class:`~vraid.engine.array.Array`.
 
 Running (:func:`open_engine`, or :meth:`Engine.recover` inside the caller's
@@ -45,6 +47,7 @@ from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
 from .array import Array, CacheConfig
 from .clock import TrioClock
+from .guard import MODES, PolicyGuard
 from .recovery import ResyncReport, recover
 
 log = logging.getLogger(__name__)
@@ -109,6 +112,9 @@ class EngineConfig:
     was_clean: bool = True
     #: the superblock's parameters (measured CT limits live here)
     params: Mapping[str, Any] = field(default_factory=dict)
+    #: what a failing policy does (vraid.engine.guard): "fallback" (a mount: the family's
+    #: default takes over) or "stop" (a simulation: PolicyFault ends the run)
+    on_policy_fault: str = "fallback"
 
     # -- checks ---------------------------------------------------------------------------
     def spec(self, family: str) -> str:
@@ -164,6 +170,8 @@ class EngineConfig:
             raise VraidError(f"time scale {self.time_scale} is not positive", "e.g. 1.0 (real time) or 0.1")
         if self.rebuild_rate is not None and self.rebuild_rate < 0:
             raise VraidError(f"rebuild rate {self.rebuild_rate} is negative", "give MB/s, or 0 for no limit")
+        if self.on_policy_fault not in MODES:
+            raise VraidError(f"unknown policy-fault mode {self.on_policy_fault!r}", f"use {' or '.join(MODES)}")
         for role in self.failed:
             if not 0 <= role < g.ndisks:
                 raise VraidError(f"failed role {role} is not a member", f"roles are 0..{g.ndisks - 1}")
@@ -260,7 +268,8 @@ class Engine:
                            spares=[self.wrap_timing(s) for s in cfg.spares],
                            queue_order=registry.create("queue_order", cfg.spec("queue_order"), ctx),
                            read_cache_bytes=cfg.read_cache_size,
-                           prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx))
+                           prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx),
+                           guard=PolicyGuard(cfg.on_policy_fault))
         if cfg.rebuild_rate:
             self.array.set_rebuild_rate(cfg.rebuild_rate * 1e6)
 

@@ -10,8 +10,8 @@ family          calls guarded                what counts as a fault (besides rai
 ==============  ===========================  ==================================================
 destage         ``decide``                   not a Decision; concurrency not a whole number
                                              >= 0; a NaN/infinite/out-of-range hwm, lwm, rate or
-                                             recheck; asking for no destage while host writes
-                                             wait for room for longer than ``stall_limit``
+                                             recheck; asking for no destage at all for
+                                             ``stall_limit`` s since host writes first waited
 destage_order   ``dirtied written read       ``next`` naming a unit that is not waiting (not
                 removed next keys``          dirty, or being destaged), or None while units
                                              wait; ``keys`` not exactly the waiting units
@@ -39,8 +39,9 @@ one-row unit (the ``pbg`` layout) under keys no held unit uses.
 Limits: a call that never returns (an endless loop in Python) cannot be interrupted from
 the same thread; the guard cannot stop it, and the mount hangs with it. What it bounds is a
 scheduler that keeps *answering* "no destage" while writers wait: the destager destages one
-unit at a time anyway (so writers and fsync progress), and after ``stall_limit`` seconds the
-scheduler is disabled as hanging.
+unit at a time anyway (so writers and fsync progress), and a scheduler that has not asked for
+a single destage for ``stall_limit`` seconds since writers first waited on it is disabled as
+hanging.
 
 ``mode="stop"`` (``vraid sim``'s default) raises :class:`PolicyFault` at the first fault
 instead of falling back: a simulation must not quietly measure the default policy.
@@ -239,20 +240,21 @@ class GuardedScheduler(Guarded):
 
     def decide(self, state: Any) -> Any:
         decision = self._call("decide", lambda p: p.decide(state), _check_decision)
-        if state.waiters > 0 and decision.concurrency == 0 and not self.faulted:
-            if self._stalled_since is None:
-                self._stalled_since = state.now
-            waited = state.now - self._stalled_since
-            if waited >= self._guard.stall_limit:
-                self._stalled_since = None
-                self._fail("decide", _Invalid(f"asked for no destage while {state.waiters} host write(s) waited "
-                                              f"for room for {waited:.3g} s (the limit is {self._guard.stall_limit:g} s)"))
-                return self.inner.decide(state)
-            due = self._stalled_since + self._guard.stall_limit
-            if decision.recheck is None or decision.recheck > due:
-                decision = dataclasses.replace(decision, recheck=due)  # come back to judge the stall
-        else:
+        if self.faulted or decision.concurrency > 0:
             self._stalled_since = None
+            return decision
+        if state.waiters > 0 and self._stalled_since is None:
+            self._stalled_since = state.now  # writers wait, and it asks for nothing
+        if self._stalled_since is None:
+            return decision
+        stalled = state.now - self._stalled_since
+        if stalled >= self._guard.stall_limit:
+            self._fail("decide", _Invalid(f"asked for no destage for {stalled:.3g} s since host writes first waited "
+                                          f"for room (the limit is {self._guard.stall_limit:g} s)"))
+            return self.inner.decide(state)
+        due = self._stalled_since + self._guard.stall_limit
+        if state.waiters > 0 and (decision.recheck is None or decision.recheck > due):
+            decision = dataclasses.replace(decision, recheck=due)  # come back to judge the stall
         return decision
 
 

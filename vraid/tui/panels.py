@@ -506,6 +506,12 @@ def header(snap: dict[str, Any], *, speed: str = "") -> Text:
     if "destage" in p:
         text.append(f"  destage {p['destage']}  order {p.get('destage_order')}")
     text.append(f"  CT {p.get('ct', 'none')}")
+    faults = snap.get("policy_faults") or []
+    if faults:  # vraid.engine.guard disabled a policy: say which, and what runs instead
+        f = faults[-1]
+        more = f" (+{len(faults) - 1} earlier)" if len(faults) > 1 else ""
+        text.append(f"\nPOLICY FAULT{more}: {f['family']} {f['policy']} failed in {f['call']}: {f['error']}; "
+                    f"now {f['fallback']}", style="bold red")
     return text
 
 

@@ -105,7 +105,7 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
     elif st.get("ct"):
         head.add_row("contiguity transform", str(st["ct"]))
     for fault in st.get("policy_faults") or ():  # vraid.engine.guard: a policy disabled, its default runs
-        head.add_row("[red]policy fault[/]", fault_line(fault))
+        head.add_row(Text("policy fault", style="red", no_wrap=True), Text(fault_line(fault), overflow="fold"))
     if "was_clean" in st and not st["was_clean"]:
         head.add_row("note", "[yellow]the previous shutdown was not clean[/]")
     resync = st.get("resync")

@@ -21,7 +21,7 @@ from vraid.core.geometry import Geometry
 from vraid.core.rxw import Plan, transform_violation
 from vraid.engine.build import EngineConfig
 from vraid.engine.events import PolicyFaultEvent
-from vraid.engine.guard import (GuardedOrder, GuardedOrganisation, PinnedOrganisation, PolicyFault, PolicyGuard)
+from vraid.engine.guard import GuardedOrder, PinnedOrganisation, PolicyFault, PolicyGuard
 from vraid.errors import VraidError
 from vraid.policies.cache import PbgOrganisation, StripeOrganisation, UnitSpan
 from vraid.policies.ct import CtLimits

@@ -17,12 +17,12 @@ import pytest
 import trio
 from hypothesis import HealthCheck, note, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import precondition, rule, run_state_machine_as_test
+from hypothesis.stateful import initialize, precondition, rule, run_state_machine_as_test
 
 from portal import ArrayPortal
 from test_array_model import K, ArrayMatchesModel, Config
 from vraid.engine.array import CacheConfig
-from test_readpath import NextStrip, fresh
+from test_readpath import fresh
 from vraid.backends.base import StoreWrapper
 
 ORGS = ("pbg", "stripe")
@@ -143,8 +143,8 @@ def _read_cached(base):
         def _open(self) -> ArrayPortal:
             stores = [JitterStore(s, i) for i, s in enumerate(self.stores)]
             kw = {"cache": self.cache} if base is CachedArrayMatchesModel else {}
-            return ArrayPortal(self.g, stores, read_cache_bytes=6 * self.g.block_size * self.g.u,
-                               prefetch=NextStrip(self.g), **kw)
+            return ArrayPortal(self.g, stores, read_cache_size=6 * self.g.block_size * self.g.u,
+                               policies={"prefetch": "test_readpath:NextStrip"}, **kw)  # a student's policy, by name
 
         @rule()
         def read_cache_is_fresh(self) -> None:
@@ -182,3 +182,48 @@ def test_read_cache_and_prefetch_match_the_model(org, tmp_path):
         machine = _read_cached(CachedArrayMatchesModel)
         cfg = CacheConfig(org, size=3 * unit, destage="hlwm:high=0.6,low=0.3")
     run_state_machine_as_test(lambda: machine(cfg, "memory", tmp_path), settings=settings(SETTINGS, max_examples=12))
+
+
+# -- the policy guard: a student's scheduler or order fails at a random step --------------------
+#: runs where the broken policy did fail (the draws must reach the fault)
+GUARD_FAULTS: dict[str, int] = {}
+
+
+class GuardedCacheMatchesModel(CachedArrayMatchesModel):
+    """The same model, with the running cache's scheduler or destage order swapped for one of
+    tests/guard_policies.py that fails after a drawn number of calls: the guard replaces it
+    by the family's default and nothing written may be lost."""
+
+    def __init__(self, cache: CacheConfig, backend: str, workdir: Path, key: str) -> None:
+        self.key = key
+        super().__init__(cache, backend, workdir)
+
+    @initialize(family=st.sampled_from(["destage", "destage_order"]), after=st.integers(0, 60),
+                how=st.sampled_from(["raise", "bogus", "none"]))
+    def break_a_policy(self, family: str, after: int, how: str) -> None:
+        from guard_policies import FlakyOrder, FlakyScheduler
+
+        note(f"{family} fails after {after} calls ({how})")
+        cache = self.portal.array.cache
+        self.portal.array.guard.stall_limit = 0.05
+        async def swap() -> None:  # in the engine's loop: the destager is woken
+            if family == "destage":
+                cache.set_scheduler(FlakyScheduler(after=after, how=how))
+            else:
+                cache.set_order(FlakyOrder(after=after, how=how))
+
+        self.portal.call(swap)
+
+    def teardown(self) -> None:
+        if self.portal.array.guard.faults:
+            GUARD_FAULTS[self.key] = GUARD_FAULTS.get(self.key, 0) + 1
+        super().teardown()
+
+
+@pytest.mark.parametrize("org", ORGS)
+def test_a_failing_policy_loses_nothing(org, tmp_path):
+    unit = GEOMETRY.geometry().stripe_data_bytes
+    cfg = CacheConfig(org, size=3 * unit, destage="hlwm:high=0.6,low=0.3")
+    run_state_machine_as_test(lambda: GuardedCacheMatchesModel(cfg, "memory", tmp_path, org),
+                              settings=settings(SETTINGS, max_examples=12))
+    assert GUARD_FAULTS.get(org), "no run reached the policy's fault"

@@ -204,3 +204,30 @@ def test_cli_models():
     assert {"st373454lc", "st39175fc", "dnes-318350", "ssd"} <= set(names)
     r = vraid("models")
     assert r.returncode == 0 and "st373454lc" in r.stdout
+
+
+def test_a_failing_policy_stops_a_simulation_with_one_line(tmp_path):
+    """docs/policies.md: a simulation does not fall back quietly; --on-policy-fault fallback goes on."""
+    import subprocess
+    import sys
+
+    (tmp_path / "brk.py").write_text(
+        "from vraid.policies.destage.base import DestageScheduler\n"
+        "class Broken(DestageScheduler):\n"
+        "    def decide(self, state):\n"
+        "        raise ZeroDivisionError('student bug')\n")
+    args = [sys.executable, "-m", "vraid", "sim", "--cache", "stripe", "--cache-size", "1M", "--requests", "300",
+            "--disk-model", "none", "--destage", f"{tmp_path}/brk.py:Broken"]
+    env = {**__import__("os").environ, "COLUMNS": "300"}
+    out = subprocess.run(args, capture_output=True, text=True, env=env)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    first = out.stderr.splitlines()[0]
+    assert "destage scheduler" in first and "brk.py:Broken failed in decide: ZeroDivisionError: student bug" in first
+    debug = subprocess.run(args + ["--debug"], capture_output=True, text=True, env=env)
+    assert debug.returncode == 1 and "Traceback" in debug.stderr and "raise ZeroDivisionError" in debug.stderr
+    fallback = subprocess.run(args + ["--on-policy-fault", "fallback", "--json"], capture_output=True, text=True, env=env)
+    assert fallback.returncode == 0, fallback.stderr
+    result = json.loads(fallback.stdout)
+    (fault,) = result["metrics"]["policy_faults"]
+    assert fault["call"] == "decide" and fault["fallback"].startswith("hlwm")
+    assert result["config"]["on_policy_fault"] == "fallback"

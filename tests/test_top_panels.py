@@ -268,3 +268,17 @@ def test_counters_panel_keeps_the_most_telling_rows():
     assert "write misses" not in text
     two = render_text(panels.counters_panel(fixed_snapshot(), max_rows=2, columns=2))
     assert "counters (4 of 10)" in two and "write hit ratio" in two
+
+
+def test_the_header_names_a_policy_fault_only_when_there_is_one():
+    snap = fixed_snapshot()
+    assert "POLICY FAULT" not in render_text(panels.header(snap))
+    snap["policy_faults"] = [
+        {"family": "destage", "policy": "mysched.py:Broken", "call": "decide", "error": "ZeroDivisionError: x",
+         "fallback": "hlwm", "time": 1.0},
+        {"family": "destage_order", "policy": "myorder.py:Bad", "call": "next", "error": "returned 7, which is not a "
+         "dirty unit waiting to be destaged", "fallback": "lrw", "time": 2.0},
+    ]
+    text = " ".join(render_text(panels.header(snap), width=200).split())
+    assert "POLICY FAULT (+1 earlier): destage_order myorder.py:Bad failed in next: returned 7" in text
+    assert "now lrw" in text

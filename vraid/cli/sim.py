@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -77,6 +78,10 @@ def add_sim_arguments(p: argparse.ArgumentParser) -> None:
                         "it (default none: no bitmap, as before; docs/simulator.md)")
     p.add_argument("--nvram", metavar="FILE", help="the cache journals every dirty block into this NVRAM file, as a "
                    "mount's --nvram does (made anew; costs no virtual time; docs/simulator.md)")
+    p.add_argument("--on-policy-fault", choices=("stop", "fallback"), default="stop",
+                   help="a policy that raises, answers out of its rules or stalls: stop the run with an error "
+                        "(default), or go on with the family's default as a mount does (docs/policies.md)")
+    p.add_argument("--debug", action="store_true", help="print the traceback of a failing policy")
     p.set_defaults(func=cmd_sim)
 
 
@@ -216,7 +221,8 @@ def sim_config(args):
                        disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
                        workload=args.workload, requests=args.requests, seed=args.seed,
                        max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault),
-                       nvram=args.nvram, bitmap_chunk=args.bitmap_chunk)
+                       nvram=args.nvram, bitmap_chunk=args.bitmap_chunk,
+                       on_policy_fault=getattr(args, "on_policy_fault", "stop"))
     check_sizes(config)
     return config
 
@@ -224,17 +230,28 @@ def sim_config(args):
 def cmd_sim(args) -> int:
     from vraid.sim.simulator import run_sim
 
+    from vraid.engine.guard import PolicyFault
+
     config = sim_config(args)
-    if not args.json and config.requests >= PROGRESS_FROM and _console().is_terminal:
-        with _Progress(config.requests) as progress:
-            result = run_sim(config, observe=progress.observe)
-    else:
-        result = run_sim(config)
+    try:
+        if not args.json and config.requests >= PROGRESS_FROM and _console().is_terminal:
+            with _Progress(config.requests) as progress:
+                result = run_sim(config, observe=progress.observe)
+        else:
+            result = run_sim(config)
+    except PolicyFault as exc:
+        if getattr(args, "debug", False):
+            print(exc.traceback, end="", file=sys.stderr)
+        raise
     if args.json:
         print(result.to_json())
         return 0
     for table in sim_tables(result.to_dict(), result.wall_seconds):
         _console().print(table)
+    for fault in result.metrics.get("policy_faults", ()):
+        _console().print(f"[bold yellow]policy fault:[/] {fault['family']} {fault['policy']} failed in "
+                         f"{fault['call']} at {fault['time']:.6g} s: {fault['error']}; the run went on with "
+                         f"{fault['fallback']}", highlight=False)
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from vraid.errors import VraidError
@@ -136,6 +137,26 @@ def cmd_top(args) -> int:
 
 
 # -- ctl ------------------------------------------------------------------------
+def _absolute_file(spec: str) -> str:
+    """A spec naming a policy file (``path/to/file.py:Class[:...]``) with the path made absolute:
+    the daemon loads it, and its current directory is not the caller's.
+
+    A ``pkg.mod:Class`` whose module is a file under the caller's directory is sent as that
+    file's absolute path, for the same reason."""
+    from vraid.policies.loader import is_file_target, is_module_target
+
+    head, sep, rest = spec.strip().partition(":")
+    if not sep:
+        return spec
+    if is_file_target(head):
+        path = os.path.expanduser(head)
+        return spec if os.path.isabs(path) else os.path.abspath(path) + sep + rest
+    local = head.replace(".", os.sep) + ".py"
+    if is_module_target(head, rest.partition(":")[0].strip()) and os.path.isfile(local):
+        return os.path.abspath(local) + sep + rest
+    return spec
+
+
 def cmd_ctl(args) -> int:
     from vraid.tui.top import MountSource
 
@@ -145,8 +166,9 @@ def cmd_ctl(args) -> int:
             raise VraidError(f"`vraid ctl get` takes no KEY=VALUE (got {args.assignment!r})",
                              "use `vraid ctl MOUNTPOINT set KEY=VALUE` to change a policy")
         answer = source.command("ctl_get")
+        faults = answer.get("faults") or []
         if args.json:
-            print(json.dumps({"policies": answer["policies"], "keys": answer["keys"]}, indent=2))
+            print(json.dumps({"policies": answer["policies"], "keys": answer["keys"], "faults": faults}, indent=2))
             return 0
         from rich.table import Table
 
@@ -157,11 +179,15 @@ def cmd_ctl(args) -> int:
         for key, value in answer["policies"].items():
             t.add_row(key, value, answer["keys"].get(key, "no (fixed at mount)"))
         _console().print(t)
+        from vraid.tui.render import fault_line
+
+        for fault in faults:
+            _console().print(f"[bold red]policy fault:[/] {fault_line(fault)}", highlight=False)
         return 0
     if not args.assignment or "=" not in args.assignment:
         raise VraidError("`vraid ctl set` needs KEY=VALUE", "e.g. `vraid ctl /mnt/vraid set destage=adaptive`")
     key, _, value = args.assignment.partition("=")
-    answer = source.command("ctl_set", key=key.strip(), value=value)
+    answer = source.command("ctl_set", key=key.strip(), value=_absolute_file(value))
     change = {k: answer[k] for k in ("key", "old", "new")}
     if args.json:
         print(json.dumps(change, indent=2))

@@ -211,3 +211,51 @@ class Plan:
 def format_cell(c: Cell) -> str:
     """``('r', 'x', '_', 'w')`` -> ``"rx_w"``; the empty cell is ``"."``."""
     return "".join(c) if c else "."
+
+
+def transform_violation(before: Plan, after: object) -> str | None:
+    """What is wrong with ``after`` as a contiguity transform of ``before`` (None: nothing).
+
+    The rules every transform must keep (seed 000 sec. III-B, as ``policies/ct/msc.py``
+    applies them): the same stripe, Z, basic matrix, columns and parity; a matrix of the
+    same shape that only *adds* reads (``r``, ``t``) and writes (``w``) to cells; in a data
+    column an added ``r`` only where the block is not dirty and an added ``t`` only where it
+    is (consistency rule eq. (6)), an added ``w`` only where the cache holds the block or the
+    cell reads it (eq. (7)); in the parity column only ``r``, and ``w`` only where the cell
+    reads the old parity (Fig. 10 line 24); and member requests derived from that matrix.
+    """
+    if not isinstance(after, Plan):
+        return f"returned {type(after).__name__}, not a Plan"
+    for name in ("stripe", "z", "basic", "columns", "parity"):
+        if getattr(after, name) != getattr(before, name):
+            return f"changed the plan's {name}"
+    m, basic, z = after.transformed, before.transformed, before.z
+    if not isinstance(m, tuple) or len(m) != len(basic) or any(
+            not isinstance(row, tuple) or len(row) != len(brow) for row, brow in zip(m, basic)):
+        return "the transformed matrix does not have the plan's shape"
+    for h, (row, brow) in enumerate(zip(m, basic)):
+        v = len(brow)
+        for j, (c, b) in enumerate(zip(row, brow)):
+            if not isinstance(c, tuple) or any(op not in _ORDER for op in c):
+                return f"cell ({h}, {j}) {c!r} is not a tuple of rxw operations"
+            if not set(b) <= set(c):
+                return f"cell ({h}, {j}) dropped operations of the basic matrix ({format_cell(b)} -> {format_cell(c)})"
+            added = set(c) - set(b)
+            if before.parity and j == v - 1:
+                if added - {"r", "w"}:
+                    return f"parity cell ({h}, {j}) gained {sorted(added - {'r', 'w'})} (only r and w may be added)"
+                if "w" in added and "r" not in c:
+                    return f"parity cell ({h}, {j}) gained a write without reading the old parity (Fig. 10 line 24)"
+                continue
+            if added - {"r", "t", "w"}:
+                return f"cell ({h}, {j}) gained {sorted(added - {'r', 't', 'w'})} (only r, t and w may be added)"
+            state = z[h][j]
+            if "r" in added and state == "D":
+                return f"cell ({h}, {j}) reads a dirty block into the cache (eq. (6): t, not r)"
+            if "t" in added and state != "D":
+                return f"cell ({h}, {j}) reads a {state} block into a temporary buffer (eq. (6): r, not t)"
+            if "w" in added and state == "E" and "r" not in c:
+                return f"cell ({h}, {j}) writes an empty block it does not read (eq. (7))"
+    if tuple(after.requests) != tuple(column_requests(m)):
+        return "the member requests are not the ones the transformed matrix gives"
+    return None

@@ -48,11 +48,13 @@ from vraid.engine.health import MemberHealth
 from vraid.core.geometry import Extent, Geometry
 from vraid.core.mapping import Mapping, StaticMapping
 from .members import MemberStats, Members, Priority, Request
+from .guard import PolicyGuard
 from .journal import as_journal
 from .metrics import Metrics
 from .readpath import ReadCache, ReadPath
 from .target import RaidTarget
 from vraid.core.rxw import Plan
+from vraid.policies.prefetch import NoPrefetch
 from .stripe import StripeBuffer, execute
 
 Transform = Callable[[Plan], Plan]
@@ -96,11 +98,13 @@ class Array:
         read_cache_bytes: int = 0,
         prefetch=None,
         queue_order=None,
+        guard: PolicyGuard | None = None,
     ) -> None:
         """``nvram``: a :class:`vraid.backends.nvram.Nvram`, shorthand for
         ``journal=NvramJournal(nvram)``. ``read_cache_bytes``: size of the clean-block
         read cache (0: none); ``prefetch``: a :class:`vraid.policies.prefetch.PrefetchPolicy`
-        (default none), which needs the read cache."""
+        (default none), which needs the read cache. ``guard``: the :class:`PolicyGuard` every
+        policy runs behind (default: one that falls back to the family's default on a fault)."""
         if len(stores) != geometry.ndisks:
             raise ValueError(f"{len(stores)} stores for {geometry.ndisks} disks")
         self.geometry = geometry
@@ -109,8 +113,12 @@ class Array:
         #: the parity scheme (vraid.core.redundancy), chosen by the RAID level
         self.redundancy = self.mapping.redundancy
         self.clock = clock or TrioClock()
-        self.members = Members(stores, self.clock, queue_order=queue_order)  # vraid.policies.queue: name or factory
         self.events = events or EventBus()
+        #: every call into a policy goes through it (vraid.engine.guard)
+        self.guard = guard or PolicyGuard()
+        self.guard.attach(self.events, self.clock, geometry)
+        self.members = Members(stores, self.clock,  # vraid.policies.queue: name or factory
+                               queue_order=self.guard.wrap("queue_order", queue_order))
         self.metrics = Metrics()
         self.ct = ct
         #: write-intent hook (vraid.ondisk.bitmap): ``await begin(stripe)`` before member writes
@@ -147,14 +155,23 @@ class Array:
             ctx = Context(geometry=geometry)
             self.cache = WriteBackCache(
                 self.target, create("cache", cfg.organisation, ctx), create("destage_order", cfg.order, ctx),
-                create("destage", cfg.destage, ctx), cfg.size, journal=journal,
+                create("destage", cfg.destage, ctx), cfg.size, journal=journal, guard=self.guard,
             )
         self.reads = ReadPath(
             self.target,
             cache=self.cache,
             read_cache=ReadCache(read_cache_bytes, geometry.block_size) if read_cache_bytes else None,
-            prefetch=prefetch,
+            prefetch=prefetch if isinstance(prefetch, NoPrefetch) else self.guard.wrap("prefetch", prefetch),
         )
+
+    @property
+    def ct(self) -> Transform | None:
+        """The contiguity transform every stripe write's plan goes through (guarded)."""
+        return self._ct
+
+    @ct.setter
+    def ct(self, transform: Transform | None) -> None:
+        self._ct = self.guard.wrap("ct", transform)
 
     @property
     def capacity(self) -> int:
@@ -643,6 +660,7 @@ class Array:
             "spares": [{"store": s.name, "state": "spare"} for s in self.spares],
             "rebuild": self.rebuild.status() if self.rebuild is not None else self.last_rebuild,
             "degraded_plans": self.degraded_plans,
+            "policy_faults": self.guard.status(),
         }
 
 

@@ -21,7 +21,9 @@ every check has passed, :meth:`EngineConfig.check`):
    replayed (the last mount's, when this one runs without a cache);
 3. the write-intent bitmap (``vraid.ondisk.bitmap``): its bits are loaded from
    the members (``bitmap_recorded``), giving the chunks to resync;
-4. the policies of every family through ``vraid.policies.registry``;
+4. the policies of every family through ``vraid.policies.registry``, each behind the
+   policy guard (``vraid.engine.guard``: a failing policy falls back to its family's
+   default, or stops a simulation);
 5. the :class:`~vraid.engine.array.Array`.
 
 Running (:func:`open_engine`, or :meth:`Engine.recover` inside the caller's
@@ -45,6 +47,7 @@ from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
 from .array import Array, CacheConfig
 from .clock import TrioClock
+from .guard import MODES, PolicyGuard
 from .recovery import ResyncReport, recover
 
 log = logging.getLogger(__name__)
@@ -111,6 +114,9 @@ class EngineConfig:
     params: Mapping[str, Any] = field(default_factory=dict)
     #: logical-to-physical translation (``vraid.core.mapping``); None: the geometry's static layout
     mapping: Any = None
+    #: what a failing policy does (vraid.engine.guard): "fallback" (a mount: the family's
+    #: default takes over) or "stop" (a simulation: PolicyFault ends the run)
+    on_policy_fault: str = "fallback"
 
     # -- checks ---------------------------------------------------------------------------
     def spec(self, family: str) -> str:
@@ -135,6 +141,11 @@ class EngineConfig:
         g = self.geometry
         for key in self.policies:
             registry.parse(key, self.policies[key])  # an unknown family or a bad spec
+        if self.spec("ct") != "none":  # its limits come from the superblock too: build it (pure) to check them
+            from vraid.backends.models import disk_preset
+
+            registry.create("ct", self.spec("ct"), registry.Context(
+                geometry=g, disk_model=self.disk_model, params=dict(self.params), disk_preset=disk_preset(self.disk_model)))
         if self.stores is not None and len(self.stores) != g.ndisks:
             raise VraidError(f"{len(self.stores)} member stores for {g.ndisks} disks", "give one store per member")
         cache = self.spec("cache")
@@ -166,6 +177,8 @@ class EngineConfig:
             raise VraidError(f"time scale {self.time_scale} is not positive", "e.g. 1.0 (real time) or 0.1")
         if self.rebuild_rate is not None and self.rebuild_rate < 0:
             raise VraidError(f"rebuild rate {self.rebuild_rate} is negative", "give MB/s, or 0 for no limit")
+        if self.on_policy_fault not in MODES:
+            raise VraidError(f"unknown policy-fault mode {self.on_policy_fault!r}", f"use {' or '.join(MODES)}")
         for role in self.failed:
             if not 0 <= role < g.ndisks:
                 raise VraidError(f"failed role {role} is not a member", f"roles are 0..{g.ndisks - 1}")
@@ -262,7 +275,8 @@ class Engine:
                            spares=[self.wrap_timing(s) for s in cfg.spares],
                            queue_order=registry.create("queue_order", cfg.spec("queue_order"), ctx),
                            read_cache_bytes=cfg.read_cache_size,
-                           prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx), mapping=cfg.mapping)
+                           prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx), mapping=cfg.mapping,
+                           guard=PolicyGuard(cfg.on_policy_fault))
         if cfg.rebuild_rate:
             self.array.set_rebuild_rate(cfg.rebuild_rate * 1e6)
 

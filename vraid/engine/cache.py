@@ -60,6 +60,7 @@ from .members import Priority
 from .stripe import StripeBuffer
 
 if TYPE_CHECKING:
+    from .guard import PolicyGuard
     from .journal import Journal
     from .target import Target
     from vraid.policies.cache import Organisation, UnitSpan
@@ -135,18 +136,21 @@ class WriteBackCache:
         size: int,
         journal: "Journal | None" = None,
         history_limit: int = 100_000,
+        guard: "PolicyGuard | None" = None,
     ) -> None:
         g = target.geometry
         self.target = target
         self.geometry = g
         self.mapping = target.mapping  # every logical-to-physical translation (vraid.core.mapping)
         self.clock = target.clock
-        self.organisation = organisation
-        self.order = order
-        self.scheduler = scheduler
+        self.units: dict[int, Unit] = {}
+        #: every policy call goes through the guard's wrappers (vraid.engine.guard), if given
+        self.guard = guard
+        self.organisation = self._guarded("cache", organisation, units=self.units)
+        self.order = self._guarded("destage_order", order)
+        self.scheduler = self._guarded("destage", scheduler)
         self.unit_bytes = organisation.unit_blocks() * g.block_size
         self.capacity = max(1, size // self.unit_bytes)  # N_W, in units
-        self.units: dict[int, Unit] = {}
         self.clean: OrderedDict[int, None] = OrderedDict()  # evictable units, least recently used first
         self.dirty_keys: set[int] = set()
         self.in_flight = 0
@@ -170,6 +174,9 @@ class WriteBackCache:
         self.last_error: MemberIOError | None = None
 
     # -- bookkeeping -------------------------------------------------------------
+    def _guarded(self, family: str, policy, **extra):
+        return self.guard.wrap(family, policy, **extra) if self.guard is not None else policy
+
     @property
     def occupancy(self) -> float:
         return len(self.dirty_keys) / self.capacity
@@ -487,7 +494,7 @@ class WriteBackCache:
     def set_scheduler(self, scheduler: "DestageScheduler") -> "DestageScheduler":
         """Let ``scheduler`` decide from the destager's next decision on; returns the old one.
         Destages in flight finish as they started."""
-        old, self.scheduler = self.scheduler, scheduler
+        old, self.scheduler = self.scheduler, self._guarded("destage", scheduler)
         self._notify()
         return old
 
@@ -497,6 +504,7 @@ class WriteBackCache:
         The new order is seeded with the dirty units waiting in the old one, in the old
         one's sequence; a unit being destaged joins it if still dirty when its destage ends.
         """
+        order = self._guarded("destage_order", order)
         for key in self.order.keys():
             order.dirtied(key)
         old, self.order = self.order, order

@@ -173,6 +173,19 @@ class PolicyEvent(Event):
         return {"key": self.key, "old": self.old, "new": self.new}
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyFaultEvent(Event):
+    """``policy-fault``: a policy raised, answered out of its family's rules or stalled; the
+    guard (:mod:`vraid.engine.guard`) disabled it and runs ``fallback`` instead."""
+
+    kind: ClassVar[str] = "policy-fault"
+    family: str
+    policy: str
+    call: str
+    error: str
+    fallback: str
+
+
 @dataclass
 class EventBus:
     #: the most recent event of each kind, for ``vraid status`` and the TUI

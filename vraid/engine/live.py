@@ -250,7 +250,7 @@ class LiveState:
 
         @takes()
         async def ctl_get(_req):
-            return {"policies": self.policies(), "keys": dict(CTL_KEYS)}
+            return {"policies": self.policies(), "keys": dict(CTL_KEYS), "faults": self.array.guard.status()}
 
         @takes(key=Str(64), value=Str(1024))
         async def ctl_set(req):

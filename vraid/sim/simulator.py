@@ -42,6 +42,7 @@ import trio.testing
 
 from vraid.engine.array import Array
 from vraid.engine.build import DEFAULT_CACHE_SIZE, EngineConfig, open_engine
+from vraid.engine.guard import PolicyFault
 from vraid.backends.models import ModelSpec, parse_model
 from vraid.errors import MemberIOError, VraidError
 from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, RESERVED, Geometry
@@ -89,6 +90,8 @@ class SimConfig:
     nvram: str | None = None
     #: ``--bitmap-chunk SIZE``: a write-intent bitmap on the members, SIZE of data per bit (None: none)
     bitmap_chunk: str | None = None
+    #: ``--on-policy-fault``: "stop" (a failing policy ends the run with PolicyFault) or "fallback"
+    on_policy_fault: str = "stop"
 
     def geometry(self) -> Geometry:
         """The array geometry these settings describe.
@@ -124,7 +127,8 @@ class SimConfig:
         return EngineConfig(g, policies=policies, cache_size=size, read_cache_size=read_cache,
                             disk_model=self.disk_model, faults=tuple(self.faults),
                             nvram=Path(self.nvram) if self.nvram else None, nvram_fresh=True,
-                            bitmap_chunk=parse_chunk(g, self.bitmap_chunk) if self.bitmap_chunk else None)
+                            bitmap_chunk=parse_chunk(g, self.bitmap_chunk) if self.bitmap_chunk else None,
+                            on_policy_fault=self.on_policy_fault)
 
     def to_dict(self) -> dict[str, Any]:
         """The settings as JSON-ready values, specs in canonical spelling where they parse."""
@@ -137,6 +141,8 @@ class SimConfig:
         for key in ("nvram", "bitmap_chunk"):
             if out[key] is None:
                 del out[key]  # likewise: only runs that use them show them
+        if self.on_policy_fault == "stop":
+            del out["on_policy_fault"]  # the default; only a run that falls back says so
         try:
             out["disk_model"] = parse_model(self.disk_model).text
             out["workload"] = parse_workload(self.workload).spec
@@ -188,9 +194,25 @@ def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None
     pattern = Pattern(config.seed)
     started = time.perf_counter()
     with deterministic_trio(config.seed):
-        metrics = trio.run(_simulate, config, geometry, model, workload, requests, pattern, observe,
-                           clock=trio.testing.MockClock(autojump_threshold=0))
+        try:
+            metrics = trio.run(_simulate, config, geometry, model, workload, requests, pattern, observe,
+                               clock=trio.testing.MockClock(autojump_threshold=0))
+        except BaseExceptionGroup as group:  # a policy fault in stop mode ends the run: raise it alone
+            fault = _first_policy_fault(group)
+            if fault is None:
+                raise
+            raise fault from None
     return SimResult(config, metrics, time.perf_counter() - started)
+
+
+def _first_policy_fault(exc: BaseException) -> PolicyFault | None:
+    if isinstance(exc, PolicyFault):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _first_policy_fault(inner)
+        if found is not None:
+            return found
+    return None
 
 
 def check_policies(policies: dict[str, str]) -> None:
@@ -233,6 +255,8 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
         out["drain_seconds"] = _r(drain)
         if config.faults:
             out["host_errors"] = rec.errors
+        if array.guard.faults:
+            out["policy_faults"] = array.guard.status()
             out["faults_injected"] = [m.status() for m in engine.members if hasattr(m, "spec")]
         if engine.bitmap is not None:
             out["bitmap"] = engine.bitmap.stats.to_dict()

@@ -495,6 +495,9 @@ def header(snap: dict[str, Any], *, speed: str = "") -> Text:
     if snap.get("degraded"):
         text.append("DEGRADED", style="bold reverse red")
         text.append(" ")
+    if snap.get("policy_faults"):  # seen even when the header is cut to one line
+        text.append("POLICY FAULT", style="bold reverse red")
+        text.append(" ")
     if speed:
         text.append(speed, style="bold")
         text.append(" ")
@@ -506,6 +509,12 @@ def header(snap: dict[str, Any], *, speed: str = "") -> Text:
     if "destage" in p:
         text.append(f"  destage {p['destage']}  order {p.get('destage_order')}")
     text.append(f"  CT {p.get('ct', 'none')}")
+    faults = snap.get("policy_faults") or []
+    if faults:  # vraid.engine.guard disabled a policy: which, why, and what runs instead (last on the line)
+        f = faults[-1]
+        more = f" (+{len(faults) - 1} earlier)" if len(faults) > 1 else ""
+        text.append(f"  POLICY FAULT{more}: {f['family']} {f['policy']} failed in {f['call']}: {f['error']}; "
+                    f"now {f['fallback']}", style="bold red")
     return text
 
 

@@ -78,6 +78,12 @@ def _time(t: float) -> str:
     return dt.datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S") if t else "-"
 
 
+def fault_line(fault: dict[str, Any]) -> str:
+    """One line of a policy fault (``status()["policy_faults"]``)."""
+    return (f"{fault['family']} {fault['policy']} failed in {fault['call']}: {fault['error']}; "
+            f"now {fault['fallback']}")
+
+
 def status_tables(st: dict[str, Any]) -> list[Table]:
     g = st["geometry"]
     head = Table(title=f"vraid {st.get('directory', '')}", show_header=False)
@@ -98,6 +104,8 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
                 head.add_row(fam.title, str(policies[key]))
     elif st.get("ct"):
         head.add_row("contiguity transform", str(st["ct"]))
+    for fault in st.get("policy_faults") or ():  # vraid.engine.guard: a policy disabled, its default runs
+        head.add_row(Text("policy fault", style="red", no_wrap=True), Text(fault_line(fault), overflow="fold"))
     if "was_clean" in st and not st["was_clean"]:
         head.add_row("note", "[yellow]the previous shutdown was not clean[/]")
     resync = st.get("resync")

@@ -198,7 +198,7 @@ def _power_cuts(tmp_path: Path, session, mode: str, points: int, seed: int) -> d
 #: (branch durability) once in 5 runs after the harness fix, ``--cache pbg`` lost an fsynced file
 #: (p2-00000, point 2) and the recovery after that cut found 0 dirty bitmap chunks. Unexplained;
 #: the cache races found since (tests/test_cache_races.py) need sub-block writes, which ext4 on a
-#: loop device does not send. 20 runs of the pbg case since then lost nothing: strict again
+#: loop device does not send. 25 runs of the pbg case since then lost nothing: strict again
 #: (docs/crash-and-scrub.md, section 4).
 def _modes():
     return list(MODES)

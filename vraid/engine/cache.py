@@ -36,6 +36,26 @@ drains every unit dirty at the time of the call (``flush``). With one
 dirty block is also put into the journal when it is written, so fsync only
 syncs it, and a new mount replays it.
 
+Concurrency. Code between two awaits runs alone (trio), so what matters is
+what a host write holds across an await. Before it touches a unit it may wait
+for NVRAM slots and for room (``_allocate``); it looks the unit up only after
+those. A write of part of a block then reads the rest of the block (the
+fill), and during that read anything may happen to the unit: other writes
+fill or dirty the same block, a destage begins or ends (ending returns the
+shadow buffer to the pool, and the next destage gets a new shadow), a
+destaged unit turns clean and is evicted (its buffer goes to another unit).
+So the fill reads into a buffer of its own, copies only blocks still empty,
+and afterwards the write checks that the unit is still cached, that it is
+in the same destage phase and that its state array (the main one, or the
+very shadow it chose) is still the unit's; if not, it starts over. A write
+that landed in a stale buffer would be lost to the members, and its write
+sequence number would either be missed by ``drain`` or, for a stale shadow,
+keep the unit dirty forever (an fsync that never returns). Writes are
+acknowledged only when ``write`` returns, so ``flush`` may take
+``upto = write_seq`` at its call: a write still in progress then is not yet
+promised, and if it is absorbed later with a smaller number, drain merely
+waits for it too.
+
 Destager. One trio task asks the scheduler for a decision after every cache
 change and at the times it asks to be called again, and keeps that many
 destages in flight. It always destages at least one unit while host writes
@@ -272,8 +292,13 @@ class WriteBackCache:
         data = unit.shadow if shadow else unit.data
         state = unit.shadow_state if shadow else unit.state
         assert data is not None and state is not None
-        await self._fill_partial(unit, span, ext, fb, lb, data, state, shadow)
-        if not (unit.destaging == shadow):  # a destage started or ended while we waited
+        try:
+            current = await self._fill_partial(unit, span, ext, fb, lb, data, state, shadow)
+        except BaseException:
+            if self.units.get(span.key) is unit and not unit.dirty and not unit.destaging:
+                self.clean[span.key] = None  # unpinned: nothing was written to it
+            raise
+        if not current:  # evicted, or a destage began or ended, while the fill read: start over
             return await self._absorb(span, ext, src, fb, lb, seq)
         start, end = ext.start, ext.start + ext.length
         m = self.metrics
@@ -307,8 +332,16 @@ class WriteBackCache:
         self.clean.pop(key, None)
         self.dirty_keys.add(key)
 
-    async def _fill_partial(self, unit: Unit, span, ext, fb: int, lb: int, data, state, shadow: bool) -> None:
-        """A sub-block write needs the rest of its block: from the cache if valid, else the members."""
+    def _current(self, unit: Unit, span, state, shadow: bool) -> bool:
+        """Whether ``state`` is still what a write chose before an await: the unit not
+        evicted, no destage begun or ended (a new destage means a new shadow)."""
+        return (self.units.get(span.key) is unit and unit.destaging == shadow
+                and (unit.shadow_state if shadow else unit.state) is state)
+
+    async def _fill_partial(self, unit: Unit, span, ext, fb: int, lb: int, data, state, shadow: bool) -> bool:
+        """A sub-block write needs the rest of its block: from the cache if valid, else the
+        members. False if the read from the members outlived the buffer it was for (see
+        the module docstring, Concurrency): nothing was filled then."""
         g = self.geometry
         bs, u = g.block_size, g.u
         partial = set()
@@ -328,12 +361,18 @@ class WriteBackCache:
                 continue
             need.append((k, r))
         if not need:
-            return
-        buf = StripeBuffer(self.mapping, span.stripe, row0=span.row0, rows=span.rows, data=data)
+            return True
+        # read into a buffer of our own: meanwhile another write may make a needed block D
+        # (the old bytes must not overwrite it) or the unit's buffer may go back to the pool
+        buf = StripeBuffer(self.mapping, span.stripe, row0=span.row0, rows=span.rows, data=np.empty_like(data))
         await self.target.read_blocks(buf, need, priority=Priority.HOST)  # reconstructs a missing member's blocks
+        if not self._current(unit, span, state, shadow):
+            return False
         for k, r in need:
             if state[k, r] == E:
+                data[k, r] = buf.data[k, r]
                 state[k, r] = C
+        return True
 
     async def _wait_for_progress(self) -> None:
         self.waiters += 1

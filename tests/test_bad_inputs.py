@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from vraid.fuse import control
+
 from mountutil import Session, is_mounted, requires_mount, vraid
 
 
@@ -249,17 +251,7 @@ def test_mounted(mounted, args, expect, code):
 def test_socket(mounted, line, expect):
     live = mounted["live"]
     before = members_hash(live)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(20)
-        s.connect(str(live / "vraid.sock"))
-        s.sendall(line + b"\n")
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    answer = json.loads(data)
+    answer = json.loads(control.exchange(live / "vraid.sock", line + b"\n", timeout=20))
     assert answer["ok"] is False, answer
     assert expect in answer["error"], answer
     assert answer.get("hint"), answer

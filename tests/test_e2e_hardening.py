@@ -7,12 +7,13 @@ import hashlib
 import json
 import os
 import signal
-import socket
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from vraid.fuse import control
 
 from mountutil import VRAID, daemon_pid, is_mounted, requires_mount, run, vraid, wait_gone
 
@@ -25,17 +26,7 @@ def members_hash(arr: Path) -> dict[str, str]:
 
 
 def raw_request(sock: Path, line: bytes) -> dict:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(10)
-        s.connect(str(sock))
-        s.sendall(line)
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    return json.loads(data)
+    return json.loads(control.exchange(sock, line, timeout=10))
 
 
 def test_a_nested_request_is_refused_and_cached_writes_survive(tmp_path, session):

@@ -161,6 +161,22 @@ def _encode(obj: dict[str, Any]) -> bytes:
         return json.dumps({"ok": False, "error": f"the answer could not be encoded: {exc}"}).encode() + b"\n"
 
 
+def exchange(path: Path, line: bytes, timeout: float = 10.0) -> bytes:
+    """Send ``line`` as it is to the socket at ``path`` and return the answer line (raw: the
+    tests send malformed requests through it). Raises OSError when nothing answers."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(path))
+        s.sendall(line)
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
 def request(path: Path, cmd: str, timeout: float = 10.0, **args: Any) -> dict[str, Any]:
     """Send one command to a running mount (blocking client, for the CLI).
 
@@ -168,16 +184,7 @@ def request(path: Path, cmd: str, timeout: float = 10.0, **args: Any) -> dict[st
         MountError: if nothing answers on ``path``.
     """
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(str(path))
-            s.sendall(json.dumps({"cmd": cmd, **args}).encode() + b"\n")
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+        data = exchange(path, json.dumps({"cmd": cmd, **args}).encode() + b"\n", timeout)
     except OSError as exc:
         raise MountError(f"no running vraid mount answers on {path} ({exc.strerror or exc})", "is the array mounted?") from exc
     try:

@@ -54,7 +54,7 @@ def is_dead(path: Path) -> bool:
     """Whether ``path`` is a FUSE mount whose daemon is gone (stat fails with ENOTCONN,
     "Transport endpoint is not connected", e.g. after the daemon was killed with -9)."""
     try:
-        os.stat(path)
+        os.statvfs(path)  # never answered from the kernel's attribute cache, unlike stat
     except OSError as exc:
         return exc.errno == errno.ENOTCONN
     return False

@@ -6,6 +6,7 @@ fault, and after unmount and remount every file verifies and e2fsck is clean."""
 from __future__ import annotations
 
 import hashlib
+import os
 import json
 import random
 import threading
@@ -109,6 +110,14 @@ def test_a_raising_and_a_never_destaging_scheduler_leave_the_mount_serving(tmp_p
         assert get["faults"][0]["policy"] == first["policy"]
 
         vraid("ctl", mnt, "set", f"destage={tmp_path / 'student.py'}:Never")
+        # a burst four times the cache, written back at once: host writes must wait for room, which
+        # is what the stall rule judges (the writer alone may never fill the cache between two of
+        # ext4's journal commits, whose flushes drain it, on a slow machine)
+        burst = os.urandom(16 << 20)
+        with open(fs / "burst.bin", "wb") as f:
+            f.write(burst)
+            f.flush()
+            os.fsync(f.fileno())
         second = wait_for_faults(mnt, 2, writer)[1]
         assert second["policy"].endswith("student.py:Never") and "no destage" in second["error"]
         time.sleep(1.0)  # the default scheduler serves the writers again
@@ -130,6 +139,7 @@ def test_a_raising_and_a_never_destaging_scheduler_leave_the_mount_serving(tmp_p
     fsck = run("e2fsck", "-fn", dev, check=False)
     assert fsck.returncode == 0, f"e2fsck -fn after the remount\n{fsck.stdout}{fsck.stderr}"
     session.mount_fs(dev, fs)
+    sums["burst.bin"] = hashlib.sha256(burst).hexdigest()
     bad = [n for n, h in sums.items() if hashlib.sha256((fs / n).read_bytes()).hexdigest() != h]
     assert not bad, f"{len(bad)} of {len(sums)} files differ: {bad[:5]}"
     session.umount_fs(fs)

@@ -28,6 +28,6 @@ modprobe fuse 2>/dev/null || true
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q --upgrade pip 'setuptools>=77'  # the build backend pyproject.toml names (tests build the wheel offline)
 .venv/bin/python -m pip install -q -e '.[test]'
 echo "setup: ready (.venv/bin/vraid)"

@@ -86,10 +86,14 @@ class FailuresMatchModel(ArrayMatchesModel):
         disk = data.draw(st.integers(0, self.g.ndisks - 1), label="disk")
         note(f"fail member {disk} (and scribble over it)")
         store = self.stores[disk]
-        store.inner.write_sync(0, bytes(np.random.default_rng(disk).integers(0, 256, store.size, dtype=np.uint8)))
+        garbage = bytes(np.random.default_rng(disk).integers(0, 256, store.size, dtype=np.uint8))
 
         async def fail():
+            # failed first, then its contents go: a read the engine had already issued to the
+            # member may still return what the disk held, never garbage (a disk that dies
+            # answers EIO, it does not invent data), and nothing reads it after the failure
             self.array.fail_member(disk, "test")
+            store.inner.write_sync(0, garbage)
 
         self.portal.call(fail)
         self._sync()

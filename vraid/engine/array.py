@@ -555,6 +555,7 @@ class Array:
         if not self.health.fail(disk, reason):
             return False
         self.members.excluded.add(disk)
+        self.members[disk].retire()  # its queued requests fail and are retried degraded
         missing = self.health.missing_roles
         if not self.redundancy.survives(len(missing)):
             log.error("member %d failed (%s): members %s are missing; their blocks are lost (EIO)", disk, reason, missing)
@@ -583,6 +584,7 @@ class Array:
         role = h.failed[0]
         spare = self.spares.pop(0)
         member = self.members[role]
+        member.retire()  # nothing queued for the failed member may run on the spare
         member.store = spare
         member.stats = MemberStats()
         member.busy_until = -float("inf")

@@ -83,6 +83,8 @@ class Request:
     error: BaseException | None = None
     result: bytes | None = None
     _batch: "_Batch | None" = None
+    #: the member's epoch when the request was queued (see :meth:`Member.retire`)
+    _epoch: int = 0
 
 
 class _Batch:
@@ -131,6 +133,9 @@ class Member:
         self._wakeup = trio.Event()
         self._last_end = -1
         self._active = False
+        #: bumped when the member fails or its role gets a new store (a spare): a request
+        #: queued before that must not run on whatever the role holds now
+        self.epoch = 0
         #: clock time until which a request charged on the fast path keeps the disk busy
         self.busy_until = -math.inf
         self._scale = getattr(clock, "scale", 1.0)
@@ -171,7 +176,15 @@ class Member:
     def queue_depth(self) -> int:
         return self._queued
 
+    def retire(self) -> None:
+        """The member failed, or its role now has another store: requests still queued were
+        planned for what it held before, and fail (their plan is retried degraded) rather
+        than run on the new store (a spare not yet rebuilt holds no data of theirs)."""
+        self.epoch += 1
+        self._wakeup.set()
+
     def submit(self, req: Request) -> None:
+        req._epoch = self.epoch
         self._queues[req.priority].add(req)
         self._queued += 1
         self.stats.max_queue = max(self.stats.max_queue, self._queued)
@@ -193,6 +206,12 @@ class Member:
             if req is None:
                 self._wakeup = trio.Event()
                 await self._wakeup.wait()
+                continue
+            if req._epoch != self.epoch:  # queued before the member failed (see retire)
+                self.stats.errors += 1
+                req.error = OSError(f"member {self.index} failed while the request waited in its queue")
+                if req._batch is not None:
+                    req._batch.finish_one()
                 continue
             self._active = True
             try:

@@ -14,6 +14,7 @@ from vraid.errors import VraidError
 MODULES = (
     "layouts",
     "rcw_rmw",
+    "rxw_matrix",
 )
 
 

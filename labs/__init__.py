@@ -15,6 +15,7 @@ MODULES = (
     "layouts",
     "rcw_rmw",
     "rxw_matrix",
+    "cache_org",
 )
 
 

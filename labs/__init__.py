@@ -16,6 +16,7 @@ MODULES = (
     "rcw_rmw",
     "rxw_matrix",
     "cache_org",
+    "contiguity",
 )
 
 

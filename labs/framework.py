@@ -151,7 +151,9 @@ def normalise(kind: str, value: Any) -> Any:
 
 def show(value: Any) -> str:
     """An answer as a student would type it."""
-    if isinstance(value, (tuple, list, frozenset, set)):
+    if isinstance(value, (frozenset, set)):
+        value = sorted(value, key=lambda v: (isinstance(v, str), v))
+    if isinstance(value, (tuple, list)):
         return ",".join(str(v) for v in value) or "none"
     if isinstance(value, float):
         return f"{value:g}"

@@ -17,6 +17,7 @@ MODULES = (
     "rxw_matrix",
     "cache_org",
     "contiguity",
+    "stride",
 )
 
 

@@ -18,6 +18,7 @@ MODULES = (
     "cache_org",
     "contiguity",
     "stride",
+    "watermarks",
     "adaptive",
 )
 

@@ -20,6 +20,7 @@ MODULES = (
     "stride",
     "watermarks",
     "adaptive",
+    "disk_timing",
 )
 
 

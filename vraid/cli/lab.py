@@ -45,7 +45,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _say(text: str) -> None:
-    print(text, flush=True)
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # `vraid lab run NAME --answers | head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(0) from None
 
 
 def cmd_list(args) -> int:

@@ -13,6 +13,7 @@ from vraid.errors import VraidError
 #: the lab modules, in the order `vraid lab list` shows them
 MODULES = (
     "layouts",
+    "small_write",
     "rcw_rmw",
     "rxw_matrix",
     "cache_org",

@@ -14,7 +14,8 @@ from vraid.cli.main import main
 from vraid.labs import MODULES, all_labs, get, runner
 from vraid.labs.framework import Question, normalise
 
-VIRTUAL = [lab for lab in all_labs() if not lab.mount]
+LABS = all_labs()
+MOUNT_LABS = [lab for lab in LABS if lab.mount]
 #: seeds each lab runs with in CI (seed 0 of `stride` models the paper's 15k rpm drive: ~3 s)
 SEEDS = {"stride": (1, 2)}
 
@@ -23,17 +24,36 @@ def seeds_of(lab) -> tuple[int, int]:
     return SEEDS.get(lab.name, (0, 1))
 
 
-@pytest.mark.parametrize("lab", VIRTUAL, ids=lambda lab: lab.name)
-def test_every_virtual_time_lab_runs_in_batch_for_two_seeds(lab):
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.name)
+def test_every_lab_runs_in_batch_for_two_seeds(lab):
+    """In virtual time; a mount lab's real part is the next test's."""
     lines: list[str] = []
     for seed in seeds_of(lab):
-        assert runner.batch(lab, seed, lines.append) == 0, "\n".join(lines)
+        assert runner.batch(lab, seed, lines.append, live=False) == 0, "\n".join(lines)
         qs = lab.questions(seed)
         assert qs and len({q.key for q in qs}) == len(qs)
         assert all(q.prompt and q.explanation for q in qs)
         assert [q.answer for q in qs] == [q.answer for q in lab.questions(seed)]  # the seed deals the same
     a, b = (lab.questions(s) for s in seeds_of(lab))
     assert [q.answer for q in a] != [q.answer for q in b] or lab.setting(seeds_of(lab)[0]) != lab.setting(seeds_of(lab)[1])
+
+
+@pytest.mark.mount
+@pytest.mark.parametrize("lab", MOUNT_LABS, ids=lambda lab: lab.name)
+def test_a_mount_lab_agrees_with_the_real_mount_and_cleans_up(lab, tmp_path):
+    from mountutil import is_mounted, mount_skip_reason
+
+    if mount_skip_reason():
+        pytest.skip(mount_skip_reason())
+    lines: list[str] = []
+    try:
+        assert runner.batch(lab, 1, lines.append, tmp_path) == 0, "\n".join(lines)
+        assert any("on the mount" in line and "agrees" in line for line in lines), "\n".join(lines)
+    finally:
+        mnt = tmp_path / "mnt"
+        if is_mounted(mnt):   # the lab failed to unmount: do it for it, then fail
+            subprocess.run([sys.executable, "-m", "vraid", "umount", str(mnt)], capture_output=True)
+            pytest.fail("the lab left its mount behind")
 
 
 def test_list_json_has_every_lab_with_its_shape():

@@ -173,3 +173,19 @@ def test_paper_examples_come_out_as_the_papers_give_them():
     assert lrw["q2"] == (1, 0, 3, 5) and lrw["q3"] == (0, 1)  # Fig. 6: PBG5 last, stripe 1 last
     ad = {q.key: q.answer for q in get("adaptive").questions(0)}
     assert ad["q3"] == 8.0 and ad["q4"] == 5.0  # sec. 2.3.3: i = 40/5, delta = (40/10 + 30/5)/2
+
+
+def test_every_lab_has_an_instructor_sheet_with_a_current_answer_key():
+    from pathlib import Path
+
+    from vraid.labs import sheets
+
+    docs = Path(__file__).resolve().parent.parent / "docs" / "labs"
+    index = (docs / "README.md").read_text()
+    for lab in LABS:
+        text = (docs / f"{lab.name}.md").read_text()
+        assert f"`{lab.name}`" in index
+        assert "Learning goals" in text and "Time" in text
+        assert sheets.current_block(text) == sheets.block(lab), (
+            f"docs/labs/{lab.name}.md: the answer key is out of date; run "
+            "`.venv/bin/python -m vraid.labs.sheets docs/labs`")

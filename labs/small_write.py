@@ -28,13 +28,20 @@ BLOCK = 4096
 DISK_SIZE = 24 << 20
 
 
-def member_requests(g: Geometry, offset: int, length: int) -> tuple[int, int, int, int]:
-    """(member reads, member writes, bytes read, bytes written) of one write-through host write."""
-    with Session(EngineConfig(g)) as s:
-        s.write(offset, os.urandom(length))
+def member_requests(g: Geometry, writes) -> list[tuple[int, int, int, int]]:
+    """Per write-through host write (offset, length) in turn, on one array whose cache holds
+    nothing: (member reads, member writes, bytes read, bytes written)."""
+    def totals(s: Session) -> tuple[int, ...]:
         ms = s.status()["members"]
-        return (sum(m["reads"] for m in ms), sum(m["writes"] for m in ms),
-                sum(m["read_bytes"] for m in ms), sum(m["write_bytes"] for m in ms))
+        return tuple(sum(m[k] for m in ms) for k in ("reads", "writes", "read_bytes", "write_bytes"))
+
+    out = []
+    with Session(EngineConfig(g)) as s:
+        for offset, length in writes:
+            before = totals(s)
+            s.write(offset, os.urandom(length))
+            out.append(tuple(a - b for a, b in zip(totals(s), before)))
+    return out
 
 
 class SmallWriteLab(Lab):
@@ -67,8 +74,8 @@ class SmallWriteLab(Lab):
         ndisks, u, block = self.dealt(seed)
         r0, r5 = self.geometry(seed, 0), self.geometry(seed, 5)
         w = self.writes(seed)
-        small0 = member_requests(r0, *w["q2"])
-        small, strip, full = (member_requests(r5, *w[k]) for k in ("q2", "q3", "q4"))
+        (small0,) = member_requests(r0, [w["q2"]])
+        small, strip, full = member_requests(r5, [w[k] for k in ("q2", "q3", "q4")])
         row = ("rmw" if ndisks > 4 else "rcw")
         moved = (small[2] + small[3]) / BLOCK
         return [

@@ -21,6 +21,7 @@ MODULES = (
     "stride",
     "watermarks",
     "adaptive",
+    "degraded",
     "disk_timing",
 )
 

@@ -22,6 +22,7 @@ MODULES = (
     "watermarks",
     "adaptive",
     "degraded",
+    "crashes",
     "disk_timing",
 )
 

@@ -103,9 +103,10 @@ def cmd_models(args) -> int:
     if args.json:
         print(json.dumps(describe_presets(), indent=2))
     else:
-        from vraid.tui.render import models_table
+        from vraid.tui.render import models_sources_table, models_table
 
         _console().print(models_table(describe_presets()))
+        _console().print(models_sources_table(describe_presets()))
     return 0
 
 

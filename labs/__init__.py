@@ -19,6 +19,7 @@ MODULES = (
     "cache_org",
     "contiguity",
     "stride",
+    "destage_order",
     "watermarks",
     "adaptive",
     "degraded",

@@ -743,9 +743,10 @@ class Row:
 
     def target_ratio(self, target: str) -> float:
         """The ratio to the passthrough ``target`` must reach on this row (0: none)."""
-        if target != WRITE_THROUGH and self.job.name == "rand-write":
-            return CACHE_RAND_WRITE_TARGET
-        return self.job.target_ratio
+        if target == WRITE_THROUGH:
+            return self.job.target_ratio
+        # a cache configuration: small random writes that fit, and never below write-through
+        return CACHE_RAND_WRITE_TARGET if self.job.name == "rand-write" else 0.0
 
     def verdict(self, target: str) -> str:
         """PASS/MISS against the passthrough target; a cache configuration must also

@@ -81,3 +81,32 @@ def test_coalesced_destage_with_writes_during_it_loses_nothing():
             assert a.cache.in_flight == 0
 
     _run(main)
+
+
+@pytest.mark.parametrize("org", ["pbg", "stripe"])
+def test_read_miss_without_fill_allocates_nothing_and_reads_right(org):
+    """``fill_misses = False`` (the mount's setting): a read miss leaves the cache as it was."""
+    g = _geometry()
+
+    async def main():
+        stores = _stores(g)
+        cfg = CacheConfig(org, size=1 << 20, destage="hlwm:high=1.0,low=0.9")
+        async with open_array(g, stores, cache=cfg) as a:
+            rng = random.Random(3)
+            image = rng.randbytes(g.capacity)
+            await a.write(0, image)
+            await a.flush()
+            a.cache.fill_misses = False
+            for key in list(a.cache.clean):  # evict everything clean
+                a.cache.units.pop(key)
+                a.cache._forget_stripe(a.cache.geometry.stripes and key // (g.u if org == "pbg" else 1))
+            a.cache.clean.clear()
+            assert not a.cache.units and not a.cache._per_stripe
+            assert await a.read(5000, 70000) == image[5000:75000]
+            assert not a.cache.units  # nothing allocated by the miss
+            await a.write(16 * K + 100, b"x" * 50)  # one cached unit; the read mixes hits and misses
+            expect = image[: 16 * K + 100] + b"x" * 50 + image[16 * K + 150 :]
+            assert await a.read(0, 3 * g.stripe_data_bytes) == expect[: 3 * g.stripe_data_bytes]
+            assert len(a.cache.units) == 1
+
+    _run(main)

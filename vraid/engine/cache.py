@@ -192,6 +192,12 @@ class WriteBackCache:
         #: destage adjacent dirty units of one stripe together (:meth:`_neighbours`); the
         #: mount daemon turns it on, simulations keep the papers' one unit per destage
         self.coalesce = False
+        #: whether a read miss allocates units for what it read (as clean blocks); the mount
+        #: daemon turns it off, so that a read the cache cannot serve costs what it costs
+        #: without a cache (a PBG unit per row read would otherwise be allocated and filled)
+        self.fill_misses = True
+        #: units held per stripe: a read of a stripe with none skips the unit lookups
+        self._per_stripe: dict[int, int] = {}
         self.hwm: float | None = None
         self.lwm: float | None = None
         self.last_error: MemberIOError | None = None
@@ -227,11 +233,20 @@ class WriteBackCache:
                 return None
             victim, _ = self.clean.popitem(last=False)
             old = self.units.pop(victim)
+            self._forget_stripe(old.span.stripe)
             self._pool.append(old.data)
             self.metrics.evictions += 1
         unit = Unit(span, self._new_buffer(span))
         self.units[span.key] = unit
+        self._per_stripe[span.stripe] = self._per_stripe.get(span.stripe, 0) + 1
         return unit
+
+    def _forget_stripe(self, stripe: int) -> None:
+        n = self._per_stripe[stripe] - 1
+        if n:
+            self._per_stripe[stripe] = n
+        else:
+            del self._per_stripe[stripe]
 
     async def _allocate(self, span: "UnitSpan") -> Unit:
         """A unit for ``span``; waits (a write cache miss) until one can be had."""
@@ -411,14 +426,17 @@ class WriteBackCache:
         seen: list[tuple[Unit, int, object, int, int]] = []
         absent: list[tuple["UnitSpan", object, int, int]] = []
         seq = self.write_seq
+        fill = self.fill_misses
         for ext in self.mapping.extents(first, end - first):
+            if not fill and ext.stripe not in self._per_stripe:
+                continue  # nothing of this stripe is cached, and nothing will be filled in
             fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
             for span in self._spans(ext.stripe, fb, lb):
                 unit = self.units.get(span.key)
                 if unit is not None:
                     _copy_valid(unit, span, ext, fb, lb, view, hits, g)
                     seen.append((unit, unit.version, ext, fb, lb))
-                else:
+                elif fill:
                     absent.append((span, ext, fb, lb))
         cached = int(np.count_nonzero(hits))
         m = self.metrics
@@ -429,6 +447,9 @@ class WriteBackCache:
                 self._touch(unit.span.key)
         else:
             below = await (fetch(first, end - first, ~hits) if fetch is not None else self.target.read(first, end - first))
+            if not seen and not absent:  # nothing cached, nothing to fill: the members' bytes as they are
+                head = offset - first
+                return bytes(below) if head == 0 and length == len(below) else bytes(below[head : head + length])
             members = np.frombuffer(below, dtype=np.uint8)
             view[~np.repeat(hits, bs)] = members[~np.repeat(hits, bs)]
             for unit, version, ext, fb, lb in seen:

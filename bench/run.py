@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime as dt
 import importlib.metadata
 import json
@@ -151,6 +152,8 @@ class Measurement:
     lat_mean_us: float
     runtime_ms: int
     io_bytes: int
+    #: CPU seconds the target's daemon used during the job (user + system; 0 if unknown)
+    cpu_s: float = 0.0
 
     @property
     def mb_s(self) -> float:
@@ -174,6 +177,7 @@ class Series:
             lat_mean_us=statistics.median(r.lat_mean_us for r in self.runs),
             runtime_ms=int(statistics.median(r.runtime_ms for r in self.runs)),
             io_bytes=int(statistics.median(r.io_bytes for r in self.runs)),
+            cpu_s=statistics.median(r.cpu_s for r in self.runs),
         )
 
 
@@ -550,8 +554,16 @@ def run_fio(job: Job, filename: str, direct: int, settings: Settings) -> Measure
     return parse_fio(json.loads(output.read_text()), job)
 
 
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of a process so far (0 if unknown)."""
+    fields = _proc_stat_fields(pid) if pid is not None else None
+    if not fields:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
+
+
 def measure_route(route: str, files: dict[str, str], settings: Settings,
-                  series: dict[tuple[str, str, str], Series]) -> None:
+                  series: dict[tuple[str, str, str], Series], pids: dict[str, int | None] | None = None) -> None:
     """Run every job on one route of every target, interleaving the targets job by job.
 
     Odd repetitions run the targets in order, even ones in reverse, so that
@@ -565,7 +577,10 @@ def measure_route(route: str, files: dict[str, str], settings: Settings,
                 continue
             for target, filename in order:
                 key = (target, route, job.name)
+                pid = (pids or {}).get(target)
+                before = cpu_seconds(pid)
                 result = run_fio(job, filename, ROUTES[route], settings)
+                result = dataclasses.replace(result, cpu_s=cpu_seconds(pid) - before)
                 series.setdefault(key, Series(target, route, job)).runs.append(result)
                 log(f"  [{route} {rep}/{settings.repeat}] {job.label:<17} {target:<12}"
                     f"{result.mb_s:9.1f} MB/s {result.iops:10.0f} IOPS")
@@ -584,11 +599,12 @@ def run_benchmark(settings: Settings) -> tuple[list[Series], dict[str, Mounted],
             else:
                 mounted[target] = mounts.enter_context(mount_vraid(settings, target))
         log("route image: fio on MOUNTPOINT/disk.img (direct=0)")
-        measure_route("image", {t: str(m.image) for t, m in mounted.items()}, settings, series)
+        pids = {t: m.pid for t, m in mounted.items()}
+        measure_route("image", {t: str(m.image) for t, m in mounted.items()}, settings, series, pids)
         with contextlib.ExitStack() as loops:
             devices = {t: loops.enter_context(attach_loop(m.image)) for t, m in mounted.items()}
             log("route loop: fio on " + ", ".join(f"{t}={d}" for t, d in devices.items()) + " (direct=1)")
-            measure_route("loop", devices, settings, series)
+            measure_route("loop", devices, settings, series, pids)
         if settings.dbench:
             log(f"route ext4: dbench {DBENCH_CLIENTS} clients, {settings.dbench} s, on ext4 over a loop device")
             measure_dbench(mounted, settings, series)
@@ -806,6 +822,22 @@ def print_table(rows: list[Row], targets: tuple[str, ...], title: str) -> None:
     print(title)
     for cells in [headers, *lines]:
         print("  ".join(c.rjust(w) if i >= 2 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
+
+
+def print_cpu(rows: list[Row], targets: tuple[str, ...]) -> None:
+    """The daemons' CPU time per request (us) and their CPU use (fraction of one core)
+    during each job: on a CPU-bound machine a ratio follows the CPU per request."""
+    print("daemon CPU per request, us (and cores busy during the job)")
+    for row in rows:
+        cells = []
+        for t in targets:
+            m = row.figures.get(t)
+            if m is None or not m.cpu_s or not m.runtime_ms:
+                continue
+            requests = max(1.0, m.iops * m.runtime_ms / 1000)
+            cells.append(f"{t} {m.cpu_s / requests * 1e6:7.0f} ({m.cpu_s / (m.runtime_ms / 1000):.2f})")
+        if cells:
+            print(f"  {row.route:<5} {row.job.label:<21} " + "   ".join(cells))
 
 
 def print_memory(memory: dict[str, dict[str, int]]) -> None:
@@ -1034,6 +1066,7 @@ def benchmark(args: argparse.Namespace) -> int:
              f"random writes), <= {settings.runtime} s per job, median of {settings.repeat}; vraid configurations: "
              + "; ".join(f"{t} = {' '.join(CONFIGS[t]) or 'write-through'}" for t in settings.targets if t in CONFIGS))
     print_table(rows, settings.targets, title)
+    print_cpu(rows, settings.targets)
     print_memory(memory)
     write_json(settings.out, settings, rows, series, mounted, started, memory)
     log(f"results written to {settings.out}")

@@ -790,7 +790,9 @@ def _copy_valid(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, hits:
     """Copy the blocks the unit holds (shadow D first) into the read buffer; mark them hits."""
     for k, r0, r1, rows, first in _strip_runs(unit, span, ext, fb, lb, view, g):
         valid = unit.state[k, r0 : r1 + 1] != E
-        if valid.any():
+        if valid.all():  # the common hit: one plain copy, no boolean indexing
+            rows[:] = unit.data[k, r0 : r1 + 1]
+        elif valid.any():
             rows[valid] = unit.data[k, r0 : r1 + 1][valid]
         if unit.shadow_state is not None:
             newer = unit.shadow_state[k, r0 : r1 + 1] == D

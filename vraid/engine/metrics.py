@@ -117,6 +117,7 @@ class ReadPathMetrics:
     member_requests: int = 0  # member requests those issued (one per strip touched)
     split_reads: int = 0  # host reads whose member requests crossed a strip (independency loss)
     prefetch_member_requests: int = 0  # member requests issued by prefetches (PREFETCH class)
+    prefetch_waits: int = 0  # host reads that waited for a prefetch in flight instead of reading again
     wait_seconds: float = 0.0  # time at least one host read waited for the members
     idle_member_seconds: float = 0.0  # member-seconds idle during those waits
     _waiting: int = 0  # host reads waiting for the members now
@@ -158,7 +159,7 @@ class ReadPathMetrics:
 
     def to_dict(self, members: int) -> dict[str, float]:
         keep = ("host_reads", "host_reads_to_members", "member_requests", "split_reads", "prefetch_member_requests",
-                "wait_seconds", "idle_member_seconds")
+                "prefetch_waits", "wait_seconds", "idle_member_seconds")
         out: dict[str, float] = {k: getattr(self, k) for k in keep}
         out["member_requests_per_read"] = self.member_requests / self.host_reads if self.host_reads else 0.0
         out["split_ratio"] = self.split_reads / self.host_reads_to_members if self.host_reads_to_members else 0.0

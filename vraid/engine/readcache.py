@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
+
+import trio
 
 from vraid.errors import VraidError
 
@@ -49,6 +51,8 @@ class Fetch:
     blocks: list[int]
     prefetch: bool = False
     done: bool = field(default=False)
+    #: set when a prefetch ends: a host read that needs one of its blocks waits for it
+    ended: trio.Event | None = None
 
 
 class ReadCache:
@@ -67,6 +71,7 @@ class ReadCache:
         self._epoch = 0
         self._fetching: dict[int, int] = {}  # block -> fetches in flight
         self._stamp: dict[int, int] = {}  # block -> epoch of its last invalidation during a fetch
+        self._prefetch_of: dict[int, Fetch] = {}  # block -> the prefetch reading it now
         self.metrics = ReadCacheMetrics()
 
     def __len__(self) -> int:
@@ -98,7 +103,23 @@ class ReadCache:
         """A fetch of ``blocks`` starts now: only fills for them made through it count."""
         for b in blocks:
             self._fetching[b] = self._fetching.get(b, 0) + 1
-        return Fetch(self._epoch, list(blocks), prefetch)
+        fetch = Fetch(self._epoch, list(blocks), prefetch)
+        if prefetch:
+            fetch.ended = trio.Event()
+            for b in blocks:
+                self._prefetch_of[b] = fetch
+        return fetch
+
+    def prefetches_of(self, blocks: Iterable[int]) -> list[trio.Event]:
+        """The end events of the prefetches reading any of ``blocks`` that are not held."""
+        if not self._prefetch_of:
+            return []
+        out: dict[int, trio.Event] = {}
+        for b in blocks:
+            f = self._prefetch_of.get(b)
+            if f is not None and f.ended is not None and b not in self._blocks:
+                out[id(f)] = f.ended
+        return list(out.values())
 
     def fill(self, fetch: Fetch, block: int, data: bytes) -> bool:
         """Put the fetched ``block`` in, unless it was invalidated since ``fetch`` began."""
@@ -127,6 +148,11 @@ class ReadCache:
         if fetch.done:
             return
         fetch.done = True
+        if fetch.ended is not None:
+            for b in fetch.blocks:
+                if self._prefetch_of.get(b) is fetch:
+                    del self._prefetch_of[b]
+            fetch.ended.set()
         for b in fetch.blocks:
             n = self._fetching[b] - 1
             if n:

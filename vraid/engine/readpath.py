@@ -136,6 +136,16 @@ class ReadPath:
         assert rc is not None
         bs = self.geometry.block_size
         b0, n = first // bs, length // bs
+        # a block a prefetch is reading now is waited for, not read a second time (Fig. 7 line 32)
+        pending = rc.prefetches_of(b0 + i for i in range(n) if need is None or need[i])
+        if pending:
+            self.stats.prefetch_waits += 1
+            self.stats.wait_begin()
+            try:
+                for ended in pending:
+                    await ended.wait()
+            finally:
+                self.stats.wait_end()
         out = bytearray(length)
         missing: list[int] = []
         for i in range(n):

@@ -138,11 +138,11 @@ def test_runs():
 
 
 def test_prefetch_family():
-    assert CHOICES == ("none", "msp") and PREFETCHERS["none"] is NoPrefetch
+    assert CHOICES == ("none", "msp", "seqp", "saseqp") and PREFETCHERS["none"] is NoPrefetch
     p = load_prefetch("none")
     assert isinstance(p, NoPrefetch) and p.after_read(HostRead(0, 1, 1, 0, 0.0)) == ()
     with pytest.raises(VraidError, match="unknown prefetch policy"):
-        load_prefetch("seqp")
+        load_prefetch("fancy")
     with pytest.raises(VraidError, match="takes no parameters"):
         load_prefetch("none:x=1")
 

@@ -16,8 +16,10 @@ Fig. 7) all decide from the stream of host reads and the strip size
 
 A policy is a pure, synchronous object; a new one is one class (one file here)
 and one entry in the ``prefetch`` row of :mod:`vraid.policies.registry`.
-Built in: ``none`` (today's behaviour: no read-ahead) and ``msp``
-(:mod:`.msp`, seed 001 sec. 4). A policy may also have a ``state()`` method
+Built in: ``none`` (today's behaviour: no read-ahead), ``msp``
+(:mod:`.msp`, seed 001 sec. 4), and ``seqp``/``saseqp`` (:mod:`.seqp`): the
+paper's host-side windows moved into the controller on block streams found by
+address, an extension (the host-side models are in the simulator). A policy may also have a ``state()`` method
 returning a small dict (MSP: SC, SPS): the read path publishes it as a
 ``prefetch`` event when it changes and ``vraid status`` shows it.
 """
@@ -29,11 +31,13 @@ from typing import Any
 from ...errors import VraidError
 from .base import BlockRange, HostRead, NoPrefetch, PrefetchPolicy
 from .msp import MspPrefetch
+from .seqp import SaseqpPrefetch, SeqpPrefetch
 
-__all__ = ["BlockRange", "HostRead", "MspPrefetch", "NoPrefetch", "PrefetchPolicy", "CHOICES", "PREFETCHERS",
-           "load_prefetch"]
+__all__ = ["BlockRange", "HostRead", "MspPrefetch", "NoPrefetch", "PrefetchPolicy", "SaseqpPrefetch", "SeqpPrefetch",
+           "CHOICES", "PREFETCHERS", "load_prefetch"]
 
-PREFETCHERS: dict[str, type[PrefetchPolicy]] = {"none": NoPrefetch, "msp": MspPrefetch}
+PREFETCHERS: dict[str, type[PrefetchPolicy]] = {"none": NoPrefetch, "msp": MspPrefetch, "seqp": SeqpPrefetch,
+                                                 "saseqp": SaseqpPrefetch}
 CHOICES = tuple(PREFETCHERS)
 
 

@@ -87,8 +87,8 @@ def test_msp_prefetches_under_ext4_with_kernel_read_ahead(tmp_path, session):
             assert _sha256sum(many) == {p.name: want[p.name] for p in many}, kb
     finally:
         ra.write_text(default_ra + "\n")
-    # the kernel keeps a sync and an async read of the stream in flight and the daemon's tasks
-    # run them in either order; each swap costs SC three steps (Fig. 7 line 23), so one round
+    # the kernel may keep a sync and an async read of the stream in flight, and the daemon may
+    # serve them in either order; each swap costs SC three steps (Fig. 7 line 23), so one round
     # may stay below SC_thresh; the detector's state carries over to the next round
     assert hits > 0 and max(reached) >= 38, (hits, reached)
     st = _reads(mnt)

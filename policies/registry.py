@@ -171,7 +171,7 @@ FAMILIES: dict[str, Family] = {
                "fifo", slot="members.queue_order", make=_make_queue_order),
         Family("prefetch", "prefetch policy", "what else to read into the read cache after a host read (seed 001)",
                "vraid.policies.prefetch", "vraid.policies.prefetch:PrefetchPolicy",
-               {"none": "vraid.policies.prefetch:NoPrefetch"},
+               {"none": "vraid.policies.prefetch:NoPrefetch", "msp": "vraid.policies.prefetch.msp:MspPrefetch"},
                "none", slot="reads.prefetch", make=_make_prefetch,
                settings=(Setting("read_cache_size", "0", "clean-block read cache size (0: none; prefetching needs one)",
                                  "SIZE"),)),

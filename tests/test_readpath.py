@@ -138,7 +138,7 @@ def test_runs():
 
 
 def test_prefetch_family():
-    assert CHOICES == ("none",) and PREFETCHERS["none"] is NoPrefetch
+    assert CHOICES == ("none", "msp") and PREFETCHERS["none"] is NoPrefetch
     p = load_prefetch("none")
     assert isinstance(p, NoPrefetch) and p.after_read(HostRead(0, 1, 1, 0, 0.0)) == ()
     with pytest.raises(VraidError, match="unknown prefetch policy"):

@@ -14,9 +14,12 @@ Fig. 5) and MSP (the strip-number sequence with its sequential counter,
 Fig. 7) all decide from the stream of host reads and the strip size
 (``geometry.u`` blocks per strip), which is what a policy gets.
 
-A policy is a pure, synchronous object; a new one is one class and one entry
-in ``PREFETCHERS``. Only ``none`` (today's behaviour: no read-ahead) is built
-in so far.
+A policy is a pure, synchronous object; a new one is one class (one file here)
+and one entry in the ``prefetch`` row of :mod:`vraid.policies.registry`.
+Built in: ``none`` (today's behaviour: no read-ahead) and ``msp``
+(:mod:`.msp`, seed 001 sec. 4). A policy may also have a ``state()`` method
+returning a small dict (MSP: SC, SPS): the read path publishes it as a
+``prefetch`` event when it changes and ``vraid status`` shows it.
 """
 
 from __future__ import annotations
@@ -68,16 +71,17 @@ class NoPrefetch(PrefetchPolicy):
         return ()
 
 
-PREFETCHERS: dict[str, type[PrefetchPolicy]] = {"none": NoPrefetch}
+from .msp import MspPrefetch  # noqa: E402  (it subclasses PrefetchPolicy above)
+
+PREFETCHERS: dict[str, type[PrefetchPolicy]] = {"none": NoPrefetch, "msp": MspPrefetch}
 CHOICES = tuple(PREFETCHERS)
 
 
 def load_prefetch(spec: str = "none", geometry: Any = None) -> PrefetchPolicy:
-    """The built-in prefetch policy ``spec`` names (none of them takes parameters yet)."""
-    name, _, params = str(spec).strip().partition(":")
-    cls = PREFETCHERS.get(name)
-    if cls is None:
+    """The prefetch policy ``spec`` names (``NAME[:key=value,...]``), checked by the registry."""
+    from vraid.policies.registry import Context, create
+
+    name = str(spec).strip().partition(":")[0]
+    if name.lower() not in PREFETCHERS:
         raise VraidError(f"unknown prefetch policy {spec!r}", f"use --prefetch {' | '.join(PREFETCHERS)}")
-    if params:
-        raise VraidError(f"prefetch policy {name!r} takes no parameters (got {params!r})", f"write --prefetch {name}")
-    return cls(geometry)
+    return create("prefetch", spec, Context(geometry=geometry))

@@ -89,3 +89,36 @@ class Metrics:
         out["mean_response_ms"] = self.response.mean * 1000
         out["p99_response_ms"] = self.response.percentile(99) * 1000
         return out
+
+
+@dataclass
+class ReadPathMetrics:
+    """What the read path counts of host reads and prefetches at the members (seed 001).
+
+    * ``member_requests / host_reads``: member requests per host read (a hit costs none);
+    * ``split_reads``: host reads whose member requests cross a strip boundary, so one read
+      keeps two or more members busy: seed 001's *independency loss* (Fig. 2a);
+    * parallelism loss (Fig. 2b's opposite): while at least one host read waits for the
+      members (``wait_seconds``, the union of those waits), the member-seconds no request kept
+      busy (``idle_member_seconds``); ``parallelism_loss`` is their share of
+      ``members x wait_seconds``. A member's busy time in a wait is what its busy-seconds
+      counter grew by meanwhile, clipped to the wait (a request that started before the wait
+      or, in virtual time, is charged ahead counts whole), so it is exact for waits that
+      start with the members idle and a close estimate otherwise.
+    """
+
+    host_reads: int = 0  # host reads the read path served
+    host_reads_to_members: int = 0  # of them, reads that needed the members
+    member_requests: int = 0  # member requests those issued (one per strip touched)
+    split_reads: int = 0  # host reads whose member requests crossed a strip (independency loss)
+    prefetch_member_requests: int = 0  # member requests issued by prefetches (PREFETCH class)
+    wait_seconds: float = 0.0  # time at least one host read waited for the members
+    idle_member_seconds: float = 0.0  # member-seconds idle during those waits
+
+    def to_dict(self, members: int) -> dict[str, float]:
+        out: dict[str, float] = dict(self.__dict__)
+        out["member_requests_per_read"] = self.member_requests / self.host_reads if self.host_reads else 0.0
+        out["split_ratio"] = self.split_reads / self.host_reads_to_members if self.host_reads_to_members else 0.0
+        span = members * self.wait_seconds
+        out["parallelism_loss"] = self.idle_member_seconds / span if span > 0 else 0.0
+        return out

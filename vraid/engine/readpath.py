@@ -48,7 +48,9 @@ import trio
 
 from vraid.errors import MemberIOError, VraidError
 from vraid.policies.prefetch import HostRead, NoPrefetch, PrefetchPolicy
+from .events import PrefetchEvent
 from .members import Priority
+from .metrics import ReadPathMetrics
 
 if TYPE_CHECKING:
     from .cache import WriteBackCache
@@ -70,10 +72,17 @@ class ReadCacheMetrics:
     stale_drops: int = 0  # fills refused: the block was written while being fetched
     evictions: int = 0
     invalidations: int = 0  # blocks dropped because the host wrote them
+    #: prefetched blocks dropped before the host read them: evicted (LRU) or overwritten
+    prefetch_evicted_unread: int = 0
+    prefetch_invalidated_unread: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         out["hit_ratio"] = self.hits / self.lookups if self.lookups else 0.0
+        # of the blocks host reads looked up, the share a prefetch had brought in
+        out["prefetch_hit_ratio"] = self.prefetch_hits / self.lookups if self.lookups else 0.0
+        # of the blocks prefetched, the share the host read (prefetch accuracy)
+        out["prefetch_used_ratio"] = self.prefetch_hits / self.prefetched if self.prefetched else 0.0
         return out
 
 
@@ -152,7 +161,9 @@ class ReadCache:
             self.metrics.fills += 1
         while len(self._blocks) > self.capacity:
             old, _ = self._blocks.popitem(last=False)
-            self._prefetched.discard(old)
+            if old in self._prefetched:
+                self._prefetched.discard(old)
+                self.metrics.prefetch_evicted_unread += 1
             self.metrics.evictions += 1
         return True
 
@@ -180,14 +191,23 @@ class ReadCache:
             hit = [b for b in range(first, first + count) if b in blocks or b in fetching]
         for b in hit:
             if blocks.pop(b, None) is not None:
-                self._prefetched.discard(b)
+                if b in self._prefetched:
+                    self._prefetched.discard(b)
+                    self.metrics.prefetch_invalidated_unread += 1
                 self.metrics.invalidations += 1
             if b in fetching:
                 self._stamp[b] = self._epoch
 
+    def fetching(self, block: int) -> bool:
+        """Whether a fetch (a host-read miss or a prefetch) is reading ``block`` now."""
+        return block in self._fetching
+
     def status(self) -> dict[str, Any]:
-        return {"size": self.size, "blocks": len(self._blocks), "capacity_blocks": self.capacity,
-                "fetching": len(self._fetching)} | self.metrics.to_dict()
+        m = self.metrics
+        return ({"size": self.size, "blocks": len(self._blocks), "capacity_blocks": self.capacity,
+                 "fetching": len(self._fetching)} | m.to_dict()
+                | {"prefetch_unread": len(self._prefetched),  # held, not read by the host yet
+                   "prefetch_wasted": m.prefetch_evicted_unread + m.prefetch_invalidated_unread})
 
 
 class ReadPath:
@@ -215,6 +235,12 @@ class ReadPath:
         self._nursery: trio.Nursery | None = None
         self._prefetching = 0
         self.last_error: MemberIOError | None = None
+        #: member requests, split reads and parallelism loss (seed 001's metrics)
+        self.stats = ReadPathMetrics()
+        self._waiting = 0  # host reads waiting for the members now
+        self._wait_t0 = 0.0
+        self._busy0: list[float] = []
+        self._state: Any = None  # the prefetch policy's state last published
 
     @property
     def prefetching(self) -> bool:
@@ -235,10 +261,11 @@ class ReadPath:
     async def read(self, offset: int, length: int) -> bytes:
         """``length`` bytes at ``offset`` (inside the array), newest data."""
         rc = self.read_cache
+        self.stats.host_reads += 1
         if rc is None:
             if self.cache is not None:
-                return await self.cache.read(offset, length)
-            return await self.target.read(offset, length)
+                return await self.cache.read(offset, length, fetch=self._through)
+            return await self._members(offset, length, [(offset, length)])
         bs = self.geometry.block_size
         first = offset // bs * bs
         end = -(-(offset + length) // bs) * bs
@@ -277,12 +304,17 @@ class ReadPath:
         fetch = rc.begin([b0 + i for i in missing if not dirty[i]])
         try:
             runs = _runs(missing)
-            if len(runs) == 1:
-                await self._read_run(out, first, *runs[0])
-            else:
-                async with trio.open_nursery() as nursery:
-                    for i, k in runs:
-                        nursery.start_soon(self._read_run, out, first, i, k)
+            self._count_host([(first + i * bs, k * bs) for i, k in runs])
+            self._wait_begin()
+            try:
+                if len(runs) == 1:
+                    await self._read_run(out, first, *runs[0])
+                else:
+                    async with trio.open_nursery() as nursery:
+                        for i, k in runs:
+                            nursery.start_soon(self._read_run, out, first, i, k)
+            finally:
+                self._wait_end()
             for b in fetch.blocks:
                 i = b - b0
                 rc.fill(fetch, b, out[i * bs : (i + 1) * bs])
@@ -293,6 +325,56 @@ class ReadPath:
     async def _read_run(self, out: bytearray, first: int, i: int, k: int, priority: Priority = Priority.HOST) -> None:
         bs = self.geometry.block_size
         out[i * bs : (i + k) * bs] = await self.target.read(first + i * bs, k * bs, priority=priority)
+
+    async def _through(self, first: int, length: int, need: np.ndarray | None) -> bytes:
+        """The write cache's misses without a read cache: the whole range from the target,
+        as the cache's own default fetch does, counted."""
+        return await self._members(first, length, [(first, length)])
+
+    async def _members(self, offset: int, length: int, ranges: list[tuple[int, int]]) -> bytes:
+        self._count_host(ranges)
+        self._wait_begin()
+        try:
+            return await self.target.read(offset, length)
+        finally:
+            self._wait_end()
+
+    # -- seed 001's metrics -------------------------------------------------------------
+    def _strips(self, offset: int, length: int) -> int:
+        """Member requests a read of these bytes makes: one per strip touched."""
+        strip = self.geometry.strip_size
+        return (offset + length - 1) // strip - offset // strip + 1 if length > 0 else 0
+
+    def _count_host(self, ranges: list[tuple[int, int]]) -> None:
+        n = sum(self._strips(o, k) for o, k in ranges)
+        st = self.stats
+        st.host_reads_to_members += 1
+        st.member_requests += n
+        if n > 1:
+            st.split_reads += 1
+
+    def _busy(self) -> list[float]:
+        members = getattr(getattr(self.target, "raid", None), "members", None)
+        return [d.stats.busy_seconds for d in members.disks] if members is not None else []
+
+    def _wait_begin(self) -> None:
+        if not self._waiting:
+            self._wait_t0 = self.target.clock.now()
+            self._busy0 = self._busy()
+        self._waiting += 1
+
+    def _wait_end(self) -> None:
+        self._waiting -= 1
+        if self._waiting:
+            return
+        span = self.target.clock.now() - self._wait_t0
+        if span <= 0:
+            return
+        st = self.stats
+        st.wait_seconds += span
+        busy = self._busy()
+        if len(busy) == len(self._busy0):
+            st.idle_member_seconds += sum(span - min(span, max(0.0, b1 - b0)) for b0, b1 in zip(self._busy0, busy))
 
     def _dirty(self, first: int, length: int) -> np.ndarray:
         if self.cache is None:
@@ -316,7 +398,9 @@ class ReadPath:
         assert rc is not None
         g = self.geometry
         total = g.capacity // g.block_size
-        for start, count in self.prefetch.after_read(read):
+        advice = self.prefetch.after_read(read)
+        self._publish(advice)
+        for start, count in advice:
             start, stop = max(0, start), min(total, start + count)
             if start >= stop:
                 continue
@@ -325,7 +409,9 @@ class ReadPath:
                 continue
             bs = g.block_size
             held = (self.cache.block_states(start * bs, stop * bs) != 0) if self.cache is not None else None
-            want = [b for b in range(start, stop) if b not in rc and (held is None or not held[b - start])]
+            # Fig. 7 line 32: not what is held, nor what a fetch is reading already
+            want = [b for b in range(start, stop)
+                    if b not in rc and not rc.fetching(b) and (held is None or not held[b - start])]
             if not want:
                 continue
             fetch = rc.begin(want, prefetch=True)  # now: not dirty in the write cache at this instant
@@ -339,6 +425,7 @@ class ReadPath:
         bs = self.geometry.block_size
         try:
             for i, k in _runs(fetch.blocks):
+                self.stats.prefetch_member_requests += self._strips(i * bs, k * bs)
                 data = await self.target.read(i * bs, k * bs, priority=Priority.PREFETCH)
                 for j in range(k):
                     rc.fill(fetch, i + j, data[j * bs : (j + 1) * bs])
@@ -349,8 +436,34 @@ class ReadPath:
             rc.end(fetch)
             self._prefetching -= 1
 
+    def _publish(self, advice: Sequence[tuple[int, int]]) -> None:
+        """A ``prefetch`` event when the policy's state (if it has one) changed."""
+        state = self._policy_state()
+        if state is None or state == self._state:
+            return
+        self._state = state
+        events = getattr(self.target, "events", None)
+        if events is not None:
+            events.publish(PrefetchEvent(time=self.target.clock.now(), policy=str(self.prefetch.describe()),
+                                         state=state, ranges=tuple(tuple(r) for r in advice)))
+
+    def _policy_state(self) -> dict[str, Any] | None:
+        fn = getattr(self.prefetch, "state", None)
+        if not callable(fn):
+            return None
+        try:
+            state = fn()
+        except Exception:  # a student's state() is for display only: never fails a read
+            return None
+        return dict(state) if isinstance(state, dict) else None
+
     def status(self) -> dict[str, Any]:
+        members = len(self._busy()) or self.geometry.ndisks
         out: dict[str, Any] = {"prefetch": self.prefetch.describe(), "prefetching": self._prefetching}
+        state = self._policy_state()
+        if state is not None:
+            out["policy_state"] = state
+        out |= self.stats.to_dict(members)
         if self.read_cache is not None:
             out |= self.read_cache.status()
         return out

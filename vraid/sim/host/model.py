@@ -161,6 +161,12 @@ class HostModel:
 
     async def _pages(self, s: Stream, first: int, last: int) -> None:
         """Wait until file pages [first, last) are in the page cache, reading uncovered ones."""
+        for c in s.cached:  # the usual case first: one window, already read, holds them all
+            if c.end > first:
+                if c.start <= first and last <= c.end and c.done.is_set():
+                    s.hit_pages += last - first
+                    return
+                break
         pos = first
         for c in list(s.cached):
             if c.end <= pos:
@@ -187,9 +193,9 @@ class HostModel:
 
     def _forget(self, s: Stream, first: int) -> None:
         """Drop windows wholly behind the read just done (the stream has passed them)."""
-        keep = [c for c in s.cached if c.end > first or not c.done.is_set()]
-        if len(keep) != len(s.cached):
-            s.cached[:] = keep
+        cached = s.cached
+        if cached and cached[0].end <= first:
+            cached[:] = [c for c in cached if c.end > first or not c.done.is_set()]
 
     # ------------------------------------------------------------------ driving
     async def run(self, requests: Iterator["HostRequest"], pattern: "Pattern", rec: "Recorder") -> None:

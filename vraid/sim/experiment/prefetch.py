@@ -65,13 +65,13 @@ def describe() -> str:
 
 
 def runs(quick: bool, *, total: int | None = None, streams: list[int] | None = None,
-         strips: tuple[int, ...] = STRIPS, series: tuple[str, ...] = tuple(SERIES)) -> list[dict[str, Any]]:
+         strips: tuple[int, ...] | None = None, series: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """One run per (strip, series, stream count)."""
     st = QUICK if quick else FULL
     total = total or st["total"]
     specs = []
-    for strip in strips:
-        for name in series:
+    for strip in strips or STRIPS:
+        for name in series or tuple(SERIES):
             readahead, prefetch = SERIES[name]
             for n in streams or st["streams"]:
                 specs.append({"id": f"{strip >> 10}k-{name}-{n}", "strip": strip, "series": name, "streams": n,
@@ -226,7 +226,8 @@ def _plot(res: dict[str, Any], path: Path) -> Path:
         ax.set_ylabel("aggregate bandwidth (MB/s)")
         ax.set_ylim(bottom=0)
         ax.set_title(f"strip {strip}, {title}", fontsize=10)
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
     fig.suptitle(f"seed 001 Fig. 8 on vraid: RAID-0 of {DISKS} x {DISK_MODEL}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=90)

@@ -136,7 +136,7 @@ class JitterStore(StoreWrapper):
         await self.inner.write(offset, data)
 
 
-def _read_cached(base):
+def _read_cached(base, prefetch: str = "test_readpath:NextStrip"):
     class ReadCachedModel(base):
         """Reads always return the model, and the read cache never holds a stale block."""
 
@@ -144,7 +144,12 @@ def _read_cached(base):
             stores = [JitterStore(s, i) for i, s in enumerate(self.stores)]
             kw = {"cache": self.cache} if base is CachedArrayMatchesModel else {}
             return ArrayPortal(self.g, stores, read_cache_size=6 * self.g.block_size * self.g.u,
-                               policies={"prefetch": "test_readpath:NextStrip"}, **kw)  # a student's policy, by name
+                               policies={"prefetch": prefetch}, **kw)  # NextStrip: a student's policy, by name
+
+        def teardown(self) -> None:
+            rc = self.portal.array.reads.read_cache
+            PREFETCHED[prefetch] = PREFETCHED.get(prefetch, 0) + rc.metrics.prefetched
+            super().teardown()
 
         @rule()
         def read_cache_is_fresh(self) -> None:
@@ -172,16 +177,28 @@ class _WriteThroughModel(ArrayMatchesModel):
         super().__init__(GEOMETRY, backend, workdir)
 
 
+#: blocks prefetched over a test's runs, by policy spec (the draws must reach prefetching)
+PREFETCHED: dict[str, int] = {}
+#: every built-in prefetch policy and a student's; MSP with thresholds a short run reaches
+PREFETCHES = {"next-strip": ("test_readpath:NextStrip", 12), "msp": ("msp:sc_max=3,sc_thresh=2,sps_max=2", 10),
+              "none": ("none", 3)}
+
+
+@pytest.mark.parametrize("prefetch", list(PREFETCHES))
 @pytest.mark.parametrize("org", ["none", *ORGS])
-def test_read_cache_and_prefetch_match_the_model(org, tmp_path):
+def test_read_cache_and_prefetch_match_the_model(org, prefetch, tmp_path):
     unit = GEOMETRY.geometry().stripe_data_bytes
+    spec, examples = PREFETCHES[prefetch]
     if org == "none":
-        machine = _read_cached(_WriteThroughModel)
+        machine = _read_cached(_WriteThroughModel, spec)
         cfg = None
     else:
-        machine = _read_cached(CachedArrayMatchesModel)
+        machine = _read_cached(CachedArrayMatchesModel, spec)
         cfg = CacheConfig(org, size=3 * unit, destage="hlwm:high=0.6,low=0.3")
-    run_state_machine_as_test(lambda: machine(cfg, "memory", tmp_path), settings=settings(SETTINGS, max_examples=12))
+    PREFETCHED.pop(spec, None)
+    run_state_machine_as_test(lambda: machine(cfg, "memory", tmp_path),
+                              settings=settings(SETTINGS, max_examples=examples))
+    assert (PREFETCHED.get(spec, 0) > 0) == (prefetch != "none"), PREFETCHED
 
 
 # -- the policy guard: a student's scheduler or order fails at a random step --------------------

@@ -346,6 +346,8 @@ def _collect(config: SimConfig, geometry: Geometry, model: ModelSpec, array: Arr
             "disk_missed_rotations": [s.missed_rotations for s in st],
             "disk_cache_hits": sum(s.stream_hits + s.cache_hits for s in st),
         })
+    if array.reads.read_cache is not None:  # seed 001: the read cache and the prefetch metrics
+        out["prefetch"] = {k: (_r(v) if isinstance(v, float) else v) for k, v in array.reads.status().items()}
     return out
 
 

@@ -137,6 +137,16 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
             f"{m['mean_response_ms']:.3f}", f"{m['p99_response_ms']:.3f}",
         )
         out.append(c)
+    reads = st.get("reads")
+    if reads:  # the read cache and the prefetch policy (seed 001; docs/metrics.md)
+        from .panels import prefetch_summary
+
+        rows = prefetch_summary(reads)
+        t = Table(title="read cache and prefetch (seed 001)")
+        for label, _ in rows:
+            t.add_column(label, justify="right")
+        t.add_row(*(v for _, v in rows))
+        out.append(t)
     cache = st.get("cache")
     if cache and cache.get("organisation", "none") != "none":
         t = Table(title="write cache (seed 000 III-A, seed 003 2.1)")

@@ -25,6 +25,7 @@ stream's windows). Writes and flushes pass straight through to the array.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 
 #: ramp sizes kept per stream for the JSON (the first windows show the ramp)
 RAMP_SHOWN = 8
+#: host CPU time to submit one request to the block device (orders same-instant submissions)
+SUBMIT_SECONDS = 1e-6
 
 
 @dataclass
@@ -145,8 +148,18 @@ class HostModel:
             s.ramp.append(w.count)
         self.array.events.publish(ReadaheadEvent(time=self.array.clock.now(), cause=Cause.HOST, stream=s.id,
                                                  start=w.start, pages=w.count, ramp=w.ramp, sync=w.sync))
-        assert self._nursery is not None, "HostModel.read outside HostModel.running()"
-        self._nursery.start_soon(self._fill, s, c)
+        self._submit.send_nowait((s, c))
+
+    async def _submitter(self) -> None:
+        """The block layer's queue: windows reach the array one after another, in the order
+        the streams made them, :data:`SUBMIT_SECONDS` apart. Without this, two windows made at
+        the same virtual instant would start in whatever order the scheduler runs tasks, and
+        a controller watching the block sequence (MSP) would see a stream's strips swapped,
+        which a process submitting its bios one by one never does."""
+        assert self._nursery is not None
+        async for s, c in self._pending:
+            self._nursery.start_soon(self._fill, s, c)
+            await trio.sleep(SUBMIT_SECONDS)
 
     async def _fill(self, s: Stream, c: _Cached) -> None:
         try:
@@ -233,12 +246,16 @@ class HostModel:
                 now = trio.current_time()
                 rec.finished(req.op, now - start, now)
 
-        async with trio.open_nursery() as nursery:
-            self._nursery = nursery
-            while True:  # the first round: every stream starts at once
-                req = pull()
-                if req is None or len(queues[req.stream]) > 1:
-                    break
+        self._submit, self._pending = trio.open_memory_channel(math.inf)
+        async with trio.open_nursery() as outer:  # the submitter and the array reads
+            self._nursery = outer
+            outer.start_soon(self._submitter)
+            async with trio.open_nursery() as nursery:  # the streams
+                while True:  # the first round: every stream starts at once
+                    req = pull()
+                    if req is None or len(queues[req.stream]) > 1:
+                        break
+            self._submit.close()
         self._nursery = None
 
     def metrics(self, elapsed: float) -> dict[str, Any]:

@@ -181,7 +181,7 @@ class _WriteThroughModel(ArrayMatchesModel):
 PREFETCHED: dict[str, int] = {}
 #: every built-in prefetch policy and a student's; MSP with thresholds a short run reaches
 PREFETCHES = {"next-strip": ("test_readpath:NextStrip", 12), "msp": ("msp:sc_max=3,sc_thresh=2,sps_max=2", 10),
-              "none": ("none", 3)}
+              "saseqp": ("saseqp:max_kb=16", 8), "none": ("none", 3)}
 
 
 @pytest.mark.parametrize("prefetch", list(PREFETCHES))

@@ -196,3 +196,33 @@ def test_msp_in_an_array_reads_whole_stripes_ahead_of_one_stream():
             assert st["prefetch_member_requests"] > 0
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_vraid_status_shows_the_read_cache_and_prefetch_table():
+    import io
+
+    import trio
+    from rich.console import Console
+
+    from vraid.backends.memory import MemoryStore
+    from vraid.engine.array import open_array
+    from vraid.tui.render import status_tables
+
+    g = Geometry(level=0, ndisks=4, stripes=8, block_size=BS, strip_size=4 * BS, data_offset=65536)
+
+    async def main() -> dict:
+        stores = [MemoryStore(g.member_size) for _ in range(g.ndisks)]
+        async with open_array(g, stores, read_cache_bytes=16 * g.strip_size,
+                              prefetch=MspPrefetch(g, sc_max=3, sc_thresh=2, sps_max=2)) as array:
+            for k in range(8):
+                await array.read(k * g.strip_size, g.strip_size)
+            await trio.sleep(0)
+            return array.status() | {"state": "active"}
+
+    st = trio.run(main)
+    assert st["reads"]["policy_state"]["active"] and st["reads"]["prefetch_hits"] > 0
+    out = io.StringIO()
+    for t in status_tables(st):
+        Console(file=out, width=200).print(t)
+    text = out.getvalue()
+    assert "read cache and prefetch (seed 001)" in text and "prefetch-hit" in text and "idle-waiting" in text

@@ -48,7 +48,7 @@ from typing import Any, Sequence
 
 from vraid.errors import VraidError
 
-from . import BlockRange, HostRead, PrefetchPolicy
+from .base import BlockRange, HostRead, PrefetchPolicy
 
 
 @dataclass(frozen=True, slots=True)

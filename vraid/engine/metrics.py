@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 class ResponseTimes:
@@ -107,16 +108,59 @@ class ReadPathMetrics:
       start with the members idle and a close estimate otherwise.
     """
 
+    #: bytes per strip, the clock's ``now``, and every member's busy seconds so far
+    strip_size: int
+    now: Callable[[], float]
+    busy: Callable[[], list[float]]
     host_reads: int = 0  # host reads the read path served
     host_reads_to_members: int = 0  # of them, reads that needed the members
     member_requests: int = 0  # member requests those issued (one per strip touched)
     split_reads: int = 0  # host reads whose member requests crossed a strip (independency loss)
     prefetch_member_requests: int = 0  # member requests issued by prefetches (PREFETCH class)
+    prefetch_waits: int = 0  # host reads that waited for a prefetch in flight instead of reading again
     wait_seconds: float = 0.0  # time at least one host read waited for the members
     idle_member_seconds: float = 0.0  # member-seconds idle during those waits
+    _waiting: int = 0  # host reads waiting for the members now
+    _t0: float = 0.0
+    _busy0: list[float] = field(default_factory=list)
+
+    def strips(self, offset: int, length: int) -> int:
+        """Member requests a read of these bytes makes: one per strip touched."""
+        s = self.strip_size
+        return (offset + length - 1) // s - offset // s + 1 if length > 0 else 0
+
+    def count_host(self, ranges: list[tuple[int, int]]) -> None:
+        """One host read goes to the members for these (offset, length) byte ranges."""
+        n = sum(self.strips(o, k) for o, k in ranges)
+        self.host_reads_to_members += 1
+        self.member_requests += n
+        if n > 1:
+            self.split_reads += 1
+
+    def wait_begin(self) -> None:
+        """A host read starts waiting for the members."""
+        if not self._waiting:
+            self._t0 = self.now()
+            self._busy0 = self.busy()
+        self._waiting += 1
+
+    def wait_end(self) -> None:
+        """It got its blocks; the last one to end closes the wait."""
+        self._waiting -= 1
+        if self._waiting:
+            return
+        span = self.now() - self._t0
+        if span <= 0:
+            return
+        self.wait_seconds += span
+        busy = self.busy()
+        if len(busy) == len(self._busy0):
+            self.idle_member_seconds += sum(span - min(span, max(0.0, b1 - b0)) for b0, b1 in zip(self._busy0, busy))
 
     def to_dict(self, members: int) -> dict[str, float]:
-        out: dict[str, float] = dict(self.__dict__)
+        keep = ("host_reads", "host_reads_to_members", "member_requests", "split_reads", "prefetch_member_requests",
+                "prefetch_waits", "wait_seconds", "idle_member_seconds")
+        out: dict[str, float] = {k: getattr(self, k) for k in keep}
         out["member_requests_per_read"] = self.member_requests / self.host_reads if self.host_reads else 0.0
         out["split_ratio"] = self.split_reads / self.host_reads_to_members if self.host_reads_to_members else 0.0
         span = members * self.wait_seconds

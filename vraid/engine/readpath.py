@@ -39,8 +39,6 @@ Prefetch member requests run in the PREFETCH priority class
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -51,6 +49,9 @@ from vraid.policies.prefetch import HostRead, NoPrefetch, PrefetchPolicy
 from .events import PrefetchEvent
 from .members import Priority
 from .metrics import ReadPathMetrics
+from .readcache import Fetch, ReadCache, ReadCacheMetrics
+
+__all__ = ["Fetch", "ReadCache", "ReadCacheMetrics", "ReadPath"]
 
 if TYPE_CHECKING:
     from .cache import WriteBackCache
@@ -58,156 +59,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _D = 2  # the write-back cache's state of a dirty block
-
-
-@dataclass
-class ReadCacheMetrics:
-    lookups: int = 0  # blocks looked up by host reads
-    hits: int = 0
-    prefetch_hits: int = 0  # hits on blocks a prefetch brought in, first use only
-    fills: int = 0  # blocks put in by host-read misses
-    prefetched: int = 0  # blocks put in by prefetches
-    prefetches: int = 0  # prefetch reads issued
-    prefetch_skipped: int = 0  # prefetch advice dropped: too many prefetches in flight
-    stale_drops: int = 0  # fills refused: the block was written while being fetched
-    evictions: int = 0
-    invalidations: int = 0  # blocks dropped because the host wrote them
-    #: prefetched blocks dropped before the host read them: evicted (LRU) or overwritten
-    prefetch_evicted_unread: int = 0
-    prefetch_invalidated_unread: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        out["hit_ratio"] = self.hits / self.lookups if self.lookups else 0.0
-        # of the blocks host reads looked up, the share a prefetch had brought in
-        out["prefetch_hit_ratio"] = self.prefetch_hits / self.lookups if self.lookups else 0.0
-        # of the blocks prefetched, the share the host read (prefetch accuracy)
-        out["prefetch_used_ratio"] = self.prefetch_hits / self.prefetched if self.prefetched else 0.0
-        return out
-
-
-@dataclass
-class Fetch:
-    """One fetch in flight: the blocks it may fill and the epoch it began in."""
-
-    start: int
-    blocks: list[int]
-    prefetch: bool = False
-    done: bool = field(default=False)
-
-
-class ReadCache:
-    """Clean blocks by logical block number, least recently used evicted first;
-    at most ``size`` bytes of block data."""
-
-    def __init__(self, size: int, block_size: int) -> None:
-        if size < block_size:
-            raise VraidError(f"a read cache of {size} bytes cannot hold one {block_size}-byte block",
-                             "give at least one block, or 0 to turn the read cache off")
-        self.size = size
-        self.block_size = block_size
-        self.capacity = size // block_size  # blocks
-        self._blocks: OrderedDict[int, bytes] = OrderedDict()
-        self._prefetched: set[int] = set()  # brought in by a prefetch, not read by the host yet
-        self._epoch = 0
-        self._fetching: dict[int, int] = {}  # block -> fetches in flight
-        self._stamp: dict[int, int] = {}  # block -> epoch of its last invalidation during a fetch
-        self.metrics = ReadCacheMetrics()
-
-    def __len__(self) -> int:
-        return len(self._blocks)
-
-    def __contains__(self, block: int) -> bool:
-        return block in self._blocks
-
-    @property
-    def used(self) -> int:
-        """Bytes of block data held."""
-        return len(self._blocks) * self.block_size
-
-    def get(self, block: int) -> bytes | None:
-        """The block's bytes (a host read: counted, moved to the most recently used end)."""
-        m = self.metrics
-        m.lookups += 1
-        data = self._blocks.get(block)
-        if data is None:
-            return None
-        m.hits += 1
-        if block in self._prefetched:
-            self._prefetched.discard(block)
-            m.prefetch_hits += 1
-        self._blocks.move_to_end(block)
-        return data
-
-    def begin(self, blocks: Sequence[int], *, prefetch: bool = False) -> Fetch:
-        """A fetch of ``blocks`` starts now: only fills for them made through it count."""
-        for b in blocks:
-            self._fetching[b] = self._fetching.get(b, 0) + 1
-        return Fetch(self._epoch, list(blocks), prefetch)
-
-    def fill(self, fetch: Fetch, block: int, data: bytes) -> bool:
-        """Put the fetched ``block`` in, unless it was invalidated since ``fetch`` began."""
-        if self._stamp.get(block, -1) > fetch.start:
-            self.metrics.stale_drops += 1
-            return False
-        if block in self._blocks:  # a newer fetch of the same bytes got there first
-            self._blocks.move_to_end(block)
-            return True
-        self._blocks[block] = bytes(data)
-        if fetch.prefetch:
-            self._prefetched.add(block)
-            self.metrics.prefetched += 1
-        else:
-            self.metrics.fills += 1
-        while len(self._blocks) > self.capacity:
-            old, _ = self._blocks.popitem(last=False)
-            if old in self._prefetched:
-                self._prefetched.discard(old)
-                self.metrics.prefetch_evicted_unread += 1
-            self.metrics.evictions += 1
-        return True
-
-    def end(self, fetch: Fetch) -> None:
-        """The fetch is over (filled, failed or cancelled)."""
-        if fetch.done:
-            return
-        fetch.done = True
-        for b in fetch.blocks:
-            n = self._fetching[b] - 1
-            if n:
-                self._fetching[b] = n
-            else:
-                del self._fetching[b]
-                self._stamp.pop(b, None)
-
-    def invalidate(self, first: int, count: int) -> None:
-        """The host writes blocks first..first+count-1: drop them, and refuse fills of
-        them by fetches that began before now."""
-        self._epoch += 1
-        blocks, fetching = self._blocks, self._fetching
-        if count > len(blocks) + len(fetching):
-            hit = [b for b in (*blocks, *fetching) if first <= b < first + count]
-        else:
-            hit = [b for b in range(first, first + count) if b in blocks or b in fetching]
-        for b in hit:
-            if blocks.pop(b, None) is not None:
-                if b in self._prefetched:
-                    self._prefetched.discard(b)
-                    self.metrics.prefetch_invalidated_unread += 1
-                self.metrics.invalidations += 1
-            if b in fetching:
-                self._stamp[b] = self._epoch
-
-    def fetching(self, block: int) -> bool:
-        """Whether a fetch (a host-read miss or a prefetch) is reading ``block`` now."""
-        return block in self._fetching
-
-    def status(self) -> dict[str, Any]:
-        m = self.metrics
-        return ({"size": self.size, "blocks": len(self._blocks), "capacity_blocks": self.capacity,
-                 "fetching": len(self._fetching)} | m.to_dict()
-                | {"prefetch_unread": len(self._prefetched),  # held, not read by the host yet
-                   "prefetch_wasted": m.prefetch_evicted_unread + m.prefetch_invalidated_unread})
 
 
 class ReadPath:
@@ -236,10 +87,7 @@ class ReadPath:
         self._prefetching = 0
         self.last_error: MemberIOError | None = None
         #: member requests, split reads and parallelism loss (seed 001's metrics)
-        self.stats = ReadPathMetrics()
-        self._waiting = 0  # host reads waiting for the members now
-        self._wait_t0 = 0.0
-        self._busy0: list[float] = []
+        self.stats = ReadPathMetrics(self.geometry.strip_size, target.clock.now, self._busy)
         self._state: Any = None  # the prefetch policy's state last published
 
     @property
@@ -288,6 +136,16 @@ class ReadPath:
         assert rc is not None
         bs = self.geometry.block_size
         b0, n = first // bs, length // bs
+        # a block a prefetch is reading now is waited for, not read a second time (Fig. 7 line 32)
+        pending = rc.prefetches_of(b0 + i for i in range(n) if need is None or need[i])
+        if pending:
+            self.stats.prefetch_waits += 1
+            self.stats.wait_begin()
+            try:
+                for ended in pending:
+                    await ended.wait()
+            finally:
+                self.stats.wait_end()
         out = bytearray(length)
         missing: list[int] = []
         for i in range(n):
@@ -304,8 +162,8 @@ class ReadPath:
         fetch = rc.begin([b0 + i for i in missing if not dirty[i]])
         try:
             runs = _runs(missing)
-            self._count_host([(first + i * bs, k * bs) for i, k in runs])
-            self._wait_begin()
+            self.stats.count_host([(first + i * bs, k * bs) for i, k in runs])
+            self.stats.wait_begin()
             try:
                 if len(runs) == 1:
                     await self._read_run(out, first, *runs[0])
@@ -314,7 +172,7 @@ class ReadPath:
                         for i, k in runs:
                             nursery.start_soon(self._read_run, out, first, i, k)
             finally:
-                self._wait_end()
+                self.stats.wait_end()
             for b in fetch.blocks:
                 i = b - b0
                 rc.fill(fetch, b, out[i * bs : (i + 1) * bs])
@@ -332,49 +190,17 @@ class ReadPath:
         return await self._members(first, length, [(first, length)])
 
     async def _members(self, offset: int, length: int, ranges: list[tuple[int, int]]) -> bytes:
-        self._count_host(ranges)
-        self._wait_begin()
+        self.stats.count_host(ranges)
+        self.stats.wait_begin()
         try:
             return await self.target.read(offset, length)
         finally:
-            self._wait_end()
-
-    # -- seed 001's metrics -------------------------------------------------------------
-    def _strips(self, offset: int, length: int) -> int:
-        """Member requests a read of these bytes makes: one per strip touched."""
-        strip = self.geometry.strip_size
-        return (offset + length - 1) // strip - offset // strip + 1 if length > 0 else 0
-
-    def _count_host(self, ranges: list[tuple[int, int]]) -> None:
-        n = sum(self._strips(o, k) for o, k in ranges)
-        st = self.stats
-        st.host_reads_to_members += 1
-        st.member_requests += n
-        if n > 1:
-            st.split_reads += 1
+            self.stats.wait_end()
 
     def _busy(self) -> list[float]:
+        """Every member's busy seconds so far (for the parallelism loss)."""
         members = getattr(getattr(self.target, "raid", None), "members", None)
         return [d.stats.busy_seconds for d in members.disks] if members is not None else []
-
-    def _wait_begin(self) -> None:
-        if not self._waiting:
-            self._wait_t0 = self.target.clock.now()
-            self._busy0 = self._busy()
-        self._waiting += 1
-
-    def _wait_end(self) -> None:
-        self._waiting -= 1
-        if self._waiting:
-            return
-        span = self.target.clock.now() - self._wait_t0
-        if span <= 0:
-            return
-        st = self.stats
-        st.wait_seconds += span
-        busy = self._busy()
-        if len(busy) == len(self._busy0):
-            st.idle_member_seconds += sum(span - min(span, max(0.0, b1 - b0)) for b0, b1 in zip(self._busy0, busy))
 
     def _dirty(self, first: int, length: int) -> np.ndarray:
         if self.cache is None:
@@ -425,7 +251,7 @@ class ReadPath:
         bs = self.geometry.block_size
         try:
             for i, k in _runs(fetch.blocks):
-                self.stats.prefetch_member_requests += self._strips(i * bs, k * bs)
+                self.stats.prefetch_member_requests += self.stats.strips(i * bs, k * bs)
                 data = await self.target.read(i * bs, k * bs, priority=Priority.PREFETCH)
                 for j in range(k):
                     rc.fill(fetch, i + j, data[j * bs : (j + 1) * bs])

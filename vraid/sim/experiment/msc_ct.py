@@ -31,7 +31,6 @@ is on the members (the run plus the final drain of the cache): what the disks su
 
 from __future__ import annotations
 
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -90,31 +89,13 @@ def runs(quick: bool, *, scale: int | None = None, workspaces_gb: list[int] | No
 
 
 # ---------------------------------------------------------------------- one run
-def page_cache_writeback(offsets: list[int], dirty_pages: int) -> list[int]:
-    """Block offsets a write-back page cache of ``dirty_pages`` pages hands down for ``offsets``.
-
-    A write to a dirty page is absorbed; when ``dirty_pages`` pages are dirty, all of them are
-    written back in ascending order; at the end the rest is (Tiobench's final sync).
-    """
-    if dirty_pages < 1:
-        raise ValueError("dirty_pages must be at least 1")
-    out: list[int] = []
-    dirty: set[int] = set()
-    for off in offsets:
-        dirty.add(off)
-        if len(dirty) >= dirty_pages:
-            out.extend(sorted(dirty))
-            dirty.clear()
-    out.extend(sorted(dirty))
-    return out
-
-
-def _tiobench_offsets(spec: dict[str, Any]) -> list[int]:
-    """The random-write workload's offsets (vraid.sim.workload RandomWrite: threads take turns)."""
-    from ..workload import parse_workload
-
-    w = parse_workload(f"random-write:workspace={spec['workspace']},threads={spec['threads']}")
-    return [r.offset for r in w.requests(spec["capacity"], BLOCK, spec["writes"], spec["seed"])]
+def workload_spec(spec: dict[str, Any]) -> str:
+    """The run's workload: Tiobench's random writes, through the host page cache or not."""
+    tiobench = f"random-write:workspace={spec['workspace']},threads={spec['threads']}"
+    if spec["host"] == "direct":
+        return tiobench
+    return (f"page-cache:of={tiobench.replace(',', ';')},dirty={spec['dirty']},"
+            f"background={spec.get('background', 0)},order=ascending,gap=1us")
 
 
 class _PlanStats:
@@ -167,21 +148,10 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
               "disk_model": spec["disk_model"], "seed": spec["seed"], "policies": policies}
     limits = default_limits(disk_preset=disk_preset(spec["disk_model"]))
     stats = _PlanStats(limits.sw_max)
-    if spec["host"] == "direct":
-        config = SimConfig(workload=f"random-write:workspace={spec['workspace']},threads={spec['threads']}",
-                           requests=spec["writes"], **common)
-        metrics = run_sim(config, observe=stats.observe).metrics
-        block_writes = spec["writes"]
-    else:
-        blocks = page_cache_writeback(_tiobench_offsets(spec), max(1, spec["dirty"] // BLOCK))
-        block_writes = len(blocks)
-        with tempfile.TemporaryDirectory(prefix="vraid-msc-ct-") as tmp:
-            trace = Path(tmp) / "writeback.trace"
-            with open(trace, "w") as f:
-                f.write(f"# vraid-trace v1 capacity={spec['capacity']} block={BLOCK}\n")
-                f.writelines(f"{i * 1e-6:.9f} W {off} {BLOCK}\n" for i, off in enumerate(blocks))
-            config = SimConfig(workload=f"replay:{trace}", requests=block_writes, max_in_flight=QUEUE, **common)
-            metrics = run_sim(config, observe=stats.observe).metrics
+    extra = {} if spec["host"] == "direct" else {"max_in_flight": QUEUE}
+    config = SimConfig(workload=workload_spec(spec), requests=spec["writes"], **common, **extra)
+    metrics = run_sim(config, observe=stats.observe).metrics
+    block_writes = metrics["host_writes"]
     seconds = metrics["virtual_seconds"] + metrics["drain_seconds"]
     return {"mb_s": spec["writes"] * BLOCK / 1e6 / seconds if seconds > 0 else 0.0,
             "seconds": seconds, "block_writes": block_writes,

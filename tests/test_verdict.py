@@ -18,6 +18,9 @@ from vraid.sim.experiment import verdict as V
     (0.0, 0.3, 0.0, V.NOT_REPRODUCED),
     (1.0, 1.0, 1.0, V.REPRODUCED),
     (5.0, 1.0, 1.0, V.NOT_REPRODUCED),    # on the baseline where the paper is not
+    (1.10, 0.95, 1.0, V.NOT_REPRODUCED),  # within 25 % but a loss where the paper gains
+    (1.10, 1.0, 1.0, V.NOT_REPRODUCED),
+    (0.0, -0.1, 0.0, V.REPRODUCED),       # the paper on the baseline: "about the same"
 ])
 def test_judge(paper, ours, baseline, expected):
     assert V.judge(paper, ours, baseline=baseline) == expected

@@ -4,7 +4,8 @@ An experiment that reproduces a paper states each headline number twice, the pap
 ours, and judges them the same way (issue 16):
 
 * ``reproduced``: ours is within ``tolerance`` (default 25 %) of the paper's, relative to
-  the paper's value;
+  the paper's value, and on the same side of ``baseline`` (a 0.95x loss never reproduces a
+  1.10x gain, however close);
 * ``direction``: not within the tolerance, but on the same side of ``baseline`` as the
   paper's (the same sign of a change, ``baseline=0``; a gain above or below 1,
   ``baseline=1``);
@@ -52,10 +53,11 @@ def judge(paper: float, vraid: float, *, tolerance: float = TOLERANCE,
     if any(math.isnan(v) for v in (paper, vraid)):
         return NOT_REPRODUCED
     scale = abs(paper) if paper != 0 else 1.0
-    if abs(vraid - paper) <= tolerance * scale:
-        return REPRODUCED
     side_paper = _side(paper, baseline)
-    if side_paper != 0 and side_paper == _side(vraid, baseline):
+    same_side = side_paper == _side(vraid, baseline)
+    if abs(vraid - paper) <= tolerance * scale and (same_side or side_paper == 0):
+        return REPRODUCED
+    if side_paper != 0 and same_side:
         return DIRECTION
     return NOT_REPRODUCED
 

@@ -93,3 +93,19 @@ def test_deterministic_json(tmp_path, monkeypatch):
     md = (tmp_path / "a" / "results.md").read_text()
     assert "+170 %" in md and "+220 %" in md
     assert a.files and b.files
+
+
+def test_runner_options_reach_runs(tmp_path):
+    from vraid.cli.sim import _options
+    from vraid.errors import VraidError
+
+    assert _options(["scale=1024", "hosts=direct", "x=0.5"]) == {"scale": 1024, "hosts": "direct", "x": 0.5}
+    with pytest.raises(VraidError, match="KEY=VALUE"):
+        _options(["scale"])
+    with pytest.raises(VraidError, match="does not take options"):
+        run_experiment("msc-ct", tmp_path, options={"nosuch": 1})
+    a = run_experiment("msc-ct", tmp_path / "a", jobs=1,
+                       options={"scale": 1024, "workspaces_gb": [1], "hosts": ("direct",)})
+    meta = json.loads((tmp_path / "a" / "meta.json").read_text())
+    assert meta["options"]["scale"] == 1024 and a.results["workspace"] == [1]
+    assert [r["item"].endswith("no page cache") for r in a.results["paper_vs_vraid"]] == [True] * 3

@@ -671,6 +671,9 @@ def _markdown(results: dict[str, Any], detail: dict[str, Any], plots: bool) -> s
     runs_ = detail.get("runs", {})
     lines = ["# adaptive-hlwm: seed 003 (Nam & Park) Fig. 4-6 on vraid", ""]
     if setup:
+        size = {QUICK_NW: "`--quick`", FULL_NW: "the full run, the paper's N_W"}.get(setup["nw"], f"`--set nw={setup['nw']}`")
+        lines += [f"**This run: N_W = {setup['nw']}** ({size}; the paper's N_W = {PAPER_NW} is the full run, "
+                  "`vraid experiment adaptive-hlwm`).", ""]
         lines += [
             f"RAID-5 of {setup['disks']} x st39175fc (`{setup['disk_model']}`), {setup['strip'] >> 10} KiB strips, "
             f"so a PBG is one 16 KiB entry; write cache `pbg`, N_W = {setup['nw']} entries "
@@ -808,7 +811,8 @@ def _differences(results: dict[str, Any], runs_: dict[str, Any]) -> list[str]:
                    + (": T4 is mostly one long drain, as the paper reports for its write-heavy W_synth^2, so "
                       "few crossings feed i(t) and the HWM swings widely"
                       if share4 > 0.75 else "") + f"; i(t)/i_B averaged {D('T4', 'i_ratio') or 0:.2f} (the "
-                   "paper's 39 % means 1.22).")
+                   "paper's 39 % means 1.22), and eq. (3) holds the HWM at 0 whenever i(t)/i_B >= 2: median "
+                   f"HWM {_pct(D('T4', 'hwm_median') or 0)}, LWM {_pct(D('T4', 'lwm_median') or 0)}.")
     t6 = (f"- **Case 3 (T6).** Median LWM {_pct(D('T6', 'lwm_median') or A('T6', 'lwm'))} against 21-31 %: "
           f"delta(t)/delta_B averaged {D('T6', 'delta_ratio') or 0:.2f} (the paper's LWM means about 2.6). "
           "Halving the locality makes the paper's destages cheaper (its read cache holds more old data and "

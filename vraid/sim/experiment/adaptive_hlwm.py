@@ -44,18 +44,28 @@ How it runs (docs/experiments.md has the reasoning and our numbers against the p
   think times are ``THINK`` = 2.5 x Table 1 (every ratio between periods is kept), and tau
   includes the same factor so that a period holds as many fill/drain cycles as in the paper.
 * **One destaging process** (sec. 3.3), for both schedulers: ``max_destages=1``.
+* **The paper's controller otherwise**: FIFO destage selection (sec. 3.3, ``destage_order``
+  ``fifo``), C-LOOK member queues with host requests before destages (sec. 3.1,
+  ``queue_order`` ``clook``), a clean-block read cache as large as the write cache beside it
+  (sec. 2.1, 4.1: separate read and write caches of 64 MB), and disk traffic counted as the
+  paper does, "directly associated with the amount of IO traffic to and/or from physical
+  disks by the destaging process" (sec. 4.1): the member blocks of destage plans.
 
 ``results.json``, exactly::
 
     {"periods": [{"name": "T1",
-                  "static":   {"hwm": 0.5, "lwm": 0.1, "overwrite_ratio": 0.07, "disk_blocks": 12345},
-                  "adaptive": {"hwm": 0.47, "lwm": 0.1, "overwrite_ratio": 0.06, "disk_blocks": 12000}},
-                 ...]}
+                  "static":   {"hwm": 0.5, "lwm": 0.1, "overwrite_ratio": 0.07, "disk_blocks": 12345,
+                               "destage_blocks": 6130},
+                  "adaptive": {"hwm": 0.47, "lwm": 0.1, "overwrite_ratio": 0.06, "disk_blocks": 12000,
+                               "destage_blocks": 5970}},
+                 ...],
+     "paper_vs_vraid": [{"item", "paper", "vraid", "verdict", "cause", "unit"}, ...]}
 
 ``hwm``/``lwm``: the time-weighted mean of the scheduler's marks over the period, as fractions
 of N_W; ``overwrite_ratio``: overwritten dirty blocks / written blocks in the period;
 ``disk_blocks``: 4 KiB member blocks read plus written in the period (the final drain after T8
-is not in any period; ``detail.json`` has it).
+is not in any period; ``detail.json`` has it); ``destage_blocks``: those of destages (the
+paper's disk IO traffic); ``paper_vs_vraid``: :func:`comparisons` (vraid.sim.experiment.verdict).
 """
 
 from __future__ import annotations

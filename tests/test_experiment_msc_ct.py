@@ -99,7 +99,8 @@ def test_runner_options_reach_runs(tmp_path):
     from vraid.cli.sim import _options
     from vraid.errors import VraidError
 
-    assert _options(["scale=1024", "hosts=direct", "x=0.5"]) == {"scale": 1024, "hosts": "direct", "x": 0.5}
+    assert _options(["scale=1024", "hosts=direct", "x=0.5", "workspaces_gb=[1,8]"]) == {
+        "scale": 1024, "hosts": "direct", "x": 0.5, "workspaces_gb": [1, 8]}
     with pytest.raises(VraidError, match="KEY=VALUE"):
         _options(["scale"])
     with pytest.raises(VraidError, match="does not take options"):

@@ -366,7 +366,10 @@ def cmd_experiment(args) -> int:
 
 
 def _options(items: list[str]) -> dict[str, object]:
-    """``["nw=1024", "hosts=direct"]`` -> ``{"nw": 1024, "hosts": "direct"}``."""
+    """``["nw=1024", "hosts=direct", "workspaces_gb=[1,8]"]`` -> ``{"nw": 1024, "hosts":
+    "direct", "workspaces_gb": [1, 8]}``: a value that reads as JSON is taken as such."""
+    import json
+
     from vraid.errors import VraidError
 
     out: dict[str, object] = {}
@@ -375,12 +378,9 @@ def _options(items: list[str]) -> dict[str, object]:
         if not sep or not key.strip():
             raise VraidError(f"--set {item!r} is not KEY=VALUE", "e.g. --set nw=1024")
         try:
-            out[key.strip()] = int(value)
+            out[key.strip()] = json.loads(value)
         except ValueError:
-            try:
-                out[key.strip()] = float(value)
-            except ValueError:
-                out[key.strip()] = value
+            out[key.strip()] = value
     return out
 
 

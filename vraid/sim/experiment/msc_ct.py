@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from vraid.core.units import format_size
+from vraid.errors import VraidError
 from vraid.engine.events import PlanEvent
 from . import verdict
 from .runner import load_json
@@ -84,6 +85,13 @@ def runs(quick: bool, *, scale: int | None = None, workspaces_gb: list[int] | No
     """One run per (host, workspace, policy); ``scale`` divides the paper's sizes and writes."""
     st = _settings(quick)
     scale = scale or st["scale"]
+    if isinstance(hosts, str):  # --set hosts=direct
+        hosts = (hosts,)
+    if isinstance(workspaces_gb, int):  # --set workspaces_gb=8
+        workspaces_gb = [workspaces_gb]
+    unknown = sorted(set(hosts) - set(HOSTS))
+    if unknown:
+        raise VraidError(f"msc-ct has no host {', '.join(unknown)}", f"hosts are {', '.join(HOSTS)}")
     ws_list = workspaces_gb or st["workspaces_gb"]
     capacity = max(ws_list) * GIB // scale  # one array for every point: only the workspace varies
     specs = []

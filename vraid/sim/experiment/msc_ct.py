@@ -335,9 +335,13 @@ def _markdown(results: dict[str, Any], detail: dict[str, Any], plots: bool) -> s
     st = results.get("setup", {})
     scale = st.get("scale", 1)
     ws = results["workspace"]
-    size = {64: "`--quick`", 16: "the full run"}.get(scale, f"`--set scale={scale}`")
+    hosts_run = [results["host"]] + [h for h in HOSTS if h in results]
+    shape = list(ws) == list(PAPER_WORKSPACES_GB) and len(hosts_run) == len(HOSTS)
+    size = {64: "`--quick`", 16: "the full run"}.get(scale, "") if shape else ""
+    size = size or (f"`--set scale={scale}`, workspaces {', '.join(f'{w} GB' for w in ws)}, "
+                    f"host{'s' if len(hosts_run) > 1 else ''} {', '.join(hosts_run)}")
     lines = ["# msc-ct: seed 000 Fig. 11 on vraid's disk model", "",
-             f"**This run: scale 1/{scale}** ({size}; the full run is 1/16).", "",
+             f"**This run: scale 1/{scale}** ({size}; the full run is 1/16, every workspace, both hosts).", "",
              f"RAID-5, {st.get('disks')} x `{st.get('disk_model')}`, strip {format_size(st.get('strip', 0))}, "
              f"4 KiB blocks; the paper's set-up divided by {scale}: cache {format_size(st.get('cache_size', 0))} "
              f"(paper 512 MiB), {st.get('writes')} random 4 KiB writes (paper 160k), workspace 1..8 GB at paper "

@@ -26,7 +26,7 @@ from vraid.sim.workload import (
 
 CAP = 1 << 30          # a 1 GiB array
 BLOCK = 4096
-GENERATED = [n for n in WORKLOADS if n != "replay"]
+GENERATED = [n for n in WORKLOADS if n not in ("replay", "page-cache")]  # page-cache wraps one: test_pagecache.py
 
 
 def take(spec: str, count: int, seed: int = 1, capacity: int = CAP, block: int = BLOCK) -> list[HostRequest]:
@@ -36,7 +36,7 @@ def take(spec: str, count: int, seed: int = 1, capacity: int = CAP, block: int =
 # ---------------------------------------------------------------- registry and parsing
 def test_registry_has_every_workload_of_the_brief():
     assert set(WORKLOADS) == {"random-write", "random-read", "stride", "exp-stride", "zipf", "hlwm-periods",
-                              "sequential", "semisequential", "readers", "replay"}
+                              "sequential", "semisequential", "readers", "replay", "page-cache"}
     for name, cls in WORKLOADS.items():
         assert cls.name == name
 

@@ -39,6 +39,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="output directory (default results/NAME)")
     p.add_argument("--quick", action="store_true", help="a smaller run of the same shape (under a minute)")
     p.add_argument("--jobs", type=int, help="worker processes (default: CPUs available)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="options",
+                   help="an option of the experiment's runs(), e.g. --set nw=1024 (adaptive-hlwm), "
+                        "--set scale=32 (msc-ct); numbers are read as numbers")
     p.set_defaults(func=cmd_experiment)
 
 
@@ -374,7 +377,8 @@ def cmd_experiment(args) -> int:
 
     out = args.out if args.out is not None else Path("results") / args.name
     with _progress_bar(args.name) as progress:
-        done = run_experiment(args.name, out, quick=args.quick, jobs=args.jobs, progress=progress)
+        done = run_experiment(args.name, out, quick=args.quick, jobs=args.jobs, progress=progress,
+                              options=_options(getattr(args, "options", [])))
     summary = getattr(module, "summary", None)
     if summary is not None:
         from vraid.tui.render import rich_table
@@ -383,6 +387,25 @@ def cmd_experiment(args) -> int:
     console.print(f"{args.name}: {len(done.files)} files in {out} ({done.wall_seconds:.1f} s): "
                   + ", ".join(f.name for f in done.files), highlight=False)
     return 0
+
+
+def _options(items: list[str]) -> dict[str, object]:
+    """``["nw=1024", "hosts=direct", "workspaces_gb=[1,8]"]`` -> ``{"nw": 1024, "hosts":
+    "direct", "workspaces_gb": [1, 8]}``: a value that reads as JSON is taken as such."""
+    import json
+
+    from vraid.errors import VraidError
+
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise VraidError(f"--set {item!r} is not KEY=VALUE", "e.g. --set nw=1024")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
 
 
 @contextmanager

@@ -138,7 +138,9 @@ class PrefetchingLab(Lab):
                 f"SPS_max = {d.sps_max} sees the block sequence\n  {', '.join(map(str, d.blocks))}\n"
                 "(one metadata block, then data blocks, as Fig. 6). Fig. 7 starts with SN_p = SN_pp = 0, SC = 0, "
                 "SPS = 0; a block in the same strip as SN_p changes nothing (line 17). The steps are the strip "
-                "changes MSP counts, numbered from 1.")
+                "changes MSP counts, numbered from 1.\n"
+                f"Check yourself: vraid layout --level {g.level} --disks {g.ndisks} --strip {g.u * 4}K --block 4K "
+                f"--stripes {(d.start + d.length - 1) // (g.data_disks * g.u) + 1}")
 
     def questions(self, seed: int) -> list[Question]:
         d = self.dealt(seed)

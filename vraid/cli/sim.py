@@ -81,6 +81,11 @@ def add_sim_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--on-policy-fault", choices=("stop", "fallback"), default="stop",
                    help="a policy that raises, answers out of its rules or stalls: stop the run with an error "
                         "(default), or go on with the family's default as a mount does (docs/policies.md)")
+    p.add_argument("--host-readahead", metavar="none|seqp|saseqp[:max=SIZE,init=SIZE]", default=None,
+                   help="model the host's file read-ahead and page cache in front of each stream (seed 001): seqp = "
+                        "Linux's read-ahead, saseqp = its windows cut at strip boundaries; max = largest window "
+                        "(default 128K), init = first window (default Linux's rule); default none: requests go "
+                        "straight to the array (docs/prefetch.md)")
     p.add_argument("--debug", action="store_true", help="print the traceback of a failing policy")
     p.set_defaults(func=cmd_sim)
 
@@ -223,9 +228,17 @@ def sim_config(args):
                        workload=args.workload, requests=args.requests, seed=args.seed,
                        max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault),
                        nvram=args.nvram, bitmap_chunk=args.bitmap_chunk,
-                       on_policy_fault=getattr(args, "on_policy_fault", "stop"))
+                       on_policy_fault=getattr(args, "on_policy_fault", "stop"),
+                       host_readahead=_host_readahead(getattr(args, "host_readahead", None)))
     check_sizes(config)
     return config
+
+
+def _host_readahead(text: str | None) -> str | None:
+    """``--host-readahead`` checked now (``none``: None, no host model)."""
+    from vraid.sim.host import parse_readahead
+
+    return None if parse_readahead(text) is None else text
 
 
 def cmd_sim(args) -> int:
@@ -265,6 +278,12 @@ _GROUPS: list[tuple[str, list[tuple[str, str, str]]]] = [
               ("max_response_ms", "max response", "ms"), ("max_outstanding", "most requests in flight", "d"),
               ("throttled", "arrivals delayed (in-flight limit)", "d"),
               ("host_errors", "requests failed (injected faults)", "d")]),
+    ("host read-ahead", [("host_readahead.label", "policy", "str"), ("host_readahead.file_read_bytes", "file bytes read", "size"),
+                         ("host_readahead.file_mb_s", "file throughput", "MB/s"),
+                         ("host_readahead.windows", "read-ahead windows", "d"),
+                         ("host_readahead.crossing_windows", "windows crossing a strip", "d"),
+                         ("host_readahead.shrunk_windows", "windows cut at a strip (SASEQP)", "d"),
+                         ("host_readahead.wait_pages", "pages waited for (in flight)", "d")]),
     ("cache", [("read_hit_ratio", "read hit ratio (no cache yet)", "f3"),
                ("overwrite_ratio", "overwrite ratio (no cache yet)", "f3")]),
     ("members", [("disk_read_requests", "read requests", "d"), ("disk_write_requests", "write requests", "d"),
@@ -283,6 +302,8 @@ def _fmt(value: Any, kind: str) -> str:
 
     if isinstance(value, list):
         return " ".join(_fmt(v, kind) for v in value)
+    if kind == "str":
+        return str(value)
     if kind == "d":
         return f"{value:,}"
     if kind == "size":
@@ -313,9 +334,11 @@ def sim_tables(result: dict[str, Any], wall_seconds: float | None = None) -> lis
     for group, rows in _GROUPS:
         first = True
         for key, label, kind in rows:
-            if key not in m:
+            head, _, sub = key.partition(".")
+            value = m.get(head) if not sub else (m.get(head) or {}).get(sub)
+            if value is None:
                 continue
-            t.add_row(group if first else "", label, _fmt(m[key], kind))
+            t.add_row(group if first else "", label, _fmt(value, kind))
             first = False
         t.add_section()
     caption = f"workload {cfg['workload']}, {cfg['requests']:,} requests, seed {cfg['seed']}"

@@ -49,6 +49,7 @@ from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, RESERVED, Geometry
 from vraid.engine.metrics import ResponseTimes
 from vraid.core.units import format_size, parse_size
 from vraid.policies import registry
+from .host import HostModel, parse_readahead
 from .driver import Pattern, Recorder, closed_loop, deterministic_trio, open_loop
 from .workload import HostRequest, Workload, parse_workload
 
@@ -92,6 +93,9 @@ class SimConfig:
     bitmap_chunk: str | None = None
     #: ``--on-policy-fault``: "stop" (a failing policy ends the run with PolicyFault) or "fallback"
     on_policy_fault: str = "stop"
+    #: ``--host-readahead``: the host's file read-ahead in front of each stream, seed 001's
+    #: SEQP or SASEQP (vraid.sim.host; None: requests go straight to the array, as before)
+    host_readahead: str | None = None
 
     def geometry(self) -> Geometry:
         """The array geometry these settings describe.
@@ -143,9 +147,14 @@ class SimConfig:
                 del out[key]  # likewise: only runs that use them show them
         if self.on_policy_fault == "stop":
             del out["on_policy_fault"]  # the default; only a run that falls back says so
+        if self.host_readahead is None:
+            del out["host_readahead"]  # likewise: only runs with a host model show it
         try:
             out["disk_model"] = parse_model(self.disk_model).text
             out["workload"] = parse_workload(self.workload).spec
+            if self.host_readahead is not None:
+                ra = parse_readahead(self.host_readahead)
+                out["host_readahead"] = ra.text if ra is not None else None
         except VraidError:
             pass
         return out
@@ -190,6 +199,9 @@ def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None
     config.engine_config(geometry).check()  # a bad policy, fault or bitmap chunk fails before anything runs
     model = parse_model(config.disk_model)
     workload = parse_workload(config.workload)
+    readahead = parse_readahead(config.host_readahead)
+    if readahead is not None:
+        readahead.pages(geometry.block_size)  # a size that is not whole pages fails now
     requests = workload.requests(geometry.capacity, geometry.block_size, config.requests, config.seed)
     pattern = Pattern(config.seed)
     started = time.perf_counter()
@@ -239,7 +251,10 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
         t0 = trio.current_time()
         rec.end = t0
         outstanding = workload.closed_loop
-        if outstanding is None:
+        host = _host_model(config, geometry, workload, array)
+        if host is not None:
+            await host.run(requests, pattern, rec)
+        elif outstanding is None:
             await open_loop(array, requests, pattern, rec, t0, config.max_in_flight)
         else:
             await closed_loop(array, requests, pattern, rec, outstanding)
@@ -253,6 +268,8 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
         drain = trio.current_time() - drain_start
         out = _collect(config, geometry, model, array, engine.timed, rec, rec.end - t0)
         out["drain_seconds"] = _r(drain)
+        if host is not None:
+            out["host_readahead"] = host.metrics(rec.end - t0)
         if config.faults:
             out["host_errors"] = rec.errors
         if array.guard.faults:
@@ -263,6 +280,15 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
         if engine.nvram is not None:
             out["nvram_slots"] = engine.nvram.slots
         return out
+
+
+def _host_model(config: SimConfig, geometry: Geometry, workload: Workload, array: Array) -> HostModel | None:
+    """The host read-ahead of ``--host-readahead`` in front of ``array`` (None: none)."""
+    spec = parse_readahead(config.host_readahead)
+    if spec is None:
+        return None
+    files = getattr(workload, "files", None)
+    return HostModel(array, spec, geometry, files(geometry.capacity, geometry.block_size) if files else None)
 
 
 # ---------------------------------------------------------------------- metrics

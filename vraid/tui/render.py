@@ -15,14 +15,21 @@ from vraid.core.units import format_size
 from vraid.sim.table import Strong, TextTable
 
 
-def layout_table(g: Geometry, stripes: int) -> Table:
-    """Which logical block lives where, and where parity is (the docs' first picture)."""
+def layout_table(g: Geometry, stripes: int, highlight: list[tuple[int, int]] | None = None) -> Table:
+    """Which logical block lives where, and where parity is (the docs' first picture).
+
+    ``highlight``: block ranges (first, last) to mark, e.g. a file's prefetch requests; the
+    blocks of the i-th range get the letter a, b, c, ... (the docs' Fig. 3/4 picture)."""
     title = g.title
-    t = Table(
-        title=f"{title}, {g.ndisks} disks",
-        caption=f"strip {format_size(g.strip_size)} = {g.u} block(s) of {format_size(g.block_size)}; "
-        "numbers are logical blocks, P is parity",
-    )
+    mark: dict[int, str] = {}
+    for i, (first, last) in enumerate(highlight or ()):
+        for b in range(first, last + 1):
+            mark[b] = chr(ord("a") + i % 26)
+    caption = (f"strip {format_size(g.strip_size)} = {g.u} block(s) of {format_size(g.block_size)}; "
+               "numbers are logical blocks, P is parity")
+    if highlight:
+        caption += "; a letter marks the highlighted range a block belongs to"
+    t = Table(title=f"{title}, {g.ndisks} disks", caption=caption)
     t.add_column("stripe", justify="right")
     t.add_column("row", justify="right")
     for d in range(g.ndisks):
@@ -37,7 +44,8 @@ def layout_table(g: Geometry, stripes: int) -> Table:
                 if d == p:
                     cells.append("[bold magenta]P[/]")
                 else:
-                    cells.append(str(s * per_stripe + k * g.u + row))
+                    n = s * per_stripe + k * g.u + row
+                    cells.append(f"[bold cyan]{n}{mark[n]}[/]" if n in mark else str(n))
             t.add_row(str(s) if row == 0 else "", str(row), *cells, end_section=row == g.u - 1)
     return t
 

@@ -15,8 +15,9 @@ metadata B0..B3). The SC values are what vraid's implementation of the pseudocod
 (:class:`vraid.policies.prefetch.msp.MspPrefetch`); the paper prints another sequence, and the
 explanation says where and why (as tests/test_prefetch_msp.py records).
 
-Every answer comes from vraid's code: the windows from the read-ahead model
-(:func:`readahead_windows`, the one place that names it), the member of each strip piece from
+Every answer comes from vraid's code: the windows from the simulator's host read-ahead model
+(:func:`readahead_windows`, the one place that names it; SEQP and SASEQP are host-side in the
+paper), the member of each strip piece from
 :meth:`vraid.core.geometry.Geometry.locate`, SC and the prefetched stripes from
 :class:`MspPrefetch` itself.
 """
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from vraid.core.geometry import Geometry
 from vraid.policies.prefetch import HostRead, load_prefetch
 from vraid.policies.prefetch.msp import MspPrefetch
+from vraid.sim.host import ReadaheadSpec, file_windows
 
 from .framework import Lab, Question, rng, show
 
@@ -38,12 +40,21 @@ def readahead_windows(policy: str, start: int, length: int, u: int, max_blocks: 
     """Every request (first array block, blocks) ``policy`` (seqp or saseqp) makes to read the
     contiguous file of ``length`` blocks at array block ``start`` one block at a time, with a
     window ramping 1, 2, 4, ... up to ``max_blocks`` on strips of ``u`` blocks; the reader's own
-    first read is the first request.
+    first read (the initial window of one block) is the first request.
 
-    This is the controller-level SEQP/SASEQP (:mod:`vraid.policies.prefetch.seqp`), fed the
-    file's reads; it gives the host-side model's windows for a contiguous file read block by
-    block, the only case this lab deals. The file ends at ``start + length``: windows are cut
-    there (the host knows the file's size; the controller does not)."""
+    The paper's SEQP and SASEQP are host-side, so this is the simulator's host read-ahead model
+    (:func:`vraid.sim.host.file_windows`, ``--host-readahead POLICY:max=...,init=4K``): the one
+    place the lab names a model. The controller-level extension
+    (:mod:`vraid.policies.prefetch.seqp`) gives the same windows for such a file (tested)."""
+    spec = ReadaheadSpec(policy, max=max_blocks * BLOCK, init=BLOCK)
+    return [(start + w.start, w.count)
+            for w in file_windows(spec, length, 1, base_block=start, strip_pages=u, page=BLOCK)]
+
+
+def controller_windows(policy: str, start: int, length: int, u: int, max_blocks: int) -> list[tuple[int, int]]:
+    """The same read through the controller-level ``seqp``/``saseqp`` (an extension: block
+    streams found by address), fed the file's reads; windows are cut at the file's end, which
+    the controller does not know. Kept to show (and test) that both models agree here."""
     g = Geometry(0, 2, (start + length) // u + 2 * max_blocks // u + 4, BLOCK, u * BLOCK, "left-symmetric", 0)
     p = load_prefetch(f"{policy}:max_kb={max_blocks * BLOCK // 1024}", g)
     end = start + length
@@ -139,7 +150,7 @@ class PrefetchingLab(Lab):
                 "(one metadata block, then data blocks, as Fig. 6). Fig. 7 starts with SN_p = SN_pp = 0, SC = 0, "
                 "SPS = 0; a block in the same strip as SN_p changes nothing (line 17). The steps are the strip "
                 "changes MSP counts, numbered from 1.\n"
-                f"Check yourself: vraid layout --level {g.level} --disks {g.ndisks} --strip {g.u * 4}K --block 4K "
+                f"The map: vraid layout --level {g.level} --disks {g.ndisks} --strip {g.u * 4}K --block 4K "
                 f"--stripes {(d.start + d.length - 1) // (g.data_disks * g.u) + 1}")
 
     def questions(self, seed: int) -> list[Question]:
@@ -154,6 +165,12 @@ class PrefetchingLab(Lab):
         def listing(ws) -> str:
             return " ".join(f"[B{f}..B{f + c - 1}]" if c > 1 else f"[B{f}]" for f, c in ws)
 
+        layout = (f"vraid layout --level {g.level} --disks {g.ndisks} --strip {u * 4}K --block 4K "
+                  f"--stripes {(d.start + d.length - 1) // (g.data_disks * u) + 1}")
+
+        def draw(ws) -> str:
+            return f"Draw it: {layout} --highlight " + ",".join(f"{f}-{f + c - 1}" if c > 1 else f"{f}" for f, c in ws)
+
         crossing = [(f, c) for f, c in seqp if len(strips_of(f, c, u)) > 1]
         first_cross = crossing[0] if crossing else None
         cross_disks = ([g.locate(s * u).disk for s in strips_of(*first_cross, u)] if first_cross else [])
@@ -161,11 +178,13 @@ class PrefetchingLab(Lab):
             Question("q1", "How many member (disk) requests does SEQP make to read the whole file?", disk_requests(seqp),
                      explanation=(f"SEQP's {len(seqp)} requests: {listing(seqp)}; "
                                   f"{len(crossing)} of them cross a strip boundary and count once per strip "
-                                  f"touched: {len(seqp)} + {disk_requests(seqp) - len(seqp)} = {disk_requests(seqp)}.")),
+                                  f"touched: {len(seqp)} + {disk_requests(seqp) - len(seqp)} = {disk_requests(seqp)}. "
+                                  + draw(seqp))),
             Question("q2", "And SASEQP?", disk_requests(saseqp),
                      explanation=(f"SASEQP's {len(saseqp)} requests: {listing(saseqp)}; each stays inside one strip, "
                                   "so each is one member request. "
-                                  + ("Seed 0 is Fig. 3/4: 11 and 7, as the paper counts." if seed == 0 else ""))),
+                                  + ("Seed 0 is Fig. 3/4: 11 and 7, as the paper counts. " if seed == 0 else "")
+                                  + draw(saseqp))),
             Question("q3", "Which SEQP requests cross a strip boundary (independency loss)? Give each one's first block.",
                      [f for f, _ in crossing], kind="set", form="block numbers, or none",
                      explanation=("crossing: " + (listing(crossing) if crossing else "none") + f". Strips are {u} blocks: "

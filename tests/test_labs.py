@@ -213,15 +213,17 @@ def test_prefetching_seed_0_is_fig_3_4_and_the_section_4_sequence(tmp_path, caps
 
 
 def test_prefetching_windows_are_the_read_ahead_models():
-    """The lab's one switch point gives the read-ahead model's windows: every block of the file
-    once, in order; SASEQP's never cross a strip; SEQP's ramp 1, 2, 4, ... to the maximum."""
-    from vraid.labs.prefetching import LAB, readahead_windows, strips_of
+    """The lab's windows (the host read-ahead model) are the controller-level extension's for these
+    files: every block of the file once, in order; SASEQP's never cross a strip; SEQP's ramp 1, 2,
+    4, ... to the maximum."""
+    from vraid.labs.prefetching import LAB, controller_windows, readahead_windows, strips_of
 
     for seed in range(8):
         d = LAB.dealt(seed)
         u = d.geometry.u
         for policy in ("seqp", "saseqp"):
             ws = readahead_windows(policy, d.start, d.length, u, d.max_blocks)
+            assert ws == controller_windows(policy, d.start, d.length, u, d.max_blocks)  # host = controller here
             assert [b for f, c in ws for b in range(f, f + c)] == list(range(d.start, d.start + d.length))
             assert max(c for _, c in ws) <= d.max_blocks
             if policy == "saseqp":

@@ -15,11 +15,15 @@ metadata B0..B3). The SC values are what vraid's implementation of the pseudocod
 (:class:`vraid.policies.prefetch.msp.MspPrefetch`); the paper prints another sequence, and the
 explanation says where and why (as tests/test_prefetch_msp.py records).
 
+Part three runs it (sec. 5, Fig. 8): N readers of their own files on the paper's RAID-0 of five
+ST373454LC disks, host SEQP vs SASEQP in ``vraid sim`` (virtual time): the windows that cross a
+strip, the member reads and the bandwidth, as the run's own metrics count them.
+
 Every answer comes from vraid's code: the windows from the simulator's host read-ahead model
 (:func:`readahead_windows`, the one place that names it; SEQP and SASEQP are host-side in the
 paper), the member of each strip piece from
 :meth:`vraid.core.geometry.Geometry.locate`, SC and the prefetched stripes from
-:class:`MspPrefetch` itself.
+:class:`MspPrefetch` itself, part three from :func:`vraid.sim.simulator.run_sim`.
 """
 
 from __future__ import annotations
@@ -34,6 +38,18 @@ from vraid.sim.host import ReadaheadSpec, file_windows
 from .framework import Lab, Question, rng, show
 
 BLOCK = 4096
+#: part 3's disks: the paper's Fig. 8 drive
+SIM_MODEL = "hdd:st373454lc"
+
+
+def simulate(run: "SimRun", policy: str) -> dict:
+    """Part 3 in the simulator (virtual time): the host read-ahead's and the array's numbers."""
+    from vraid.sim.simulator import run_sim
+
+    m = run_sim(run.config(policy)).metrics
+    h = m["host_readahead"]
+    return {"windows": h["windows"], "crossing": h["crossing_windows"], "shrunk": h["shrunk_windows"],
+            "disk_reads": m["disk_read_requests"], "mb_s": h["file_mb_s"]}
 
 
 def readahead_windows(policy: str, start: int, length: int, u: int, max_blocks: int) -> list[tuple[int, int]]:
@@ -108,13 +124,43 @@ class Dealt:
     sc_max: int
     sc_thresh: int
     sps_max: int
+    sim: "SimRun"
+
+
+@dataclass(frozen=True)
+class SimRun:
+    """Part 3: ``streams`` readers of their own contiguous files (``file_kib`` each, one after the
+    other from offset 0), 4 KiB reads, on the paper's Fig. 8 array (RAID-0 of 5 ST373454LC)."""
+
+    streams: int
+    strip_kib: int
+    file_kib: int
+    max_kib: int
+
+    @property
+    def total(self) -> int:
+        return self.streams * self.file_kib * 1024
+
+    def config(self, policy: str):
+        from vraid.sim.simulator import SimConfig
+
+        capacity = max(self.total, 5 * self.strip_kib * 1024)
+        return SimConfig(level=0, disks=5, strip=self.strip_kib * 1024, capacity=capacity, disk_model=SIM_MODEL,
+                         workload=f"readers:streams={self.streams},size=4K,total={self.total}",
+                         requests=self.total // BLOCK + self.streams, host_readahead=f"{policy}:max={self.max_kib}K")
+
+    def command(self, policy: str) -> str:
+        c = self.config(policy)
+        return (f"vraid sim --level 0 --disks 5 --strip {self.strip_kib}K --capacity {c.capacity // 1024}K "
+                f"--disk-model {SIM_MODEL} --workload {c.workload} --requests {c.requests} "
+                f"--host-readahead {c.host_readahead} --json")
 
 
 class PrefetchingLab(Lab):
     def dealt(self, seed: int) -> Dealt:
         if seed == 0:  # the paper: Fig. 1's array, Fig. 3/4's file, Fig. 6's semisequential read
             g = Geometry(5, 5, 16, BLOCK, 4 * BLOCK, "left-symmetric", 0)
-            return Dealt(g, 16, 20, 4, tuple(semisequential(0, 16, 12, 3, 4)), 3, 5, 3, 2)
+            return Dealt(g, 16, 20, 4, tuple(semisequential(0, 16, 12, 3, 4)), 3, 5, 3, 2, SimRun(8, 128, 1000, 128))
         r = rng(self, seed)
         level = r.choice((0, 5))
         ndisks = r.choice((3, 4, 5)) + (level == 5)  # at least 3 data disks: a window's strips are on 3 members
@@ -130,8 +176,11 @@ class PrefetchingLab(Lab):
         data = (meta // u + 1 + r.randrange(1, 2 * g.data_disks)) * u + r.randrange(0, u)
         blocks = semisequential(meta, data, r.randint(5, 6 if u < 8 else 5) * u - data % u, every, u)
         sc_thresh = r.randint(2, 4)
+        strip_kib = r.choice((32, 64, 128, 256))
+        sim = SimRun(r.choice((2, 4, 8)), strip_kib, r.randrange(4 * strip_kib, 10 * strip_kib, 4) + 4 * r.randint(1, 7),
+                     r.choice((128, 512)))
         return Dealt(g, start, length, max_blocks, tuple(blocks), every, sc_thresh + r.randint(1, 2), sc_thresh,
-                     r.randint(1, 3))
+                     r.randint(1, 3), sim)
 
     def setting(self, seed: int) -> str:
         d = self.dealt(seed)
@@ -150,6 +199,12 @@ class PrefetchingLab(Lab):
                 "(one metadata block, then data blocks, as Fig. 6). Fig. 7 starts with SN_p = SN_pp = 0, SC = 0, "
                 "SPS = 0; a block in the same strip as SN_p changes nothing (line 17). The steps are the strip "
                 "changes MSP counts, numbered from 1.\n"
+                f"Part 3 (sec. 5, Fig. 8), in the simulator: {d.sim.streams} readers each read their own file of "
+                f"{d.sim.file_kib} KiB (stored one after the other from offset 0, so most files start inside a strip) "
+                f"in 4 KiB reads at once, on a RAID-0 of 5 {SIM_MODEL} disks with strips of {d.sim.strip_kib} KiB, "
+                f"host read-ahead SEQP{d.sim.max_kib} vs SASEQP{d.sim.max_kib} (Linux's window ramp up to "
+                f"{d.sim.max_kib} KiB). Run it: {d.sim.command('seqp')} (then saseqp); `metrics.host_readahead` "
+                "has the windows.\n"
                 f"The map: vraid layout --level {g.level} --disks {g.ndisks} --strip {g.u * 4}K --block 4K "
                 f"--stripes {(d.start + d.length - 1) // (g.data_disks * g.u) + 1}")
 
@@ -198,7 +253,43 @@ class PrefetchingLab(Lab):
                                   "no SEQP request crosses a strip here: the file and windows fit the strips.")),
         ]
         qs += self.msp_questions(seed, d)
+        qs += self.sim_questions(d)
         return qs
+
+    def sim_questions(self, d: Dealt) -> list[Question]:
+        a, b = simulate(d.sim, "seqp"), simulate(d.sim, "saseqp")
+
+        def more(x: float, y: float, band: float = 0.0) -> str:
+            """Which is larger; "same" when they differ by at most ``band`` of the larger."""
+            if abs(x - y) <= band * max(x, y):
+                return "same"
+            return "seqp" if x > y else "saseqp"
+
+        counts = (f"SEQP: {a['windows']} array reads (windows), {a['crossing']} crossing a strip, {a['disk_reads']} "
+                  f"member reads, {a['mb_s']:.1f} MB/s; SASEQP: {b['windows']} windows ({b['shrunk']} shrunk), "
+                  f"{b['crossing']} crossing, {b['disk_reads']} member reads, {b['mb_s']:.1f} MB/s.")
+        return [
+            Question("q9", "Part 3: which makes more array reads that cross a strip boundary (seqp, saseqp or same)?",
+                     more(a["crossing"], b["crossing"]), kind="word",
+                     explanation=(counts + " SEQP's windows start wherever the last one ended, so most of them "
+                                  "straddle a strip once the files start inside strips. SASEQP cuts every ahead "
+                                  "window at its strip's end; only an initial (synchronous) window, which Fig. 5 "
+                                  "leaves alone, can still cross.")),
+            Question("q10", "How many cross, SEQP then SASEQP (run it)?", [a["crossing"], b["crossing"]], kind="list",
+                     form="SEQP,SASEQP", explanation="`crossing_windows` in `metrics.host_readahead` of each run."),
+            Question("q11", "Member (disk) read requests, SEQP then SASEQP?", [a["disk_reads"], b["disk_reads"]],
+                     kind="list", form="SEQP,SASEQP",
+                     explanation=("`disk_read_requests` in `metrics`: SASEQP makes more, smaller array reads "
+                                  f"({b['windows']} vs {a['windows']}) but each costs one member request, while a "
+                                  "crossing SEQP window costs one per strip it touches.")),
+            Question("q12", "Which reads faster in aggregate MB/s (seqp, saseqp, or same: within 2 %)?",
+                     more(a["mb_s"], b["mb_s"], 0.02),
+                     kind="word",
+                     explanation=(f"SEQP {a['mb_s']:.1f} MB/s, SASEQP {b['mb_s']:.1f} MB/s (`file_mb_s`). With many "
+                                  "readers a split request makes two disks seek for one stream, which SASEQP avoids; "
+                                  "with few readers, or strips much smaller than the window, SASEQP's shorter "
+                                  "requests can cost more than they save (Fig. 8; Fig. 10d-f on file size).")),
+        ]
 
     def msp_questions(self, seed: int, d: Dealt) -> list[Question]:
         g, u = d.geometry, d.geometry.u

@@ -185,18 +185,18 @@ class PrefetchingLab(Lab):
     def setting(self, seed: int) -> str:
         d = self.dealt(seed)
         g = d.geometry
-        return (f"A RAID-{g.level} array of {g.ndisks} disks ({g.layout}), strips of u = {g.u} blocks: strip s is "
+        return (f"A RAID-{g.level} array of {g.ndisks} disks{f' ({g.layout})' if g.level == 5 else ''}, strips of u = {g.u} blocks: strip s is "
                 f"blocks s*{g.u} .. s*{g.u}+{g.u - 1}, a stripe holds {g.data_disks} strips ({g.data_disks * g.u} "
                 "blocks).\n"
                 f"Part 1 (sec. 3): a file of {d.length} blocks stored contiguously at blocks B{d.start}..B"
                 f"{d.start + d.length - 1} is read one block at a time. The read-ahead window grows 1, 2, 4, ... "
-                f"blocks up to {d.max_blocks} (the first read is the 1-block request; each window is read when the "
-                "reader reaches the previous one). SEQP reads each window whole; SASEQP shrinks a window to end at "
+                f"blocks up to {d.max_blocks} (the first read is the 1-block request; the next window is read when the "
+                "reader reaches the first block of the last one read, Linux's marker). SEQP reads each window whole; SASEQP shrinks a window to end at "
                 "the strip of its first block (Fig. 5), and the next window keeps SEQP's size. A request makes one "
                 "member (disk) request per strip it touches.\n"
                 f"Part 2 (sec. 4, Fig. 7): MSP with SC_max = {d.sc_max}, SC_thresh = {d.sc_thresh}, "
                 f"SPS_max = {d.sps_max} sees the block sequence\n  {', '.join(map(str, d.blocks))}\n"
-                "(one metadata block, then data blocks, as Fig. 6). Fig. 7 starts with SN_p = SN_pp = 0, SC = 0, "
+                f"(a metadata block, then {d.every} data blocks, and again, as Fig. 6). Fig. 7 starts with SN_p = SN_pp = 0, SC = 0, "
                 "SPS = 0; a block in the same strip as SN_p changes nothing (line 17). The steps are the strip "
                 "changes MSP counts, numbered from 1.\n"
                 f"Part 3 (sec. 5, Fig. 8), in the simulator: {d.sim.streams} readers each read their own file of "
@@ -247,7 +247,8 @@ class PrefetchingLab(Lab):
             Question("q4", "Which disks does the first crossing SEQP request go to (in block order)? (none if none crosses)",
                      cross_disks, kind="list", form="disk numbers, or none",
                      explanation=(f"[B{first_cross[0]}..B{sum(first_cross) - 1}] touches strips "
-                                  f"{strips_of(*first_cross, u)}, which {g.layout} places on disks {cross_disks} "
+                                  f"{strips_of(*first_cross, u)}, which {g.layout if g.level == 5 else 'RAID-0'} places on disks "
+                                  f"{cross_disks} "
                                   "(vraid layout prints the map); two disks each make a seek for part of one request: "
                                   "with many readers that is independency loss." if first_cross else
                                   "no SEQP request crosses a strip here: the file and windows fit the strips.")),
@@ -271,17 +272,18 @@ class PrefetchingLab(Lab):
         return [
             Question("q9", "Part 3: which makes more array reads that cross a strip boundary (seqp, saseqp or same)?",
                      more(a["crossing"], b["crossing"]), kind="word",
-                     explanation=(counts + " SEQP's windows start wherever the last one ended, so most of them "
-                                  "straddle a strip once the files start inside strips. SASEQP cuts every ahead "
+                     explanation=(counts + " SEQP's windows start wherever the last one ended and grow in powers "
+                                  "of two, so they straddle a strip boundary unless file and windows happen to fit the "
+                                  "strips. SASEQP cuts every ahead "
                                   "window at its strip's end; only an initial (synchronous) window, which Fig. 5 "
                                   "leaves alone, can still cross.")),
             Question("q10", "How many cross, SEQP then SASEQP (run it)?", [a["crossing"], b["crossing"]], kind="list",
                      form="SEQP,SASEQP", explanation="`crossing_windows` in `metrics.host_readahead` of each run."),
             Question("q11", "Member (disk) read requests, SEQP then SASEQP?", [a["disk_reads"], b["disk_reads"]],
                      kind="list", form="SEQP,SASEQP",
-                     explanation=("`disk_read_requests` in `metrics`: SASEQP makes more, smaller array reads "
-                                  f"({b['windows']} vs {a['windows']}) but each costs one member request, while a "
-                                  "crossing SEQP window costs one per strip it touches.")),
+                     explanation=(f"`disk_read_requests` in `metrics`: SASEQP makes {b['windows']} array reads to "
+                                  f"SEQP's {a['windows']}, and each not crossing a strip costs one member request, "
+                                  "while a crossing SEQP window costs one per strip it touches.")),
             Question("q12", "Which reads faster in aggregate MB/s (seqp, saseqp, or same: within 2 %)?",
                      more(a["mb_s"], b["mb_s"], 0.02),
                      kind="word",

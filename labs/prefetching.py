@@ -176,9 +176,10 @@ class PrefetchingLab(Lab):
         data = (meta // u + 1 + r.randrange(1, 2 * g.data_disks)) * u + r.randrange(0, u)
         blocks = semisequential(meta, data, r.randint(5, 6 if u < 8 else 5) * u - data % u, every, u)
         sc_thresh = r.randint(2, 4)
-        strip_kib = r.choice((32, 64, 128, 256))
-        sim = SimRun(r.choice((2, 4, 8)), strip_kib, r.randrange(4 * strip_kib, 10 * strip_kib, 4) + 4 * r.randint(1, 7),
-                     r.choice((128, 512)))
+        strip_kib, streams = r.choice((32, 64, 128, 256)), r.choice((4, 16, 32))
+        most = 16384 // streams  # at most 16 MiB read in all: under a second or so of wall time
+        file_kib = r.randrange(min(3 * strip_kib, most // 2), min(10 * strip_kib, most), 4) + 4 * r.randint(1, 7)
+        sim = SimRun(streams, strip_kib, file_kib, r.choice((128, 512)))
         return Dealt(g, start, length, max_blocks, tuple(blocks), every, sc_thresh + r.randint(1, 2), sc_thresh,
                      r.randint(1, 3), sim)
 

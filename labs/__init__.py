@@ -24,6 +24,7 @@ MODULES = (
     "adaptive",
     "degraded",
     "crashes",
+    "prefetching",
     "disk_timing",
 )
 

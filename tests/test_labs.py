@@ -189,3 +189,48 @@ def test_every_lab_has_an_instructor_sheet_with_a_current_answer_key():
         assert sheets.current_block(text) == sheets.block(lab), (
             f"docs/labs/{lab.name}.md: the answer key is out of date; run "
             "`.venv/bin/python -m vraid.labs.sheets docs/labs`")
+
+
+def test_prefetching_seed_0_is_fig_3_4_and_the_section_4_sequence(tmp_path, capsys):
+    """Seed 001's own numbers: SEQP 11 disk requests and SASEQP 7 for the file at B16..B35
+    (Fig. 3/4), the four SEQP windows that cross a strip; MSP's steps on the Fig. 6 sequence
+    are the paper's strip numbers after line 17's no-op, with the pseudocode's SC."""
+    by = {q.key: q.answer for q in get("prefetching").questions(0)}
+    assert by["q1"] == 11 and by["q2"] == 7
+    assert by["q3"] == frozenset({19, 23, 27, 31})
+    assert by["q5"] == (4, 0, 4, 5, 0, 5, 6, 0, 6) and by["q6"] == (1, 2, 3, 4, 3, 4, 5, 4, 5)
+    # the simulator run: SEQP's windows cross strips, SASEQP's (shrunk) do not, and cost fewer member reads
+    seqp, saseqp = by["q10"]
+    assert by["q9"] == "seqp" and seqp > 0 and saseqp < seqp and by["q11"][0] > by["q11"][1]
+    # a wrong answer file is graded wrong (exit 1), the worked one right
+    right = answers_json(capsys, "prefetching", 0)
+    path = tmp_path / "prefetching.json"
+    path.write_text(json.dumps(right))
+    assert main(["lab", "check", "prefetching", str(path)]) == 0
+    capsys.readouterr()
+    wrong = {**right, "answers": {**right["answers"], "q1": 7, "q2": 11}}  # the counts swapped
+    path.write_text(json.dumps(wrong))
+    assert main(["lab", "check", "prefetching", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "q1: wrong" in out and "q2: wrong" in out and "q3: right" in out
+
+
+def test_prefetching_windows_are_the_read_ahead_models():
+    """The lab's windows (the host read-ahead model) are the controller-level extension's for these
+    files: every block of the file once, in order; SASEQP's never cross a strip; SEQP's ramp 1, 2,
+    4, ... to the maximum."""
+    from vraid.labs.prefetching import LAB, controller_windows, readahead_windows, strips_of
+
+    for seed in range(8):
+        d = LAB.dealt(seed)
+        u = d.geometry.u
+        for policy in ("seqp", "saseqp"):
+            ws = readahead_windows(policy, d.start, d.length, u, d.max_blocks)
+            assert ws == controller_windows(policy, d.start, d.length, u, d.max_blocks)  # host = controller here
+            assert [b for f, c in ws for b in range(f, f + c)] == list(range(d.start, d.start + d.length))
+            assert max(c for _, c in ws) <= d.max_blocks
+            if policy == "saseqp":
+                assert all(len(strips_of(f, c, u)) == 1 for f, c in ws)
+            else:
+                ramp = [c for _, c in ws][:-1]  # the last window may be cut by the file's end
+                assert ramp == [min(2 ** i, d.max_blocks) for i in range(len(ramp))]

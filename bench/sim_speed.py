@@ -13,6 +13,13 @@ the timing model and virtual-time scheduling cost on top of the engine. Every ca
 
 Cases: closed loop with 1 and 8 outstanding (``random-write`` / ``random-write:threads=8``)
 and open loop (Poisson arrivals every 10 ms on average, a load the hdd array sustains).
+
+The floor (issue 17): ``bench/heapq_floor.py``, a minimal heapq discrete-event simulation
+of the same RAID-5 small writes (closed loop, one outstanding, seek + rotation + transfer
+per member, no data), runs in the same process before and after the vraid cases; the
+closed-loop, one-outstanding rows are then reported as a ratio vraid/floor (target: the hdd
+model >= 0.1 of the floor). ``--no-data`` runs vraid's metadata-only mode
+(``vraid sim --no-data``) as extra rows.
 """
 
 from __future__ import annotations
@@ -29,9 +36,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from heapq_floor import run_floor  # noqa: E402
 from vraid.sim.simulator import SimConfig, run_sim  # noqa: E402
 
 TARGET = 20_000
+#: issue 17: vraid sim (hdd model, closed loop, 1 outstanding) against the heapq floor
+FLOOR_TARGET = 0.1
 CASES = [
     ("closed loop, 1 outstanding", "random-write"),
     ("closed loop, 8 outstanding", "random-write:threads=8"),
@@ -40,13 +51,22 @@ CASES = [
 MODELS = ("hdd:st373454lc", "none")
 
 
-def measure(model: str, workload: str, requests: int, repeat: int, seed: int) -> dict:
+def measure(model: str, workload: str, requests: int, repeat: int, seed: int, no_data: bool = False) -> dict:
     rates, virtual = [], 0.0
     for _ in range(repeat):
-        r = run_sim(SimConfig(disk_model=model, workload=workload, requests=requests, seed=seed))
+        r = run_sim(SimConfig(disk_model=model, workload=workload, requests=requests, seed=seed, no_data=no_data))
         rates.append(requests / r.wall_seconds)
         virtual = r.metrics["virtual_seconds"]
     return {"model": model, "workload": workload, "requests": requests, "rates": [round(x) for x in rates],
+            "requests_per_s": round(statistics.median(rates)), "virtual_seconds": virtual, "no_data": no_data}
+
+
+def measure_floor(requests: int, repeat: int, seed: int) -> dict:
+    rates, virtual = [], 0.0
+    for _ in range(repeat):
+        virtual, wall = run_floor(requests, seed=seed)
+        rates.append(requests / wall)
+    return {"requests": requests, "rates": [round(x) for x in rates],
             "requests_per_s": round(statistics.median(rates)), "virtual_seconds": virtual}
 
 
@@ -70,26 +90,55 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", type=int, metavar="TOP", default=0,
                     help="also profile the hdd closed-loop case and print the TOP functions")
     ap.add_argument("--json", type=Path, help="write the figures to this file")
+    ap.add_argument("--floor-requests", type=int, default=200_000,
+                    help="host writes of each heapq-floor run (default 200000)")
+    ap.add_argument("--no-data", action="store_true", help="also run the cases in metadata-only mode")
+    ap.add_argument("--only-floor-case", action="store_true",
+                    help="run only the closed-loop, one-outstanding case (the one compared with the floor)")
     args = ap.parse_args(argv)
+    cases = CASES[:1] if args.only_floor_case else CASES
+    variants = [False, True] if args.no_data else [False]
 
     run_sim(SimConfig(requests=50))  # warm up imports and caches (seek-curve fit)
+    run_floor(1000)
     rows = []
     print(f"vraid sim speed: random 4 KiB writes, RAID-5 5 disks, strip 64K; {args.requests:,} requests per case")
+    floor = [measure_floor(args.floor_requests, args.repeat, args.seed)]
+    print(f"{'heapq floor (closed loop, 1)':30} {'':16} {floor[0]['requests_per_s']:>9,} "
+          f"{floor[0]['virtual_seconds']:>10.3f}")
     print(f"{'case':30} {'model':16} {'req/s':>9} {'virtual s':>10}")
-    for label, workload in CASES:
-        for model in MODELS:
-            row = measure(model, workload, args.requests, args.repeat, args.seed) | {"case": label}
-            rows.append(row)
-            print(f"{label:30} {model:16} {row['requests_per_s']:>9,} {row['virtual_seconds']:>10.3f}")
+    for label, workload in cases:
+        for no_data in variants:
+            for model in MODELS:
+                row = measure(model, workload, args.requests, args.repeat, args.seed, no_data) | {"case": label}
+                rows.append(row)
+                name = model + (" no-data" if no_data else "")
+                print(f"{label:30} {name:16} {row['requests_per_s']:>9,} {row['virtual_seconds']:>10.3f}")
+    floor.append(measure_floor(args.floor_requests, args.repeat, args.seed))
+    print(f"{'heapq floor (closed loop, 1)':30} {'':16} {floor[1]['requests_per_s']:>9,} "
+          f"{floor[1]['virtual_seconds']:>10.3f}")
+    floor_rate = statistics.mean(f["requests_per_s"] for f in floor)  # before and after: drift hits both
     print()
-    for label, _ in CASES:
-        hdd, none = (next(r for r in rows if r["case"] == label and r["model"] == m) for m in MODELS)
+    ratios = {}
+    for row in rows:
+        if row["case"] == CASES[0][0]:
+            name = row["model"] + (" no-data" if row["no_data"] else "")
+            ratios[name] = row["requests_per_s"] / floor_rate
+            verdict = ""
+            if row["model"] == MODELS[0]:
+                verdict = f"  (target >= {FLOOR_TARGET}: {'PASS' if ratios[name] >= FLOOR_TARGET else 'MISS'})"
+            print(f"vraid/floor, {name:24} {ratios[name]:.4f}  = 1/{1 / ratios[name]:.0f}{verdict}")
+    print()
+    for label, _ in cases:
+        hdd, none = (next(r for r in rows if r["case"] == label and r["model"] == m and not r["no_data"])
+                     for m in MODELS)
         ratio = hdd["requests_per_s"] / none["requests_per_s"]
         verdict = "PASS" if hdd["requests_per_s"] >= TARGET else "MISS"
         print(f"{label:30} hdd/none {ratio:.2f}; hdd vs target {TARGET:,}/s: "
               f"{hdd['requests_per_s'] / TARGET:.2f} {verdict}")
     report = {"schema": 1, "python": platform.python_version(), "machine": platform.machine(),
-              "target_requests_per_s": TARGET, "rows": rows}
+              "target_requests_per_s": TARGET, "rows": rows, "floor": floor, "floor_requests_per_s": floor_rate,
+              "ratio_to_floor": ratios, "floor_target": FLOOR_TARGET}
     if args.profile:
         text = profile(MODELS[0], CASES[0][1], args.requests, args.profile)
         print("\n" + text)

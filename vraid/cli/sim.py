@@ -81,6 +81,9 @@ def add_sim_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--on-policy-fault", choices=("stop", "fallback"), default="stop",
                    help="a policy that raises, answers out of its rules or stalls: stop the run with an error "
                         "(default), or go on with the family's default as a mount does (docs/policies.md)")
+    p.add_argument("--no-data", action="store_true",
+                   help="metadata only: members store no bytes and no parity is computed; same plans, timing and "
+                        "metrics, faster and with no memory per member (docs/simulator.md)")
     p.add_argument("--debug", action="store_true", help="print the traceback of a failing policy")
     p.set_defaults(func=cmd_sim)
 
@@ -139,7 +142,7 @@ def check_sizes(config) -> None:
                          f"at the few thousand requests a second one core simulates it would run for about {days:,.0f} days",
                          "ask for fewer requests, e.g. --requests 100000")
     g = config.geometry()
-    members = g.ndisks * g.member_size
+    members = 0 if getattr(config, "no_data", False) else g.ndisks * g.member_size
     policies = config.policies
     cache = parse_size(policies["cache_size"], "cache size") if "cache_size" in policies else 0
     organisation = policies.get("cache", "none")
@@ -222,7 +225,8 @@ def sim_config(args):
                        workload=args.workload, requests=args.requests, seed=args.seed,
                        max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault),
                        nvram=args.nvram, bitmap_chunk=args.bitmap_chunk,
-                       on_policy_fault=getattr(args, "on_policy_fault", "stop"))
+                       on_policy_fault=getattr(args, "on_policy_fault", "stop"),
+                       no_data=getattr(args, "no_data", False))
     check_sizes(config)
     return config
 

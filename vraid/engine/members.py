@@ -265,6 +265,9 @@ class Members:
         self.disks = [Member(i, s, clock, self.queue_order) for i, s in enumerate(stores)]
         #: members not flushed (failed ones: the controller sends them nothing)
         self.excluded: set[int] = set()
+        #: the metadata-only simulation (``vraid sim --no-data``): the stores keep no bytes, so
+        #: the executor skips the parity computation (vraid.engine.stripe); timing is unchanged
+        self.no_data = False
 
     def __len__(self) -> int:
         return len(self.disks)

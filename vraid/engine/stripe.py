@@ -103,7 +103,7 @@ async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: 
     await members.run(reads)
     for column, first_row, rows, scratch in scatter:
         _scatter(buf, m, column, first_row, rows, scratch)
-    if plan.parity:
+    if plan.parity and not members.no_data:  # metadata-only simulation: no bytes to XOR
         compute_parity(plan, buf)
     buf.temp = None  # t's temporary memory is released once the parity is done (seed 000 III-C)
     writes = [buf.request(r.column, "write", r.first_row, r.rows, priority=priority) for r in plan.requests if r.op == "write"]

@@ -43,6 +43,7 @@ import trio.testing
 from vraid.engine.array import Array
 from vraid.engine.build import DEFAULT_CACHE_SIZE, EngineConfig, open_engine
 from vraid.engine.guard import PolicyFault
+from vraid.backends.memory import NullStore
 from vraid.backends.models import ModelSpec, parse_model
 from vraid.errors import MemberIOError, VraidError
 from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, RESERVED, Geometry
@@ -92,6 +93,9 @@ class SimConfig:
     bitmap_chunk: str | None = None
     #: ``--on-policy-fault``: "stop" (a failing policy ends the run with PolicyFault) or "fallback"
     on_policy_fault: str = "stop"
+    #: ``--no-data``: metadata only; members store nothing and parity is not computed, while
+    #: plans, timing and metrics stay those of the full run (docs/simulator.md)
+    no_data: bool = False
 
     def geometry(self) -> Geometry:
         """The array geometry these settings describe.
@@ -124,7 +128,8 @@ class SimConfig:
         policies = {k: v for k, v in self.policies.items() if k in registry.FAMILIES}
         size = parse_size(self.policies.get("cache_size", DEFAULT_CACHE_SIZE), "cache size")
         read_cache = parse_size(self.policies.get("read_cache_size", "0"), "read cache size")
-        return EngineConfig(g, policies=policies, cache_size=size, read_cache_size=read_cache,
+        extra = {"store_factory": null_store} if self.no_data else {}
+        return EngineConfig(g, policies=policies, cache_size=size, read_cache_size=read_cache, **extra,
                             disk_model=self.disk_model, faults=tuple(self.faults),
                             nvram=Path(self.nvram) if self.nvram else None, nvram_fresh=True,
                             bitmap_chunk=parse_chunk(g, self.bitmap_chunk) if self.bitmap_chunk else None,
@@ -143,6 +148,8 @@ class SimConfig:
                 del out[key]  # likewise: only runs that use them show them
         if self.on_policy_fault == "stop":
             del out["on_policy_fault"]  # the default; only a run that falls back says so
+        if not self.no_data:
+            del out["no_data"]  # likewise: only a metadata-only run says so
         try:
             out["disk_model"] = parse_model(self.disk_model).text
             out["workload"] = parse_workload(self.workload).spec
@@ -205,6 +212,11 @@ def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None
     return SimResult(config, metrics, time.perf_counter() - started)
 
 
+def null_store(role: int, size: int) -> NullStore:
+    """A member of the metadata-only simulation (``no_data``)."""
+    return NullStore(size, name=f"disk{role}")
+
+
 def _first_policy_fault(exc: BaseException) -> PolicyFault | None:
     if isinstance(exc, PolicyFault):
         return exc
@@ -234,6 +246,8 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
     rec = Recorder()
     async with open_engine(config.engine_config(geometry)) as engine:
         array = engine.array
+        if config.no_data:
+            array.members.no_data = True  # vraid.engine.stripe: no parity computed from bytes never kept
         if observe is not None:
             observe(array)
         t0 = trio.current_time()

@@ -139,6 +139,8 @@ class Member:
         #: clock time until which a request charged on the fast path keeps the disk busy
         self.busy_until = -math.inf
         self._scale = getattr(clock, "scale", 1.0)
+        #: the clock's sleep_until (a virtual clock skips the scheduler when nothing else runs)
+        self._sleep_until = getattr(clock, "sleep_until", trio.sleep_until)
 
     @property
     def can_charge(self) -> bool:
@@ -216,7 +218,7 @@ class Member:
             self._active = True
             try:
                 if self.busy_until > self.clock.now():  # a fast-path request still has the disk
-                    await trio.sleep_until(self.busy_until)
+                    await self._sleep_until(self.busy_until)
                 await self._execute(req)
             finally:
                 self._active = False
@@ -263,6 +265,7 @@ class Members:
         #: the factory every member's queues were made with (``vraid status`` names it)
         self.queue_order = resolve_queue_order(queue_order)
         self.disks = [Member(i, s, clock, self.queue_order) for i, s in enumerate(stores)]
+        self._sleep_until = getattr(clock, "sleep_until", trio.sleep_until)
         #: members not flushed (failed ones: the controller sends them nothing)
         self.excluded: set[int] = set()
         #: the metadata-only simulation (``vraid sim --no-data``): the stores keep no bytes, so
@@ -304,7 +307,7 @@ class Members:
             done = -math.inf  # timing models, idle members, one request each: one sleep for the batch
             for req in requests:
                 done = max(done, await disks[req.disk].charge(req))
-            await trio.sleep_until(done)
+            await self._sleep_until(done)
             self._raise_first_error(requests)
             return
         batch = _Batch(len(requests))

@@ -4,8 +4,9 @@
 (``vraid.engine.build``, the builder a mount uses too): an :class:`~vraid.engine.array.Array`
 over in-memory members, each behind the timing model of ``disk_model``, with the policies,
 faults, NVRAM and write-intent bitmap asked for; and runs it inside
-``trio.run(..., clock=MockClock(autojump_threshold=0))``: whenever every task is blocked, trio jumps the clock to the next deadline, so a disk's modelled 5 ms seek costs no
-wall time. Nothing here is a second implementation of the controller: the code that serves a
+``trio.run(..., clock=VirtualClock())`` (:mod:`vraid.engine.clock`): whenever every task is
+blocked, the clock jumps to the next deadline, so a disk's modelled 5 ms seek costs no wall
+time (a sleep that would wake its task alone does not even pass through trio's scheduler). Nothing here is a second implementation of the controller: the code that serves a
 FUSE mount in real time is the code that runs here; only the clock differs (``vraid.engine.clock``).
 
 Requests come from :func:`vraid.sim.workload.parse_workload`:
@@ -41,6 +42,7 @@ import trio
 import trio.testing
 
 from vraid.engine.array import Array
+from vraid.engine.clock import VirtualClock
 from vraid.engine.build import DEFAULT_CACHE_SIZE, EngineConfig, open_engine
 from vraid.engine.guard import PolicyFault
 from vraid.backends.memory import NullStore
@@ -203,7 +205,7 @@ def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None
     with deterministic_trio(config.seed):
         try:
             metrics = trio.run(_simulate, config, geometry, model, workload, requests, pattern, observe,
-                               clock=trio.testing.MockClock(autojump_threshold=0))
+                               clock=VirtualClock())
         except BaseExceptionGroup as group:  # a policy fault in stop mode ends the run: raise it alone
             fault = _first_policy_fault(group)
             if fault is None:

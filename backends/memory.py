@@ -30,14 +30,17 @@ class MemoryStore(Store):
         return self.read_sync(offset, length)
 
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
-        check_range(self, offset, len(data))
-        self._data[offset : offset + len(data)] = data
+        end = offset + len(data)
+        if offset < 0 or end > len(self._data):
+            check_range(self, offset, len(data))  # raises
+        self._data[offset:end] = data
 
     async def flush(self) -> None:
         return None
 
     def read_sync(self, offset: int, length: int) -> bytes:
-        check_range(self, offset, length)
+        if offset < 0 or length < 0 or offset + length > len(self._data):
+            check_range(self, offset, length)  # raises
         return bytes(self._data[offset : offset + length])
 
     def write_sync(self, offset: int, data: bytes) -> None:

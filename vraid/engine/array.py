@@ -61,6 +61,8 @@ from .stripe import StripeBuffer, execute
 Transform = Callable[[Plan], Plan]
 log = logging.getLogger(__name__)
 _NONE: frozenset[int] = frozenset()
+#: Priority(p).cause by value (an IntEnum hashes as its int)
+_CAUSE_OF_PRIORITY = {p: p.cause for p in Priority}
 
 
 @dataclass(frozen=True)
@@ -472,8 +474,9 @@ class Array:
                 self.metrics.count_cycle_totals(_cycle_totals(plan.z, plan.parity))
             else:
                 self.metrics.count_cycles(plan.cycles())
-            self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=buf.row0, missing=sorted(missing),
-                                          cause=cause or Priority(priority).cause))
+            self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=buf.row0,
+                                          missing=sorted(missing) if missing else [],
+                                          cause=cause or _CAUSE_OF_PRIORITY[priority]))
             intent = self.intent if self.intent is not None and any(r.op == "write" for r in plan.requests) else None
             if intent is not None:
                 try:
@@ -697,7 +700,7 @@ class _StripeLock:
 
     def _drop(self) -> None:
         lock = self.lock
-        if not lock.locked() and lock.statistics().tasks_waiting == 0:
+        if not lock.locked() and (lock.statistics().tasks_waiting == 0 if getattr(lock, "_lot", True) else True):
             self.array._locks.pop(self.stripe, None)
 
 

@@ -111,10 +111,15 @@ class TrioClock:
         return self._virtual
 
     def now(self) -> float:
+        try:
+            runner = GLOBAL_RUN_CONTEXT.runner
+        except AttributeError:  # outside trio.run: trio's own error
+            return trio.current_time()
+        if runner is self._runner:
+            virtual = self._virtual
+            return virtual.time if virtual is not None else runner.clock.current_time()
         virtual = self._clock()
-        if virtual is not None:
-            return virtual.time
-        return trio.current_time()
+        return virtual.time if virtual is not None else trio.current_time()
 
     async def sleep(self, seconds: float) -> None:
         virtual = self._clock()

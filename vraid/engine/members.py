@@ -294,7 +294,11 @@ class Members:
         if not requests:
             return
         disks = self.disks
-        if all(disks[r.disk].can_inline for r in requests):
+        for req in requests:  # Member.can_inline of every request's member, without the property calls
+            d = disks[req.disk]
+            if not d.store.instant or d._active or d._queued:
+                break
+        else:
             if len(requests) > 1:  # reads that would block one after another: start them all first
                 for req in requests:
                     if req.op == "read":
@@ -303,7 +307,7 @@ class Members:
                 await disks[req.disk]._execute(req)
             self._raise_first_error(requests)
             return
-        if len({r.disk for r in requests}) == len(requests) and all(disks[r.disk].can_charge for r in requests):
+        if self._can_charge(requests):
             done = -math.inf  # timing models, idle members, one request each: one sleep for the batch
             for req in requests:
                 done = max(done, await disks[req.disk].charge(req))
@@ -316,6 +320,20 @@ class Members:
             self.disks[req.disk].submit(req)
         await batch.done.wait()
         self._raise_first_error(requests)
+
+    def _can_charge(self, requests: Sequence[Request]) -> bool:
+        """One request per member and :attr:`Member.can_charge` for each (the clock read once)."""
+        if len(requests) > 1 and len({r.disk for r in requests}) != len(requests):
+            return False
+        disks = self.disks
+        now = self.clock.now()
+        for req in requests:
+            d = disks[req.disk]
+            store = d.store
+            if not (store.timed and store.inner.instant and not d._active and not d._queued  # type: ignore[attr-defined]
+                    and d.busy_until <= now):
+                return False
+        return True
 
     @staticmethod
     def _raise_first_error(requests: Sequence[Request]) -> None:

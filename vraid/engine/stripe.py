@@ -52,6 +52,9 @@ class StripeBuffer:
         self.checks = np.empty((pc, self.rows, g.block_size), dtype=np.uint8) if pc else None
         self.parity = self.checks[0] if self.checks is not None else None
         self.temp: np.ndarray | None = None
+        #: byte views of data and checks when both are C-contiguous (() when not; None: not made yet)
+        self._flat: tuple[memoryview, ...] | None = None
+        self._tflat: tuple[np.ndarray, tuple[memoryview, ...]] | None = None  # the same for temp
 
     @property
     def flat(self) -> np.ndarray:
@@ -63,6 +66,26 @@ class StripeBuffer:
         return self.data[j] if j < self.nd else self.checks[j - self.nd]  # type: ignore[index]
 
     def view(self, column: int, first_row: int, rows: int, *, temp: bool = False) -> memoryview:
+        if not temp:
+            flat = self._flat
+            if flat is None:
+                flat = self._flat = _flat_views(self.data, self.checks)
+            if flat:  # contiguous buffers: a slice of one byte view, no numpy object per request
+                nd = self.nd
+                source = self.data if column < nd else self.checks
+                col_rows, block = source.shape[1], source.shape[2]  # type: ignore[union-attr]
+                if 0 <= first_row and first_row + rows <= col_rows:
+                    start = ((column if column < nd else column - nd) * col_rows + first_row) * block
+                    return flat[column >= nd][start : start + rows * block]
+        else:
+            tmp = self._temp()
+            tflat = self._tflat
+            if tflat is None or tflat[0] is not tmp:
+                tflat = self._tflat = (tmp, _flat_views(tmp, None))
+            if tflat[1] and 0 <= first_row and first_row + rows <= tmp.shape[1]:
+                block = tmp.shape[2]
+                start = (column * tmp.shape[1] + first_row) * block
+                return tflat[1][0][start : start + rows * block]
         target = self._temp()[column] if temp else self.column(column)
         return memoryview(target[first_row : first_row + rows]).cast("B")
 
@@ -80,6 +103,14 @@ class StripeBuffer:
             buffer=self.view(column, first_row, rows, temp=temp),
             priority=priority,
         )
+
+
+def _flat_views(data: np.ndarray, checks: np.ndarray | None) -> tuple[memoryview, ...]:
+    """(data, checks) as flat byte views, or () if either is not C-contiguous."""
+    if not data.flags.c_contiguous or (checks is not None and not checks.flags.c_contiguous):
+        return ()
+    flat = memoryview(data.reshape(-1)).cast("B") if data.size else memoryview(b"")
+    return (flat, memoryview(checks.reshape(-1)).cast("B") if checks is not None else flat[:0])
 
 
 async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: int = 0) -> None:
@@ -102,7 +133,7 @@ async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: 
         _scatter(buf, m, column, first_row, rows, scratch)
     if plan.parity and not members.no_data:  # metadata-only simulation: no bytes to XOR
         _parity(spec, buf)
-    buf.temp = None  # t's temporary memory is released once the parity is done (seed 000 III-C)
+    buf.temp = buf._tflat = None  # t's temporary memory is released once the parity is done (seed 000 III-C)
     writes = [buf.request(column, "write", first_row, rows, priority=priority) for column, first_row, rows in spec.writes]
     await members.run(writes)
 

@@ -446,8 +446,10 @@ class Array:
         last_block = (ext.start + ext.length - 1) // block
         async with self._stripe_lock(ext.stripe):
             buf = StripeBuffer(self.mapping, ext.stripe)
-            await self._fill_partial_blocks(buf, ext, first_block, last_block)
-            buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
+            if ext.start % block or (ext.start + ext.length) % block:
+                await self._fill_partial_blocks(buf, ext, first_block, last_block)
+            if not self.members.no_data:  # the metadata-only simulation keeps no bytes
+                buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
             z = _dirty_z(g.u, g.data_disks, first_block, last_block)
             await self._execute_plan(buf, z, Priority.HOST)
 

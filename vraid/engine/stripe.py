@@ -95,22 +95,17 @@ class StripeBuffer:
         return self.temp
 
     def request(self, column: int, op: str, first_row: int, rows: int, *, temp: bool = False, priority: int = 0) -> Request:
-        return Request(
-            disk=self.columns[column],
-            op=op,
-            offset=self.mapping.member_offset(self.stripe, self.row0 + first_row),
-            length=rows * self.geometry.block_size,
-            buffer=self.view(column, first_row, rows, temp=temp),
-            priority=priority,
-        )
+        return Request(self.columns[column], op, self.mapping.member_offset(self.stripe, self.row0 + first_row),
+                       rows * self.geometry.block_size, self.view(column, first_row, rows, temp=temp), priority)
 
 
 def _flat_views(data: np.ndarray, checks: np.ndarray | None) -> tuple[memoryview, ...]:
     """(data, checks) as flat byte views, or () if either is not C-contiguous."""
-    if not data.flags.c_contiguous or (checks is not None and not checks.flags.c_contiguous):
+    try:
+        flat = memoryview(data).cast("B")
+        return (flat, memoryview(checks).cast("B") if checks is not None else flat[:0])
+    except TypeError:  # not C-contiguous (or empty): views made per request instead
         return ()
-    flat = memoryview(data.reshape(-1)).cast("B") if data.size else memoryview(b"")
-    return (flat, memoryview(checks.reshape(-1)).cast("B") if checks is not None else flat[:0])
 
 
 async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: int = 0) -> None:

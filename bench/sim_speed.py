@@ -60,7 +60,8 @@ def measure(model: str, workload: str, requests: int, repeat: int, seed: int, no
     rates, floors, virtual = [], [], 0.0
     for _ in range(repeat):
         before = floor_rate(floor_requests, seed) if floor_requests else 0.0
-        r = run_sim(SimConfig(disk_model=model, workload=workload, requests=requests, seed=seed, no_data=no_data))
+        extra = {"no_data": True} if no_data else {}  # (so that this script also runs older commits)
+        r = run_sim(SimConfig(disk_model=model, workload=workload, requests=requests, seed=seed, **extra))
         rates.append(requests / r.wall_seconds)
         if floor_requests:
             floors.append((before + floor_rate(floor_requests, seed)) / 2)

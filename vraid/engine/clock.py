@@ -34,6 +34,10 @@ import trio
 from trio._core._run import GLOBAL_RUN_CONTEXT  # private: the runner's run queue and deadlines
 
 
+#: advance_alone scans the tasks for the rest of trio's current batch only up to this many
+_MAX_SCAN = 64
+
+
 class Clock(Protocol):
     def now(self) -> float:
         """Seconds since an arbitrary origin."""
@@ -76,10 +80,13 @@ class VirtualClock(trio.abc.Clock):
             return False
         if runner.deadlines.next_deadline() <= deadline:
             return False
+        tasks = runner.tasks
+        if len(tasks) > _MAX_SCAN:  # many tasks (an open loop's requests): not worth the scan
+            return False
         me = GLOBAL_RUN_CONTEXT.task
         if me._cancel_status.effectively_cancelled:
             return False
-        for task in runner.tasks:  # the rest of the batch being run (scheduled, not yet stepped)
+        for task in tasks:  # the rest of the batch being run (scheduled, not yet stepped)
             if task._next_send_fn is not None and task is not me:
                 return False
         now = self.time

@@ -89,6 +89,9 @@ def add_sim_arguments(p: argparse.ArgumentParser) -> None:
                         "Linux's read-ahead, saseqp = its windows cut at strip boundaries; max = largest window "
                         "(default 128K), init = first window (default Linux's rule); default none: requests go "
                         "straight to the array (docs/prefetch.md)")
+    p.add_argument("--no-data", action="store_true",
+                   help="metadata only: members store no bytes and no parity is computed; same plans, timing and "
+                        "metrics, faster and with no memory per member (docs/simulator.md)")
     p.add_argument("--debug", action="store_true", help="print the traceback of a failing policy")
     p.set_defaults(func=cmd_sim)
 
@@ -148,7 +151,7 @@ def check_sizes(config) -> None:
                          f"at the few thousand requests a second one core simulates it would run for about {days:,.0f} days",
                          "ask for fewer requests, e.g. --requests 100000")
     g = config.geometry()
-    members = g.ndisks * g.member_size
+    members = 0 if getattr(config, "no_data", False) else g.ndisks * g.member_size
     policies = config.policies
     cache = parse_size(policies["cache_size"], "cache size") if "cache_size" in policies else 0
     organisation = policies.get("cache", "none")
@@ -232,7 +235,8 @@ def sim_config(args):
                        max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault),
                        nvram=args.nvram, bitmap_chunk=args.bitmap_chunk,
                        on_policy_fault=getattr(args, "on_policy_fault", "stop"),
-                       host_readahead=_host_readahead(getattr(args, "host_readahead", None)))
+                       host_readahead=_host_readahead(getattr(args, "host_readahead", None)),
+                       no_data=getattr(args, "no_data", False))
     check_sizes(config)
     return config
 

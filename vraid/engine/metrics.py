@@ -85,6 +85,13 @@ class Metrics:
             elif c == "full":
                 self.pbg_full += 1
 
+    def count_cycle_totals(self, totals: tuple[int, int, int]) -> None:
+        """Add (rcw, rmw, full) PBG counts at once (what :meth:`count_cycles` counts)."""
+        rcw, rmw, full = totals
+        self.pbg_rcw += rcw
+        self.pbg_rmw += rmw
+        self.pbg_full += full
+
     def to_dict(self) -> dict[str, float]:
         out = {k: v for k, v in self.__dict__.items() if k != "response"}
         out["mean_response_ms"] = self.response.mean * 1000

@@ -4,8 +4,9 @@
 (``vraid.engine.build``, the builder a mount uses too): an :class:`~vraid.engine.array.Array`
 over in-memory members, each behind the timing model of ``disk_model``, with the policies,
 faults, NVRAM and write-intent bitmap asked for; and runs it inside
-``trio.run(..., clock=MockClock(autojump_threshold=0))``: whenever every task is blocked, trio jumps the clock to the next deadline, so a disk's modelled 5 ms seek costs no
-wall time. Nothing here is a second implementation of the controller: the code that serves a
+``trio.run(..., clock=VirtualClock())`` (:mod:`vraid.engine.clock`): whenever every task is
+blocked, the clock jumps to the next deadline, so a disk's modelled 5 ms seek costs no wall
+time (a sleep that would wake its task alone does not even pass through trio's scheduler). Nothing here is a second implementation of the controller: the code that serves a
 FUSE mount in real time is the code that runs here; only the clock differs (``vraid.engine.clock``).
 
 Requests come from :func:`vraid.sim.workload.parse_workload`:
@@ -41,8 +42,10 @@ import trio
 import trio.testing
 
 from vraid.engine.array import Array
+from vraid.engine.clock import VirtualClock
 from vraid.engine.build import DEFAULT_CACHE_SIZE, EngineConfig, open_engine
 from vraid.engine.guard import PolicyFault
+from vraid.backends.memory import NullStore
 from vraid.backends.models import ModelSpec, parse_model
 from vraid.errors import MemberIOError, VraidError
 from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, RESERVED, Geometry
@@ -96,6 +99,9 @@ class SimConfig:
     #: ``--host-readahead``: the host's file read-ahead in front of each stream, seed 001's
     #: SEQP or SASEQP (vraid.sim.host; None: requests go straight to the array, as before)
     host_readahead: str | None = None
+    #: ``--no-data``: metadata only; members store nothing and parity is not computed, while
+    #: plans, timing and metrics stay those of the full run (docs/simulator.md)
+    no_data: bool = False
 
     def geometry(self) -> Geometry:
         """The array geometry these settings describe.
@@ -128,7 +134,8 @@ class SimConfig:
         policies = {k: v for k, v in self.policies.items() if k in registry.FAMILIES}
         size = parse_size(self.policies.get("cache_size", DEFAULT_CACHE_SIZE), "cache size")
         read_cache = parse_size(self.policies.get("read_cache_size", "0"), "read cache size")
-        return EngineConfig(g, policies=policies, cache_size=size, read_cache_size=read_cache,
+        extra = {"store_factory": null_store} if self.no_data else {}
+        return EngineConfig(g, policies=policies, cache_size=size, read_cache_size=read_cache, **extra,
                             disk_model=self.disk_model, faults=tuple(self.faults),
                             nvram=Path(self.nvram) if self.nvram else None, nvram_fresh=True,
                             bitmap_chunk=parse_chunk(g, self.bitmap_chunk) if self.bitmap_chunk else None,
@@ -149,6 +156,8 @@ class SimConfig:
             del out["on_policy_fault"]  # the default; only a run that falls back says so
         if self.host_readahead is None:
             del out["host_readahead"]  # likewise: only runs with a host model show it
+        if not self.no_data:
+            del out["no_data"]  # likewise: only a metadata-only run says so
         try:
             out["disk_model"] = parse_model(self.disk_model).text
             out["workload"] = parse_workload(self.workload).spec
@@ -208,13 +217,18 @@ def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None
     with deterministic_trio(config.seed):
         try:
             metrics = trio.run(_simulate, config, geometry, model, workload, requests, pattern, observe,
-                               clock=trio.testing.MockClock(autojump_threshold=0))
+                               clock=VirtualClock())
         except BaseExceptionGroup as group:  # a policy fault in stop mode ends the run: raise it alone
             fault = _first_policy_fault(group)
             if fault is None:
                 raise
             raise fault from None
     return SimResult(config, metrics, time.perf_counter() - started)
+
+
+def null_store(role: int, size: int) -> NullStore:
+    """A member of the metadata-only simulation (``no_data``)."""
+    return NullStore(size, name=f"disk{role}")
 
 
 def _first_policy_fault(exc: BaseException) -> PolicyFault | None:
@@ -246,6 +260,8 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
     rec = Recorder()
     async with open_engine(config.engine_config(geometry)) as engine:
         array = engine.array
+        if config.no_data:
+            array.members.no_data = True  # vraid.engine.stripe: no parity computed from bytes never kept
         if observe is not None:
             observe(array)
         t0 = trio.current_time()

@@ -96,6 +96,9 @@ def cmd_fuzz(args) -> int:
         _say("\ntraceback:")
         print(failure.traceback(), end="", file=sys.stderr)
     _say("\nreplay it:")
+    if args.replay is not None:
+        _say("  " + shlex.join(base + ["--case", failure.case, "--replay", args.replay]))
+        return FOUND
     if failure.blob:
         _say("  " + shlex.join(base + ["--case", failure.case, "--replay", failure.blob]))
         _say("  or in Python (raises the failure with its traceback):")

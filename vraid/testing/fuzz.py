@@ -35,6 +35,9 @@ from vraid.policies import registry
 FAMILIES = tuple(registry.FAMILIES)
 DEFAULT_EXAMPLES = 20
 DEFAULT_STEPS = 30
+#: wall seconds hypothesis may spend shrinking a failure (its own limit is 300 s; every example
+#: here starts an engine, so shrinking is what takes the time of a failing run)
+SHRINK_SECONDS = 20
 #: the other policies of a cached case (a scheduler that destages early, so destages happen)
 SCHEDULER = "hlwm:high=0.6,low=0.3"
 
@@ -231,7 +234,7 @@ def _find(exc: BaseException | None, kind: type) -> Any:
 
 
 #: lines of hypothesis's report left out: its header and the settle invariant after every step
-_NOISE = ("Failing test case: <state machine>", "state.settled()")
+_NOISE = ("Failing test case: <state machine>", "state.settled()", "state.never_more_member_requests()")
 
 
 def _failure_of(case: Case, exc: BaseException, lines: list[str]) -> Failure:
@@ -261,6 +264,9 @@ def _run_case(case: Case, workdir: Path, s: settings, seed: int, blob: str | Non
     if blob is not None:
         factory = hypothesis.reproduce_failure(hypothesis.__version__, blob.encode())(factory)
     lines: list[str] = []
+    from hypothesis.internal.conjecture import engine
+
+    limit, engine.MAX_SHRINKING_SECONDS = engine.MAX_SHRINKING_SECONDS, SHRINK_SECONDS
     with with_reporter(lines.append):
         try:
             run_state_machine_as_test(factory, settings=s)
@@ -269,6 +275,8 @@ def _run_case(case: Case, workdir: Path, s: settings, seed: int, blob: str | Non
                              "replay with the same vraid, hypothesis, policy file and --steps as the run that found it") from None
         except Exception as exc:  # noqa: BLE001 - whatever the machine or the policy raised is the finding
             return _failure_of(case, exc, lines)
+        finally:
+            engine.MAX_SHRINKING_SECONDS = limit
     return None
 
 

@@ -105,6 +105,9 @@ def test_finds_a_ct_that_drops_a_needed_read_and_the_replay_fails_again(student,
     rc, again = _fuzz(capsys, "--ct", f"{student}:DropsRead", "--case", "stripe-lrw", "--steps", "10",
                       "--replay", replay.group(1).strip("'"))
     assert rc == fuzz_cli_found() and "dropped operations of the basic matrix" in again, again
+    rc, fixed = _fuzz(capsys, "--ct", f"{student}:MyCt", "--case", "stripe-lrw", "--steps", "10",
+                      "--replay", replay.group(1).strip("'"))
+    assert rc == 0 and "the replayed example passes now" in fixed, fixed
 
 
 def test_finds_a_ct_that_adds_member_requests(student, capsys):
@@ -152,6 +155,7 @@ def test_passes_correct_policies(student, capsys, argv):
     (("--ct", "msc", "--examples", "0"), "--examples 0"),
     (("--ct", "msc", "--case", "nope"), "has no case 'nope'"),
     (("--ct", "msc", "--replay", "AAAA"), "--replay needs --case"),
+    (("--ct", "msc", "--case", "stripe-lrw", "--replay", "garbage"), "not a failure hypothesis can replay"),
 ])
 def test_bad_specs_are_clear_errors(student, capsys, argv, message):
     rc, out = _fuzz(capsys, *(a.format(student=student) for a in argv))

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity, settings
-from hypothesis.errors import DidNotReproduce
+from hypothesis.errors import DidNotReproduce, InvalidArgument
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -270,9 +270,13 @@ def _run_case(case: Case, workdir: Path, s: settings, seed: int, blob: str | Non
     with with_reporter(lines.append):
         try:
             run_state_machine_as_test(factory, settings=s)
-        except DidNotReproduce as exc:
-            raise VraidError(f"case {case.name}: the replayed example did not fail ({exc})",
-                             "replay with the same vraid, hypothesis, policy file and --steps as the run that found it") from None
+        except DidNotReproduce:
+            return None  # the replayed example passes now (fixed, or another hypothesis/--steps)
+        except InvalidArgument as exc:
+            if blob is None:
+                raise
+            raise VraidError(f"--replay {blob}: not a failure hypothesis can replay ({exc})",
+                             "copy the BLOB of the replay command a failure printed") from None
         except Exception as exc:  # noqa: BLE001 - whatever the machine or the policy raised is the finding
             return _failure_of(case, exc, lines)
         finally:

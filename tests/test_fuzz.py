@@ -185,3 +185,17 @@ def fuzz_cli_found() -> int:
     from vraid.cli.fuzz import FOUND
 
     return FOUND
+
+
+def test_idle_scheduler_never_rechecks_at_now():
+    """Found by `vraid fuzz --destage-order cscan`: host_idle rounds to just under ``idle`` and
+    now + the rest rounded to now, so the destager asked again at once, forever (virtual time
+    stood still)."""
+    from vraid.policies.destage.base import CacheState
+    from vraid.policies.destage.idle import IdleScheduler
+
+    last = 1000.0
+    now = last + 0.001
+    state = CacheState(now=now, dirty=1, capacity=10, host_idle=now - last)
+    assert state.host_idle < 0.001  # the rounding
+    assert IdleScheduler(idle=0.001, high=0.8).decide(state).recheck > now

@@ -30,6 +30,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from vraid.engine.array import CacheConfig
 from vraid.errors import VraidError
 from vraid.policies import registry
+from vraid.testing.fuzz_checks import find as _find
 
 #: families ``vraid fuzz`` takes, in the registry's order
 FAMILIES = tuple(registry.FAMILIES)
@@ -217,20 +218,6 @@ def _root(exc: BaseException) -> BaseException:
         else:
             break
     return exc
-
-
-def _find(exc: BaseException | None, kind: type) -> Any:
-    """The first ``kind`` in ``exc``, its causes, contexts and exception groups."""
-    todo, seen = [exc], set()
-    while todo:
-        e = todo.pop(0)
-        if e is None or id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, kind):
-            return e
-        todo += [e.__cause__, e.__context__, *(e.exceptions if isinstance(e, BaseExceptionGroup) else ())]
-    return None
 
 
 #: lines of hypothesis's report left out: its header and the settle invariant after every step

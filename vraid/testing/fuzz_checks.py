@@ -22,6 +22,7 @@ instead of being replaced by the default. On top of that:
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import trio
 import trio.testing
@@ -44,13 +45,25 @@ class PolicyFailure(AssertionError):
         self.traceback = tb
 
 
+def find(exc: BaseException | None, kind: type) -> Any:
+    """The first ``kind`` in ``exc``, its causes, contexts and exception groups."""
+    todo, seen = [exc], set()
+    while todo:
+        e = todo.pop(0)
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, kind):
+            return e
+        todo += [e.__cause__, e.__context__, *(e.exceptions if isinstance(e, BaseExceptionGroup) else ())]
+    return None
+
+
 def _failure(exc: BaseException, portal) -> PolicyFailure:
     from vraid.engine.guard import PolicyFault
-    from vraid.testing.fuzz import _find
-
     if not isinstance(exc, PolicyFault) and portal._thread is not threading.current_thread():
         portal._thread.join(5.0)  # the loop is ending: let it record what ended it
-    fault = _find(exc, PolicyFault) or _find(portal.error, PolicyFault)
+    fault = find(exc, PolicyFault) or find(portal.error, PolicyFault)
     if fault is not None:
         return PolicyFailure(f"policy fault: {fault.message}", fault.traceback)
     import traceback

@@ -62,7 +62,7 @@ class Config:
     @property
     def id(self) -> str:
         lay = {"left-symmetric": "ls", "left-asymmetric": "la", "right-symmetric": "rs", "right-asymmetric": "ra"}
-        tail = f"-{lay[self.layout]}" if self.level == 5 else ""
+        tail = f"-{lay[self.layout]}" if self.geometry().redundancy.parity_columns else ""  # RAID-5: the layout
         return f"raid{self.level}-{self.ndisks}d-s{self.strip // K}K-b{self.block}-x{self.stripes}{tail}"
 
 
@@ -143,7 +143,7 @@ class ArrayMatchesModel(RuleBasedStateMachine):
                 f"member data differs from the model at logical byte {at} "
                 f"(stripe {a.stripe}, strip {a.strip}, row {a.row}, member {a.disk})"
             )
-        if g.level == 5:
+        if g.redundancy.parity_columns:  # RAID-5
             pbg = np.bitwise_xor.reduce(areas, axis=0)  # (stripes, u, block): zero where parity is right
             bad = np.flatnonzero(pbg.reshape(g.stripes * g.u, -1).any(axis=1))
             if bad.size:

@@ -10,6 +10,7 @@ shrunk steps and a replay command are printed), 1 for a bad spec or setting (not
 from __future__ import annotations
 
 import argparse
+import logging
 import random
 import shlex
 import sys
@@ -70,6 +71,8 @@ def cmd_fuzz(args) -> int:
     from vraid.testing.fuzz import DEFAULT_STEPS, run
 
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
+    if not args.debug:  # power cuts make the engine log failed destages: expected here, not news
+        logging.getLogger("vraid").setLevel(logging.CRITICAL)
     if args.replay is not None and args.case is None:
         raise VraidError("--replay needs --case", "copy the whole replay command a failure printed")
     flag = registry.family(args.family).flag

@@ -30,7 +30,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from vraid.engine.array import CacheConfig
 from vraid.errors import VraidError
 from vraid.policies import registry
-from vraid.testing.fuzz_checks import find as _find
+from vraid.testing.fuzz_checks import PolicyFailure, find as _find
 
 #: families ``vraid fuzz`` takes, in the registry's order
 FAMILIES = tuple(registry.FAMILIES)
@@ -173,8 +173,6 @@ class Failure:
     def headline(self) -> str:
         from vraid.engine.guard import PolicyFault
 
-        from vraid.testing.fuzz_checks import PolicyFailure
-
         fault = _find(self.error, PolicyFault)
         if fault is not None:
             return f"policy fault: {fault.message}"
@@ -189,8 +187,6 @@ class Failure:
 
         from vraid.engine.guard import PolicyFault
 
-        from vraid.testing.fuzz_checks import PolicyFailure
-
         fault = _find(self.error, PolicyFault) or _find(self.error, PolicyFailure)
         if fault is not None and fault.traceback:
             return fault.traceback
@@ -199,6 +195,9 @@ class Failure:
 
 @dataclass
 class FuzzResult:
+    """What :func:`run` did: the checked spec, examples per case, the seed, the cases run (up to
+    the failing one) and the failure, if any."""
+
     family: str
     spec: str
     examples: int

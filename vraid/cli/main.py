@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", action="store_true", help="keep the array directory afterwards")
     p.set_defaults(func=cmd_demo)
 
-    from vraid.cli import ct as cli_ct, failures as cli_failures, lab as cli_lab, policies as cli_policies, sim as cli_sim, top as cli_top
+    from vraid.cli import ct as cli_ct, failures as cli_failures, fuzz as cli_fuzz, lab as cli_lab, policies as cli_policies, sim as cli_sim, top as cli_top
 
     cli_policies.add_commands(sub)  # policies (the registry's families)
     cli_sim.add_commands(sub)  # models, sim, experiment (virtual time)
@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_failures.add_commands(sub)  # fail, add, rebuild, check (failures and recovery)
     cli_top.add_commands(sub)  # top, ctl (live view and run-time control)
     cli_lab.add_commands(sub)  # lab (seeded exercises)
+    cli_fuzz.add_commands(sub)  # fuzz (a student's policy against the model machines)
     return parser
 
 

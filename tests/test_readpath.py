@@ -85,11 +85,13 @@ async def settle(array) -> None:
 
 
 def fresh(array, model: bytes | bytearray) -> None:
-    """Every block the read cache holds has the model's (the host's newest) bytes."""
+    """Every block the read cache holds has the model's (the host's newest) bytes; blocks
+    past the model's end were never written (zero)."""
     rc = array.reads.read_cache
     bs = array.geometry.block_size
     for block, data in rc._blocks.items():
-        assert data == bytes(model[block * bs : (block + 1) * bs]), f"read cache holds a stale block {block}"
+        want = bytes(model[block * bs : (block + 1) * bs]).ljust(bs, b"\0")
+        assert data == want, f"read cache holds a stale block {block}"
 
 
 # -- ReadCache on its own ----------------------------------------------------------------
@@ -176,13 +178,15 @@ def test_prefetched_strip_is_a_hit_and_does_not_delay_the_host(cache):
             await array.write(0, model)
             await settle(array)
             rc = array.reads.read_cache
+            reads = sum(s.reads for s in stores)
             t0 = trio.current_time()
             assert await array.read(0, strip) == model[:strip]
             took = trio.current_time() - t0
-            assert took == pytest.approx(0.01)  # one member read: the prefetch runs behind it
+            assert took == pytest.approx(0.01)  # one member read: the prefetch runs beside it
             assert policy.seen[-1].first == 0 and policy.seen[-1].count == g.u
-            reads = sum(s.reads for s in stores)
-            await trio.sleep(0.1)  # the prefetch of strip 1 completes
+            assert policy.seen[-1].misses == g.u and policy.seen[-1].prefetch_hits == 0
+            await trio.sleep(0.1)  # the prefetch of strip 1 (advised on arrival) completes
+            reads += 1  # the host read's own
             assert sum(s.reads for s in stores) == reads + 1
             hits = rc.metrics.hits
             assert await array.read(strip, strip) == model[strip : 2 * strip]
@@ -287,14 +291,16 @@ def test_a_host_read_waits_for_the_prefetch_in_flight_instead_of_reading_twice(c
             await array.write(0, bytes(model))
             await settle(array)
             rc, stats = array.reads.read_cache, array.reads.stats
-            await array.read(0, strip)  # the prefetch of strip 1 starts now
             reads = sum(s.reads for s in stores)
-            await trio.sleep(0.004)  # ... and is at the members
-            t0 = trio.current_time()
-            assert await array.read(strip, strip) == bytes(model[strip : 2 * strip])
-            assert trio.current_time() - t0 == pytest.approx(0.006)  # the rest of the prefetch, no more
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(array.read, 0, strip)  # the prefetch of strip 1 starts on its arrival
+                await trio.sleep(0.004)  # ... and is at the members
+                t0 = trio.current_time()
+                assert await array.read(strip, strip) == bytes(model[strip : 2 * strip])
+                assert trio.current_time() - t0 == pytest.approx(0.006)  # the rest of the prefetch, no more
             assert stats.prefetch_waits == 1 and rc.metrics.prefetch_hits == g.u
-            assert sum(s.reads for s in stores) == reads + 1  # the prefetch (strip 2's starts after)
+            # strip 0 (host), strip 1 (prefetch, not read again), strip 2 (prefetch advised on arrival)
+            assert sum(s.reads for s in stores) == reads + 3
             # a write while a host read waits for the prefetch: the fill is refused, the read
             # goes to the members, and afterwards only the new bytes are served
             await trio.sleep(0.1)

@@ -8,11 +8,20 @@ A host read is served, block by block, from the first of
    (``Array(read_cache_bytes=...)``; 0, the default, is off);
 3. the members, through the destage target (:mod:`vraid.engine.target`).
 
-What the members return fills the read cache. After each host read the
-prefetch policy (:mod:`vraid.policies.prefetch`, seed 001) says what else to
-read; those blocks are read into the read cache by background tasks, and the
-host read returns without waiting for them. With no read cache and
-``NoPrefetch`` the path is exactly the one vraid had before it existed.
+What the members return fills the read cache. As each host read *arrives*,
+before any of its member reads is issued, the prefetch policy
+(:mod:`vraid.policies.prefetch`, seed 001) says what else to read: seed 001's
+RAID driver runs MSP on each request as it comes in, so the policy sees host
+reads in arrival order (two reads in flight that complete in swapped order
+would otherwise show MSP a strip sequence s + 1, s and keep its SC low). The
+:class:`HostRead` it gets is what is known on arrival: its misses and
+prefetch hits come from a peek at the write cache and the read cache that
+counts no lookup and leaves the LRU order alone (:meth:`ReadPath._peek`). The
+advised blocks are read into the read cache by background tasks, never the
+host read's own blocks (it reads those itself, at HOST priority, so it never
+waits on its own blocks at PREFETCH priority); the host read does not wait
+for the prefetches. With no read cache and ``NoPrefetch`` the path is
+exactly the one vraid had before it existed.
 
 Never stale. A block the host overwrites must never come back from the read
 cache with older bytes, also when a fetch of it is in flight. Every host

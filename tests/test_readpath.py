@@ -316,3 +316,44 @@ def test_a_host_read_waits_for_the_prefetch_in_flight_instead_of_reading_twice(c
             assert await array.read(3 * strip, strip) == bytes(model[3 * strip : 4 * strip])
 
     _run(main)
+
+
+class OwnAndNext(NextStrip):
+    """Advises the host read's own blocks and the strip after them (as MSP's first stripe does)."""
+
+    def after_read(self, read: HostRead):
+        self.seen.append(read)
+        return [(read.first, read.count + self.geometry.u)]
+
+
+@pytest.mark.parametrize("cache", ["none", "stripe"])
+def test_advice_on_arrival_never_prefetches_the_host_reads_own_blocks(cache):
+    """The policy is asked before the read's member reads: what it advises of the read's own
+    blocks is left out (the read fetches them at HOST priority and never waits on them), and
+    the peek that fills HostRead counts no lookup."""
+    g = _geometry()
+    stores = _stores(g, 0.01)
+    strip = g.strip_size
+
+    async def main():
+        policy = OwnAndNext(g)
+        kw = {} if cache == "none" else {"cache": CacheConfig(cache, size=4 * g.stripe_data_bytes)}
+        async with open_array(g, stores, read_cache_bytes=64 * BS, prefetch=policy, **kw) as array:
+            model = _data(8, 2 * g.stripe_data_bytes)
+            await array.write(0, model)
+            await settle(array)
+            rc, stats = array.reads.read_cache, array.reads.stats
+            reads = sum(s.reads for s in stores)
+            t0 = trio.current_time()
+            assert await array.read(0, strip) == model[:strip]
+            assert trio.current_time() - t0 == pytest.approx(0.01)  # its own member read, not queued behind a prefetch
+            assert stats.prefetch_waits == 0
+            assert policy.seen[-1].misses == g.u and policy.seen[-1].prefetch_hits == 0
+            assert rc.metrics.lookups == g.u  # the host's own lookups: the arrival peek counted none
+            await trio.sleep(0.1)
+            assert sum(s.reads for s in stores) == reads + 2  # the host's strip 0, the prefetch of strip 1
+            assert rc.metrics.fills == g.u and rc.metrics.prefetched == g.u  # strip 0 filled by the host only
+            assert await array.read(strip, strip) == model[strip : 2 * strip]
+            assert policy.seen[-1].misses == 0 and policy.seen[-1].prefetch_hits == g.u
+
+    _run(main)

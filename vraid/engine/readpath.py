@@ -268,7 +268,8 @@ class ReadPath:
             held = (self.cache.block_states(start * bs, stop * bs) != 0) if self.cache is not None else None
             # Fig. 7 line 32: not what is held, nor what a fetch is reading already
             want = [b for b in range(start, stop)
-                    if not own[0] <= b < own[1] and b not in rc and not rc.fetching(b) and (held is None or not held[b - start])]
+                    if not own[0] <= b < own[1] and b not in rc and not rc.fetching(b)
+                    and (held is None or not held[b - start])]
             if not want:
                 continue
             fetch = rc.begin(want, prefetch=True)  # now: not dirty in the write cache at this instant

@@ -316,10 +316,13 @@ def _notes(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any]) ->
                "few tracks plus on average half a 4 ms revolution) before its transfer, so cutting SEQP's "
                "windows at strip boundaries, which removes the split pieces, raises it.")
     one = {k: v[0] for k, v in res["series"].items()} if res["streams"][0] == 1 else {}
-    if one:
-        out.append(f"- **Parallelism loss** at one stream: SASEQP128 reads {one.get('SASEQP128', 0):.1f} MB/s, about "
-                   "one member's media rate, because its one-strip windows keep one member busy at a time; SEQP512's "
-                   f"512 KiB windows span four or five members ({one.get('SEQP512', 0):.1f} MB/s).")
+    sa1 = _run(detail, s128, "SASEQP128", 1)
+    if one and sa1 is not None:
+        busy = sum(sa1["disk_busy"])  # members busy on average (each a fraction of the run)
+        out.append(f"- **Parallelism loss** at one stream: SASEQP128 reads {one.get('SASEQP128', 0):.1f} MB/s with "
+                   f"{busy:.1f} members busy on average, because each of its windows is one strip on one member "
+                   "and only the current and the next window are in flight; SEQP512's 512 KiB windows span four or "
+                   f"five members ({one.get('SEQP512', 0):.1f} MB/s).")
     for strip in (s128, 256 * KIB):
         msp, base = _run(detail, strip, "MSP+SASEQP128", 1), _run(detail, strip, "SASEQP128", 1)
         if msp is None or base is None:

@@ -25,7 +25,7 @@ BlockRange = tuple[int, int]
 
 
 class PrefetchPolicy:
-    """Decides what to read ahead after each host read."""
+    """Decides what to read ahead as each host read arrives."""
 
     name = "base"
 

@@ -343,7 +343,12 @@ def _notes(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any]) ->
                    f"{len(msp['disk_busy'])} members {busy:.0%} busy (SASEQP128 alone: "
                    f"{sum(base['disk_busy']) / len(base['disk_busy']):.0%}), and each delivers {per:.0f} MB/s while "
                    f"busy: in the disk model a member read request waits {_rot_ms(msp)} ms on average for the "
-                   f"platter (SASEQP128 alone: {_rot_ms(base)} ms; one revolution is 4 ms at 15,000 rpm).")
+                   f"platter (SASEQP128 alone: {_rot_ms(base)} ms; one revolution is 4 ms at 15,000 rpm). The "
+                   f"prefetches queue consecutive stripes on every member, contiguous there, but as separate "
+                   f"requests ({msp['disk_read_requests']} member requests for "
+                   f"{msp['file_read_bytes'] // strip} strips), and the model serves one command at a time: a "
+                   "contiguous command decoded after its first sector passed waits a revolution "
+                   "(backends/hdd.py); real drives hide it with command queueing and read-ahead.")
     two = {k: v[1] for k, v in res["series"].items()} if len(res["streams"]) > 1 and res["streams"][1] == 2 else {}
     if two.get("MSP+SEQP128") and two.get("SEQP128"):
         m2 = _run(detail, s128, "MSP+SEQP128", 2)

@@ -210,6 +210,7 @@ def mount(directory: Path, mountpoint: Path, opts: MountOptions) -> str:
             code = _daemon_child(asm, mountpoint, opts, write_fd, logfd)
         finally:
             os._exit(code)
+    lock.claim(pid, mountpoint)  # at once: a mount refused meanwhile names the daemon, not this process
     os.close(write_fd)
     os.close(logfd)
     try:

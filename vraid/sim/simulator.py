@@ -4,9 +4,13 @@
 (``vraid.engine.build``, the builder a mount uses too): an :class:`~vraid.engine.array.Array`
 over in-memory members, each behind the timing model of ``disk_model``, with the policies,
 faults, NVRAM and write-intent bitmap asked for; and runs it inside
-``trio.run(..., clock=VirtualClock())`` (:mod:`vraid.engine.clock`): whenever every task is
-blocked, the clock jumps to the next deadline, so a disk's modelled 5 ms seek costs no wall
-time (a sleep that would wake its task alone does not even pass through trio's scheduler). Nothing here is a second implementation of the controller: the code that serves a
+``trio.run(..., clock=loop_clock())``: whenever every task is blocked, the clock jumps to
+the next deadline, so a disk's modelled 5 ms seek costs no wall time. The clock is trio's
+``MockClock(autojump_threshold=0)``. :class:`vraid.engine.clock.VirtualClock` (a sleep that
+would wake its task alone does not even pass through trio's scheduler) is faster, but an
+msc-ct run over the page-cache workload hung under it (every task blocked with no deadline:
+a wakeup lost by its shortcut; cause not found yet), so it is not used here; ``tests/test_clock.py``
+keeps checking that it gives the same results. Nothing here is a second implementation of the controller: the code that serves a
 FUSE mount in real time is the code that runs here; only the clock differs (``vraid.engine.clock``).
 
 Requests come from :func:`vraid.sim.workload.parse_workload`:
@@ -42,7 +46,6 @@ import trio
 import trio.testing
 
 from vraid.engine.array import Array
-from vraid.engine.clock import VirtualClock
 from vraid.engine.build import DEFAULT_CACHE_SIZE, EngineConfig, open_engine
 from vraid.engine.guard import PolicyFault
 from vraid.backends.memory import NullStore
@@ -189,6 +192,11 @@ class SimResult:
 
 
 # ---------------------------------------------------------------------- the run
+def loop_clock() -> trio.abc.Clock:
+    """The trio clock a simulation runs on (see the module docstring for why not VirtualClock)."""
+    return trio.testing.MockClock(autojump_threshold=0)
+
+
 def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None) -> SimResult:
     """Run ``config`` to completion in virtual time and return its metrics.
 
@@ -217,7 +225,7 @@ def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None
     with deterministic_trio(config.seed):
         try:
             metrics = trio.run(_simulate, config, geometry, model, workload, requests, pattern, observe,
-                               clock=VirtualClock())
+                               clock=loop_clock())
         except BaseExceptionGroup as group:  # a policy fault in stop mode ends the run: raise it alone
             fault = _first_policy_fault(group)
             if fault is None:

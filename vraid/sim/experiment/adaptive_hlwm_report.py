@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import verdict
-from .adaptive_hlwm import (FULL_NW, PAPER, PAPER_NW, PERIOD_NAMES, QUICK_NW, RHO_L, SCHEDULERS, THINK,
+from .adaptive_hlwm_paper import (FULL_NW, PAPER, PAPER_NW, PERIOD_NAMES, QUICK_NW, RHO_L, SCHEDULERS, THINK,
                             cases)
 from .runner import load_json
 

@@ -57,6 +57,9 @@ def parse_workload(spec: str) -> Workload:
     return cls(**params)
 
 
+PageCache.parse_inner = staticmethod(parse_workload)  # the wrapper parses what it wraps
+
+
 @dataclass(frozen=True, slots=True)
 class WorkloadInfo:
     """What ``--help`` and the docs show of one workload; params are (key, default, help)."""

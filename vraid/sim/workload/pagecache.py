@@ -33,7 +33,7 @@ through this workload.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .base import HostRequest, Param, Workload, need
 
@@ -82,6 +82,9 @@ class PageCache(Workload):
               "order": Param("ascending|arrival", "ascending", "writeback order of the dirty pages"),
               "page": Param("size", 4096, "page size"),
               "gap": Param("time", 1e-6, "time between two written-back pages handed to the array")}
+    #: the wrapped workload's parser: the package's ``parse_workload``, handed in by
+    #: vraid.sim.workload when it registers this class (a wrapper must not import its registry)
+    parse_inner: Callable[[str], Workload]
 
     def _check(self, p: dict[str, Any]) -> None:
         super()._check(p)
@@ -90,11 +93,9 @@ class PageCache(Workload):
              "e.g. dirty=200M")
         need(0 <= p["background"] < p["dirty"], "page-cache: background must be below dirty", "e.g. background=0")
         need(p["gap"] > 0, "page-cache: gap must be positive", "e.g. gap=1us")
-        from . import parse_workload
-
         need(p["of"].partition(":")[0].strip() != self.name, "page-cache: cannot wrap a page cache",
              "wrap the workload itself")
-        self.inner = parse_workload(p["of"].replace(";", ","))
+        self.inner = self.parse_inner(p["of"].replace(";", ","))
 
     @property
     def closed_loop(self) -> None:

@@ -1,0 +1,73 @@
+"""Seed 003's set-up and numbers for the adaptive-hlwm experiment, and the Case checks.
+
+Shared by :mod:`.adaptive_hlwm` (the runs) and :mod:`.adaptive_hlwm_report` (the report), so
+that neither imports the other's module for them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: seed 003 sec. 4.1: write cache entries, entry (= request) size, static marks, update period
+PAPER_NW = 4096
+ENTRY = 16 << 10
+RHO_H, RHO_L = 0.5, 0.1
+PAPER_UPDATE = 3.0
+PAPER_PERIOD = 300.0
+#: seed 003 sec. 4.1: 10 GB logical unit on eight 9.1 GB ST39175FC (7 data disks' worth)
+PAPER_SPACE = 10 << 30
+PAPER_DISKS, PAPER_DISK_BYTES = 8, 9_100_000_000
+#: our array: a RAID-5 of 5 disks with 4 KiB blocks and strips, so a PBG (row) is one 16 KiB entry
+DISKS = 5
+BLOCK = 4096
+#: think times are this multiple of Table 1's inter-arrival times (see the module docstring)
+THINK = 2.5
+#: destages in flight while destaging: the paper's one destaging process (sec. 3.3)
+MAX_DESTAGES = 1
+#: the paper's destage selection: "we employ a FIFO-based scheme" over the delayed write list
+#: (sec. 3.3); its disks serve each queue in C-LOOK order (sec. 3.1); and it has separate read
+#: and write caches of 64 MB each (sec. 2.1, 4.1): the read cache is as large as the write cache
+DESTAGE_ORDER = "fifo"
+QUEUE_ORDER = "clook"
+#: N_W of a --quick and of a full run
+QUICK_NW = 205
+FULL_NW = PAPER_NW
+#: occupancy samples per period kept for the plot
+SAMPLES_PER_PERIOD = 250
+SCHEDULERS = ("static", "adaptive")
+PERIOD_NAMES = tuple(f"T{k}" for k in range(1, 9))
+
+#: what seed 003 reports for W_synth^1 (sec. 4.2.1; Fig. 4-6 draw the rest)
+PAPER = {
+    "i_b": 70.09, "delta_b": 59.08,
+    "T2": {"hwm": 0.73, "lwm": 0.33, "overwrite": "+56 % over HLWM", "traffic": "9 % less than HLWM"},
+    "T3": {"hwm": "as T1", "lwm": "as T1", "overwrite": "still higher", "traffic": "more than HLWM"},
+    "T4": {"hwm": 0.39, "lwm": 0.02, "overwrite": "lower than HLWM", "traffic": "about the same"},
+    "T5": {"hwm": "as T1", "lwm": "as T1", "overwrite": "lower than HLWM", "traffic": "-"},
+    "T6": {"hwm": "about 0.5, slightly up", "lwm": "0.21-0.31", "overwrite": "+36 % over HLWM",
+           "traffic": "4 % less than HLWM"},
+    "T7": {"hwm": "as T1", "lwm": "as T1", "overwrite": "still higher", "traffic": "more than HLWM"},
+    "T8": {"hwm": "-", "lwm": 0.09, "overwrite": "slightly higher", "traffic": "about the same"},
+}
+
+
+def cases(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The paper's claims for Table 1's Case periods, each checked against ``results``
+    (results.json): what, where, our static and adaptive values, and whether it holds."""
+    p = {row["name"]: row for row in results["periods"]}
+
+    def item(case: str, period: str, key: str, sign: int, what: str) -> dict[str, Any]:
+        st, ad = p[period]["static"][key], p[period]["adaptive"][key]
+        ok = ad > st if sign > 0 else (ad < st if sign < 0 else ad >= st)
+        return {"case": case, "period": period, "metric": key, "claim": what, "static": st, "adaptive": ad,
+                "holds": bool(ok)}
+
+    return [
+        item("Case 1", "T2", "hwm", +1, "adaptive HWM above static"),
+        item("Case 1", "T2", "lwm", +1, "adaptive LWM above static"),
+        item("Case 1", "T2", "overwrite_ratio", 0, "adaptive overwrite ratio not lower"),
+        item("Case 2", "T4", "hwm", -1, "adaptive HWM below static"),
+        item("Case 2", "T4", "lwm", -1, "adaptive LWM below static"),
+        item("Case 3", "T6", "lwm", +1, "adaptive LWM above static"),
+        item("Case 4", "T8", "lwm", -1, "adaptive LWM below static"),
+    ]

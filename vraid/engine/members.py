@@ -294,11 +294,7 @@ class Members:
         if not requests:
             return
         disks = self.disks
-        for req in requests:  # Member.can_inline of every request's member, without the property calls
-            d = disks[req.disk]
-            if not d.store.instant or d._active or d._queued:
-                break
-        else:
+        if all(disks[r.disk].can_inline for r in requests):
             if len(requests) > 1:  # reads that would block one after another: start them all first
                 for req in requests:
                     if req.op == "read":
@@ -322,18 +318,11 @@ class Members:
         self._raise_first_error(requests)
 
     def _can_charge(self, requests: Sequence[Request]) -> bool:
-        """One request per member and :attr:`Member.can_charge` for each (the clock read once)."""
+        """One request per member, and :attr:`Member.can_charge` for each."""
         if len(requests) > 1 and len({r.disk for r in requests}) != len(requests):
             return False
         disks = self.disks
-        now = self.clock.now()
-        for req in requests:
-            d = disks[req.disk]
-            store = d.store
-            if not (store.timed and store.inner.instant and not d._active and not d._queued  # type: ignore[attr-defined]
-                    and d.busy_until <= now):
-                return False
-        return True
+        return all(disks[r.disk].can_charge for r in requests)
 
     @staticmethod
     def _raise_first_error(requests: Sequence[Request]) -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from array import array
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 
 class ResponseTimes:
@@ -163,6 +164,16 @@ class ReadPathMetrics:
         busy = self.busy()
         if len(busy) == len(self._busy0):
             self.idle_member_seconds += sum(span - min(span, max(0.0, b1 - b0)) for b0, b1 in zip(self._busy0, busy))
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """A host read waits for the members inside this block (:meth:`wait_begin` and
+        :meth:`wait_end` around it, also when the read fails or is cancelled)."""
+        self.wait_begin()
+        try:
+            yield
+        finally:
+            self.wait_end()
 
     def to_dict(self, members: int) -> dict[str, float]:
         keep = ("host_reads", "host_reads_to_members", "member_requests", "split_reads", "prefetch_member_requests",

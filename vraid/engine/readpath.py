@@ -148,12 +148,9 @@ class ReadPath:
         pending = rc.prefetches_of(b0 + i for i in range(n) if need is None or need[i])
         if pending:
             self.stats.prefetch_waits += 1
-            self.stats.wait_begin()
-            try:
+            with self.stats.waiting():
                 for ended in pending:
                     await ended.wait()
-            finally:
-                self.stats.wait_end()
         out = bytearray(length)
         missing: list[int] = []
         for i in range(n):
@@ -171,16 +168,13 @@ class ReadPath:
         try:
             runs = _runs(missing)
             self.stats.count_host([(first + i * bs, k * bs) for i, k in runs])
-            self.stats.wait_begin()
-            try:
+            with self.stats.waiting():
                 if len(runs) == 1:
                     await self._read_run(out, first, *runs[0])
                 else:
                     async with trio.open_nursery() as nursery:
                         for i, k in runs:
                             nursery.start_soon(self._read_run, out, first, i, k)
-            finally:
-                self.stats.wait_end()
             for b in fetch.blocks:
                 i = b - b0
                 rc.fill(fetch, b, out[i * bs : (i + 1) * bs])
@@ -199,11 +193,8 @@ class ReadPath:
 
     async def _members(self, offset: int, length: int, ranges: list[tuple[int, int]]) -> bytes:
         self.stats.count_host(ranges)
-        self.stats.wait_begin()
-        try:
+        with self.stats.waiting():
             return await self.target.read(offset, length)
-        finally:
-            self.stats.wait_end()
 
     def _busy(self) -> list[float]:
         """Every member's busy seconds so far (for the parallelism loss)."""

@@ -702,7 +702,7 @@ class _StripeLock:
 
     def _drop(self) -> None:
         lock = self.lock
-        if not lock.locked() and (lock.statistics().tasks_waiting == 0 if getattr(lock, "_lot", True) else True):
+        if not lock.locked() and lock.statistics().tasks_waiting == 0:
             self.array._locks.pop(self.stripe, None)
 
 

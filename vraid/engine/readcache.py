@@ -25,7 +25,7 @@ class ReadCacheMetrics:
     fills: int = 0  # blocks put in by host-read misses
     prefetched: int = 0  # blocks put in by prefetches
     prefetches: int = 0  # prefetch reads issued
-    prefetch_skipped: int = 0  # prefetch advice dropped: too many prefetches in flight
+    prefetch_skipped: int = 0  # advice ranges with blocks to read, dropped: too many prefetches in flight
     stale_drops: int = 0  # fills refused: the block was written while being fetched
     evictions: int = 0
     invalidations: int = 0  # blocks dropped because the host wrote them

@@ -252,9 +252,6 @@ class ReadPath:
             start, stop = max(0, start), min(total, start + count)
             if start >= stop:
                 continue
-            if self._nursery is None or self._prefetching >= self.max_prefetches:
-                rc.metrics.prefetch_skipped += 1
-                continue
             bs = g.block_size
             held = (self.cache.block_states(start * bs, stop * bs) != 0) if self.cache is not None else None
             # Fig. 7 line 32: not what is held, nor what a fetch is reading already
@@ -262,6 +259,9 @@ class ReadPath:
                     if not own[0] <= b < own[1] and b not in rc and not rc.fetching(b)
                     and (held is None or not held[b - start])]
             if not want:
+                continue
+            if self._nursery is None or self._prefetching >= self.max_prefetches:
+                rc.metrics.prefetch_skipped += 1  # only advice that would have read something
                 continue
             fetch = rc.begin(want, prefetch=True)  # now: not dirty in the write cache at this instant
             self._prefetching += 1

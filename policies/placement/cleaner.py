@@ -35,30 +35,23 @@ class CleanPlan:
 
 def choose_victim(d: StripeDirectory, exclude: frozenset[int] = frozenset()) -> int | None:
     """The stripe with the fewest active slots among those cleaning can improve."""
-    full = d.geometry.ndisks - 1
-    best, best_key = None, None
-    live, free = d.live_count, d.free_count
-    for s in range(d.stripes):
-        c = live[s]
-        if c == full or free[s] == full or s in exclude:
+    for c in range(d.geometry.ndisks - 1):  # a stripe with all n-1 data slots live gains nothing
+        bucket = d.by_live[c]
+        if not bucket:
             continue
-        key = (c, not d.is_hot(s), s)
-        if best_key is None or key < best_key:
-            best, best_key = s, key
-    return best
+        best = min((s for s in bucket if s not in exclude), key=lambda s: (not d.is_hot(s), s), default=None)
+        if best is not None:
+            return best
+    return None
 
 
 def find_partner(d: StripeDirectory, member: int, victim: int, used: set[tuple[int, int]]) -> int | None:
     """A stripe other than ``victim`` with an unused DIRTY slot on ``member``; hot first."""
-    cold = None
-    for s in d.dirty_on[member]:
-        if s == victim or (s, member) in used:
-            continue
-        if d.is_hot(s):
-            return s
-        if cold is None or s < cold:
-            cold = s
-    return cold
+    for pool in (d.dirty_hot[member], d.dirty_on[member]):
+        for s in pool:
+            if s != victim and (s, member) not in used:
+                return s
+    return None
 
 
 def generate(d: StripeDirectory, *, exclude: frozenset[int] = frozenset(), victim: int | None = None) -> CleanPlan | None:

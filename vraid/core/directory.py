@@ -110,6 +110,7 @@ class StripeDirectory:
         self.strips = strips
         self.migrate = migrate
         self.hot = max(0, min(hot, geometry.stripes))
+        self._hot_from = geometry.stripes - self.hot
         n, s = geometry.ndisks, geometry.stripes
         #: logical strip -> (stripe, member)
         self.loc: list[tuple[int, int]] = [NOWHERE] * strips
@@ -140,10 +141,19 @@ class StripeDirectory:
         self.free_stripes = {s for s, c in enumerate(self.free_count) if c == n - 1}
         #: member -> stripes with a DIRTY slot on it (the cleaner's partners)
         self.dirty_on: list[set[int]] = [set() for _ in range(n)]
+        #: the same, hot region only (the cleaner looks there first)
+        self.dirty_hot: list[set[int]] = [set() for _ in range(n)]
         for s, row in enumerate(self.state):
             for m, st in enumerate(row):
                 if st == DIRTY:
                     self.dirty_on[m].add(s)
+                    if self.is_hot(s):
+                        self.dirty_hot[m].add(s)
+        #: live count -> the stripes (not free) with that many LIVE slots (the cleaner's victims)
+        self.by_live: list[set[int]] = [set() for _ in range(n)]
+        for s, c in enumerate(self.live_count):
+            if s not in self.free_stripes:
+                self.by_live[c].add(s)
 
     def _set(self, s: int, m: int, new: int) -> None:
         """Slot (s, m) becomes ``new``, the indexes follow."""
@@ -151,16 +161,21 @@ class StripeDirectory:
         if old == new:
             return
         self.state[s][m] = new
+        self.by_live[self.live_count[s]].discard(s)
         self.live_count[s] += (new == LIVE) - (old == LIVE)
         self.free_count[s] += (new == FREE) - (old == FREE)
         if old == DIRTY:
             self.dirty_on[m].discard(s)
+            self.dirty_hot[m].discard(s)
         elif new == DIRTY:
             self.dirty_on[m].add(s)
+            if s >= self._hot_from:
+                self.dirty_hot[m].add(s)
         if self.free_count[s] == self.geometry.ndisks - 1:
             self.free_stripes.add(s)
         else:
             self.free_stripes.discard(s)
+            self.by_live[self.live_count[s]].add(s)
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -255,7 +270,7 @@ class StripeDirectory:
         return self.homes[strip]
 
     def is_hot(self, stripe: int) -> bool:
-        return stripe >= self.geometry.stripes - self.hot
+        return stripe >= self._hot_from
 
     def is_free(self, stripe: int) -> bool:
         return stripe in self.free_stripes
@@ -295,6 +310,9 @@ class StripeDirectory:
             assert (s in self.free_stripes) == (st.count(FREE) == n - 1), s
             for m in range(n):
                 assert (s in self.dirty_on[m]) == (st[m] == DIRTY), (s, m)
+                assert (s in self.dirty_hot[m]) == (st[m] == DIRTY and self.is_hot(s)), (s, m)
+            for c in range(n):
+                assert (s in self.by_live[c]) == (c == self.live_count[s] and s not in self.free_stripes), (s, c)
             for m in range(n):
                 if st[m] == LIVE:
                     assert self.loc[self.owner[s][m]] == (s, m)
@@ -340,8 +358,8 @@ class StripeDirectory:
                 raise DirectoryError(f"{w}: strip {L} lives on member {self.homes[L]}, not {m}")
         if w.kind == LW:
             old = self.parity[w.stripe]
-            self._set(w.stripe, w.parity, PARITY)
             self._set(w.stripe, old, FREE)
+            self._set(w.stripe, w.parity, PARITY)
             self.parity[w.stripe] = w.parity
             self.next_parity = (w.parity + 1) % n
         for m, L in w.slots:

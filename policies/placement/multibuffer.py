@@ -170,7 +170,9 @@ class MultibufferPlacement(Placement):
             self._count_clean(plan)
             # a whole free stripe too gets a PW here: its parity stays where it was
             return list(plan.steps) + [self._pw(plan.victim, full, plan.free)]
-        if best is None:
+        if best is None and d.free_stripes:  # last resort: a PW into a whole free stripe
+            best = self._free_stripe()
+        if best is None or not full.intersection(d.free_members(best)):
             raise RuntimeError("multibuffer: no free or partially free slot aligned with a buffer "
                                "(the directory has no dirty block on the buffered members)")
         return [self._pw(best, full, d.free_members(best))]

@@ -15,6 +15,8 @@ with its own placement policies and stripe directory in an access-counting loop
 * Table 1: the sizes of the stripe writes multibuffering issued (all its runs, the
   final buffer flushes included), and the fraction that were full large writes.
 
+The full run is 40,000 requests with 20,000 warm-up (ours: a third of the paper's
+length, statistics over 20,000 requests instead of 50,000, to bound the run time);
 ``--quick`` runs 3,000 requests (1,000 warm-up) on a coarser grid.
 """
 
@@ -27,7 +29,9 @@ from .verdict import compare, paper_vs_vraid
 
 NAME = "multibuffer"
 SCHEMES = ("multibuffer", "dpsr", "raid5")
-FULL = {"requests": 120_000, "warmup": 70_000, "skews": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+#: ours: a third of the paper's 120,000 requests (70,000 warm-up) so the full run fits in minutes on a shared
+#: 2-core machine; ``runs(False, requests=120_000, warmup=70_000)`` is the paper's length
+FULL = {"requests": 40_000, "warmup": 20_000, "skews": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
         "wrs": [0.1, 0.3, 0.5, 0.7, 0.9]}
 QUICK = {"requests": 3_000, "warmup": 1_000, "skews": [0.0, 0.5, 1.0], "wrs": [0.1, 0.5, 0.9]}
 FIG_WR_SKEWS = (0.3, 0.7)  # Figs. 4, 5

@@ -185,7 +185,8 @@ class StripeDirectory:
         for L in range(d.strips):
             s, k = divmod(L, geometry.data_disks)
             m = geometry.data_disk(s, k)
-            d._put(s, m, L)
+            d.state[s][m], d.owner[s][m], d.loc[L], d.homes[L] = LIVE, L, (s, m), m
+        d._index()
         d.next_parity = logical_stripes % geometry.ndisks
         return d
 

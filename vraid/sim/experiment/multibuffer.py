@@ -45,8 +45,10 @@ def describe() -> str:
             "100-block buffer, Zipf skew; disk accesses counted as the paper counts them")
 
 
-def runs(quick: bool, *, requests: int | None = None, warmup: int | None = None) -> list[dict[str, Any]]:
-    st = QUICK if quick else FULL
+def runs(quick: bool, *, requests: int | None = None, warmup: int | None = None,
+         skews: list[float] | None = None, wrs: list[float] | None = None) -> list[dict[str, Any]]:
+    """One run per (scheme, replacement order, skew, W/R) the figures need (shared runs once)."""
+    st = {**(QUICK if quick else FULL), **({"skews": skews} if skews else {}), **({"wrs": wrs} if wrs else {})}
     base = {"requests": requests or st["requests"], "warmup": st["warmup"] if warmup is None else warmup}
     keys: list[tuple[str, str, float, float, str]] = []
     for skew in FIG_WR_SKEWS:

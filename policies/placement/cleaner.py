@@ -77,3 +77,22 @@ def generate(d: StripeDirectory, *, exclude: frozenset[int] = frozenset(), victi
     parity = d.parity[v]
     free = tuple(m for m in range(n) if m != parity and m not in stuck)
     return CleanPlan(tuple(steps), v, free, not stuck, len(steps) - 1)
+
+
+def generate_whole(d: StripeDirectory, *, attempts: int = 1 << 30) -> CleanPlan | None:
+    """A plan that yields a whole free stripe (DPSR has no partial writes): the victims in
+    order of fewest active slots, the first whose every active slot finds a partner; None
+    when none does (external fragmentation: some member has no dirty block, and every
+    candidate has a live block on it)."""
+    tried = 0
+    for c in range(d.geometry.ndisks - 1):
+        for v in sorted(d.by_live[c], key=lambda s: (not d.is_hot(s), s)):
+            dirty = d.dirty_on
+            if all(len(dirty[m]) > (v in dirty[m]) for m in d.live_members(v)):  # a partner on every member
+                plan = generate(d, victim=v)
+                if plan is not None and plan.whole:
+                    return plan
+            tried += 1
+            if tried >= attempts:
+                return None
+    return None

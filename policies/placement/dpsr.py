@@ -6,7 +6,8 @@ wherever its slots are, so a block migrates to whichever member the new stripe p
 on (the loss of locality the paper blames for DPSR's slow reads). The old copies become
 dirty, and a garbage collector recycles them into free stripes (the same victim and
 same-member partner search as multibuffering's, :mod:`.cleaner`, but only whole free
-stripes are of use: DPSR has no partial writes). When the collector cannot make a free
+stripes are of use: DPSR has no partial writes, so it tries the victims in order of fewest
+active blocks until one can be emptied, :func:`.cleaner.generate_whole`). When the collector cannot make a free
 stripe because some member has no dirty block (*external fragmentation*), "the only
 solution is to apply the standard RAID5 algorithm": the oldest buffered block is
 written in place with a RAID-5 small write (:class:`InPlace`).
@@ -28,7 +29,7 @@ from vraid.core.directory import LW, Step, StripeDirectory, StripeWrite
 from vraid.policies.params import Fraction
 
 from . import InPlace, Placement
-from .cleaner import generate
+from .cleaner import generate_whole
 
 
 class DpsrPlacement(Placement):
@@ -80,8 +81,8 @@ class DpsrPlacement(Placement):
         steps: list[Step] = []
         stripe = min(d.free_stripes) if d.free_stripes else None
         if stripe is None and len(self.queue) >= n - 1:
-            plan = generate(d)
-            if plan is not None and plan.whole:
+            plan = generate_whole(d)
+            if plan is not None:
                 self.stats["cleanings"] += 1
                 self.stats["swaps"] += plan.swaps
                 steps += plan.steps

@@ -26,7 +26,10 @@ frozen data that the placement policies return and the journal stores, see
 :mod:`vraid.core.directory_format`):
 
 * :class:`Dirty` ``(strip)``: the on-disk copy of ``strip`` is stale (multibuffering
-  marks it when the update enters the buffer); :meth:`locate` still names it;
+  marks it when the update enters the buffer); :meth:`locate` still names it until the
+  cleaner recycles that slot; from then on the strip's only copy is in the buffer (its
+  location is ``NOWHERE`` and :meth:`locate` raises LookupError) until a stripe write
+  places it again;
 * :class:`StripeWrite` ``(kind, stripe, parity, slots)``: a large write (``LW``, into a
   free stripe, ``parity`` chosen) or a partial write (``PW``, into free slots of a PFS,
   ``parity`` its own); each written strip's previous slot becomes DIRTY (if LIVE);

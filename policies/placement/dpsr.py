@@ -36,7 +36,7 @@ class DpsrPlacement(Placement):
     """One shared buffer; a new stripe per n-1 writes, blocks migrate; RAID-5 fallback (seed 004 s. 1)."""
 
     name = "dpsr"
-    summary = "one shared write buffer, a new stripe per n-1 writes, blocks migrate (seed 004's DPSR baseline)"
+    summary = "one shared write buffer, a new stripe per n-1 writes, blocks migrate; RAID-5 writes when fragmented"
     source = "seed 004, Hua, Vu & Hu, section 1 (Mogi & Kitsuregawa's DPSR)"
     params = {
         "buffer": (int, 100, "shared write buffer, in strips", (1, None)),

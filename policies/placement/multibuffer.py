@@ -47,7 +47,7 @@ class MultibufferPlacement(Placement):
     """Per-member write buffers in one pool; LWs into free stripes, PWs into PFSs (seed 004 s. 2)."""
 
     name = "multibuffer"
-    summary = "one write buffer per disk, large writes into free stripes, partial writes into PFSs (seed 004)"
+    summary = "one write buffer per disk, large writes into free stripes, partial writes into PFSs"
     source = "seed 004, Hua, Vu & Hu, sections 2.1-2.3"
     params = {
         "buffer": (int, 100, "write buffer pool, in strips, shared by the per-member buffers", (1, None)),

@@ -177,6 +177,12 @@ FAMILIES: dict[str, Family] = {
                "none", slot="reads.prefetch", make=_make_prefetch,
                settings=(Setting("read_cache_size", "0", "clean-block read cache size (0: none; prefetching needs one)",
                                  "SIZE"),)),
+        Family("placement", "placement", "where written blocks go: in place, or new stripes via a stripe directory (seed 004)",
+               "vraid.policies.placement", "vraid.policies.placement:Placement",
+               {"static": "vraid.policies.placement.static:StaticPlacement",
+                "multibuffer": "vraid.policies.placement.multibuffer:MultibufferPlacement",
+                "dpsr": "vraid.policies.placement.dpsr:DpsrPlacement"},
+               "static", slot="placement"),
     )
 }
 
@@ -339,7 +345,9 @@ def current(engine: Any) -> dict[str, str]:
             if fam.needs is None:
                 out[key] = "none"
             continue
-        out[key] = spec_of(getattr(holder, attr, None))
+        # a holder without the slot runs the family's default (placement: static, until the
+        # engine holds a placement policy)
+        out[key] = spec_of(getattr(holder, attr)) if hasattr(holder, attr) else fam.default
     return out
 
 

@@ -72,7 +72,8 @@ class NotAPolicy:
 
 OWN = {"destage": "Eager", "destage_order": "Backwards", "cache": "Wide", "ct": "Same"}
 BASES = {"cache": "Organisation", "destage_order": "DestageOrder", "destage": "DestageScheduler",
-         "ct": "ContiguityTransform", "queue_order": "QueueOrder", "prefetch": "PrefetchPolicy"}
+         "ct": "ContiguityTransform", "queue_order": "QueueOrder", "prefetch": "PrefetchPolicy",
+         "placement": "Placement"}
 
 
 @pytest.fixture
@@ -88,7 +89,8 @@ def student_dir(tmp_path, monkeypatch):
 
 # -- the table -------------------------------------------------------------------------------
 def test_every_family_row_is_complete_and_its_builtins_load():
-    assert list(registry.FAMILIES) == ["cache", "destage_order", "destage", "ct", "queue_order", "prefetch"]
+    assert list(registry.FAMILIES) == ["cache", "destage_order", "destage", "ct", "queue_order", "prefetch",
+                                     "placement"]
     for key, fam in registry.FAMILIES.items():
         assert fam.title and fam.doc and fam.flag == "--" + key.replace("_", "-")
         base = fam.base_class()
@@ -275,7 +277,8 @@ def test_current_and_install_walk_the_slots():
     engine = SimpleNamespace(cache=_Cache(), ct=None)
     assert registry.current(engine) == {"cache": "stripe", "destage_order": "lrw",
                                         "destage": "hlwm:high=0.95,low=0.85,max_destages=4", "ct": "none",
-                                        "queue_order": "none", "prefetch": "none"}  # the fake has no members, reads
+                                        "queue_order": "none", "prefetch": "none",
+                                        "placement": "static"}  # the fake has no members, reads
     assert registry.install("destage_order", engine, "cscan") == "cscan"
     assert engine.cache.set_calls == [engine.cache.order]              # the holder's set_order
     assert registry.install("ct", engine, "msc:sr_max=6,sw_max=7") == "msc:sr_max=6,sw_max=7"
@@ -283,7 +286,8 @@ def test_current_and_install_walk_the_slots():
     with pytest.raises(VraidError, match="cannot change while the array runs"):
         registry.install("cache", engine, "pbg")
     bare = SimpleNamespace(cache=None, ct=None)
-    assert registry.current(bare) == {"cache": "none", "ct": "none", "queue_order": "none", "prefetch": "none"}
+    assert registry.current(bare) == {"cache": "none", "ct": "none", "queue_order": "none", "prefetch": "none",
+                                      "placement": "static"}
     with pytest.raises(VraidError, match="runs with --cache none") as err:
         registry.install("destage", bare, "adaptive")
     assert "--cache pbg" in err.value.hint
@@ -313,7 +317,8 @@ def test_settings_flags_toml_ctl_and_sim_keys_come_from_the_table():
     from vraid.ondisk.config import KNOWN, ArrayConfig
     from vraid.sim.simulator import POLICY_KEYS
 
-    keys = ["cache", "cache_size", "destage_order", "destage", "ct", "queue_order", "prefetch", "read_cache_size"]
+    keys = ["cache", "cache_size", "destage_order", "destage", "ct", "queue_order", "prefetch", "read_cache_size",
+            "placement"]
     assert list(registry.settings()) == keys
     assert list(KNOWN) == ["image", *keys] and list(POLICY_KEYS) == keys
     assert list(CTL_KEYS) == ["destage_order", "destage", "ct"]

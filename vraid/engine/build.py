@@ -146,6 +146,9 @@ class EngineConfig:
 
             registry.create("ct", self.spec("ct"), registry.Context(
                 geometry=g, disk_model=self.disk_model, params=dict(self.params), disk_preset=disk_preset(self.disk_model)))
+        if self.spec("placement") != "static":  # seed 004: the engine does not run a stripe directory yet
+            raise VraidError(f"placement {self.spec('placement')} is not wired into the engine yet",
+                             "use --placement static (the default); `vraid experiment multibuffer` runs it")
         if self.stores is not None and len(self.stores) != g.ndisks:
             raise VraidError(f"{len(self.stores)} member stores for {g.ndisks} disks", "give one store per member")
         cache = self.spec("cache")

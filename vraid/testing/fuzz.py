@@ -135,7 +135,7 @@ def cases(family: str, spec: str, *, with_crashes: bool = False) -> list[Case]:
         return out + (_crash_cases(options, ("nvram",)) if with_crashes else [])
     if family == "ct":
         return _ct_cases(spec, options) + (_crash_cases(options, ("write-through", "nvram")) if with_crashes else [])
-    if family == "queue_order":
+    if family in ("queue_order", "placement"):  # placement: only static runs in the engine yet (docs/multibuffer.md)
         return _read_cases("none", options) + (_crash_cases(options, ("write-through", "nvram")) if with_crashes else [])
     if family == "prefetch":
         crash = options | {"read_cache_size": 16 * GEOMETRY.geometry().strip_size}

@@ -33,6 +33,7 @@ EXPERIMENTS: dict[str, str] = {
     "adaptive-hlwm": "vraid.sim.experiment.adaptive_hlwm",
     "msc-ct": "vraid.sim.experiment.msc_ct",
     "prefetch": "vraid.sim.experiment.prefetch",
+    "multibuffer": "vraid.sim.experiment.multibuffer",
 }
 
 

@@ -1,0 +1,197 @@
+"""The access-counting simulator of seed 004 section 3 (Hua, Vu & Hu), driving vraid's placements.
+
+The paper's simulator counts *requests*: concurrent accesses, each of which "can perform
+operations on up to nine disks simultaneously"; it has no disk timing. This module does
+the same with vraid's own placement objects (:mod:`vraid.policies.placement`) and stripe
+directory (:mod:`vraid.core.directory`), the objects the engine will use:
+
+* **a read** of blocks ``R``: the blocks the placement's buffers hold are hits; the rest
+  are read from their current member (``directory.locate``); the request costs as many
+  concurrent accesses as the busiest member has blocks to read (one block per member per
+  access). Blocks kept on their home member (RAID-5, multibuffering) spread evenly;
+  blocks that migrated (DPSR) pile up on some members.
+* **a write**, block by block through ``placement.write``: a large write (LW) is one
+  access (every member writes once); a partial write (PW) two (read the parity, then
+  write); a RAID-5 small write (RAID-5 itself, DPSR's fallback) of ``d`` blocks of one
+  stripe reads then writes: the busiest member's reads plus its writes, choosing per
+  stripe read-modify-write or reconstruct-write, whichever does fewer I/Os.
+* **the cleaner** (multibuffering's free-stripe generator, DPSR's garbage collector)
+  is background work in the paper; its accesses are counted apart (``background``) and
+  not in ``accesses``, ours: per swap 3 (read the strip, the partner's dirty strip and
+  parity; write both), per release of a stripe that keeps live blocks 2 (parity).
+
+The workload is the paper's (section 3): the first block of a request drawn from a
+Zipf-like distribution over the blocks (skew ``z``; block ``i`` has probability
+``1/i^z`` normalised, block 1 the hottest), read or write by the W/R ratio, the size
+from a Zipf-like distribution over 1..100 (reads) or 1..10 (writes) with the access-size
+skew 0.2 (size ``max`` the most likely: "a larger access-size skew indicates that most
+of the I/O operations involve a large number of data blocks"). Statistics start after
+``warmup`` requests; a run ends with the buffers flushed (Table 1's small writes "are
+mostly the results of the final buffer flush").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vraid.core.directory import LW, PW, Dirty, Release, StripeWrite, Swap
+from vraid.core.geometry import Geometry
+from vraid.policies import registry
+from vraid.policies.placement import InPlace
+
+DISKS = 9
+BLOCKS = 10_000
+MAX_READ, MAX_WRITE = 100, 10
+SIZE_SKEW = 0.2
+
+
+def zipf_probabilities(n: int, z: float) -> np.ndarray:
+    """P_i = 1 / (i^z * sum_j 1/j^z), i = 1..n (seed 004 section 3)."""
+    w = 1.0 / np.arange(1, n + 1, dtype=float) ** z
+    return w / w.sum()
+
+
+def workload(requests: int, wr: float, skew: float, seed: int, *, blocks: int = BLOCKS,
+             size_skew: float = SIZE_SKEW) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(first, is_write, size)`` arrays of ``requests`` requests (three generators)."""
+    rng_first, rng_type, rng_size = (np.random.default_rng([seed, k]) for k in range(3))
+    first = rng_first.choice(blocks, size=requests, p=zipf_probabilities(blocks, skew))
+    is_write = rng_type.random(requests) < wr
+    ranks_r = rng_size.choice(MAX_READ, size=requests, p=zipf_probabilities(MAX_READ, size_skew))
+    ranks_w = rng_size.choice(MAX_WRITE, size=requests, p=zipf_probabilities(MAX_WRITE, size_skew))
+    size = np.where(is_write, MAX_WRITE - ranks_w, MAX_READ - ranks_r)
+    return first, is_write, size
+
+
+def geometry_for(scheme_spare: float, blocks: int = BLOCKS, disks: int = DISKS) -> tuple[Geometry, int]:
+    data = disks - 1
+    logical = -(-blocks // data)
+    spare = int(np.ceil(scheme_spare * logical))
+    return Geometry(5, disks, logical + spare, 4096, 4096), logical
+
+
+class Counter:
+    """Accesses as the paper counts them, plus what it does not (background, hit counts)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.on = False
+        self.accesses = 0
+        self.read_accesses = 0
+        self.write_accesses = 0
+        self.background = 0
+        self.block_refs = 0
+        self.hits = 0
+        self.write_refs = self.write_hits = 0
+        self.sizes: dict[int, int] = {}
+        self.lw = self.pw = self.small = 0
+
+
+def _small_write_cost(d: Any, strips: list[int], n: int) -> int:
+    """Concurrent accesses of RAID-5 small writes of ``strips`` at their slots."""
+    reads, writes = [0] * n, [0] * n
+    by_stripe: dict[int, list[int]] = {}
+    for L in strips:
+        s, m = d.loc[L]
+        by_stripe.setdefault(s, []).append(m)
+    for s, ms in by_stripe.items():
+        p = d.parity[s]
+        k = len(ms)
+        if 2 * (k + 1) <= n:  # read-modify-write: old data and parity, then both written
+            for m in ms + [p]:
+                reads[m] += 1
+                writes[m] += 1
+        else:  # reconstruct-write: the other data, then data and parity
+            for m in d.columns(s)[:-1]:
+                if m not in ms:
+                    reads[m] += 1
+            for m in ms + [p]:
+                writes[m] += 1
+    return max(reads) + max(writes)
+
+
+def run_scheme(scheme: str, *, wr: float, skew: float, requests: int, warmup: int, seed: int,
+               buffer: int = 100, order: str = "lrw", spare: float = 0.05, hot: float = 0.1,
+               blocks: int = BLOCKS, disks: int = DISKS) -> dict[str, Any]:
+    """One run: ``scheme`` is ``raid5``, ``multibuffer`` or ``dpsr``."""
+    spec = {"raid5": "static", "multibuffer": f"multibuffer:buffer={buffer},order={order},hot={hot},spare={spare}",
+            "dpsr": f"dpsr:buffer={buffer},spare={spare}"}[scheme]
+    policy = registry.create("placement", spec)
+    g, logical = geometry_for(0.0 if scheme == "raid5" else spare, blocks, disks)
+    d = policy.make_directory(g, logical)
+    policy.attach(d)
+    c = Counter(disks)
+    first, is_write, size = workload(requests, wr, skew, seed, blocks=blocks)
+    n = disks
+
+    def perform(steps: list[Any]) -> int:
+        cost = 0
+        for st in steps:
+            if isinstance(st, StripeWrite):
+                if c.on:
+                    c.sizes[st.size] = c.sizes.get(st.size, 0) + 1
+                    if st.kind == LW:
+                        c.lw += 1
+                    else:
+                        c.pw += 1
+                cost += 1 if st.kind == LW else 2
+            elif isinstance(st, InPlace):
+                cost += _small_write_cost(d, list(st.strips), n)
+                c.small += c.on
+            elif isinstance(st, Swap):
+                c.background += 3 * c.on
+            elif isinstance(st, Release):
+                c.background += 2 * c.on * (d.live_count[st.stripe] > 0)
+            if not isinstance(st, InPlace):
+                d.apply(st)
+        return cost
+
+    for i in range(requests):
+        c.on = i >= warmup
+        f = int(first[i])
+        strips = range(f, min(f + int(size[i]), blocks))
+        if is_write[i]:
+            cost = 0
+            if scheme == "raid5":
+                cost = _small_write_cost(d, list(strips), n)
+            else:
+                before = policy.stats["write_hits"]
+                for L in strips:
+                    cost += perform(policy.write(L))
+                if c.on:
+                    c.hits += policy.stats["write_hits"] - before
+                    c.write_hits += policy.stats["write_hits"] - before
+                    c.write_refs += len(strips)
+            if c.on:
+                c.write_accesses += cost
+                c.block_refs += len(strips)
+        else:
+            hits = policy.read(strips)
+            per = [0] * n
+            loc = d.loc
+            for L in strips:
+                if L not in hits:
+                    per[loc[L][1]] += 1
+            if c.on:
+                c.read_accesses += max(per)
+                c.hits += len(hits)
+                c.block_refs += len(strips)
+    c.on = True
+    tail = 0
+    while True:  # the final buffer flush
+        steps = policy.flush()
+        if not steps:
+            break
+        tail += perform(steps)
+    d.check()
+    return {"scheme": scheme, "accesses": c.read_accesses + c.write_accesses, "read_accesses": c.read_accesses,
+            "write_accesses": c.write_accesses, "background": c.background, "flush_accesses": tail,
+            "hit_rate": c.hits / c.block_refs if c.block_refs else 0.0,
+            "write_hit_rate": c.write_hits / c.write_refs if c.write_refs else 0.0,
+            "read_hit_rate": (c.hits - c.write_hits) / (c.block_refs - c.write_refs) if c.block_refs > c.write_refs else 0.0, "sizes": {str(k): v for k, v in sorted(c.sizes.items())},
+            "lw": c.lw, "pw": c.pw, "small_writes": c.small,
+            "fallbacks": policy.stats.get("fallbacks", 0) if hasattr(policy, "stats") else 0,
+            "cleanings": policy.stats.get("cleanings", 0) if hasattr(policy, "stats") else 0,
+            "free_stripes_end": len(d.free_stripes)}

@@ -18,7 +18,7 @@ machine's two cores and must not disturb each other. A configuration this vraid 
 
 Options (``--set KEY=VALUE``): ``time_scale`` (F), ``disk_size``, ``configs`` (a list of
 :data:`CONFIGS` names), ``postmark`` ({"small": [files, transactions], ...}), ``tree``
-("quick" or "full"), ``work`` (directory for the member files, default a new one in /var/tmp).
+("quick" or "full"), ``ram`` (PostMark's memory cap, "34M"; "none": no cap), ``work`` (directory for the member files, default a new one in /var/tmp).
 """
 
 from __future__ import annotations
@@ -49,8 +49,11 @@ CONFIGS: dict[str, tuple[str, ...]] = {
 }
 #: the time scale (``--time real:F``): every modelled disk time runs at F of its length
 TIME_SCALE = 0.1
-FULL = {"disk_size": "256M", "tree": "full"}
-QUICK = {"disk_size": "128M", "tree": "quick"}
+#: PostMark's memory cap (:class:`~.vc_raid_bench.MemoryCap`): the paper's 34 MB of file cache; the
+#: quick run's pools are a tenth of the paper's, and so is its cap, but not under 8 MB
+#: (PostMark, ext4's metadata and the cgroup's own share)
+FULL = {"disk_size": "256M", "tree": "full", "ram": "34M"}
+QUICK = {"disk_size": "128M", "tree": "quick", "ram": "8M"}
 NOT_AVAILABLE = "not available"
 
 
@@ -66,7 +69,8 @@ def create_args(config: str, disk_size: str) -> list[str]:
 
 def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None = None,
          configs: list[str] | None = None, postmark: dict[str, list[int]] | None = None,
-         tree: str | None = None, work: str | None = None, disk_model: str = DISK_MODEL) -> list[dict[str, Any]]:
+         tree: str | None = None, work: str | None = None, disk_model: str = DISK_MODEL,
+         ram: str | None = None) -> list[dict[str, Any]]:
     """One run per configuration, each a whole mount session."""
     from vraid.errors import VraidError
 
@@ -77,11 +81,13 @@ def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None =
         raise VraidError(f"unknown vc-raid configuration {unknown}", f"choose from {', '.join(CONFIGS)}")
     size = disk_size or base["disk_size"]
     parse_size(size, "disk size")
+    ram = base["ram"] if ram is None else ram
+    ram_bytes = parse_size(str(ram), "PostMark memory cap") if ram not in ("", "none", 0) else None
     if not time_scale > 0:
         raise VraidError(f"time_scale {time_scale} is not positive", "e.g. --set time_scale=0.1")
     pm = [s.as_json() for s in postmark_settings(quick, {k: tuple(v) for k, v in postmark.items()} if postmark else None)]
     return [{"id": name, "config": name, "create": create_args(name, size), "disk_model": disk_model,
-             "time_scale": float(time_scale), "postmark": pm, "tree": tree or base["tree"], "work": work}
+             "time_scale": float(time_scale), "postmark": pm, "ram": ram_bytes, "tree": tree or base["tree"], "work": work}
             for name in names]
 
 
@@ -120,7 +126,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         for s in spec["postmark"]:
             setting = Setting(s["name"], s["files"], s["transactions"], s["block"])
             _log(f"{spec['config']}: postmark {setting.name} ({setting.files} files, {setting.transactions} transactions)")
-            out["postmark"][setting.name] = run_postmark(setting, rig.ext4 / f"pm-{setting.name}", work)
+            out["postmark"][setting.name] = run_postmark(setting, rig.ext4 / f"pm-{setting.name}", work,
+                                                        ram=spec.get("ram"))
             _log(f"{spec['config']}: postmark {setting.name}: {out['postmark'][setting.name]['tps']} TPS")
         rig.remount("sync")
         _log(f"{spec['config']}: untar/copy/remove of {tree['files']} files, ext4 -o sync")

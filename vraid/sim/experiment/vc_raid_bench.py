@@ -134,14 +134,16 @@ def run_postmark(setting: Setting, location: Path, work: Path, *, ram: int | Non
     """One PostMark run in ``location`` (created), its memory capped at ``ram`` bytes
     (:class:`MemoryCap`); TPS from its timed transaction phase."""
     location.mkdir(parents=True, exist_ok=True)
-    cfg = work / f"postmark-{setting.name}.cfg"
-    cfg.write_text(command_file(setting, str(location)))
+    cfg = (work / f"postmark-{setting.name}.cfg").resolve()
+    # PostMark 1.51 keeps the location in a short fixed buffer and crashes on a long path: it
+    # runs in the location and is told "."
+    cfg.write_text(command_file(setting, "."))
     clock = PhaseClock()
     cap = MemoryCap(ram, f"vraid-vc-raid-{os.getpid()}")
     started = time.monotonic()
     try:
         proc = subprocess.Popen(["stdbuf", "-o0", "postmark", str(cfg)], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, preexec_fn=cap.enter)
+                                stderr=subprocess.STDOUT, preexec_fn=cap.enter, cwd=location)
     except BaseException:
         cap.close()
         raise
@@ -161,6 +163,11 @@ def run_postmark(setting: Setting, location: Path, work: Path, *, ram: int | Non
         capped = cap.path is not None
         cap.close()
     wall = time.monotonic() - started
+    if proc.returncode != 0:
+        from vraid.errors import VraidError
+
+        raise VraidError(f"postmark exited {proc.returncode} in {location}: {clock.text.strip()[-300:]}",
+                         "see the output above (a negative code is the signal that ended it)")
     report = parse_report(clock.text)
     seconds = clock.seconds() or float(report["seconds_transactions"]) or float("nan")
     out = {**setting.as_json(), **report, "transaction_seconds": round(seconds, 3), "wall_seconds": round(wall, 3),

@@ -24,9 +24,9 @@ from typing import Any
 #: configuration name -> (initial files, transactions), sec. 4.3.4
 PAPER: dict[str, tuple[int, int]] = {"small": (1000, 50000), "medium": (20000, 50000), "large": (20000, 100000)}
 #: ``--quick``: a tenth of the files; small keeps 1/25 of its transactions (it runs from memory),
-#: medium and large 1/100 (they wait for the disks: see vc_raid_bench.MemoryCap). The shape
+#: medium and large 1/167 (they wait for the disks: see vc_raid_bench.MemoryCap). The shape
 #: stays: medium has 20x small's files, large twice medium's transactions
-QUICK: dict[str, tuple[int, int]] = {"small": (100, 2000), "medium": (2000, 500), "large": (2000, 1000)}
+QUICK: dict[str, tuple[int, int]] = {"small": (100, 2000), "medium": (2000, 300), "large": (2000, 600)}
 #: "The read and block sizes are set to 1KB" (sec. 4.3.4)
 BLOCK = 1024
 #: PostMark's seed is fixed by default (42): the same files and transactions on every array

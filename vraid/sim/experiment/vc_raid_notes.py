@@ -51,7 +51,8 @@ def notes(res: dict[str, Any], detail: dict[str, Any]) -> list[str]:
             f"page cache, ours as the paper's; RAID-5 / RAID-0 here {_ratio(small.get('raid5'), small.get('raid0'))} "
             f"(paper {TABLE2['small']['raid5'] / TABLE2['small']['raid0']:.2f}x). PostMark never calls fsync: the "
             "disks see only ext4's 5 s journal commits and the writeback of dirty pages, and a short run (the "
-            "quick one lasts well under a second) may or may not meet a commit: its TPS is mostly noise. The "
+            "quick one lasts well under a second) may or may not meet a commit: its TPS is mostly noise, and "
+            "the comparison with the paper's small column says little. The "
             "paper's 50000 transactions on a 400 MHz machine lasted about a minute, long enough for Linux 2.0's "
             "bdflush to write back every few seconds in the middle of them.")
         med, lg = pm.get("medium", {}), pm.get("large", {})

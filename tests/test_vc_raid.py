@@ -172,3 +172,16 @@ def test_quick_run_through_a_real_mount_on_raid5(tmp_path):
     assert all(res[k]["raid5"] > 0 for k in ("untar_s", "copy_s", "remove_s"))
     assert (tmp_path / "out" / "results.md").exists() and done.results == res
     assert not list((tmp_path / "work").iterdir())  # member files removed after teardown
+
+
+def test_sim_mode_runs_postmark_in_virtual_time(tmp_path):
+    from vraid.sim.experiment.vc_raid_sim import log_supported
+
+    specs = vc.runs(True, sim=True, configs=["raid0", "raid5", "scd"], postmark={"small": [30, 60]})
+    pairs = [(s, vc.run(s)) for s in specs]
+    res = vc.collect(pairs)
+    tps = res["postmark"]["small"]
+    assert tps["raid0"] > tps["raid5"] > 0  # every write reaches the array: RAID-5 pays its penalty
+    assert res["untar_s"]["raid5"] == vc.NOT_AVAILABLE  # no filesystem in the simulator
+    if not log_supported():
+        assert tps["scd"] == vc.NOT_AVAILABLE and "log" in pairs[2][1]["reason"]

@@ -18,7 +18,8 @@ machine's two cores and must not disturb each other. A configuration this vraid 
 
 Options (``--set KEY=VALUE``): ``time_scale`` (F), ``disk_size``, ``configs`` (a list of
 :data:`CONFIGS` names), ``postmark`` ({"small": [files, transactions], ...}), ``tree``
-("quick" or "full"), ``ram`` (PostMark's memory cap, "34M"; "none": no cap), ``work`` (directory for the member files, default a new one in /dev/shm, or /var/tmp).
+("quick" or "full"), ``ram`` (PostMark's memory cap, "34M"; "none": no cap), ``work`` (directory for the member files, default a new one in /dev/shm, or /var/tmp), ``sim``
+(true: the PostMark-like workload in the simulator instead, :mod:`.vc_raid_sim`).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def create_args(config: str, disk_size: str) -> list[str]:
 def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None = None,
          configs: list[str] | None = None, postmark: dict[str, list[int]] | None = None,
          tree: str | None = None, work: str | None = None, disk_model: str = DISK_MODEL,
-         ram: str | None = None) -> list[dict[str, Any]]:
+         ram: str | None = None, sim: bool = False) -> list[dict[str, Any]]:
     """One run per configuration, each a whole mount session."""
     from vraid.errors import VraidError
 
@@ -90,7 +91,8 @@ def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None =
         raise VraidError(f"time_scale {time_scale} is not positive", "e.g. --set time_scale=0.1")
     pm = [s.as_json() for s in postmark_settings(quick, {k: tuple(v) for k, v in postmark.items()} if postmark else None)]
     return [{"id": name, "config": name, "create": create_args(name, size), "disk_model": disk_model,
-             "time_scale": float(time_scale), "postmark": pm, "ram": ram_bytes, "tree": tree or base["tree"], "work": work}
+             "time_scale": float(time_scale), "postmark": pm, "ram": ram_bytes, "tree": tree or base["tree"], "work": work,
+             "sim": bool(sim)}
             for name in names]
 
 
@@ -104,6 +106,10 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     from .vc_raid_mount import Rig, Unavailable, check_tools, remove_work
     from .vc_raid_postmark import Setting
 
+    if spec.get("sim"):
+        from .vc_raid_sim import run_sim_config
+
+        return run_sim_config(spec)
     check_tools()
     parent = Path(spec["work"]) if spec.get("work") else _default_work()
     parent.mkdir(parents=True, exist_ok=True)
@@ -183,7 +189,7 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
         for size in sizes:
             postmark[size][name] = o["postmark"][size]["tps"] if o.get("available") else NOT_AVAILABLE
         for key in times:
-            times[key][name] = o["sync"][key] if o.get("available") else NOT_AVAILABLE
+            times[key][name] = o["sync"][key] if o.get("available") and "sync" in o else NOT_AVAILABLE
     res: dict[str, Any] = {"postmark": postmark, **times}
     res["paper_vs_vraid"] = rep.comparisons(res)
     return res

@@ -32,6 +32,7 @@ FIG7_SYNC: dict[tuple[str, str], float] = {("mcd", "untar"): 5.0, ("mcd", "remov
                                            ("scd", "untar"): 2.8, ("scd", "remove"): 3.9, ("scd", "copy"): 2.3}
 PROGRAMS = ("untar", "copy", "remove")
 LABEL = {"raid0": "RAID-0", "raid5": "RAID-5", "scd": "VC-RAID scd", "mcd": "VC-RAID mcd"}
+COLOUR = {"raid0": "C0", "raid5": "C1", "scd": "C2", "mcd": "C3"}
 #: why ours differ (filled in from what the runs measured; see docs/experiments.md, vc-raid)
 CAUSE_PM_SMALL = ("the small pool fits the page cache here as in the paper, and PostMark never calls fsync: "
                   "its transactions run from memory and the disks see only ext4's 5 s commits and background "
@@ -182,20 +183,24 @@ def _plot(res: dict[str, Any], path: Path) -> Path:
     width = 0.8 / max(len(configs), 1)
     for i, c in enumerate(configs):
         vals = [_num(res["postmark"][s].get(c)) or 0.0 for s in sizes]
-        axes[0].bar([x + i * width for x in range(len(sizes))], vals, width, label=LABEL.get(c, c))
+        axes[0].bar([x + i * width for x in range(len(sizes))], vals, width, label=LABEL.get(c, c),
+                    color=COLOUR.get(c))
     axes[0].set_xticks([x + 0.4 - width / 2 for x in range(len(sizes))], sizes)
     axes[0].set_ylabel("transactions per second")
-    axes[0].set_title("PostMark on vraid (ext4)", fontsize=10)
+    axes[0].set_yscale("log")
+    axes[0].set_title("PostMark on vraid (ext4, log scale)", fontsize=10)
     paper_cfg = ("raid0", "scd", "raid5")
     pw = 0.8 / len(paper_cfg)
     for i, c in enumerate(paper_cfg):
-        axes[1].bar([x + i * pw for x in range(len(TABLE2))], [TABLE2[s][c] for s in TABLE2], pw, label=LABEL[c])
+        axes[1].bar([x + i * pw for x in range(len(TABLE2))], [TABLE2[s][c] for s in TABLE2], pw, label=LABEL[c],
+                    color=COLOUR[c])
     axes[1].set_xticks([x + 0.4 - pw / 2 for x in range(len(TABLE2))], list(TABLE2))
     axes[1].set_yscale("log")
     axes[1].set_title("PostMark, the paper's Table 2 (log scale)", fontsize=10)
     for i, c in enumerate(configs):
         vals = [_num(res.get(f"{p}_s", {}).get(c)) or 0.0 for p in PROGRAMS]
-        axes[2].bar([x + i * width for x in range(len(PROGRAMS))], vals, width, label=LABEL.get(c, c))
+        axes[2].bar([x + i * width for x in range(len(PROGRAMS))], vals, width, label=LABEL.get(c, c),
+                    color=COLOUR.get(c))
     axes[2].set_xticks([x + 0.4 - width / 2 for x in range(len(PROGRAMS))], list(PROGRAMS))
     axes[2].set_ylabel("seconds (smaller is better)")
     axes[2].set_title("untar / copy / remove, ext4 -o sync", fontsize=10)

@@ -12,7 +12,8 @@ An experiment is a module registered in :data:`EXPERIMENTS` that provides
 * ``report(results, out_dir) -> list[Path]``: writes ``DIR/results.md`` and any
   ``DIR/*.png`` from the collected results; returns the files written;
 
-and optionally ``extras(results) -> dict[str, object]``: further JSON files
+and optionally ``SERIAL = True`` (its runs share real time and the machine: never in parallel),
+``extras(results) -> dict[str, object]``: further JSON files
 (``{"fig1.json": {...}}``) written before ``report`` runs (it may read them back), and
 ``summary(results) -> vraid.sim.table.TextTable`` for the terminal (the CLI draws it).
 
@@ -34,6 +35,7 @@ EXPERIMENTS: dict[str, str] = {
     "msc-ct": "vraid.sim.experiment.msc_ct",
     "prefetch": "vraid.sim.experiment.prefetch",
     "multibuffer": "vraid.sim.experiment.multibuffer",
+    "vc-raid": "vraid.sim.experiment.vc_raid",
 }
 
 

@@ -64,6 +64,8 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, jobs: int |
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise VraidError(f"--jobs {jobs} is not a positive number", "e.g. --jobs 2")
+    if getattr(module, "SERIAL", False):  # real-time runs (vc-raid): one after another
+        jobs = 1
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

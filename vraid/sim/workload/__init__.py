@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from .base import HostRequest, Param, Workload, need, parse_duration
 from .hlwm import HlwmPeriods, Period
 from .pagecache import PageCache
+from .postmark import PostMark
 from .readers import Readers
 from .replay import Replay
 from .sequential import Semisequential, Sequential
@@ -30,7 +31,7 @@ from .uniform import RandomRead, RandomWrite
 from .zipf import Zipf, zipf_pmf
 
 WORKLOADS: dict[str, type[Workload]] = {cls.name: cls for cls in (
-    RandomWrite, RandomRead, Stride, ExpStride, Zipf, HlwmPeriods, Sequential, Semisequential, Readers, Replay, PageCache)}
+    RandomWrite, RandomRead, Stride, ExpStride, Zipf, HlwmPeriods, Sequential, Semisequential, Readers, Replay, PageCache, PostMark)}
 
 
 def parse_workload(spec: str) -> Workload:

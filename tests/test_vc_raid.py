@@ -1,0 +1,187 @@
+"""Experiment ``vc-raid`` (seed 002 Table 2, Fig. 7): the pure pieces (PostMark's command file
+and report, the configuration table, the deterministic tree, collect/report from a canned
+run), the "not available" path for a configuration this vraid cannot create (a real
+`vraid create`, no mount), and a real but tiny --quick run through a real mount on RAID-5
+(marked mount and slow)."""
+
+from __future__ import annotations
+
+import json
+import math
+import tarfile
+
+import pytest
+
+from mountutil import requires_mount
+from vraid.sim.experiment import get, names
+from vraid.sim.experiment import vc_raid as vc
+from vraid.sim.experiment import vc_raid_report as rep
+from vraid.sim.experiment.vc_raid_bench import make_tree_tar
+from vraid.sim.experiment.vc_raid_mount import Unavailable, create_array
+from vraid.sim.experiment.vc_raid_postmark import PAPER, QUICK, PhaseClock, Setting, command_file, parse_report, settings
+from vraid.sim.experiment.verdict import VERDICTS
+
+REPORT = """PostMark v1.51 : 8/14/01
+Reading configuration from file 'cfg'
+Creating files...Done
+Performing transactions..........Done
+Deleting files...Done
+Time:
+\t12 seconds total
+\t9 seconds of transactions (5555 per second)
+
+Files:
+\t25349 created (2112 per second)
+\t\tCreation alone: 20000 files (4000 per second)
+\t\tMixed with transactions: 5349 files (594 per second)
+\t24952 read (2079 per second)
+\t25048 appended (2087 per second)
+\t25349 deleted (2112 per second)
+\t\tDeletion alone: 20698 files (6899 per second)
+\t\tMixed with transactions: 4651 files (516 per second)
+
+Data:
+\t164.13 megabytes read (13.68 megabytes per second)
+\t512.50 kilobytes written (42.71 kilobytes per second)
+"""
+
+
+def test_postmark_report_parsed():
+    r = parse_report(REPORT)
+    assert (r["seconds_total"], r["seconds_transactions"], r["tps_reported"]) == (12, 9, 5555)
+    assert (r["created"], r["read"], r["appended"], r["deleted"]) == (25349, 24952, 25048, 25349)
+    assert r["mb_read"] == 164.13 and r["mb_written"] == 0.512
+    with pytest.raises(ValueError, match="no PostMark report"):
+        parse_report("Creating files...Done\nPerforming transac")
+
+
+def test_phase_clock_times_the_transactions_from_streamed_output():
+    clock = PhaseClock()
+    for chunk, t in (("PostMark v1.51\nCreating files...", 1.0), ("Done\n", 2.0), ("Performing transactions", 2.5),
+                     (".....", 5.0), ("Done\nDeleting files...", 9.0), ("Done\nTime:\n", 9.5)):
+        clock.feed(chunk, t)
+    assert clock.seconds() == pytest.approx(6.5)
+    assert clock.seconds("Creating files") == pytest.approx(1.0)
+    assert clock.seconds("Deleting files") == pytest.approx(0.5)
+    assert PhaseClock().seconds() is None
+
+
+def test_postmark_settings_and_command_file():
+    assert PAPER == {"small": (1000, 50000), "medium": (20000, 50000), "large": (20000, 100000)}
+    q = settings(True)
+    assert [s.name for s in q] == ["small", "medium", "large"] and all(s.block == 1024 for s in q)
+    # the quick shape: medium has 20x small's files, large twice medium's transactions
+    assert QUICK["medium"][0] == 20 * QUICK["small"][0] and QUICK["large"][1] == 2 * QUICK["medium"][1]
+    text = command_file(Setting("small", 1000, 50000), "/mnt/x")
+    assert text.splitlines() == ["set location /mnt/x", "set number 1000", "set transactions 50000",
+                                 "set read 1024", "set write 1024", "set seed 42", "run", "quit"]
+    with pytest.raises(ValueError):
+        command_file(Setting("small", 1, 1), "/a b")
+
+
+def test_configuration_table_and_run_specs():
+    assert "vc-raid" in names() and get("vc-raid") is vc and vc.SERIAL
+    assert list(vc.CONFIGS) == ["raid0", "raid5", "scd", "mcd"]
+    assert vc.create_args("scd", "64M") == ["--level", "5", "--log", "scd", "--disks", "4", "--disk-size", "64M",
+                                            "--strip", "64K"]
+    assert vc.CONFIGS["mcd"][-2:] == ("--log", "mcd:2")
+    specs = vc.runs(True, configs=["raid5"], postmark={"small": [10, 20]})
+    assert [s["id"] for s in specs] == ["raid5"] and specs[0]["postmark"] == [
+        {"name": "small", "files": 10, "transactions": 20, "block": 1024}]
+    assert specs[0]["ram"] == 8 << 20 and vc.runs(False, ram="none")[0]["ram"] is None
+    from vraid.errors import VraidError
+
+    with pytest.raises(VraidError, match="unknown vc-raid configuration"):
+        vc.runs(True, configs=["raid6"])
+
+
+def test_tree_tar_is_deterministic(tmp_path):
+    a, b = tmp_path / "a.tar", tmp_path / "b.tar"
+    info = make_tree_tar(a, quick=True)
+    make_tree_tar(b, quick=True)
+    assert a.read_bytes() == b.read_bytes()
+    with tarfile.open(a) as t:
+        members = t.getmembers()
+    assert info["files"] == sum(m.isfile() for m in members) > 10
+    assert all(m.name.startswith("src/") and m.mtime == 0 and "__pycache__" not in m.name for m in members)
+
+
+def _canned(available=("raid0", "raid5", "scd", "mcd")):
+    tps = {"raid0": (900.0, 60.0, 30.0), "raid5": (500.0, 30.0, 15.0), "scd": (850.0, 55.0, 27.0),
+           "mcd": (880.0, 58.0, 29.0)}
+    secs = {"raid0": 10.0, "raid5": 40.0, "scd": 12.0, "mcd": 8.0}
+    pairs = []
+    for name in vc.CONFIGS:
+        spec = vc.runs(True, configs=[name])[0]
+        if name not in available:
+            pairs.append((spec, {"config": name, "available": False, "reason": "no --log here"}))
+            continue
+        pm = {size: {"tps": tps[name][i], "ms_per_transaction": 1000 / tps[name][i], "create_seconds": 1.0,
+                     "delete_seconds": 1.0} for i, size in enumerate(("small", "medium", "large"))}
+        pairs.append((spec, {"config": name, "available": True, "postmark": pm,
+                             "sync": {"untar_s": secs[name], "copy_s": secs[name] / 2, "remove_s": secs[name] / 4}}))
+    return pairs
+
+
+def test_collect_shape_and_verdicts():
+    res = vc.collect(_canned())
+    assert set(res) == {"postmark", "untar_s", "copy_s", "remove_s", "paper_vs_vraid"}
+    assert set(res["postmark"]) == {"small", "medium", "large"}
+    assert all(set(v) == set(vc.CONFIGS) for v in res["postmark"].values())
+    assert res["untar_s"]["raid5"] == 40.0
+    items = {r["item"]: r for r in res["paper_vs_vraid"]}
+    assert all(r["verdict"] in VERDICTS for r in items.values())
+    row = items["untar, sync: RAID-5 time / mcd time (Fig. 7)"]
+    assert (row["paper"], row["vraid"], row["verdict"]) == (5.0, 5.0, "reproduced")
+    small = items["PostMark small: scd / RAID-5 TPS (Table 2; paper: 67.7 % to 110 % gain)"]
+    assert small["paper"] == pytest.approx(941 / 561, abs=1e-3) and small["vraid"] == 1.7
+    assert rep.not_run(res) == []
+
+
+def test_not_available_columns_reported(tmp_path):
+    res = vc.collect(_canned(available=("raid0", "raid5")))
+    assert res["postmark"]["medium"]["scd"] == vc.NOT_AVAILABLE and res["copy_s"]["mcd"] == vc.NOT_AVAILABLE
+    json.dumps(res, allow_nan=False)  # strict JSON: no NaN for a missing column
+    assert not any("scd" in r["item"] or "mcd" in r["item"] for r in res["paper_vs_vraid"])
+    assert len(rep.not_run(res)) == 3
+    (tmp_path / "detail.json").write_text(json.dumps(vc.extras(_canned(available=("raid0", "raid5")))["detail.json"]))
+    files = vc.report(res, tmp_path)
+    md = (tmp_path / "results.md").read_text()
+    assert "Not available in this run" in md and "no --log here" in md and "not available" in md
+    assert files[0].name == "results.md"
+
+
+def test_create_rejecting_an_option_is_unavailable(tmp_path):
+    """A real `vraid create` with an option it does not know: Unavailable, not a crash."""
+    with pytest.raises(Unavailable, match="not supported by this vraid"):
+        create_array(tmp_path / "arr", ["--level", "5", "--disks", "4", "--disk-size", "8M", "--no-such-option", "x"])
+    assert "created" in create_array(tmp_path / "ok", ["--level", "5", "--disks", "4", "--disk-size", "8M"])
+
+
+@requires_mount
+@pytest.mark.mount
+@pytest.mark.slow
+def test_quick_run_through_a_real_mount_on_raid5(tmp_path):
+    from vraid.sim.experiment.runner import run_experiment
+
+    done = run_experiment("vc-raid", tmp_path / "out", quick=True, options={
+        "configs": ["raid5"], "postmark": {"small": [20, 200]}, "work": str(tmp_path / "work"), "time_scale": 0.05})
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    tps = res["postmark"]["small"]["raid5"]
+    assert isinstance(tps, float) and tps > 0 and not math.isnan(tps)
+    assert all(res[k]["raid5"] > 0 for k in ("untar_s", "copy_s", "remove_s"))
+    assert (tmp_path / "out" / "results.md").exists() and done.results == res
+    assert not list((tmp_path / "work").iterdir())  # member files removed after teardown
+
+
+def test_sim_mode_runs_postmark_in_virtual_time(tmp_path):
+    from vraid.sim.experiment.vc_raid_sim import log_supported
+
+    specs = vc.runs(True, sim=True, configs=["raid0", "raid5", "scd"], postmark={"small": [30, 60]})
+    pairs = [(s, vc.run(s)) for s in specs]
+    res = vc.collect(pairs)
+    tps = res["postmark"]["small"]
+    assert tps["raid0"] > tps["raid5"] > 0  # every write reaches the array: RAID-5 pays its penalty
+    assert res["untar_s"]["raid5"] == vc.NOT_AVAILABLE  # no filesystem in the simulator
+    if not log_supported():
+        assert tps["scd"] == vc.NOT_AVAILABLE and "log" in pairs[2][1]["reason"]

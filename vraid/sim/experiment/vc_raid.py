@@ -1,0 +1,214 @@
+"""Experiment ``vc-raid``: seed 002 (He & Yang, VC-RAID) Table 2 and Fig. 7, on a real mount.
+
+The paper (sec. 4): four 7,200 rpm SCSI disks (IBM DNES-318350/309170) form RAID-0, RAID-5
+(Linux md) or VC-RAID, a RAID-5 with a 4 MB RAM buffer and a 200 MB cache disk (scd: one
+5,400 rpm IDE disk; mcd: two partitions, one on each IDE disk); ext2 on top, Linux 2.0.36,
+64 MB of RAM. Table 2: PostMark TPS, small / medium / large (1000 / 50000, 20000 / 50000,
+20000 / 100000 files / transactions, 1 KB blocks). Fig. 7: user response time of ``tar xf``,
+``cp -r`` and ``rm -rf`` of a 122 MB tree, synchronous and asynchronous mode.
+
+vraid runs the same on this machine, for real (:mod:`.vc_raid_mount`): ``vraid create`` with
+the arguments of :data:`CONFIGS`, ``vraid mount --disk-model hdd:dnes-318350 --time
+real:F`` (every member, and the cache disks, behind the hdd timing model, time scaled by F),
+a loop device, ext4, then PostMark on ext4 as mounted by default, and untar / copy / remove
+with ext4 remounted ``-o sync`` (the paper's synchronous mode, whose figures are the ones the
+text quotes). The configurations run one after another (``SERIAL``): they share the
+machine's two cores and must not disturb each other. A configuration this vraid cannot create
+(``--log`` before the log disk is merged) is reported "not available", with the reason.
+
+Options (``--set KEY=VALUE``): ``time_scale`` (F), ``disk_size``, ``configs`` (a list of
+:data:`CONFIGS` names), ``postmark`` ({"small": [files, transactions], ...}), ``tree``
+("quick" or "full"), ``ram`` (PostMark's memory cap, "34M"; "none": no cap), ``work`` (directory for the member files, default a new one in /dev/shm, or /var/tmp), ``sim``
+(true: the PostMark-like workload in the simulator instead, :mod:`.vc_raid_sim`).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from vraid.core.units import parse_size
+from . import vc_raid_report as rep
+from .vc_raid_postmark import settings as postmark_settings
+
+NAME = "vc-raid"
+#: run the configurations one after another, never in parallel (real time, shared CPUs)
+SERIAL = True
+#: the paper's array disks (Table 1); the mount gives every member and cache disk this model
+DISK_MODEL = "hdd:dnes-318350"
+DISKS = 4
+STRIP = "64K"
+#: configuration name -> ``vraid create`` arguments besides DIR, --disks, --disk-size, --strip
+CONFIGS: dict[str, tuple[str, ...]] = {
+    "raid0": ("--level", "0"),
+    "raid5": ("--level", "5"),
+    "scd": ("--level", "5", "--log", "scd"),
+    "mcd": ("--level", "5", "--log", "mcd:2"),
+}
+#: the time scale (``--time real:F``): every modelled disk time runs at F of its length. Not
+#: smaller: the mount's own cost per request (FUSE, loop, the daemon's Python; more when the
+#: machine is shared) is a floor under every run, and the RAID's differences show only while
+#: the modelled disk time stays well above it (docs/experiments.md, vc-raid)
+TIME_SCALE = 0.5
+#: PostMark's memory cap (:class:`~.vc_raid_bench.MemoryCap`): the paper's 34 MB of file cache; the
+#: quick run's pools are a tenth of the paper's, and so is its cap, but not under 8 MB
+#: (PostMark, ext4's metadata and the cgroup's own share)
+FULL = {"disk_size": "256M", "tree": "full", "ram": "34M"}
+QUICK = {"disk_size": "128M", "tree": "quick", "ram": "8M"}
+NOT_AVAILABLE = "not available"
+
+
+def describe() -> str:
+    return ("seed 002 Table 2 / Fig. 7 on a real mount: PostMark TPS and untar/copy/remove times on ext4 over "
+            "RAID-0, RAID-5, VC-RAID scd and mcd (4 x hdd:dnes-318350, scaled real time)")
+
+
+def create_args(config: str, disk_size: str) -> list[str]:
+    """The full ``vraid create`` argument list (after DIR) of configuration ``config``."""
+    return [*CONFIGS[config], "--disks", str(DISKS), "--disk-size", disk_size, "--strip", STRIP]
+
+
+def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None = None,
+         configs: list[str] | None = None, postmark: dict[str, list[int]] | None = None,
+         tree: str | None = None, work: str | None = None, disk_model: str = DISK_MODEL,
+         ram: str | None = None, sim: bool = False) -> list[dict[str, Any]]:
+    """One run per configuration, each a whole mount session."""
+    from vraid.errors import VraidError
+
+    base = QUICK if quick else FULL
+    names = configs or list(CONFIGS)
+    unknown = [c for c in names if c not in CONFIGS]
+    if unknown:
+        raise VraidError(f"unknown vc-raid configuration {unknown}", f"choose from {', '.join(CONFIGS)}")
+    size = disk_size or base["disk_size"]
+    parse_size(size, "disk size")
+    ram = base["ram"] if ram is None else ram
+    ram_bytes = parse_size(str(ram), "PostMark memory cap") if ram not in ("", "none", 0) else None
+    if not time_scale > 0:
+        raise VraidError(f"time_scale {time_scale} is not positive", "e.g. --set time_scale=0.1")
+    pm = [s.as_json() for s in postmark_settings(quick, {k: tuple(v) for k, v in postmark.items()} if postmark else None)]
+    return [{"id": name, "config": name, "create": create_args(name, size), "disk_model": disk_model,
+             "time_scale": float(time_scale), "postmark": pm, "ram": ram_bytes, "tree": tree or base["tree"], "work": work,
+             "sim": bool(sim)}
+            for name in names]
+
+
+def _log(text: str) -> None:
+    print(f"vc-raid: {text}", file=sys.stderr, flush=True)
+
+
+def run(spec: dict[str, Any]) -> dict[str, Any]:
+    """One configuration: build the rig, PostMark x3, untar/copy/remove (ext4 -o sync), tear down."""
+    from .vc_raid_bench import make_tree_tar, run_postmark, untar_copy_remove
+    from .vc_raid_mount import Rig, Unavailable, check_tools, remove_work
+    from .vc_raid_postmark import Setting
+
+    if spec.get("sim"):
+        from .vc_raid_sim import run_sim_config
+
+        return run_sim_config(spec)
+    check_tools()
+    parent = Path(spec["work"]) if spec.get("work") else _default_work()
+    parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"vraid-vc-{spec['config']}-", dir=parent))
+    rig = Rig(work, disk_model=spec["disk_model"], time_scale=spec["time_scale"], log=_log)
+    import os
+
+    out: dict[str, Any] = {"config": spec["config"], "create": spec["create"], "available": True,
+                           "loadavg_start": round(os.getloadavg()[0], 2)}
+    old_term = signal.getsignal(signal.SIGTERM)
+
+    def on_term(signum, frame):  # SIGTERM tears down like Ctrl-C
+        raise KeyboardInterrupt
+
+    if _main_thread():
+        signal.signal(signal.SIGTERM, on_term)
+    try:
+        tree = make_tree_tar(work / "tree.tar", spec["tree"] == "quick")
+        out["tree"] = tree
+        try:
+            rig.open(spec["create"])
+        except Unavailable as exc:
+            _log(f"{spec['config']}: {exc}")
+            return {**out, "available": False, "reason": str(exc)}
+        out["postmark"] = {}
+        for s in spec["postmark"]:
+            setting = Setting(s["name"], s["files"], s["transactions"], s["block"])
+            _log(f"{spec['config']}: postmark {setting.name} ({setting.files} files, {setting.transactions} transactions)")
+            out["postmark"][setting.name] = run_postmark(setting, rig.ext4 / f"pm-{setting.name}", work,
+                                                        ram=spec.get("ram"))
+            _log(f"{spec['config']}: postmark {setting.name}: {out['postmark'][setting.name]['tps']} TPS")
+        rig.remount("sync")
+        _log(f"{spec['config']}: untar/copy/remove of {tree['files']} files, ext4 -o sync")
+        out["sync"] = untar_copy_remove(work / "tree.tar", rig.ext4, sync_after=False)
+        _log(f"{spec['config']}: {out['sync']}")
+        out["loadavg_end"] = round(os.getloadavg()[0], 2)
+        return out
+    finally:
+        warnings = rig.close()
+        if warnings:
+            out["teardown_warnings"] = warnings
+        remove_work(work)
+        if _main_thread():
+            signal.signal(signal.SIGTERM, old_term)
+
+
+def _default_work() -> Path:
+    """Where the member files go: /dev/shm (tmpfs) when it has room, so that each ext4 sync's
+    fsync of the members costs no real disk time on top of the model's; else /var/tmp."""
+    import shutil
+
+    shm = Path("/dev/shm")
+    try:
+        if shm.is_dir() and shutil.disk_usage(shm).free > 4 << 30:
+            return shm
+    except OSError:
+        pass
+    return Path("/var/tmp")
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    """results.json: ``{"postmark": {size: {config: TPS}}, "untar_s", "copy_s", "remove_s", "paper_vs_vraid"}``;
+    a configuration that could not be built has "not available" in its place."""
+    postmark: dict[str, dict[str, Any]] = {}
+    times: dict[str, dict[str, Any]] = {"untar_s": {}, "copy_s": {}, "remove_s": {}}
+    sizes = [s["name"] for s in results[0][0]["postmark"]] if results else []
+    for size in sizes:
+        postmark[size] = {}
+    for spec, o in results:
+        name = spec["config"]
+        for size in sizes:
+            postmark[size][name] = o["postmark"][size]["tps"] if o.get("available") else NOT_AVAILABLE
+        for key in times:
+            times[key][name] = o["sync"][key] if o.get("available") and "sync" in o else NOT_AVAILABLE
+    res: dict[str, Any] = {"postmark": postmark, **times}
+    res["paper_vs_vraid"] = rep.comparisons(res)
+    return res
+
+
+def extras(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    """detail.json: every run's PostMark report, phase times, tree, and why a configuration was not available."""
+    return {"detail.json": {"disk_model": results[0][0]["disk_model"] if results else DISK_MODEL,
+                            "time_scale": results[0][0]["time_scale"] if results else TIME_SCALE,
+                            "runs": [{"spec": s, **o} for s, o in results]}}
+
+
+def summary(results: dict[str, Any]):
+    return rep.summary(results)
+
+
+def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
+    return rep.report(results, Path(out_dir))
+
+
+__all__ = ["CONFIGS", "DISK_MODEL", "NAME", "SERIAL", "TIME_SCALE", "collect", "create_args", "describe", "extras",
+           "report", "run", "runs", "summary"]

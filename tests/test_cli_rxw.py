@@ -28,16 +28,25 @@ def _expected(z_text: str, spec: str = "msc"):
     return z, plan, (ct(plan) if ct else plan)
 
 
+def _marked(cell, basic) -> str:
+    """A transformed cell as printed off a terminal: ``*`` after each operation CT added."""
+    return "".join(op + ("*" if op not in basic else "") for op in cell) or "."
+
+
 def test_eq2_text_shows_z_basic_and_transformed_side_by_side(capsys) -> None:
     code, out, _ = _run(capsys, "--z", Z_EQ2)
     assert code == 0
     z, basic, tr = _expected(Z_EQ2)
     lines = [line.split() for line in out.splitlines()]
     for i in range(7):
-        want = [str(i), *z[i], *(format_cell(c) for c in basic.basic[i]), *(format_cell(c) for c in tr.transformed[i])]
+        want = [str(i), *z[i], *(format_cell(c) for c in basic.basic[i]), basic.cycles()[i],
+                *(_marked(c, b) for c, b in zip(tr.transformed[i], basic.basic[i]))]
         assert want in lines, f"row {i}: {want} not in the output"
     # the paper's eq. (2) row 3 (0-based 2): nothing planned, CT reads and writes column 0 and parity
-    assert ["2", "E", "E", "E", "E", ".", ".", ".", ".", ".", "rw", ".", ".", ".", "rw"] in lines
+    assert ["2", "E", "E", "E", "E", ".", ".", ".", ".", ".", "none", "r*w*", ".", ".", ".", "r*w*"] in lines
+    # each row states its cycle (sec. II-A)
+    assert [line[10] for line in lines if len(line) == 16 and line[0].isdigit()] == \
+        ["rmw", "rcw", "none", "full", "rcw", "rmw", "rmw"]
     assert "Z" in out and "basic M" in out and "after CT" in out
     assert "msc:sr_max=1048576,sw_max=1048576" in out
     # member requests per column, and the legend of Table I
@@ -50,7 +59,8 @@ def test_eq2_json(capsys) -> None:
     code, out, _ = _run(capsys, "--z", Z_EQ2, "--json")
     assert code == 0
     doc = json.loads(out)
-    assert set(doc) == {"z", "basic", "transformed", "requests"}
+    assert set(doc) == {"z", "cycles", "basic", "transformed", "requests"}
+    assert doc["cycles"] == ["rmw", "rcw", "none", "full", "rcw", "rmw", "rmw"]
     z, plan, tr = _expected(Z_EQ2)
     assert doc["z"] == [list(r) for r in z]
     assert doc["basic"] == [[list(c) for c in r] for r in plan.basic]
@@ -136,3 +146,16 @@ def test_added_operations_are_bold() -> None:
     bold = {text.plain[s.start : s.end] for s in text.spans if "bold" in str(s.style)}
     assert bold == {"r", "w"}
     assert not [s for s in _cell_text(["r", "x"], None).spans if "bold" in str(s.style)]
+
+
+def test_random_difficulty_sets_the_size_and_rows_disks_override(capsys) -> None:
+    from vraid.cli.ct import DIFFICULTY
+
+    for level, (rows, disks) in DIFFICULTY.items():
+        _, out, _ = _run(capsys, "--random", "--difficulty", level, "--seed", "3", "--json")
+        z = json.loads(out)["z"]
+        assert len(z) == rows and len(z[0]) == disks - 1
+    _, out, _ = _run(capsys, "--random", "--difficulty", "easy", "--rows", "6", "--seed", "3", "--json")
+    assert len(json.loads(out)["z"]) == 6
+    code, _, err = _run(capsys, "--z", "DEE", "--difficulty", "hard")
+    assert code == 1 and "go with --random" in err

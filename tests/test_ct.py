@@ -96,10 +96,12 @@ def test_eq2_transform_only_adds_and_never_touches_the_xor() -> None:
 def test_prose_of_section_III_C_and_fig_10_disagree_on_eq2() -> None:
     """What the paper's prose (sec. III-B/III-C) says about eq. (2) against Fig. 10 run on it.
 
-    1. The prose says the parity column gains r at m_35. Fig. 10 line 8 adds r to every
-       parity cell between the reads at m_15 and m_65: m_25, m_35, m_45 and m_55 (the first
-       and the last of those already join the runs, so only m_35 changes the *requests*
-       qualitatively, which is probably why the prose names it alone).
+    1. The prose says "the read contiguity transforms of m_63, m_73, and m_35 also enable the
+       write contiguity transforms": for m_35 Fig. 10 agrees. The r it adds at m_35 (z_35 is a
+       parity cell, always read: line 8) lets the parity column's writes join across row 3, so
+       m_35 gains w too and the parity column is written in one request of rows 1..7. The
+       prose does not say that m_35 is the only parity cell to gain r, and it is not: line 8
+       adds r to every parity cell between the reads at m_15 and m_65 (m_25, m_35, m_45, m_55).
     2. The prose says "the read contiguity transforms of m_63, m_73 ... also enable the write
        contiguity transforms". Fig. 10 cannot add anything to column 3 on this Z: the only read
        in column 3 is m_23 (r of the reconstruct-write of row 2), so there is no second read
@@ -113,6 +115,8 @@ def test_prose_of_section_III_C_and_fig_10_disagree_on_eq2() -> None:
     m, basic = plan.transformed, plan.basic
     added_r_parity = [i for i in range(7) if "r" in m[i][P] and "r" not in basic[i][P]]
     assert added_r_parity == [1, 2, 3, 4]  # paper rows 2..5, not only row 3
+    assert basic[2][P] == () and m[2][P] == ("r", "w")  # paper m_35: its r enables a write
+    assert _writes(plan.requests, P) == [(0, 7)]  # the parity writes join across row 3
     assert m[5][2] == () and m[6][2] == ()  # paper m_63, m_73: untouched
     assert _col(m, 2) == _col(basic, 2)  # nothing at all changes in paper column 3
     assert m[4][1] == ("x", "w") and basic[4][1] == ("x",)  # paper m_52 gains w

@@ -20,8 +20,8 @@ from vraid.core.geometry import Geometry
 from vraid.core.rxw import Plan
 from vraid.engine.array import CacheConfig, open_array
 from vraid.engine.events import (
-    Cause, DestageEvent, Event, EventBus, FailureEvent, FlushEvent, PlanEvent, PolicyEvent, RebuildEvent, ResyncEvent,
-    ScrubEvent, SpareEvent, WatermarksEvent,
+    Cause, DestageEvent, Event, EventBus, FailureEvent, FlushEvent, PlanEvent, PolicyEvent, PrefetchEvent, RebuildEvent,
+    ResyncEvent, ScrubEvent, SpareEvent, WatermarksEvent,
 )
 from vraid.engine.members import Priority
 from vraid.engine.scrub import scrub_array
@@ -51,6 +51,8 @@ RECORDS = [
     (ResyncEvent, "resync", Cause.RESYNC, {"stripes": 4}),
     (ScrubEvent, "scrub", Cause.SCRUB, {"done": 8, "total": 16, "mismatches": 1, "repaired": 0}),
     (PolicyEvent, "policy", None, {"key": "destage", "old": "hlwm", "new": "lt"}),
+    (PrefetchEvent, "prefetch", Cause.PREFETCH, {"policy": "msp", "state": {"sc": 38, "sps": 1}, "ranges": [(40, 20)],
+                                                 "stream": None}),
 ]
 
 

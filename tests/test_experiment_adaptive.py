@@ -52,13 +52,14 @@ def test_registered():
 
 
 def test_results_json_has_exactly_the_schema(results):
-    assert set(results) == {"periods"}
+    assert set(results) == {"periods", "paper_vs_vraid"}
     assert [p["name"] for p in results["periods"]] == NAMES
     for p in results["periods"]:
         assert set(p) == {"name", "static", "adaptive"}
         for s in ("static", "adaptive"):
             d = p[s]
-            assert set(d) == {"hwm", "lwm", "overwrite_ratio", "disk_blocks"}, (p["name"], s)
+            assert set(d) == {"hwm", "lwm", "overwrite_ratio", "disk_blocks", "destage_blocks"}, (p["name"], s)
+            assert 0 < d["destage_blocks"] < d["disk_blocks"]  # the paper's traffic: destages only
             assert all(isinstance(d[k], float) for k in ("hwm", "lwm", "overwrite_ratio"))
             assert isinstance(d["disk_blocks"], int) and d["disk_blocks"] > 0
             assert 0.0 <= d["lwm"] <= d["hwm"] <= 1.0 and 0.0 <= d["overwrite_ratio"] <= 1.0
@@ -79,6 +80,21 @@ def test_cases_1_to_4_show_as_the_paper_says(results):
     # the shape of Fig. 4: the Case 1 and Case 2 marks move far, not just across the line
     assert ad["T2"]["hwm"] > 0.6 and ad["T4"]["hwm"] < 0.4
     assert all(c["holds"] for c in ah.cases(results))
+
+
+def test_paper_vs_vraid_covers_the_cases_with_verdicts(results):
+    from vraid.sim.experiment import verdict
+
+    rows = verdict.from_json(results["paper_vs_vraid"])
+    items = " ".join(r.item for r in rows)
+    for case in ("Case 1 (T2)", "Case 2 (T4)", "Case 3 (T6)", "Case 4 (T8)", "i_B", "delta_B"):
+        assert case in items
+    marks = {r.item: r for r in rows if r.unit == "%" and "mark" not in r.item}
+    assert marks["Case 1 (T2): adaptive HWM"].paper == 73.0 and marks["Case 2 (T4): adaptive LWM"].paper == 2.0
+    assert all(r.verdict in verdict.VERDICTS and r.cause for r in rows)
+    # ours are this run's: the T2 HWM is the adaptive run's median mark, as a per cent
+    p = {row["name"]: row for row in results["periods"]}
+    assert 50 < marks["Case 1 (T2): adaptive HWM"].vraid <= 100 * 1.0 and p["T2"]["adaptive"]["hwm"] > 0.5
 
 
 def test_cases_check_is_not_vacuous(results):

@@ -8,6 +8,7 @@ import pytest
 
 from vraid.sim.experiment import get, msc_ct, names
 from vraid.sim.experiment.runner import run_experiment
+from vraid.sim.workload import parse_workload
 
 #: a test-sized configuration: the paper's set-up divided by 256 (cache 2 MiB, 625 writes)
 SCALE = 256
@@ -28,11 +29,14 @@ def test_registered():
     assert s["disks"] == 5 and s["disk_model"] == "hdd:st373454lc"
 
 
-def test_page_cache_writeback_absorbs_and_sorts():
-    assert msc_ct.page_cache_writeback([40, 8, 40, 16, 0, 24, 8], 3) == [8, 16, 40, 0, 8, 24]
-    assert msc_ct.page_cache_writeback([], 5) == []
-    with pytest.raises(ValueError):
-        msc_ct.page_cache_writeback([0], 0)
+def test_page_cache_host_is_the_workload_wrapper():
+    s = msc_ct.runs(True)[0]
+    assert s["host"] == "page-cache"
+    spec = msc_ct.workload_spec(s)
+    assert spec.startswith("page-cache:of=random-write:") and f"dirty={s['dirty']}" in spec
+    w = parse_workload(spec)
+    assert w.params["dirty"] == s["dirty"] and w.params["background"] == 0 and w.params["order"] == "ascending"
+    assert msc_ct.workload_spec(dict(s, host="direct")).startswith("random-write:")
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +93,20 @@ def test_deterministic_json(tmp_path, monkeypatch):
     md = (tmp_path / "a" / "results.md").read_text()
     assert "+170 %" in md and "+220 %" in md
     assert a.files and b.files
+
+
+def test_runner_options_reach_runs(tmp_path):
+    from vraid.cli.sim import _options
+    from vraid.errors import VraidError
+
+    assert _options(["scale=1024", "hosts=direct", "x=0.5", "workspaces_gb=[1,8]"]) == {
+        "scale": 1024, "hosts": "direct", "x": 0.5, "workspaces_gb": [1, 8]}
+    with pytest.raises(VraidError, match="KEY=VALUE"):
+        _options(["scale"])
+    with pytest.raises(VraidError, match="does not take options"):
+        run_experiment("msc-ct", tmp_path, options={"nosuch": 1})
+    a = run_experiment("msc-ct", tmp_path / "a", jobs=1,
+                       options={"scale": 1024, "workspaces_gb": [1], "hosts": ("direct",)})
+    meta = json.loads((tmp_path / "a" / "meta.json").read_text())
+    assert meta["options"]["scale"] == 1024 and a.results["workspace"] == [1]
+    assert [r["item"].endswith("no page cache") for r in a.results["paper_vs_vraid"]] == [True] * 3

@@ -138,11 +138,11 @@ def test_runs():
 
 
 def test_prefetch_family():
-    assert CHOICES == ("none",) and PREFETCHERS["none"] is NoPrefetch
+    assert CHOICES == ("none", "msp", "seqp", "saseqp") and PREFETCHERS["none"] is NoPrefetch
     p = load_prefetch("none")
     assert isinstance(p, NoPrefetch) and p.after_read(HostRead(0, 1, 1, 0, 0.0)) == ()
     with pytest.raises(VraidError, match="unknown prefetch policy"):
-        load_prefetch("seqp")
+        load_prefetch("fancy")
     with pytest.raises(VraidError, match="takes no parameters"):
         load_prefetch("none:x=1")
 
@@ -270,5 +270,43 @@ def test_dirty_blocks_are_not_prefetched_and_ddirty_writes_invalidate(org):
             await array.shutdown()
             assert await array.read(0, len(model)) == bytes(model)
             fresh(array, model)
+
+    _run(main)
+
+
+@pytest.mark.parametrize("cache", ["none", "stripe"])
+def test_a_host_read_waits_for_the_prefetch_in_flight_instead_of_reading_twice(cache):
+    g = _geometry()
+    stores = _stores(g, 0.01)
+    strip = g.strip_size
+
+    async def main():
+        kw = {} if cache == "none" else {"cache": CacheConfig(cache, size=4 * g.stripe_data_bytes)}
+        async with open_array(g, stores, read_cache_bytes=64 * BS, prefetch=NextStrip(g), **kw) as array:
+            model = bytearray(_data(6, 2 * g.stripe_data_bytes))
+            await array.write(0, bytes(model))
+            await settle(array)
+            rc, stats = array.reads.read_cache, array.reads.stats
+            await array.read(0, strip)  # the prefetch of strip 1 starts now
+            reads = sum(s.reads for s in stores)
+            await trio.sleep(0.004)  # ... and is at the members
+            t0 = trio.current_time()
+            assert await array.read(strip, strip) == bytes(model[strip : 2 * strip])
+            assert trio.current_time() - t0 == pytest.approx(0.006)  # the rest of the prefetch, no more
+            assert stats.prefetch_waits == 1 and rc.metrics.prefetch_hits == g.u
+            assert sum(s.reads for s in stores) == reads + 1  # the prefetch (strip 2's starts after)
+            # a write while a host read waits for the prefetch: the fill is refused, the read
+            # goes to the members, and afterwards only the new bytes are served
+            await trio.sleep(0.1)
+            await array.read(2 * strip, strip)  # prefetch of strip 3
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(array.read, 3 * strip, strip)
+                await trio.sleep(0.002)
+                new = _data(7, BS)
+                await array.write(3 * strip, new)
+                model[3 * strip : 3 * strip + BS] = new
+            await trio.sleep(0.1)
+            fresh(array, model)
+            assert await array.read(3 * strip, strip) == bytes(model[3 * strip : 4 * strip])
 
     _run(main)

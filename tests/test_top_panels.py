@@ -134,13 +134,30 @@ def test_counters_panel():
     assert_snapshot("counters_panel", text)
 
 
+#: a read path's status (``status()["reads"]``) with MSP active
+READS = {"prefetch": "msp:sc_max=42,sc_thresh=38,sps_max=8", "prefetching": 2,
+         "policy_state": {"sc": 40, "sps": 3, "sn_p": 41, "sn_pp": 40, "active": True},
+         "host_reads": 800, "host_reads_to_members": 300, "member_requests": 300, "split_reads": 30,
+         "member_requests_per_read": 0.375, "split_ratio": 0.1, "parallelism_loss": 0.2,
+         "lookups": 800, "hits": 500, "prefetch_hits": 496, "hit_ratio": 0.625, "prefetch_hit_ratio": 0.62,
+         "prefetch_unread": 64, "prefetch_wasted": 8}
+
+
+def test_prefetch_summary_without_a_read_cache_or_state():
+    rows = dict(panels.prefetch_summary({"prefetch": "none", "member_requests_per_read": 1.5, "split_ratio": 0.5,
+                                         "parallelism_loss": 0.0}))
+    assert rows == {"policy": "none", "req/read": "1.50", "split": "50%", "idle-waiting": "0%"}
+
+
 def test_extras_row_appears_only_with_data():
     snap = fixed_snapshot()
     assert not panels.has_extras(snap)
     assert "prefetch" not in render_text(panels.frame(snap, width=100))
     snap["log_disk"] = {"fill": 0.3, "segments": 4}
     snap["prefetch"] = {"windows": 3, "policy": "saseqp"}
+    snap["reads"] = READS
     text = render_text(panels.extras_panel(snap))
+    assert "SC=40(on)" in text and "prefetch-hit=62%" in text and "idle-waiting=20%" in text
     assert_snapshot("extras_panel", text)
     assert "log disk" in render_text(panels.frame(snap, width=100, height=60), height=60)
 
@@ -213,6 +230,7 @@ def _variants():
     extras = copy.deepcopy(base)
     extras["log_disk"] = {"fill": 0.3, "segments": 4}
     extras["prefetch"] = {"windows": 3, "policy": "saseqp"}
+    extras["reads"] = READS
     many = copy.deepcopy(base)  # 12 members
     many["members"] = [dict(base["members"][0], disk=i) for i in range(12)]
     return {"fixed": base, "tall-plan": tall, "no-cache": nocache, "extras": extras, "12-members": many}

@@ -30,8 +30,9 @@ Where the defaults come from (:func:`default_limits`, first that applies):
    import backends): measured once with the stride benchmark of seed 000 Fig. 8 on vraid's
    own hdd models and the 1.2 rule (``vraid experiment stride``, full run, strides 1..64;
    ``vraid.core.stride_rule``);
-3. :data:`CONSERVATIVE`: the smallest limits over every measured preset (no read transform,
-   writes only across one- and two-block gaps): safe for a disk nobody measured.
+3. :data:`CONSERVATIVE`: the smallest limits over every measured preset (no read transform;
+   S_w^max = 3, so eq. (9)'s S < S_w^max fills writes only across one-block gaps, S = 2):
+   safe for a disk nobody measured.
 
 Adding a transform: one module here with a :class:`~vraid.policies.ct.base.ContiguityTransform`
 subclass (built with :class:`CtLimits`, callable on a Plan) and one entry in the ``ct`` row of

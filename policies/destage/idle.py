@@ -19,6 +19,8 @@ vraid's cache is one level.
 
 from __future__ import annotations
 
+import math
+
 from .base import CacheState, Decision, DestageScheduler, Fraction, Seconds, check, must_drain
 
 
@@ -49,4 +51,7 @@ class IdleScheduler(DestageScheduler):
             return Decision(0, hwm=p["high"])
         if state.host_idle >= p["idle"]:
             return Decision(full, hwm=p["high"])
-        return Decision(0, hwm=p["high"], recheck=state.now + (p["idle"] - state.host_idle))
+        # never "now" itself: when now + the rest rounds to now (large now, tiny rest), the
+        # destager would ask again at once, forever, and virtual time could not move on
+        return Decision(0, hwm=p["high"], recheck=max(state.now + (p["idle"] - state.host_idle),
+                                                      math.nextafter(state.now, math.inf)))

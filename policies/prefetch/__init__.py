@@ -14,70 +14,38 @@ Fig. 5) and MSP (the strip-number sequence with its sequential counter,
 Fig. 7) all decide from the stream of host reads and the strip size
 (``geometry.u`` blocks per strip), which is what a policy gets.
 
-A policy is a pure, synchronous object; a new one is one class and one entry
-in ``PREFETCHERS``. Only ``none`` (today's behaviour: no read-ahead) is built
-in so far.
+A policy is a pure, synchronous object; a new one is one class (one file here)
+and one entry in the ``prefetch`` row of :mod:`vraid.policies.registry`.
+Built in: ``none`` (today's behaviour: no read-ahead), ``msp``
+(:mod:`.msp`, seed 001 sec. 4), and ``seqp``/``saseqp`` (:mod:`.seqp`): the
+paper's host-side windows moved into the controller on block streams found by
+address, an extension (the host-side models are in the simulator). A policy may also have a ``state()`` method
+returning a small dict (MSP: SC, SPS): the read path publishes it as a
+``prefetch`` event when it changes and ``vraid status`` shows it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ...errors import VraidError
+from .base import BlockRange, HostRead, NoPrefetch, PrefetchPolicy
+from .msp import MspPrefetch
+from .seqp import SaseqpPrefetch, SeqpPrefetch
 
+__all__ = ["BlockRange", "HostRead", "MspPrefetch", "NoPrefetch", "PrefetchPolicy", "SaseqpPrefetch", "SeqpPrefetch",
+           "CHOICES", "PREFETCHERS", "load_prefetch"]
 
-@dataclass(frozen=True, slots=True)
-class HostRead:
-    """One host read as the prefetch policy sees it (logical block numbers)."""
-
-    first: int  # first block read
-    count: int  # blocks read
-    misses: int  # of them, blocks neither the write cache nor the read cache held
-    prefetch_hits: int  # of them, blocks a prefetch had brought into the read cache
-    now: float  # the engine clock's time
-
-
-#: (first block, number of blocks) to read ahead
-BlockRange = tuple[int, int]
-
-
-class PrefetchPolicy:
-    """Decides what to read ahead after each host read."""
-
-    name = "base"
-
-    def __init__(self, geometry: Any = None) -> None:
-        #: vraid.core.geometry.Geometry of the array: ``u`` blocks per strip, ``data_disks``
-        self.geometry = geometry
-
-    def after_read(self, read: HostRead) -> Sequence[BlockRange]:
-        """Block ranges to read ahead after ``read`` (empty: none)."""
-        raise NotImplementedError
-
-    def describe(self) -> str:
-        return self.name
-
-
-class NoPrefetch(PrefetchPolicy):
-    """No read-ahead: only what the host asks for is read (vraid's behaviour before seed 001)."""
-
-    name = "none"
-
-    def after_read(self, read: HostRead) -> Sequence[BlockRange]:
-        return ()
-
-
-PREFETCHERS: dict[str, type[PrefetchPolicy]] = {"none": NoPrefetch}
+PREFETCHERS: dict[str, type[PrefetchPolicy]] = {"none": NoPrefetch, "msp": MspPrefetch, "seqp": SeqpPrefetch,
+                                                 "saseqp": SaseqpPrefetch}
 CHOICES = tuple(PREFETCHERS)
 
 
 def load_prefetch(spec: str = "none", geometry: Any = None) -> PrefetchPolicy:
-    """The built-in prefetch policy ``spec`` names (none of them takes parameters yet)."""
-    name, _, params = str(spec).strip().partition(":")
-    cls = PREFETCHERS.get(name)
-    if cls is None:
+    """The prefetch policy ``spec`` names (``NAME[:key=value,...]``), checked by the registry."""
+    from vraid.policies.registry import Context, create
+
+    name = str(spec).strip().partition(":")[0]
+    if name.lower() not in PREFETCHERS:
         raise VraidError(f"unknown prefetch policy {spec!r}", f"use --prefetch {' | '.join(PREFETCHERS)}")
-    if params:
-        raise VraidError(f"prefetch policy {name!r} takes no parameters (got {params!r})", f"write --prefetch {name}")
-    return cls(geometry)
+    return create("prefetch", spec, Context(geometry=geometry))

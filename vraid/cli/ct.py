@@ -27,6 +27,8 @@ LEGEND = (
 )
 #: --random: how likely each block state is (mostly empty, as in a real stripe cache)
 RANDOM_WEIGHTS = {"D": 0.35, "C": 0.2, "E": 0.45}
+#: --random --difficulty: (rows u, disks N) of the dealt Z (the default is the paper's 7 x 5)
+DIFFICULTY = {"easy": (3, 4), "medium": (5, 5), "hard": (7, 6)}
 MAX_ROWS = 256
 MAX_DISKS = 32
 
@@ -59,8 +61,11 @@ def _add_rxw(sub: argparse._SubParsersAction) -> None:
                         "(default msc). Limits not given here are generous (every gap is filled), so the "
                         "paper's example transforms fully; a mount uses measured limits instead (docs/ct.md)")
     p.add_argument("--seed", type=int, default=0, help="--random: seed of the dealt Z (default 0)")
-    p.add_argument("--rows", type=int, default=7, help="--random: blocks per strip, u (default 7, as the paper)")
-    p.add_argument("--disks", type=int, default=5, help="--random: member disks, v, parity included (default 5)")
+    p.add_argument("--rows", type=int, help="--random: blocks per strip, u (default 7, as the paper; or as --difficulty)")
+    p.add_argument("--disks", type=int, help="--random: member disks, v, parity included (default 5; or as --difficulty)")
+    p.add_argument("--difficulty", choices=tuple(DIFFICULTY),
+                   help="--random: the size of the dealt Z: " + ", ".join(
+                       f"{k} {r} rows x {d} disks" for k, (r, d) in DIFFICULTY.items()) + " (--rows/--disks override)")
     p.add_argument("--answer", action="store_true", help="--random: also show the matrices and requests")
     p.add_argument("--json", action="store_true", help='print {"z", "basic", "transformed", "requests"} as JSON')
     p.set_defaults(func=cmd_rxw)
@@ -94,6 +99,7 @@ def rxw_result(z, ct_spec: str) -> dict[str, Any]:
         "transformed": [[list(c) for c in r] for r in plan.transformed],
         "requests": [r.to_dict() for r in plan.requests],
         "basic_requests": [r.to_dict() for r in Plan.build(0, z, list(range(ncols))).requests],
+        "cycles": plan.cycles(),
         "ct": "none" if ct is None else ct.spec,
     }
 
@@ -117,13 +123,16 @@ def cmd_rxw(args) -> int:
 
     parse_spec(args.ct)  # a bad --ct fails before anything is printed
     if args.random:
-        z = random_z(args.seed, args.rows, args.disks)
+        rows, disks = DIFFICULTY.get(args.difficulty or "", (7, 5))
+        z = random_z(args.seed, args.rows if args.rows is not None else rows, args.disks if args.disks is not None else disks)
+    elif args.difficulty or args.rows is not None or args.disks is not None:
+        raise VraidError("--difficulty, --rows and --disks go with --random", "--z gives the rows and disks itself")
     else:
         z = _parse_z(args.z)
     result = rxw_result(z, args.ct)
     practice = args.random and not args.answer
     if args.json:
-        out = {k: result[k] for k in ("z", "basic", "transformed", "requests")}
+        out = {k: result[k] for k in ("z", "cycles", "basic", "transformed", "requests")}
         if practice:
             out = {"z": result["z"], "seed": args.seed}
         print(json.dumps(out))
@@ -132,7 +141,8 @@ def cmd_rxw(args) -> int:
 
     from vraid.cli.common import console
 
-    for item in rxw_renderables(result, practice=practice, seed=args.seed if args.random else None):
+    mark = not console.is_terminal  # no bold in a pipe or a file: a * after each added operation
+    for item in rxw_renderables(result, practice=practice, seed=args.seed if args.random else None, mark=mark):
         need = _natural_width(item) if isinstance(item, Table) and item.box is None else 0
         if need > console.width:  # the matrices side by side must not be cut: a wider console for them
             from rich.console import Console
@@ -156,8 +166,8 @@ def _natural_width(renderable) -> int:
     return max((Segment.get_line_length(line) for line in lines), default=0)
 
 
-def _cell_text(ops: list[str], basic: list[str] | None):
-    """A cell's operations; those the transform added are bold."""
+def _cell_text(ops: list[str], basic: list[str] | None, mark: bool = False):
+    """A cell's operations; those the transform added are bold (and followed by ``*`` with ``mark``)."""
     from rich.text import Text
 
     if not ops:
@@ -165,11 +175,12 @@ def _cell_text(ops: list[str], basic: list[str] | None):
     t = Text()
     for op in ops:
         added = basic is not None and op not in basic
-        t.append(op, style="bold magenta" if added else "")
+        t.append(op + ("*" if added and mark else ""), style="bold magenta" if added else "")
     return t
 
 
-def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int | None = None) -> list:
+def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int | None = None,
+                    mark: bool = False) -> list:
     """Rich renderables of ``vraid rxw``: the matrices side by side, the requests, the legend."""
     from rich.table import Table
     from rich.text import Text
@@ -196,15 +207,17 @@ def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int
     if practice:
         t = zt
     else:
-        mt = table("basic M", heads + ["P"], [[_cell_text(c, None) for c in row] for row in basic], False)
+        mt = table("basic M", heads + ["P", "cycle"], [[_cell_text(c, None) for c in row] + [Text(cyc, style="dim")]
+                                                       for row, cyc in zip(basic, result["cycles"])], False)
         ct = table("after CT" if result["ct"] != "none" else "no CT (--ct none)", heads + ["P"],
-                   [[_cell_text(c, b) for c, b in zip(row, brow)] for row, brow in zip(tr, basic)], False)
+                   [[_cell_text(c, b, mark) for c, b in zip(row, brow)] for row, brow in zip(tr, basic)], False)
         t = Table.grid(padding=(0, 2))
         for _ in range(3):
             t.add_column(no_wrap=True)
         t.add_row(zt, mt, ct)
         out_head = [Text(f"contiguity transform: {result['ct']}; rows and columns count from 0, parity column P last; "
-                         "bold: operations the transform added", style="dim")]
+                         "bold" + (" and *" if mark else "") + ": operations the transform added; cycle: "
+                         "rcw, rmw, full (every block dirty) or none (nothing dirty), sec. II-A", style="dim")]
     out: list = [t] if practice else [t] + out_head
     if practice:
         out.append(Text(

@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("layout", help="print which logical block lives where, and where parity is")
     _geometry_args(p, disk_size=False)
     p.add_argument("--stripes", type=int, default=4, help="how many stripes to show (default 4)")
+    p.add_argument("--highlight", metavar="FIRST-LAST[,FIRST-LAST...]", default=None,
+                   help="mark these logical block ranges, the i-th with the letter a, b, c, ... "
+                        "(e.g. a file's prefetch requests: --highlight 16,17-18,19-22; docs/prefetch.md)")
     p.set_defaults(func=cmd_layout)
 
     p = sub.add_parser("mount", help="serve an array as one image file (runs in the background)")
@@ -89,13 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", action="store_true", help="keep the array directory afterwards")
     p.set_defaults(func=cmd_demo)
 
-    from vraid.cli import ct as cli_ct, failures as cli_failures, policies as cli_policies, sim as cli_sim, top as cli_top
+    from vraid.cli import ct as cli_ct, failures as cli_failures, fuzz as cli_fuzz, lab as cli_lab, policies as cli_policies, sim as cli_sim, top as cli_top
 
     cli_policies.add_commands(sub)  # policies (the registry's families)
     cli_sim.add_commands(sub)  # models, sim, experiment (virtual time)
     cli_ct.add_commands(sub)  # rxw, stride-bench (contiguity transform)
     cli_failures.add_commands(sub)  # fail, add, rebuild, check (failures and recovery)
     cli_top.add_commands(sub)  # top, ctl (live view and run-time control)
+    cli_lab.add_commands(sub)  # lab (seeded exercises)
+    cli_fuzz.add_commands(sub)  # fuzz (a student's policy against the model machines)
     return parser
 
 
@@ -170,8 +175,25 @@ def cmd_layout(args) -> int:
         raise VraidError(f"--stripes {args.stripes}: show from 1 to {MAX_LAYOUT_STRIPES} stripes",
                          "e.g. --stripes 4 (the layout repeats every N stripes anyway)")
     g = Geometry(level=args.level, ndisks=args.disks, stripes=max(1, args.stripes), block_size=args.block, strip_size=args.strip, layout=args.layout)
-    console.print(layout_table(g, args.stripes))
+    console.print(layout_table(g, args.stripes, _block_ranges(args.highlight)))
     return 0
+
+
+def _block_ranges(text: str | None) -> list[tuple[int, int]] | None:
+    """``16,17-18,19-22`` as [(16, 16), (17, 18), (19, 22)] (None: nothing to mark)."""
+    if not text:
+        return None
+    out = []
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        first, _, last = item.partition("-")
+        try:
+            a, b = int(first), int(last or first)
+        except ValueError:
+            raise VraidError(f"--highlight {item!r} is not a block or block range", "write e.g. 16,17-18,19-22") from None
+        if a < 0 or b < a:
+            raise VraidError(f"--highlight {item!r}: give FIRST-LAST with 0 <= FIRST <= LAST", "e.g. 19-22")
+        out.append((a, b))
+    return out
 
 
 def cmd_mount(args) -> int:

@@ -39,6 +39,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, help="output directory (default results/NAME)")
     p.add_argument("--quick", action="store_true", help="a smaller run of the same shape (under a minute)")
     p.add_argument("--jobs", type=int, help="worker processes (default: CPUs available)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="options",
+                   help="an option of the experiment's runs(), e.g. --set nw=1024 (adaptive-hlwm), "
+                        "--set scale=32 (msc-ct); numbers are read as numbers")
     p.set_defaults(func=cmd_experiment)
 
 
@@ -81,6 +84,14 @@ def add_sim_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--on-policy-fault", choices=("stop", "fallback"), default="stop",
                    help="a policy that raises, answers out of its rules or stalls: stop the run with an error "
                         "(default), or go on with the family's default as a mount does (docs/policies.md)")
+    p.add_argument("--host-readahead", metavar="none|seqp|saseqp[:max=SIZE,init=SIZE]", default=None,
+                   help="model the host's file read-ahead and page cache in front of each stream (seed 001): seqp = "
+                        "Linux's read-ahead, saseqp = its windows cut at strip boundaries; max = largest window "
+                        "(default 128K), init = first window (default Linux's rule); default none: requests go "
+                        "straight to the array (docs/prefetch.md)")
+    p.add_argument("--no-data", action="store_true",
+                   help="metadata only: members store no bytes and no parity is computed; same plans, timing and "
+                        "metrics, faster and with no memory per member (docs/simulator.md)")
     p.add_argument("--debug", action="store_true", help="print the traceback of a failing policy")
     p.set_defaults(func=cmd_sim)
 
@@ -103,9 +114,10 @@ def cmd_models(args) -> int:
     if args.json:
         print(json.dumps(describe_presets(), indent=2))
     else:
-        from vraid.tui.render import models_table
+        from vraid.tui.render import models_sources_table, models_table
 
         _console().print(models_table(describe_presets()))
+        _console().print(models_sources_table(describe_presets()))
     return 0
 
 
@@ -139,7 +151,7 @@ def check_sizes(config) -> None:
                          f"at the few thousand requests a second one core simulates it would run for about {days:,.0f} days",
                          "ask for fewer requests, e.g. --requests 100000")
     g = config.geometry()
-    members = g.ndisks * g.member_size
+    members = 0 if getattr(config, "no_data", False) else g.ndisks * g.member_size
     policies = config.policies
     cache = parse_size(policies["cache_size"], "cache size") if "cache_size" in policies else 0
     organisation = policies.get("cache", "none")
@@ -222,9 +234,18 @@ def sim_config(args):
                        workload=args.workload, requests=args.requests, seed=args.seed,
                        max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault),
                        nvram=args.nvram, bitmap_chunk=args.bitmap_chunk,
-                       on_policy_fault=getattr(args, "on_policy_fault", "stop"))
+                       on_policy_fault=getattr(args, "on_policy_fault", "stop"),
+                       host_readahead=_host_readahead(getattr(args, "host_readahead", None)),
+                       no_data=getattr(args, "no_data", False))
     check_sizes(config)
     return config
+
+
+def _host_readahead(text: str | None) -> str | None:
+    """``--host-readahead`` checked now (``none``: None, no host model)."""
+    from vraid.sim.host import parse_readahead
+
+    return None if parse_readahead(text) is None else text
 
 
 def cmd_sim(args) -> int:
@@ -264,6 +285,12 @@ _GROUPS: list[tuple[str, list[tuple[str, str, str]]]] = [
               ("max_response_ms", "max response", "ms"), ("max_outstanding", "most requests in flight", "d"),
               ("throttled", "arrivals delayed (in-flight limit)", "d"),
               ("host_errors", "requests failed (injected faults)", "d")]),
+    ("host read-ahead", [("host_readahead.label", "policy", "str"), ("host_readahead.file_read_bytes", "file bytes read", "size"),
+                         ("host_readahead.file_mb_s", "file throughput", "MB/s"),
+                         ("host_readahead.windows", "read-ahead windows", "d"),
+                         ("host_readahead.crossing_windows", "windows crossing a strip", "d"),
+                         ("host_readahead.shrunk_windows", "windows cut at a strip (SASEQP)", "d"),
+                         ("host_readahead.wait_pages", "pages waited for (in flight)", "d")]),
     ("cache", [("read_hit_ratio", "read hit ratio (no cache yet)", "f3"),
                ("overwrite_ratio", "overwrite ratio (no cache yet)", "f3")]),
     ("members", [("disk_read_requests", "read requests", "d"), ("disk_write_requests", "write requests", "d"),
@@ -282,6 +309,8 @@ def _fmt(value: Any, kind: str) -> str:
 
     if isinstance(value, list):
         return " ".join(_fmt(v, kind) for v in value)
+    if kind == "str":
+        return str(value)
     if kind == "d":
         return f"{value:,}"
     if kind == "size":
@@ -312,9 +341,11 @@ def sim_tables(result: dict[str, Any], wall_seconds: float | None = None) -> lis
     for group, rows in _GROUPS:
         first = True
         for key, label, kind in rows:
-            if key not in m:
+            head, _, sub = key.partition(".")
+            value = m.get(head) if not sub else (m.get(head) or {}).get(sub)
+            if value is None:
                 continue
-            t.add_row(group if first else "", label, _fmt(m[key], kind))
+            t.add_row(group if first else "", label, _fmt(value, kind))
             first = False
         t.add_section()
     caption = f"workload {cfg['workload']}, {cfg['requests']:,} requests, seed {cfg['seed']}"
@@ -350,7 +381,8 @@ def cmd_experiment(args) -> int:
 
     out = args.out if args.out is not None else Path("results") / args.name
     with _progress_bar(args.name) as progress:
-        done = run_experiment(args.name, out, quick=args.quick, jobs=args.jobs, progress=progress)
+        done = run_experiment(args.name, out, quick=args.quick, jobs=args.jobs, progress=progress,
+                              options=_options(getattr(args, "options", [])))
     summary = getattr(module, "summary", None)
     if summary is not None:
         from vraid.tui.render import rich_table
@@ -359,6 +391,25 @@ def cmd_experiment(args) -> int:
     console.print(f"{args.name}: {len(done.files)} files in {out} ({done.wall_seconds:.1f} s): "
                   + ", ".join(f.name for f in done.files), highlight=False)
     return 0
+
+
+def _options(items: list[str]) -> dict[str, object]:
+    """``["nw=1024", "hosts=direct", "workspaces_gb=[1,8]"]`` -> ``{"nw": 1024, "hosts":
+    "direct", "workspaces_gb": [1, 8]}``: a value that reads as JSON is taken as such."""
+    import json
+
+    from vraid.errors import VraidError
+
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise VraidError(f"--set {item!r} is not KEY=VALUE", "e.g. --set nw=1024")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
 
 
 @contextmanager

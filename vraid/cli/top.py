@@ -86,6 +86,8 @@ def _sim_config(sim_args: list[str]):
                          "see `vraid sim --help`; top's own options go before --sim") from exc
     if args.json:
         raise VraidError("vraid top --sim draws frames; --json is an option of `vraid sim`", "drop --json")
+    if getattr(args, "host_readahead", None) not in (None, "none"):
+        raise VraidError("vraid top --sim does not run the host read-ahead model", "drop --host-readahead, or use `vraid sim`")
     return sim_config(args)  # every setting, --fault, --nvram and --bitmap-chunk included; sizes checked
 
 

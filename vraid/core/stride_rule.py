@@ -8,7 +8,13 @@ paper then picks
     "S_w^max ... as the smallest S such that the normalized turnaround time is less than 1.2
     for all S" (and S_r^max the same way for reads),
 
-and lets the contiguity transform fill a gap of stride S only when ``S < S^max`` and S lies in
+Section IV-F restates the rule in a second wording: the method "selects S_r^max and S_w^max
+as the minimum stride distance, S, with a normalized turnaround time of less than 1.2". Taken
+alone, that would be the first S below 1.2 (S = 1, the contiguous I/O, always is); with III-D's
+"for all S" it is the reading below, and IV-F checks it against Fig. 15 (the stride pattern's
+S^max of Fig. 9(a) matches the fastest case of an exponential stride distribution).
+
+The paper lets the contiguity transform fill a gap of stride S only when ``S < S^max`` and S lies in
 no excluded region ``[S_s^except, S_e^except]`` (eq. 8 and 9; Fig. 9(d) shows one region).
 
 We read "for all S" as "for every S from there on": S^max is the smallest S such that every

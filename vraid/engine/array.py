@@ -29,6 +29,7 @@ missing" through ``Array.redundancy`` (:mod:`vraid.core.redundancy`).
 
 from __future__ import annotations
 
+import functools
 import logging
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -60,6 +61,8 @@ from .stripe import StripeBuffer, execute
 Transform = Callable[[Plan], Plan]
 log = logging.getLogger(__name__)
 _NONE: frozenset[int] = frozenset()
+#: Priority(p).cause by value (an IntEnum hashes as its int)
+_CAUSE_OF_PRIORITY = {p: p.cause for p in Priority}
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,8 @@ class Array:
         if intent is not None:
             intent.attach(self.members, self.clock)
         self._locks: dict[int, trio.Lock] = {}
+        #: the clock's "a checkpoint now would resume only the caller" test (None: always checkpoint)
+        self._alone = getattr(self.clock, "alone", None)
         self.started_at = 0.0
         # -- failures (vraid.ondisk.failures, vraid.engine.degraded, vraid.engine.rebuild) --
         self.health = MemberHealth(geometry.ndisks, failed)
@@ -441,8 +446,10 @@ class Array:
         last_block = (ext.start + ext.length - 1) // block
         async with self._stripe_lock(ext.stripe):
             buf = StripeBuffer(self.mapping, ext.stripe)
-            await self._fill_partial_blocks(buf, ext, first_block, last_block)
-            buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
+            if ext.start % block or (ext.start + ext.length) % block:
+                await self._fill_partial_blocks(buf, ext, first_block, last_block)
+            if not self.members.no_data:  # the metadata-only simulation keeps no bytes
+                buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
             z = _dirty_z(g.u, g.data_disks, first_block, last_block)
             await self._execute_plan(buf, z, Priority.HOST)
 
@@ -461,13 +468,17 @@ class Array:
                 plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing)
                 self.degraded_plans += 1
             else:
-                plan = Plan.build(buf.stripe, z, buf.columns, parity=self.redundancy.parity_columns > 0)
+                plan = _build_plan(buf.stripe, z, buf.columns, self.redundancy.parity_columns > 0)
                 if self.ct is not None:
                     plan = self.ct(plan)
             self.metrics.plans += 1
-            self.metrics.count_cycles(plan.cycles())
-            self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=buf.row0, missing=sorted(missing),
-                                          cause=cause or Priority(priority).cause))
+            if type(plan) is Plan:
+                self.metrics.count_cycle_totals(_cycle_totals(plan.z, plan.parity))
+            else:
+                self.metrics.count_cycles(plan.cycles())
+            self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=buf.row0,
+                                          missing=sorted(missing) if missing else [],
+                                          cause=cause or _CAUSE_OF_PRIORITY[priority]))
             intent = self.intent if self.intent is not None and any(r.op == "write" for r in plan.requests) else None
             if intent is not None:
                 try:
@@ -507,17 +518,8 @@ class Array:
         u = self.geometry.u
         await self.read_blocks(buf, [(b // u, b % u) for b in sorted(partial)], locked=True)
 
-    @asynccontextmanager
-    async def _stripe_lock(self, stripe: int) -> AsyncIterator[None]:
-        lock = self._locks.get(stripe)
-        if lock is None:
-            lock = self._locks[stripe] = trio.Lock()
-        try:
-            async with lock:
-                yield
-        finally:
-            if not lock.locked() and lock.statistics().tasks_waiting == 0:
-                self._locks.pop(stripe, None)
+    def _stripe_lock(self, stripe: int) -> "_StripeLock":
+        return _StripeLock(self, stripe)
 
     # -- failures, spares, rebuild (the mechanisms are vraid.ondisk.failures / degraded / rebuild) ----
     def _member_error(self, exc: MemberIOError, attempt: int) -> None:
@@ -666,6 +668,44 @@ class Array:
         }
 
 
+class _StripeLock:
+    """``async with array._stripe_lock(stripe)``: the stripe's trio.Lock, made on first use
+    and dropped when nobody holds or waits for it. An uncontended acquire skips trio's
+    checkpoint when the clock says it would only resume the caller alone (virtual time,
+    :meth:`vraid.engine.clock.TrioClock.alone`): same order of tasks, no scheduler pass."""
+
+    __slots__ = ("array", "stripe", "lock")
+
+    def __init__(self, array: "Array", stripe: int) -> None:
+        self.array = array
+        self.stripe = stripe
+
+    async def __aenter__(self) -> None:
+        locks = self.array._locks
+        lock = locks.get(self.stripe)
+        if lock is None:
+            lock = locks[self.stripe] = trio.Lock()
+        self.lock = lock
+        alone = self.array._alone
+        if alone is not None and not lock.locked() and alone():
+            lock.acquire_nowait()
+            return
+        try:
+            await lock.acquire()
+        except BaseException:
+            self._drop()
+            raise
+
+    async def __aexit__(self, *exc) -> None:
+        self.lock.release()
+        self._drop()
+
+    def _drop(self) -> None:
+        lock = self.lock
+        if not lock.locked() and (lock.statistics().tasks_waiting == 0 if getattr(lock, "_lot", True) else True):
+            self.array._locks.pop(self.stripe, None)
+
+
 def _policies(array: "Array") -> dict[str, str]:
     """key -> spec of every policy family in force (vraid.policies.registry.current)."""
     from vraid.policies.registry import current
@@ -678,6 +718,28 @@ def _ct_spec(ct: Transform | None) -> str:
     return "none" if ct is None else str(getattr(ct, "spec", getattr(ct, "name", "custom")))
 
 
+@functools.lru_cache(maxsize=1024)
+def _plan_parts(z, parity: bool) -> tuple:
+    """M and the member requests of ``Plan.build`` for Z: they depend on Z alone (the
+    stripe and the columns only label them), so each distinct Z is planned once."""
+    plan = Plan.build(0, z, (), parity=parity)
+    return plan.basic, plan.requests
+
+
+def _build_plan(stripe: int, z, columns, parity: bool) -> Plan:
+    """``Plan.build(stripe, z, columns, parity=parity)``, with M and the requests from the cache."""
+    m, requests = _plan_parts(z, parity)
+    return Plan(stripe, z, m, m, tuple(columns), requests, parity=parity)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cycle_totals(z, parity: bool) -> tuple[int, int, int]:
+    """(rcw, rmw, full) PBG counts of ``Plan.cycles()`` for Z (what Metrics counts)."""
+    cycles = Plan(0, z, (), (), (), parity=parity).cycles()
+    return cycles.count("rcw"), cycles.count("rmw"), cycles.count("full")
+
+
+@functools.lru_cache(maxsize=4096)
 def _dirty_z(u: int, cols: int, first: int, last: int) -> tuple[tuple[str, ...], ...]:
     """Z of a write-through write: blocks first..last (stripe data order) are D, the rest E."""
     rows = [["E"] * cols for _ in range(u)]

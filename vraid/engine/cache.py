@@ -189,6 +189,15 @@ class WriteBackCache:
         self._progress = trio.Event()
         self._pool: list[np.ndarray] = []
         self._history_limit = history_limit
+        #: destage adjacent dirty units of one stripe together (:meth:`_neighbours`); the
+        #: mount daemon turns it on, simulations keep the papers' one unit per destage
+        self.coalesce = False
+        #: whether a read miss allocates units for what it read (as clean blocks); the mount
+        #: daemon turns it off, so that a read the cache cannot serve costs what it costs
+        #: without a cache (a PBG unit per row read would otherwise be allocated and filled)
+        self.fill_misses = True
+        #: units held per stripe: a read of a stripe with none skips the unit lookups
+        self._per_stripe: dict[int, int] = {}
         self.hwm: float | None = None
         self.lwm: float | None = None
         self.last_error: MemberIOError | None = None
@@ -224,11 +233,20 @@ class WriteBackCache:
                 return None
             victim, _ = self.clean.popitem(last=False)
             old = self.units.pop(victim)
+            self._forget_stripe(old.span.stripe)
             self._pool.append(old.data)
             self.metrics.evictions += 1
         unit = Unit(span, self._new_buffer(span))
         self.units[span.key] = unit
+        self._per_stripe[span.stripe] = self._per_stripe.get(span.stripe, 0) + 1
         return unit
+
+    def _forget_stripe(self, stripe: int) -> None:
+        n = self._per_stripe[stripe] - 1
+        if n:
+            self._per_stripe[stripe] = n
+        else:
+            del self._per_stripe[stripe]
 
     async def _allocate(self, span: "UnitSpan") -> Unit:
         """A unit for ``span``; waits (a write cache miss) until one can be had."""
@@ -408,14 +426,17 @@ class WriteBackCache:
         seen: list[tuple[Unit, int, object, int, int]] = []
         absent: list[tuple["UnitSpan", object, int, int]] = []
         seq = self.write_seq
+        fill = self.fill_misses
         for ext in self.mapping.extents(first, end - first):
+            if not fill and ext.stripe not in self._per_stripe:
+                continue  # nothing of this stripe is cached, and nothing will be filled in
             fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
             for span in self._spans(ext.stripe, fb, lb):
                 unit = self.units.get(span.key)
                 if unit is not None:
                     _copy_valid(unit, span, ext, fb, lb, view, hits, g)
                     seen.append((unit, unit.version, ext, fb, lb))
-                else:
+                elif fill:
                     absent.append((span, ext, fb, lb))
         cached = int(np.count_nonzero(hits))
         m = self.metrics
@@ -426,6 +447,9 @@ class WriteBackCache:
                 self._touch(unit.span.key)
         else:
             below = await (fetch(first, end - first, ~hits) if fetch is not None else self.target.read(first, end - first))
+            if not seen and not absent:  # nothing cached, nothing to fill: the members' bytes as they are
+                head = offset - first
+                return bytes(below) if head == 0 and length == len(below) else bytes(below[head : head + length])
             members = np.frombuffer(below, dtype=np.uint8)
             view[~np.repeat(hits, bs)] = members[~np.repeat(hits, bs)]
             for unit, version, ext, fb, lb in seen:
@@ -501,7 +525,8 @@ class WriteBackCache:
                         break
                     self.order.removed(key)
                     self.in_flight += 1
-                    nursery.start_soon(self._destage, self.units[key])
+                    group = self._neighbours(self.units[key]) if self.coalesce else [self.units[key]]
+                    nursery.start_soon(self._destage_units, group)
                 self._changed = trio.Event()
                 deadline = decision.recheck if decision.recheck is not None else math.inf
                 with trio.move_on_at(deadline):
@@ -560,34 +585,87 @@ class WriteBackCache:
         await self._destage(self.units[key])
         return True
 
-    async def _destage(self, unit: Unit) -> None:
+    def _neighbours(self, unit: Unit) -> list[Unit]:
+        """``unit`` and the dirty units of its stripe whose rows continue it on either
+        side (none being destaged), in row order; each added one leaves the destage
+        order and counts as in flight. One destage then writes them all, as md batches
+        the stripe_heads of a full-stripe write: a sequential write through ``pbg``
+        otherwise costs one small plan per row (16 per strip of 64 KiB)."""
         span = unit.span
-        unit.destaging = True
-        self.metrics.destages_started += 1
-        covered = unit.oldest
+        if span.rows >= self.geometry.u:
+            return [unit]
+        spans = list(self.organisation.units(span.stripe, 0, self.geometry.u - 1))
+        at = next((i for i, s in enumerate(spans) if s.key == span.key), None)
+        if at is None:
+            return [unit]
+
+        def take(s) -> Unit | None:
+            other = self.units.get(s.key)
+            if other is None or other.destaging or other.oldest == math.inf or s.key not in self.dirty_keys:
+                return None
+            self.order.removed(s.key)
+            self.in_flight += 1
+            return other
+
+        group = [unit]
+        for s in reversed(spans[:at]):
+            other = take(s)
+            if other is None:
+                break
+            group.insert(0, other)
+        for s in spans[at + 1 :]:
+            other = take(s)
+            if other is None:
+                break
+            group.append(other)
+        return group
+
+    async def _destage(self, unit: Unit) -> None:
+        await self._destage_units([unit])
+
+    async def _destage_units(self, units: list[Unit]) -> None:
+        """Destage ``units`` (one, or adjacent rows of one stripe, see :meth:`_neighbours`)
+        as one write to the target."""
+        first = units[0].span
+        for unit in units:
+            unit.destaging = True
+        self.metrics.destages_started += len(units)
+        covered = [unit.oldest for unit in units]
         ok = False
         try:
-            z = unit.z()
-            buf = StripeBuffer(self.mapping, span.stripe, row0=span.row0, rows=span.rows, data=unit.data)
+            if len(units) == 1:  # the target reads into and writes from the unit's own buffer
+                data = units[0].data
+                z = units[0].z()
+            else:
+                data = np.concatenate([unit.data for unit in units], axis=1)
+                z = tuple(row for unit in units for row in unit.z())
+            buf = StripeBuffer(self.mapping, first.stripe, row0=first.row0, rows=data.shape[1], data=data)
             filled = await self.target.write_unit(buf, z, priority=Priority.DESTAGE, cause=Cause.DESTAGE)
-            # destaged D blocks are clean now; E blocks the target filled (a plan's r) hold clean data too
-            for j, i in filled:
-                if unit.state[j, i] == E:
-                    unit.state[j, i] = C
-            unit.state[unit.state == D] = C
-            if self.journal is not None:
-                self._pending_release.extend(unit.slots.values())
-                unit.slots.clear()
-            unit.oldest = math.inf
+            base = 0
+            for unit in units:
+                rows = unit.span.rows
+                # destaged D blocks are clean now; E blocks the target filled (a plan's r) hold clean data too
+                for j, i in filled:
+                    if base <= i < base + rows and unit.state[j, i - base] == E:
+                        if data is not unit.data:
+                            unit.data[j, i - base] = data[j, i]
+                        unit.state[j, i - base] = C
+                unit.state[unit.state == D] = C
+                if self.journal is not None:
+                    self._pending_release.extend(unit.slots.values())
+                    unit.slots.clear()
+                unit.oldest = math.inf
+                base += rows
             ok = True
-            self.metrics.destages_finished += 1
+            self.metrics.destages_finished += len(units)
         except MemberIOError as exc:
             self.metrics.destage_errors += 1
             self.last_error = exc
-            log.error("destage of unit %d (stripe %d) failed: %s", span.key, span.stripe, exc)
+            log.error("destage of unit %d (stripe %d) failed: %s", first.key, first.stripe, exc)
             await self.clock.sleep(1.0)  # do not spin on a failing member
         finally:
-            self._end_destage(unit, covered, ok)
+            for unit, oldest in zip(units, covered):
+                self._end_destage(unit, oldest, ok)
         if self.journal is not None and len(self._pending_release) >= max(1, self.journal.capacity // 8):
             await self._settle()
 
@@ -712,7 +790,9 @@ def _copy_valid(unit: Unit, span, ext, fb: int, lb: int, view: np.ndarray, hits:
     """Copy the blocks the unit holds (shadow D first) into the read buffer; mark them hits."""
     for k, r0, r1, rows, first in _strip_runs(unit, span, ext, fb, lb, view, g):
         valid = unit.state[k, r0 : r1 + 1] != E
-        if valid.any():
+        if valid.all():  # the common hit: one plain copy, no boolean indexing
+            rows[:] = unit.data[k, r0 : r1 + 1]
+        elif valid.any():
             rows[valid] = unit.data[k, r0 : r1 + 1][valid]
         if unit.shadow_state is not None:
             newer = unit.shadow_state[k, r0 : r1 + 1] == D

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, ClassVar, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 
 import trio
 
@@ -158,6 +158,22 @@ class ScrubEvent(Event):
     mismatches: int
     repaired: int
     cause: Cause = Cause.SCRUB
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrefetchEvent(Event):
+    """``prefetch``: the prefetch policy's detector changed after a host read (MSP, seed 001
+    Fig. 7: ``state`` holds the strip number ``sn_p`` just seen, the one before ``sn_pp``, the
+    sequential counter ``sc``, the stripe prefetch size ``sps`` and whether MSP is ``active``);
+    ``ranges``: the (first block, count) ranges it asked to read ahead; ``stream``: which
+    stream's window it is, for a policy that keeps one per stream (None: one for the array)."""
+
+    kind: ClassVar[str] = "prefetch"
+    policy: str
+    state: Mapping[str, Any]
+    ranges: Sequence[tuple[int, int]] = ()
+    stream: str | None = None
+    cause: Cause = Cause.PREFETCH
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

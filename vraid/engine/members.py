@@ -149,6 +149,8 @@ class Member:
         self._issued_end = -1
         self._busy_since = 0.0
         self._slot = trio.Event()
+        #: the clock's sleep_until (a virtual clock skips the scheduler when nothing else runs)
+        self._sleep_until = getattr(clock, "sleep_until", trio.sleep_until)
 
     @property
     def can_charge(self) -> bool:
@@ -230,7 +232,7 @@ class Member:
             self._active = True
             try:
                 if self.busy_until > self.clock.now():  # a fast-path request still has the disk
-                    await trio.sleep_until(self.busy_until)
+                    await self._sleep_until(self.busy_until)
                 await self._execute(req)
             finally:
                 self._active = False
@@ -260,7 +262,7 @@ class Member:
                         req._batch.finish_one()
                     continue
                 if self.busy_until > self.clock.now():  # a fast-path request still has the disk
-                    await trio.sleep_until(self.busy_until)
+                    await self._sleep_until(self.busy_until)
                 if depth <= 1:  # a store that does not queue (a spare of another kind)
                     self._active = True
                     try:
@@ -337,8 +339,12 @@ class Members:
         #: the factory every member's queues were made with (``vraid status`` names it)
         self.queue_order = resolve_queue_order(queue_order)
         self.disks = [Member(i, s, clock, self.queue_order) for i, s in enumerate(stores)]
+        self._sleep_until = getattr(clock, "sleep_until", trio.sleep_until)
         #: members not flushed (failed ones: the controller sends them nothing)
         self.excluded: set[int] = set()
+        #: the metadata-only simulation (``vraid sim --no-data``): the stores keep no bytes, so
+        #: the executor skips the parity computation (vraid.engine.stripe); timing is unchanged
+        self.no_data = False
 
     def __len__(self) -> int:
         return len(self.disks)
@@ -362,7 +368,11 @@ class Members:
         if not requests:
             return
         disks = self.disks
-        if all(disks[r.disk].can_inline for r in requests):
+        for req in requests:  # Member.can_inline of every request's member, without the property calls
+            d = disks[req.disk]
+            if not d.store.instant or d._active or d._queued:
+                break
+        else:
             if len(requests) > 1:  # reads that would block one after another: start them all first
                 for req in requests:
                     if req.op == "read":
@@ -371,11 +381,11 @@ class Members:
                 await disks[req.disk]._execute(req)
             self._raise_first_error(requests)
             return
-        if len({r.disk for r in requests}) == len(requests) and all(disks[r.disk].can_charge for r in requests):
+        if self._can_charge(requests):
             done = -math.inf  # timing models, idle members, one request each: one sleep for the batch
             for req in requests:
                 done = max(done, await disks[req.disk].charge(req))
-            await trio.sleep_until(done)
+            await self._sleep_until(done)
             self._raise_first_error(requests)
             return
         batch = _Batch(len(requests))
@@ -384,6 +394,20 @@ class Members:
             self.disks[req.disk].submit(req)
         await batch.done.wait()
         self._raise_first_error(requests)
+
+    def _can_charge(self, requests: Sequence[Request]) -> bool:
+        """One request per member and :attr:`Member.can_charge` for each (the clock read once)."""
+        if len(requests) > 1 and len({r.disk for r in requests}) != len(requests):
+            return False
+        disks = self.disks
+        now = self.clock.now()
+        for req in requests:
+            d = disks[req.disk]
+            store = d.store
+            if not (store.timed and store.inner.instant and not d._active and not d._queued  # type: ignore[attr-defined]
+                    and d.busy_until <= now):
+                return False
+        return True
 
     @staticmethod
     def _raise_first_error(requests: Sequence[Request]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 class ResponseTimes:
@@ -84,8 +85,91 @@ class Metrics:
             elif c == "full":
                 self.pbg_full += 1
 
+    def count_cycle_totals(self, totals: tuple[int, int, int]) -> None:
+        """Add (rcw, rmw, full) PBG counts at once (what :meth:`count_cycles` counts)."""
+        rcw, rmw, full = totals
+        self.pbg_rcw += rcw
+        self.pbg_rmw += rmw
+        self.pbg_full += full
+
     def to_dict(self) -> dict[str, float]:
         out = {k: v for k, v in self.__dict__.items() if k != "response"}
         out["mean_response_ms"] = self.response.mean * 1000
         out["p99_response_ms"] = self.response.percentile(99) * 1000
+        return out
+
+
+@dataclass
+class ReadPathMetrics:
+    """What the read path counts of host reads and prefetches at the members (seed 001).
+
+    * ``member_requests / host_reads``: member requests per host read (a hit costs none);
+    * ``split_reads``: host reads whose member requests cross a strip boundary, so one read
+      keeps two or more members busy: seed 001's *independency loss* (Fig. 2a);
+    * parallelism loss (Fig. 2b's opposite): while at least one host read waits for the
+      members (``wait_seconds``, the union of those waits), the member-seconds no request kept
+      busy (``idle_member_seconds``); ``parallelism_loss`` is their share of
+      ``members x wait_seconds``. A member's busy time in a wait is what its busy-seconds
+      counter grew by meanwhile, clipped to the wait (a request that started before the wait
+      or, in virtual time, is charged ahead counts whole), so it is exact for waits that
+      start with the members idle and a close estimate otherwise.
+    """
+
+    #: bytes per strip, the clock's ``now``, and every member's busy seconds so far
+    strip_size: int
+    now: Callable[[], float]
+    busy: Callable[[], list[float]]
+    host_reads: int = 0  # host reads the read path served
+    host_reads_to_members: int = 0  # of them, reads that needed the members
+    member_requests: int = 0  # member requests those issued (one per strip touched)
+    split_reads: int = 0  # host reads whose member requests crossed a strip (independency loss)
+    prefetch_member_requests: int = 0  # member requests issued by prefetches (PREFETCH class)
+    prefetch_waits: int = 0  # host reads that waited for a prefetch in flight instead of reading again
+    wait_seconds: float = 0.0  # time at least one host read waited for the members
+    idle_member_seconds: float = 0.0  # member-seconds idle during those waits
+    _waiting: int = 0  # host reads waiting for the members now
+    _t0: float = 0.0
+    _busy0: list[float] = field(default_factory=list)
+
+    def strips(self, offset: int, length: int) -> int:
+        """Member requests a read of these bytes makes: one per strip touched."""
+        s = self.strip_size
+        return (offset + length - 1) // s - offset // s + 1 if length > 0 else 0
+
+    def count_host(self, ranges: list[tuple[int, int]]) -> None:
+        """One host read goes to the members for these (offset, length) byte ranges."""
+        n = sum(self.strips(o, k) for o, k in ranges)
+        self.host_reads_to_members += 1
+        self.member_requests += n
+        if n > 1:
+            self.split_reads += 1
+
+    def wait_begin(self) -> None:
+        """A host read starts waiting for the members."""
+        if not self._waiting:
+            self._t0 = self.now()
+            self._busy0 = self.busy()
+        self._waiting += 1
+
+    def wait_end(self) -> None:
+        """It got its blocks; the last one to end closes the wait."""
+        self._waiting -= 1
+        if self._waiting:
+            return
+        span = self.now() - self._t0
+        if span <= 0:
+            return
+        self.wait_seconds += span
+        busy = self.busy()
+        if len(busy) == len(self._busy0):
+            self.idle_member_seconds += sum(span - min(span, max(0.0, b1 - b0)) for b0, b1 in zip(self._busy0, busy))
+
+    def to_dict(self, members: int) -> dict[str, float]:
+        keep = ("host_reads", "host_reads_to_members", "member_requests", "split_reads", "prefetch_member_requests",
+                "prefetch_waits", "wait_seconds", "idle_member_seconds")
+        out: dict[str, float] = {k: getattr(self, k) for k in keep}
+        out["member_requests_per_read"] = self.member_requests / self.host_reads if self.host_reads else 0.0
+        out["split_ratio"] = self.split_reads / self.host_reads_to_members if self.host_reads_to_members else 0.0
+        span = members * self.wait_seconds
+        out["parallelism_loss"] = self.idle_member_seconds / span if span > 0 else 0.0
         return out

@@ -39,8 +39,6 @@ Prefetch member requests run in the PREFETCH priority class
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -48,7 +46,12 @@ import trio
 
 from vraid.errors import MemberIOError, VraidError
 from vraid.policies.prefetch import HostRead, NoPrefetch, PrefetchPolicy
+from .events import PrefetchEvent
 from .members import Priority
+from .metrics import ReadPathMetrics
+from .readcache import Fetch, ReadCache, ReadCacheMetrics
+
+__all__ = ["Fetch", "ReadCache", "ReadCacheMetrics", "ReadPath"]
 
 if TYPE_CHECKING:
     from .cache import WriteBackCache
@@ -56,138 +59,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _D = 2  # the write-back cache's state of a dirty block
-
-
-@dataclass
-class ReadCacheMetrics:
-    lookups: int = 0  # blocks looked up by host reads
-    hits: int = 0
-    prefetch_hits: int = 0  # hits on blocks a prefetch brought in, first use only
-    fills: int = 0  # blocks put in by host-read misses
-    prefetched: int = 0  # blocks put in by prefetches
-    prefetches: int = 0  # prefetch reads issued
-    prefetch_skipped: int = 0  # prefetch advice dropped: too many prefetches in flight
-    stale_drops: int = 0  # fills refused: the block was written while being fetched
-    evictions: int = 0
-    invalidations: int = 0  # blocks dropped because the host wrote them
-
-    def to_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        out["hit_ratio"] = self.hits / self.lookups if self.lookups else 0.0
-        return out
-
-
-@dataclass
-class Fetch:
-    """One fetch in flight: the blocks it may fill and the epoch it began in."""
-
-    start: int
-    blocks: list[int]
-    prefetch: bool = False
-    done: bool = field(default=False)
-
-
-class ReadCache:
-    """Clean blocks by logical block number, least recently used evicted first;
-    at most ``size`` bytes of block data."""
-
-    def __init__(self, size: int, block_size: int) -> None:
-        if size < block_size:
-            raise VraidError(f"a read cache of {size} bytes cannot hold one {block_size}-byte block",
-                             "give at least one block, or 0 to turn the read cache off")
-        self.size = size
-        self.block_size = block_size
-        self.capacity = size // block_size  # blocks
-        self._blocks: OrderedDict[int, bytes] = OrderedDict()
-        self._prefetched: set[int] = set()  # brought in by a prefetch, not read by the host yet
-        self._epoch = 0
-        self._fetching: dict[int, int] = {}  # block -> fetches in flight
-        self._stamp: dict[int, int] = {}  # block -> epoch of its last invalidation during a fetch
-        self.metrics = ReadCacheMetrics()
-
-    def __len__(self) -> int:
-        return len(self._blocks)
-
-    def __contains__(self, block: int) -> bool:
-        return block in self._blocks
-
-    @property
-    def used(self) -> int:
-        """Bytes of block data held."""
-        return len(self._blocks) * self.block_size
-
-    def get(self, block: int) -> bytes | None:
-        """The block's bytes (a host read: counted, moved to the most recently used end)."""
-        m = self.metrics
-        m.lookups += 1
-        data = self._blocks.get(block)
-        if data is None:
-            return None
-        m.hits += 1
-        if block in self._prefetched:
-            self._prefetched.discard(block)
-            m.prefetch_hits += 1
-        self._blocks.move_to_end(block)
-        return data
-
-    def begin(self, blocks: Sequence[int], *, prefetch: bool = False) -> Fetch:
-        """A fetch of ``blocks`` starts now: only fills for them made through it count."""
-        for b in blocks:
-            self._fetching[b] = self._fetching.get(b, 0) + 1
-        return Fetch(self._epoch, list(blocks), prefetch)
-
-    def fill(self, fetch: Fetch, block: int, data: bytes) -> bool:
-        """Put the fetched ``block`` in, unless it was invalidated since ``fetch`` began."""
-        if self._stamp.get(block, -1) > fetch.start:
-            self.metrics.stale_drops += 1
-            return False
-        if block in self._blocks:  # a newer fetch of the same bytes got there first
-            self._blocks.move_to_end(block)
-            return True
-        self._blocks[block] = bytes(data)
-        if fetch.prefetch:
-            self._prefetched.add(block)
-            self.metrics.prefetched += 1
-        else:
-            self.metrics.fills += 1
-        while len(self._blocks) > self.capacity:
-            old, _ = self._blocks.popitem(last=False)
-            self._prefetched.discard(old)
-            self.metrics.evictions += 1
-        return True
-
-    def end(self, fetch: Fetch) -> None:
-        """The fetch is over (filled, failed or cancelled)."""
-        if fetch.done:
-            return
-        fetch.done = True
-        for b in fetch.blocks:
-            n = self._fetching[b] - 1
-            if n:
-                self._fetching[b] = n
-            else:
-                del self._fetching[b]
-                self._stamp.pop(b, None)
-
-    def invalidate(self, first: int, count: int) -> None:
-        """The host writes blocks first..first+count-1: drop them, and refuse fills of
-        them by fetches that began before now."""
-        self._epoch += 1
-        blocks, fetching = self._blocks, self._fetching
-        if count > len(blocks) + len(fetching):
-            hit = [b for b in (*blocks, *fetching) if first <= b < first + count]
-        else:
-            hit = [b for b in range(first, first + count) if b in blocks or b in fetching]
-        for b in hit:
-            if blocks.pop(b, None) is not None:
-                self._prefetched.discard(b)
-                self.metrics.invalidations += 1
-            if b in fetching:
-                self._stamp[b] = self._epoch
-
-    def status(self) -> dict[str, Any]:
-        return {"size": self.size, "blocks": len(self._blocks), "capacity_blocks": self.capacity,
-                "fetching": len(self._fetching)} | self.metrics.to_dict()
 
 
 class ReadPath:
@@ -215,6 +86,9 @@ class ReadPath:
         self._nursery: trio.Nursery | None = None
         self._prefetching = 0
         self.last_error: MemberIOError | None = None
+        #: member requests, split reads and parallelism loss (seed 001's metrics)
+        self.stats = ReadPathMetrics(self.geometry.strip_size, target.clock.now, self._busy)
+        self._state: Any = None  # the prefetch policy's state last published
 
     @property
     def prefetching(self) -> bool:
@@ -235,10 +109,11 @@ class ReadPath:
     async def read(self, offset: int, length: int) -> bytes:
         """``length`` bytes at ``offset`` (inside the array), newest data."""
         rc = self.read_cache
+        self.stats.host_reads += 1
         if rc is None:
             if self.cache is not None:
-                return await self.cache.read(offset, length)
-            return await self.target.read(offset, length)
+                return await self.cache.read(offset, length, fetch=self._through)
+            return await self._members(offset, length, [(offset, length)])
         bs = self.geometry.block_size
         first = offset // bs * bs
         end = -(-(offset + length) // bs) * bs
@@ -261,6 +136,16 @@ class ReadPath:
         assert rc is not None
         bs = self.geometry.block_size
         b0, n = first // bs, length // bs
+        # a block a prefetch is reading now is waited for, not read a second time (Fig. 7 line 32)
+        pending = rc.prefetches_of(b0 + i for i in range(n) if need is None or need[i])
+        if pending:
+            self.stats.prefetch_waits += 1
+            self.stats.wait_begin()
+            try:
+                for ended in pending:
+                    await ended.wait()
+            finally:
+                self.stats.wait_end()
         out = bytearray(length)
         missing: list[int] = []
         for i in range(n):
@@ -277,12 +162,17 @@ class ReadPath:
         fetch = rc.begin([b0 + i for i in missing if not dirty[i]])
         try:
             runs = _runs(missing)
-            if len(runs) == 1:
-                await self._read_run(out, first, *runs[0])
-            else:
-                async with trio.open_nursery() as nursery:
-                    for i, k in runs:
-                        nursery.start_soon(self._read_run, out, first, i, k)
+            self.stats.count_host([(first + i * bs, k * bs) for i, k in runs])
+            self.stats.wait_begin()
+            try:
+                if len(runs) == 1:
+                    await self._read_run(out, first, *runs[0])
+                else:
+                    async with trio.open_nursery() as nursery:
+                        for i, k in runs:
+                            nursery.start_soon(self._read_run, out, first, i, k)
+            finally:
+                self.stats.wait_end()
             for b in fetch.blocks:
                 i = b - b0
                 rc.fill(fetch, b, out[i * bs : (i + 1) * bs])
@@ -293,6 +183,24 @@ class ReadPath:
     async def _read_run(self, out: bytearray, first: int, i: int, k: int, priority: Priority = Priority.HOST) -> None:
         bs = self.geometry.block_size
         out[i * bs : (i + k) * bs] = await self.target.read(first + i * bs, k * bs, priority=priority)
+
+    async def _through(self, first: int, length: int, need: np.ndarray | None) -> bytes:
+        """The write cache's misses without a read cache: the whole range from the target,
+        as the cache's own default fetch does, counted."""
+        return await self._members(first, length, [(first, length)])
+
+    async def _members(self, offset: int, length: int, ranges: list[tuple[int, int]]) -> bytes:
+        self.stats.count_host(ranges)
+        self.stats.wait_begin()
+        try:
+            return await self.target.read(offset, length)
+        finally:
+            self.stats.wait_end()
+
+    def _busy(self) -> list[float]:
+        """Every member's busy seconds so far (for the parallelism loss)."""
+        members = getattr(getattr(self.target, "raid", None), "members", None)
+        return [d.stats.busy_seconds for d in members.disks] if members is not None else []
 
     def _dirty(self, first: int, length: int) -> np.ndarray:
         if self.cache is None:
@@ -316,7 +224,9 @@ class ReadPath:
         assert rc is not None
         g = self.geometry
         total = g.capacity // g.block_size
-        for start, count in self.prefetch.after_read(read):
+        advice = self.prefetch.after_read(read)
+        self._publish(advice)
+        for start, count in advice:
             start, stop = max(0, start), min(total, start + count)
             if start >= stop:
                 continue
@@ -325,7 +235,9 @@ class ReadPath:
                 continue
             bs = g.block_size
             held = (self.cache.block_states(start * bs, stop * bs) != 0) if self.cache is not None else None
-            want = [b for b in range(start, stop) if b not in rc and (held is None or not held[b - start])]
+            # Fig. 7 line 32: not what is held, nor what a fetch is reading already
+            want = [b for b in range(start, stop)
+                    if b not in rc and not rc.fetching(b) and (held is None or not held[b - start])]
             if not want:
                 continue
             fetch = rc.begin(want, prefetch=True)  # now: not dirty in the write cache at this instant
@@ -339,6 +251,7 @@ class ReadPath:
         bs = self.geometry.block_size
         try:
             for i, k in _runs(fetch.blocks):
+                self.stats.prefetch_member_requests += self.stats.strips(i * bs, k * bs)
                 data = await self.target.read(i * bs, k * bs, priority=Priority.PREFETCH)
                 for j in range(k):
                     rc.fill(fetch, i + j, data[j * bs : (j + 1) * bs])
@@ -349,8 +262,34 @@ class ReadPath:
             rc.end(fetch)
             self._prefetching -= 1
 
+    def _publish(self, advice: Sequence[tuple[int, int]]) -> None:
+        """A ``prefetch`` event when the policy's state (if it has one) changed."""
+        state = self._policy_state()
+        if state is None or state == self._state:
+            return
+        self._state = state
+        events = getattr(self.target, "events", None)
+        if events is not None:
+            events.publish(PrefetchEvent(time=self.target.clock.now(), policy=str(self.prefetch.describe()),
+                                         state=state, ranges=tuple(tuple(r) for r in advice)))
+
+    def _policy_state(self) -> dict[str, Any] | None:
+        fn = getattr(self.prefetch, "state", None)
+        if not callable(fn):
+            return None
+        try:
+            state = fn()
+        except Exception:  # a student's state() is for display only: never fails a read
+            return None
+        return dict(state) if isinstance(state, dict) else None
+
     def status(self) -> dict[str, Any]:
+        members = len(self._busy()) or self.geometry.ndisks
         out: dict[str, Any] = {"prefetch": self.prefetch.describe(), "prefetching": self._prefetching}
+        state = self._policy_state()
+        if state is not None:
+            out["policy_state"] = state
+        out |= self.stats.to_dict(members)
         if self.read_cache is not None:
             out |= self.read_cache.status()
         return out

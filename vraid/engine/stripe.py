@@ -52,6 +52,9 @@ class StripeBuffer:
         self.checks = np.empty((pc, self.rows, g.block_size), dtype=np.uint8) if pc else None
         self.parity = self.checks[0] if self.checks is not None else None
         self.temp: np.ndarray | None = None
+        #: byte views of data and checks when both are C-contiguous (() when not; None: not made yet)
+        self._flat: tuple[memoryview, ...] | None = None
+        self._tflat: tuple[np.ndarray, tuple[memoryview, ...]] | None = None  # the same for temp
 
     @property
     def flat(self) -> np.ndarray:
@@ -63,6 +66,26 @@ class StripeBuffer:
         return self.data[j] if j < self.nd else self.checks[j - self.nd]  # type: ignore[index]
 
     def view(self, column: int, first_row: int, rows: int, *, temp: bool = False) -> memoryview:
+        if not temp:
+            flat = self._flat
+            if flat is None:
+                flat = self._flat = _flat_views(self.data, self.checks)
+            if flat:  # contiguous buffers: a slice of one byte view, no numpy object per request
+                nd = self.nd
+                source = self.data if column < nd else self.checks
+                col_rows, block = source.shape[1], source.shape[2]  # type: ignore[union-attr]
+                if 0 <= first_row and first_row + rows <= col_rows:
+                    start = ((column if column < nd else column - nd) * col_rows + first_row) * block
+                    return flat[column >= nd][start : start + rows * block]
+        else:
+            tmp = self._temp()
+            tflat = self._tflat
+            if tflat is None or tflat[0] is not tmp:
+                tflat = self._tflat = (tmp, _flat_views(tmp, None))
+            if tflat[1] and 0 <= first_row and first_row + rows <= tmp.shape[1]:
+                block = tmp.shape[2]
+                start = (column * tmp.shape[1] + first_row) * block
+                return tflat[1][0][start : start + rows * block]
         target = self._temp()[column] if temp else self.column(column)
         return memoryview(target[first_row : first_row + rows]).cast("B")
 
@@ -72,42 +95,94 @@ class StripeBuffer:
         return self.temp
 
     def request(self, column: int, op: str, first_row: int, rows: int, *, temp: bool = False, priority: int = 0) -> Request:
-        return Request(
-            disk=self.columns[column],
-            op=op,
-            offset=self.mapping.member_offset(self.stripe, self.row0 + first_row),
-            length=rows * self.geometry.block_size,
-            buffer=self.view(column, first_row, rows, temp=temp),
-            priority=priority,
-        )
+        return Request(self.columns[column], op, self.mapping.member_offset(self.stripe, self.row0 + first_row),
+                       rows * self.geometry.block_size, self.view(column, first_row, rows, temp=temp), priority)
+
+
+def _flat_views(data: np.ndarray, checks: np.ndarray | None) -> tuple[memoryview, ...]:
+    """(data, checks) as flat byte views, or () if either is not C-contiguous."""
+    try:
+        flat = memoryview(data).cast("B")
+        return (flat, memoryview(checks).cast("B") if checks is not None else flat[:0])
+    except TypeError:  # not C-contiguous (or empty): views made per request instead
+        return ()
 
 
 async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: int = 0) -> None:
     """Run ``plan.transformed`` on ``buf``: reads, parity, writes (seed 000 Fig. 7(e))."""
     m = plan.transformed
+    spec = _spec(plan)
     reads: list[Request] = []
     scatter: list[tuple[int, int, int, memoryview]] = []
-    for req in plan.requests:
-        if req.op != "read":
-            continue
-        cells = [m[i][req.column] for i in range(req.first_row, req.first_row + req.rows)]
-        kinds = {"t" in c for c in cells}
-        if len(kinds) == 1:  # all r (into the cache) or all t (into temp)
-            reads.append(buf.request(req.column, "read", req.first_row, req.rows, temp=kinds.pop(), priority=priority))
+    for column, first_row, rows, kind in spec.reads:
+        if kind is not None:  # all r (into the cache) or all t (into temp)
+            reads.append(buf.request(column, "read", first_row, rows, temp=kind, priority=priority))
         else:  # a CT-merged run of r and t: read once, then scatter per row
-            scratch = memoryview(bytearray(req.rows * buf.geometry.block_size))
-            offset = buf.mapping.member_offset(buf.stripe, buf.row0 + req.first_row)
-            r = Request(buf.columns[req.column], "read", offset, len(scratch), scratch, priority)
+            scratch = memoryview(bytearray(rows * buf.geometry.block_size))
+            offset = buf.mapping.member_offset(buf.stripe, buf.row0 + first_row)
+            r = Request(buf.columns[column], "read", offset, len(scratch), scratch, priority)
             reads.append(r)
-            scatter.append((req.column, req.first_row, req.rows, scratch))
+            scatter.append((column, first_row, rows, scratch))
     await members.run(reads)
     for column, first_row, rows, scratch in scatter:
         _scatter(buf, m, column, first_row, rows, scratch)
-    if plan.parity:
-        compute_parity(plan, buf)
-    buf.temp = None  # t's temporary memory is released once the parity is done (seed 000 III-C)
-    writes = [buf.request(r.column, "write", r.first_row, r.rows, priority=priority) for r in plan.requests if r.op == "write"]
+    if plan.parity and not members.no_data:  # metadata-only simulation: no bytes to XOR
+        _parity(spec, buf)
+    buf.temp = buf._tflat = None  # t's temporary memory is released once the parity is done (seed 000 III-C)
+    writes = [buf.request(column, "write", first_row, rows, priority=priority) for column, first_row, rows in spec.writes]
     await members.run(writes)
+
+
+class _Spec:
+    """What :func:`execute` derives from a plan's matrix and requests, worked out once per
+    matrix: the reads (column, first row, rows, into temp? or None: scatter), the writes,
+    and the parity rows (RCW rows as a slice or list, RMW rows with their dirty columns)."""
+
+    __slots__ = ("matrix", "requests", "reads", "writes", "rcw", "rmw")
+
+    def __init__(self, plan: Plan, nd: int) -> None:
+        m = self.matrix = plan.transformed
+        self.requests = plan.requests
+        self.reads: list[tuple[int, int, int, bool | None]] = []
+        self.writes: list[tuple[int, int, int]] = []
+        for req in plan.requests:
+            if req.op != "read":
+                self.writes.append((req.column, req.first_row, req.rows))
+                continue
+            cells = [m[i][req.column] for i in range(req.first_row, req.first_row + req.rows)]
+            kinds = {"t" in c for c in cells}
+            self.reads.append((req.column, req.first_row, req.rows, kinds.pop() if len(kinds) == 1 else None))
+        rcw_rows, rmw_rows = [], []
+        if plan.parity:
+            for i, row in enumerate(m):
+                kind = _row_kind(row, nd)
+                if kind is None:
+                    continue
+                (rcw_rows if kind == () else rmw_rows).append((i, kind))
+        self.rcw = _rows([i for i, _ in rcw_rows]) if rcw_rows else None
+        self.rmw = [(i, list(dirty), dirty) for i, dirty in rmw_rows]
+
+
+#: id(plan.transformed) -> its _Spec; an entry holds its matrix, so the id stays its own
+_SPECS: dict[int, _Spec] = {}
+_SPECS_MAX = 4096
+
+
+def _spec(plan: Plan, nd: int | None = None) -> _Spec:
+    m = plan.transformed
+    spec = _SPECS.get(id(m))
+    if spec is not None and spec.matrix is m and spec.requests is plan.requests:
+        return spec
+    if len(_SPECS) >= _SPECS_MAX:
+        _SPECS.clear()
+    spec = _SPECS[id(m)] = _Spec(plan, _data_columns(plan) if nd is None else nd)
+    return spec
+
+
+def _data_columns(plan: Plan) -> int:
+    """Data columns of the matrix: all but the parity column (RAID-5), or all (RAID-0)."""
+    width = len(plan.transformed[0]) if plan.transformed else len(plan.columns)
+    return width - 1 if plan.parity else width
 
 
 def _scatter(buf: StripeBuffer, m, column: int, first_row: int, rows: int, scratch: memoryview) -> None:
@@ -124,25 +199,21 @@ def _scatter(buf: StripeBuffer, m, column: int, first_row: int, rows: int, scrat
 
 def compute_parity(plan: Plan, buf: StripeBuffer) -> None:
     """The parity step of every row: RCW rows generate parity, RMW rows update it."""
-    nd = buf.nd
-    rcw_rows, rmw_rows = [], []
-    for i, row in enumerate(plan.transformed):
-        kind = _row_kind(row, nd)
-        if kind is None:
-            continue
-        (rcw_rows if kind == () else rmw_rows).append((i, kind))
+    _parity(_spec(plan, buf.nd), buf)
+
+
+def _parity(spec: _Spec, buf: StripeBuffer) -> None:
     data, checks, scheme = buf.data, buf.checks, buf.redundancy
     assert checks is not None
-    if rcw_rows:
-        sel = _rows([i for i, _ in rcw_rows])
+    sel = spec.rcw
+    if sel is not None:
         if isinstance(sel, slice):
             scheme.generate(data[:, sel], out=checks[:, sel])  # a view: in place
         else:
             checks[:, sel] = scheme.generate(data[:, sel])
-    if rmw_rows:
+    if spec.rmw:
         temp = buf._temp()
-        for i, dirty in rmw_rows:
-            cols = list(dirty)
+        for i, cols, dirty in spec.rmw:
             scheme.update(checks[:, i], temp[cols, i], data[cols, i], dirty)
 
 

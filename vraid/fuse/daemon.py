@@ -306,6 +306,9 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     for disk, spec in sorted(_faults(asm, opts).items()):
         log.warning("fault injection on member %d: %s", disk, spec.describe())
     array = engine.array
+    if array.cache is not None:  # see WriteBackCache: cheaper for a live mount, unlike the papers' model
+        array.cache.coalesce = True  # adjacent dirty units of a stripe destaged at once
+        array.cache.fill_misses = False  # a read miss costs what it costs without a cache
     params = dict(asm.ref.params)
     if engine.nvram is not None:
         params["nvram"] = str(engine.nvram.path)

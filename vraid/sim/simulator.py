@@ -4,8 +4,9 @@
 (``vraid.engine.build``, the builder a mount uses too): an :class:`~vraid.engine.array.Array`
 over in-memory members, each behind the timing model of ``disk_model``, with the policies,
 faults, NVRAM and write-intent bitmap asked for; and runs it inside
-``trio.run(..., clock=MockClock(autojump_threshold=0))``: whenever every task is blocked, trio jumps the clock to the next deadline, so a disk's modelled 5 ms seek costs no
-wall time. Nothing here is a second implementation of the controller: the code that serves a
+``trio.run(..., clock=VirtualClock())`` (:mod:`vraid.engine.clock`): whenever every task is
+blocked, the clock jumps to the next deadline, so a disk's modelled 5 ms seek costs no wall
+time (a sleep that would wake its task alone does not even pass through trio's scheduler). Nothing here is a second implementation of the controller: the code that serves a
 FUSE mount in real time is the code that runs here; only the clock differs (``vraid.engine.clock``).
 
 Requests come from :func:`vraid.sim.workload.parse_workload`:
@@ -41,14 +42,17 @@ import trio
 import trio.testing
 
 from vraid.engine.array import Array
+from vraid.engine.clock import VirtualClock
 from vraid.engine.build import DEFAULT_CACHE_SIZE, EngineConfig, open_engine
 from vraid.engine.guard import PolicyFault
+from vraid.backends.memory import NullStore
 from vraid.backends.models import ModelSpec, parse_model
 from vraid.errors import MemberIOError, VraidError
 from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, RESERVED, Geometry
 from vraid.engine.metrics import ResponseTimes
 from vraid.core.units import format_size, parse_size
 from vraid.policies import registry
+from .host import HostModel, parse_readahead
 from .driver import Pattern, Recorder, closed_loop, deterministic_trio, open_loop
 from .workload import HostRequest, Workload, parse_workload
 
@@ -92,6 +96,12 @@ class SimConfig:
     bitmap_chunk: str | None = None
     #: ``--on-policy-fault``: "stop" (a failing policy ends the run with PolicyFault) or "fallback"
     on_policy_fault: str = "stop"
+    #: ``--host-readahead``: the host's file read-ahead in front of each stream, seed 001's
+    #: SEQP or SASEQP (vraid.sim.host; None: requests go straight to the array, as before)
+    host_readahead: str | None = None
+    #: ``--no-data``: metadata only; members store nothing and parity is not computed, while
+    #: plans, timing and metrics stay those of the full run (docs/simulator.md)
+    no_data: bool = False
 
     def geometry(self) -> Geometry:
         """The array geometry these settings describe.
@@ -124,7 +134,8 @@ class SimConfig:
         policies = {k: v for k, v in self.policies.items() if k in registry.FAMILIES}
         size = parse_size(self.policies.get("cache_size", DEFAULT_CACHE_SIZE), "cache size")
         read_cache = parse_size(self.policies.get("read_cache_size", "0"), "read cache size")
-        return EngineConfig(g, policies=policies, cache_size=size, read_cache_size=read_cache,
+        extra = {"store_factory": null_store} if self.no_data else {}
+        return EngineConfig(g, policies=policies, cache_size=size, read_cache_size=read_cache, **extra,
                             disk_model=self.disk_model, faults=tuple(self.faults),
                             nvram=Path(self.nvram) if self.nvram else None, nvram_fresh=True,
                             bitmap_chunk=parse_chunk(g, self.bitmap_chunk) if self.bitmap_chunk else None,
@@ -143,9 +154,16 @@ class SimConfig:
                 del out[key]  # likewise: only runs that use them show them
         if self.on_policy_fault == "stop":
             del out["on_policy_fault"]  # the default; only a run that falls back says so
+        if self.host_readahead is None:
+            del out["host_readahead"]  # likewise: only runs with a host model show it
+        if not self.no_data:
+            del out["no_data"]  # likewise: only a metadata-only run says so
         try:
             out["disk_model"] = parse_model(self.disk_model).text
             out["workload"] = parse_workload(self.workload).spec
+            if self.host_readahead is not None:
+                ra = parse_readahead(self.host_readahead)
+                out["host_readahead"] = ra.text if ra is not None else None
         except VraidError:
             pass
         return out
@@ -190,19 +208,27 @@ def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None
     config.engine_config(geometry).check()  # a bad policy, fault or bitmap chunk fails before anything runs
     model = parse_model(config.disk_model)
     workload = parse_workload(config.workload)
+    readahead = parse_readahead(config.host_readahead)
+    if readahead is not None:
+        readahead.pages(geometry.block_size)  # a size that is not whole pages fails now
     requests = workload.requests(geometry.capacity, geometry.block_size, config.requests, config.seed)
     pattern = Pattern(config.seed)
     started = time.perf_counter()
     with deterministic_trio(config.seed):
         try:
             metrics = trio.run(_simulate, config, geometry, model, workload, requests, pattern, observe,
-                               clock=trio.testing.MockClock(autojump_threshold=0))
+                               clock=VirtualClock())
         except BaseExceptionGroup as group:  # a policy fault in stop mode ends the run: raise it alone
             fault = _first_policy_fault(group)
             if fault is None:
                 raise
             raise fault from None
     return SimResult(config, metrics, time.perf_counter() - started)
+
+
+def null_store(role: int, size: int) -> NullStore:
+    """A member of the metadata-only simulation (``no_data``)."""
+    return NullStore(size, name=f"disk{role}")
 
 
 def _first_policy_fault(exc: BaseException) -> PolicyFault | None:
@@ -234,12 +260,17 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
     rec = Recorder()
     async with open_engine(config.engine_config(geometry)) as engine:
         array = engine.array
+        if config.no_data:
+            array.members.no_data = True  # vraid.engine.stripe: no parity computed from bytes never kept
         if observe is not None:
             observe(array)
         t0 = trio.current_time()
         rec.end = t0
         outstanding = workload.closed_loop
-        if outstanding is None:
+        host = _host_model(config, geometry, workload, array)
+        if host is not None:
+            await host.run(requests, pattern, rec)
+        elif outstanding is None:
             await open_loop(array, requests, pattern, rec, t0, config.max_in_flight)
         else:
             await closed_loop(array, requests, pattern, rec, outstanding)
@@ -253,6 +284,8 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
         drain = trio.current_time() - drain_start
         out = _collect(config, geometry, model, array, engine.timed, rec, rec.end - t0)
         out["drain_seconds"] = _r(drain)
+        if host is not None:
+            out["host_readahead"] = host.metrics(rec.end - t0)
         if config.faults:
             out["host_errors"] = rec.errors
         if array.guard.faults:
@@ -263,6 +296,15 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
         if engine.nvram is not None:
             out["nvram_slots"] = engine.nvram.slots
         return out
+
+
+def _host_model(config: SimConfig, geometry: Geometry, workload: Workload, array: Array) -> HostModel | None:
+    """The host read-ahead of ``--host-readahead`` in front of ``array`` (None: none)."""
+    spec = parse_readahead(config.host_readahead)
+    if spec is None:
+        return None
+    files = getattr(workload, "files", None)
+    return HostModel(array, spec, geometry, files(geometry.capacity, geometry.block_size) if files else None)
 
 
 # ---------------------------------------------------------------------- metrics
@@ -320,6 +362,8 @@ def _collect(config: SimConfig, geometry: Geometry, model: ModelSpec, array: Arr
             "disk_missed_rotations": [s.missed_rotations for s in st],
             "disk_cache_hits": sum(s.stream_hits + s.cache_hits for s in st),
         })
+    if array.reads.read_cache is not None:  # seed 001: the read cache and the prefetch metrics
+        out["prefetch"] = {k: (_r(v) if isinstance(v, float) else v) for k, v in array.reads.status().items()}
     return out
 
 

@@ -15,7 +15,9 @@ Panels (docs/top.md says how to read each):
 * :func:`members_panel`: per member disk: state, queue depth, busy fraction, requests/s,
   contiguous vs fragmented requests;
 * :func:`counters_panel`: hit and overwrite ratios, throughput, response-time percentiles;
-* :func:`extras_panel`: prefetch windows and log-disk fill, only when a snapshot has them.
+* :func:`extras_panel`: the controller's prefetch row (read cache, MSP's SC, seed 001's losses:
+  :func:`prefetch_summary`), host read-ahead windows and log-disk fill, only when a snapshot
+  has them.
 """
 
 from __future__ import annotations
@@ -459,13 +461,45 @@ def counters_panel(snap: dict[str, Any], *, max_rows: int | None = None, columns
 EXTRA_KEYS = (("prefetch", "prefetch windows"), ("log_disk", "log disk"))
 
 
+def _pct(v: Any) -> str:
+    return f"{100 * float(v):.0f}%" if isinstance(v, (int, float)) else "-"
+
+
+def prefetch_summary(reads: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) pairs of the read path's status (``status()["reads"]``): the prefetch
+    policy and its state (MSP: SC, SPS), the read cache's prefetch hit ratio, prefetched blocks
+    never read, member requests per host read, split reads (independency loss) and idle
+    members while a host read waits (parallelism loss); docs/metrics.md defines each."""
+    out = [("policy", str(reads.get("prefetch", "none")).split(":")[0])]
+    state = reads.get("policy_state") or {}
+    if "sc" in state:
+        out.append(("SC", f"{state['sc']}{'(on)' if state.get('active') else ''}"))
+    if "sps" in state:
+        out.append(("SPS", str(state["sps"])))
+    if "lookups" in reads:
+        out.append(("hit", _pct(reads.get("hit_ratio"))))
+        out.append(("prefetch-hit", _pct(reads.get("prefetch_hit_ratio"))))
+        out.append(("unread", str(reads.get("prefetch_unread", 0))))
+        out.append(("wasted", str(reads.get("prefetch_wasted", 0))))
+    out.append(("req/read", f"{float(reads.get('member_requests_per_read', 0.0)):.2f}"))
+    out.append(("split", _pct(reads.get("split_ratio"))))
+    out.append(("idle-waiting", _pct(reads.get("parallelism_loss"))))
+    return out
+
+
 def has_extras(snap: dict[str, Any]) -> bool:
-    return any(snap.get(k) for k, _ in EXTRA_KEYS)
+    return bool(snap.get("reads")) or any(snap.get(k) for k, _ in EXTRA_KEYS)
 
 
 def extras_panel(snap: dict[str, Any]) -> Panel:
-    """Prefetch windows and log-disk fill: drawn only when a snapshot carries them."""
+    """The controller's prefetch row, host read-ahead windows and log-disk fill: drawn only
+    when a snapshot carries them."""
     parts: list[RenderableType] = []
+    reads = snap.get("reads")
+    if reads:
+        line = Text("prefetch: ", style="bold")
+        line.append("  ".join(f"{k}={v}" for k, v in prefetch_summary(reads)))
+        parts.append(line)
     for key, title in EXTRA_KEYS:
         data = snap.get(key)
         if not data:

@@ -15,14 +15,21 @@ from vraid.core.units import format_size
 from vraid.sim.table import Strong, TextTable
 
 
-def layout_table(g: Geometry, stripes: int) -> Table:
-    """Which logical block lives where, and where parity is (the docs' first picture)."""
+def layout_table(g: Geometry, stripes: int, highlight: list[tuple[int, int]] | None = None) -> Table:
+    """Which logical block lives where, and where parity is (the docs' first picture).
+
+    ``highlight``: block ranges (first, last) to mark, e.g. a file's prefetch requests; the
+    blocks of the i-th range get the letter a, b, c, ... (the docs' Fig. 3/4 picture)."""
     title = g.title
-    t = Table(
-        title=f"{title}, {g.ndisks} disks",
-        caption=f"strip {format_size(g.strip_size)} = {g.u} block(s) of {format_size(g.block_size)}; "
-        "numbers are logical blocks, P is parity",
-    )
+    mark: dict[int, str] = {}
+    for i, (first, last) in enumerate(highlight or ()):
+        for b in range(first, last + 1):
+            mark[b] = chr(ord("a") + i % 26)
+    caption = (f"strip {format_size(g.strip_size)} = {g.u} block(s) of {format_size(g.block_size)}; "
+               "numbers are logical blocks, P is parity")
+    if highlight:
+        caption += "; a letter marks the highlighted range a block belongs to"
+    t = Table(title=f"{title}, {g.ndisks} disks", caption=caption)
     t.add_column("stripe", justify="right")
     t.add_column("row", justify="right")
     for d in range(g.ndisks):
@@ -37,7 +44,8 @@ def layout_table(g: Geometry, stripes: int) -> Table:
                 if d == p:
                     cells.append("[bold magenta]P[/]")
                 else:
-                    cells.append(str(s * per_stripe + k * g.u + row))
+                    n = s * per_stripe + k * g.u + row
+                    cells.append(f"[bold cyan]{n}{mark[n]}[/]" if n in mark else str(n))
             t.add_row(str(s) if row == 0 else "", str(row), *cells, end_section=row == g.u - 1)
     return t
 
@@ -122,18 +130,28 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
     if m:
         c = Table(title="host requests and write cycles (seed 000 II-A)")
         for col in ("reads", "read bytes", "writes", "write bytes", "fsyncs", "RCW PBGs", "RMW PBGs", "full PBGs", "mean ms", "p99 ms"):
-            c.add_column(col, justify="right")
+            c.add_column(col, justify="right", overflow="fold")  # fold, never "…"
         c.add_row(
             str(m["host_reads"]), format_size(m["host_read_bytes"]), str(m["host_writes"]), format_size(m["host_write_bytes"]),
             str(m["host_flushes"]), str(m["pbg_rcw"]), str(m["pbg_rmw"]), str(m["pbg_full"]),
             f"{m['mean_response_ms']:.3f}", f"{m['p99_response_ms']:.3f}",
         )
         out.append(c)
+    reads = st.get("reads")
+    if reads:  # the read cache and the prefetch policy (seed 001; docs/metrics.md)
+        from .panels import prefetch_summary
+
+        rows = prefetch_summary(reads)
+        t = Table(title="read cache and prefetch (seed 001)")
+        for label, _ in rows:
+            t.add_column(label, justify="right")
+        t.add_row(*(v for _, v in rows))
+        out.append(t)
     cache = st.get("cache")
     if cache and cache.get("organisation", "none") != "none":
         t = Table(title="write cache (seed 000 III-A, seed 003 2.1)")
         for col in ("unit", "order", "destage", "dirty/units", "occupancy", "HWM", "LWM", "read hits", "overwrites", "misses", "destages"):
-            t.add_column(col, justify="right")
+            t.add_column(col, justify="right", overflow="fold")
         pct = lambda v: "-" if v is None else f"{100 * v:.0f}%"  # noqa: E731
         sched = cache["scheduler"]
         t.add_row(
@@ -148,7 +166,8 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
     if members:
         t = Table(title="members")
         for col in ("disk", "file", "state", "reads", "read bytes", "writes", "write bytes", "errors"):
-            t.add_column(col, justify="right" if col not in ("file", "state") else "left")
+            # fold, never "…": the numbers and the file names are read and typed
+            t.add_column(col, justify="right" if col not in ("file", "state") else "left", overflow="fold")
         for d in members:
             t.add_row(
                 str(d["disk"]), str(d.get("store", "")), d.get("state", "active"),
@@ -197,24 +216,38 @@ def rich_table(t: TextTable) -> Table:
 
 
 def models_table(presets: list[dict[str, Any]]) -> Table:
-    """``vraid models``: the presets of ``vraid.backends.models.describe_presets()``."""
+    """``vraid models``: the presets of ``vraid.backends.models.describe_presets()``, their numbers.
+
+    The spec is what a user types, so it is never cut; every value fits 80 columns. The drives
+    and where their numbers come from are :func:`models_sources_table`."""
     t = Table(title="disk models (--disk-model)", title_justify="left")
-    for col, just in (("spec", "left"), ("drive", "left"), ("rpm", "right"), ("size", "right"),
-                      ("seek r/w ms", "right"), ("media MB/s", "right"), ("cache", "right"),
-                      ("read-ahead", "left"), ("source", "left")):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    t.add_column("spec", no_wrap=True, min_width=max([4] + [len(d["spec"]) for d in presets]))
+    for col, just, whole in (("rpm", "right", True), ("size", "right", True), ("seek r/w ms", "right", False),
+                             ("media MB/s", "right", False), ("cache", "right", True), ("read ahead", "left", False)):
+        t.add_column(col, justify=just, no_wrap=whole, overflow="fold",  # type: ignore[arg-type]
+                     min_width=10 if col.startswith("media") else None)
 
     def fmt(x: float) -> str:
         return f"{x:g}"
 
     for d in presets:
         if d["kind"] == "hdd":
-            t.add_row(d["spec"], d["drive"], fmt(d["rpm"]), f"{d['capacity'] / 1e9:.1f} GB",
+            t.add_row(d["spec"], fmt(d["rpm"]), f"{d['capacity'] / 1e9:.1f} GB",
                       f"{fmt(d['avg_seek_ms'])} / {fmt(d['write_seek_ms'])}",
-                      f"{fmt(d['media_mb_s'][0])}-{fmt(d['media_mb_s'][1])}", format_size(d["cache"]),
-                      d["read_ahead"], d["source"])
+                      f"{fmt(d['media_mb_s'][0])}-{fmt(d['media_mb_s'][1])}", format_size(d["cache"]), d["read_ahead"])
         else:
-            t.add_row(d["spec"], d["drive"], "-", "-", f"read {fmt(d['read_us'])} us",
-                      f"program {fmt(d['program_us'])} us", f"{d['channels']} ch", "-", d["source"])
+            t.add_row(d["spec"], "-", "-", f"read {fmt(d['read_us'])} us",
+                      f"program {fmt(d['program_us'])} us", f"{d['channels']} ch", "-")
     t.caption = "override any key: hdd:st373454lc,write_cache=on  hdd:rpm=5400,avg_seek=9ms  ssd:read_us=80"
+    return t
+
+
+def models_sources_table(presets: list[dict[str, Any]]) -> Table:
+    """``vraid models``: each preset's drive and where its numbers come from (text that may wrap)."""
+    t = Table(title="drives and sources", title_justify="left")
+    t.add_column("spec", no_wrap=True, min_width=max([4] + [len(d["spec"]) for d in presets]))
+    t.add_column("drive", ratio=1, overflow="fold")
+    t.add_column("source", ratio=2, overflow="fold")
+    for d in presets:
+        t.add_row(d["spec"], d["drive"], d["source"])
     return t

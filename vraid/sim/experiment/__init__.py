@@ -32,6 +32,7 @@ EXPERIMENTS: dict[str, str] = {
     "stride": "vraid.sim.experiment.stride",
     "adaptive-hlwm": "vraid.sim.experiment.adaptive_hlwm",
     "msc-ct": "vraid.sim.experiment.msc_ct",
+    "prefetch": "vraid.sim.experiment.prefetch",
 }
 
 

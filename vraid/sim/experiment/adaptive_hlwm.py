@@ -44,18 +44,28 @@ How it runs (docs/experiments.md has the reasoning and our numbers against the p
   think times are ``THINK`` = 2.5 x Table 1 (every ratio between periods is kept), and tau
   includes the same factor so that a period holds as many fill/drain cycles as in the paper.
 * **One destaging process** (sec. 3.3), for both schedulers: ``max_destages=1``.
+* **The paper's controller otherwise**: FIFO destage selection (sec. 3.3, ``destage_order``
+  ``fifo``), C-LOOK member queues with host requests before destages (sec. 3.1,
+  ``queue_order`` ``clook``), a clean-block read cache as large as the write cache beside it
+  (sec. 2.1, 4.1: separate read and write caches of 64 MB), and disk traffic counted as the
+  paper does, "directly associated with the amount of IO traffic to and/or from physical
+  disks by the destaging process" (sec. 4.1): the member blocks of destage plans.
 
 ``results.json``, exactly::
 
     {"periods": [{"name": "T1",
-                  "static":   {"hwm": 0.5, "lwm": 0.1, "overwrite_ratio": 0.07, "disk_blocks": 12345},
-                  "adaptive": {"hwm": 0.47, "lwm": 0.1, "overwrite_ratio": 0.06, "disk_blocks": 12000}},
-                 ...]}
+                  "static":   {"hwm": 0.5, "lwm": 0.1, "overwrite_ratio": 0.07, "disk_blocks": 12345,
+                               "destage_blocks": 6130},
+                  "adaptive": {"hwm": 0.47, "lwm": 0.1, "overwrite_ratio": 0.06, "disk_blocks": 12000,
+                               "destage_blocks": 5970}},
+                 ...],
+     "paper_vs_vraid": [{"item", "paper", "vraid", "verdict", "cause", "unit"}, ...]}
 
 ``hwm``/``lwm``: the time-weighted mean of the scheduler's marks over the period, as fractions
 of N_W; ``overwrite_ratio``: overwritten dirty blocks / written blocks in the period;
 ``disk_blocks``: 4 KiB member blocks read plus written in the period (the final drain after T8
-is not in any period; ``detail.json`` has it).
+is not in any period; ``detail.json`` has it); ``destage_blocks``: those of destages (the
+paper's disk IO traffic); ``paper_vs_vraid``: :func:`comparisons` (vraid.sim.experiment.verdict).
 """
 
 from __future__ import annotations
@@ -72,10 +82,10 @@ import trio.testing
 
 from vraid.backends.memory import MemoryStore
 from vraid.engine.build import EngineConfig, open_engine
-from vraid.engine.events import WatermarksEvent
+from vraid.engine.events import PlanEvent, WatermarksEvent
 from vraid.core.geometry import Geometry
 from ..workload import HlwmPeriods, parse_workload
-from .runner import load_json
+from . import verdict
 
 NAME = "adaptive-hlwm"
 
@@ -95,6 +105,11 @@ BLOCK = 4096
 THINK = 2.5
 #: destages in flight while destaging: the paper's one destaging process (sec. 3.3)
 MAX_DESTAGES = 1
+#: the paper's destage selection: "we employ a FIFO-based scheme" over the delayed write list
+#: (sec. 3.3); its disks serve each queue in C-LOOK order (sec. 3.1); and it has separate read
+#: and write caches of 64 MB each (sec. 2.1, 4.1): the read cache is as large as the write cache
+DESTAGE_ORDER = "fifo"
+QUEUE_ORDER = "clook"
 #: N_W of a --quick and of a full run
 QUICK_NW = 205
 FULL_NW = PAPER_NW
@@ -194,7 +209,8 @@ class Setup:
                 "period_seconds": self.period, "update_seconds": self.update, "think_factor": THINK,
                 "disks": DISKS, "block": BLOCK, "strip": BLOCK, "stripes": self.stripes,
                 "space_bytes": g.capacity, "member_bytes": g.member_size, "disk_model": self.disk_model(),
-                "organisation": "pbg", "destage_order": "lrw", "max_destages": MAX_DESTAGES,
+                "organisation": "pbg", "destage_order": DESTAGE_ORDER, "queue_order": QUEUE_ORDER,
+                "read_cache_bytes": self.cache_bytes, "max_destages": MAX_DESTAGES,
                 "read_fraction": self.read_fraction, "seed": self.seed,
                 "static": self.destage("static"), "adaptive": self.destage("adaptive")}
 
@@ -237,8 +253,10 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
         else:
             stamped.append((req.at, req.op == "write", req.offset))
     engine = EngineConfig(g, store_factory=lambda role, size: SparseMemoryStore(size, name=f"disk{role}"),
-                          policies={"cache": "pbg", "destage_order": "lrw", "destage": setup.destage(scheduler)},
-                          cache_size=setup.cache_bytes, disk_model=setup.disk_model())
+                          policies={"cache": "pbg", "destage_order": DESTAGE_ORDER, "queue_order": QUEUE_ORDER,
+                                    "destage": setup.destage(scheduler)},
+                          cache_size=setup.cache_bytes, read_cache_size=setup.cache_bytes,
+                          disk_model=setup.disk_model())
     payload = np.random.Generator(np.random.PCG64(seed)).integers(0, 256, ENTRY, dtype=np.uint8).tobytes()
     period = setup.period
     n = len(periods)
@@ -253,14 +271,21 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
             marks: list[tuple[float, float, float]] = [(0.0, cache.hwm if cache.hwm is not None else RHO_H,
                                                         cache.lwm if cache.lwm is not None else RHO_L)]
 
+            destaged = [0]  # member blocks read and written by destages (the paper's disk IO traffic)
+
             def on_event(ev) -> None:
                 if isinstance(ev, WatermarksEvent) and ev.hwm is not None:
                     marks.append((ev.time - t0, ev.hwm, ev.lwm))
+                elif isinstance(ev, PlanEvent) and ev.cause.is_destage:
+                    destaged[0] += sum(r.rows for r in ev.plan.requests)
 
             unsubscribe = array.events.subscribe(on_event)
             counters: list[dict[str, float]] = []
             issued = [0]
             reused = [0]
+
+            read_cache = array.reads.read_cache
+            assert read_cache is not None
 
             def snapshot() -> None:
                 m = cache.metrics
@@ -268,7 +293,8 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
                 counters.append({
                     "t": trio.current_time() - t0,
                     "overwrites": m.overwrites, "write_blocks": m.write_blocks, "write_misses": m.write_misses,
-                    "read_blocks": m.read_blocks, "read_hit_blocks": m.read_hit_blocks,
+                    "read_blocks": m.read_blocks, "read_hit_blocks": m.read_hit_blocks + read_cache.metrics.hits,
+                    "destage_blocks": destaged[0],
                     "destages": m.destages_finished, "requests": issued[0],
                     "disk_blocks": sum(d.stats.read_bytes + d.stats.write_bytes for d in disks) // BLOCK,
                     "busy": sum(d.stats.busy_seconds for d in disks),
@@ -366,6 +392,35 @@ def _integrate(marks: list[tuple[float, float, float]], a: float, b: float) -> t
     return h / (b - a), l / (b - a)
 
 
+def _extremes(marks: list[tuple[float, float, float]], a: float, b: float) -> tuple[float, float, float, float]:
+    """(lowest HWM, highest HWM, lowest LWM, highest LWM) of the step functions over [a, b)."""
+    inside = [(h, l) for idx, (t, h, l) in enumerate(marks)
+              if t < b and (idx + 1 == len(marks) or marks[idx + 1][0] > a)]
+    hs, ls = [h for h, _ in inside], [l for _, l in inside]
+    return min(hs), max(hs), min(ls), max(ls)
+
+
+def _medians(marks: list[tuple[float, float, float]], a: float, b: float) -> tuple[float, float]:
+    """Time-weighted medians of HWM(t), LWM(t) over [a, b): the level the marks hold for
+    most of the period, unmoved by the transients at its start and by single updates."""
+    spans: list[tuple[float, float, float]] = []
+    for idx, (t, hwm, lwm) in enumerate(marks):
+        t_next = marks[idx + 1][0] if idx + 1 < len(marks) else math.inf
+        lo, hi = max(a, t), min(b, t_next)
+        if hi > lo:
+            spans.append((hi - lo, hwm, lwm))
+
+    def median(k: int) -> float:
+        half, acc = sum(w for w, _, _ in spans) / 2, 0.0
+        for w, *v in sorted(spans, key=lambda x: x[k]):
+            acc += w
+            if acc >= half:
+                return v[k - 1]
+        return spans[-1][k]
+
+    return median(1), median(2)
+
+
 def _mean(values: Iterable[float | None]) -> float | None:
     vals = [v for v in values if v is not None]
     return sum(vals) / len(vals) if vals else None
@@ -377,6 +432,8 @@ def _aggregate(setup: Setup, periods, counters, samples, rates, marks, learned, 
         a, b = counters[k], counters[k + 1]
         t_a, t_b = k * setup.period, (k + 1) * setup.period
         hwm, lwm = _integrate(marks, t_a, t_b)
+        hwm_min, hwm_max, lwm_min, lwm_max = _extremes(marks, t_a, t_b)
+        hwm_median, lwm_median = _medians(marks, t_a, t_b)
         occ = [o for t, o, _ in samples if t_a <= t < t_b]
         busy = [d for t, _, d in samples if t_a <= t < t_b]
         in_rates = [r for r in rates if t_a <= r[0] < t_b]
@@ -384,9 +441,11 @@ def _aggregate(setup: Setup, periods, counters, samples, rates, marks, learned, 
         rb = b["read_blocks"] - a["read_blocks"]
         rows.append({
             "name": per.name, "case": per.case, "iat_ms": per.iat * 1e3, "locality": per.locality,
-            "hwm": hwm, "lwm": lwm,
+            "hwm": hwm, "lwm": lwm, "hwm_min": hwm_min, "hwm_max": hwm_max, "lwm_min": lwm_min, "lwm_max": lwm_max,
+            "hwm_median": hwm_median, "lwm_median": lwm_median,
             "overwrite_ratio": (b["overwrites"] - a["overwrites"]) / wb if wb else 0.0,
             "disk_blocks": int(b["disk_blocks"] - a["disk_blocks"]),
+            "destage_blocks": int(b["destage_blocks"] - a["destage_blocks"]),
             "occupancy": sum(occ) / len(occ) if occ else 0.0,
             "destaging_share": sum(busy) / len(busy) if busy else 0.0,
             "write_misses": int(b["write_misses"] - a["write_misses"]),
@@ -419,9 +478,10 @@ def _r(x: float | None, digits: int = 4) -> float | None:
 
 
 # ---------------------------------------------------------------------- the experiment
-def runs(quick: bool) -> list[dict[str, Any]]:
-    """Two independent runs, one per scheduler (``--jobs 2`` runs them side by side)."""
-    nw = QUICK_NW if quick else FULL_NW
+def runs(quick: bool, *, nw: int | None = None) -> list[dict[str, Any]]:
+    """Two independent runs, one per scheduler (``--jobs 2`` runs them side by side);
+    ``nw`` overrides the cache size of ``quick`` (``--set nw=1024``)."""
+    nw = int(nw) if nw else (QUICK_NW if quick else FULL_NW)
     return [{"id": s, "scheduler": s, "nw": nw, "seed": 0, "loop": "closed"} for s in SCHEDULERS]
 
 
@@ -431,7 +491,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
 def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     """results.json: ``{"periods": [{"name", "static": {hwm, lwm, overwrite_ratio,
-    disk_blocks}, "adaptive": {...}}, ...]}``."""
+    disk_blocks, destage_blocks}, "adaptive": {...}}, ...], "paper_vs_vraid": [...]}``."""
     by = {spec["scheduler"]: out for spec, out in results}
     names = [row["name"] for row in by[SCHEDULERS[0]]["periods"]]
     periods = []
@@ -440,9 +500,13 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
         for s in SCHEDULERS:
             row = by[s]["periods"][k]
             entry[s] = {"hwm": round(row["hwm"], 4), "lwm": round(row["lwm"], 4),
-                        "overwrite_ratio": round(row["overwrite_ratio"], 4), "disk_blocks": int(row["disk_blocks"])}
+                        "overwrite_ratio": round(row["overwrite_ratio"], 4), "disk_blocks": int(row["disk_blocks"]),
+                        "destage_blocks": int(row["destage_blocks"])}
         periods.append(entry)
-    return {"periods": periods}
+    out: dict[str, Any] = {"periods": periods}
+    if all(s in by for s in SCHEDULERS):
+        out["paper_vs_vraid"] = verdict.paper_vs_vraid(comparisons(by))
+    return out
 
 
 def extras(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
@@ -503,235 +567,18 @@ def summary(results: dict[str, Any]):
 
 
 # ---------------------------------------------------------------------- report
+def comparisons(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
+    """The paper's numbers beside ours (:func:`.adaptive_hlwm_report.comparisons`)."""
+    from .adaptive_hlwm_report import comparisons as compare
+
+    return compare(by)
+
+
 def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
-    """results.md, fig4.png (occupancy and marks over time) and fig5_6.png (overwrite ratio and
-    disk traffic per period); plots only when matplotlib is installed."""
-    out_dir = Path(out_dir)
-    timeline = load_json(out_dir / "timeline.json")
-    detail = load_json(out_dir / "detail.json")
-    files: list[Path] = []
-    plots = True
-    try:
-        files += _plots(results, timeline, out_dir)
-    except ImportError:
-        plots = False
-    md = out_dir / "results.md"
-    md.write_text(_markdown(results, detail, plots))
-    return [md, *files]
+    """results.md, fig4.png and fig5_6.png (:func:`.adaptive_hlwm_report.report`)."""
+    from .adaptive_hlwm_report import report as write
 
-
-
-
-def _pct(x: Any) -> str:
-    return f"{100 * x:.0f} %" if isinstance(x, (int, float)) else str(x)
-
-
-def _change(a: float, b: float) -> str:
-    """b against a, in per cent."""
-    if not a:
-        return "-"
-    v = round(100 * (b - a) / a)
-    return f"{v:+d} %" if v else "±0 %"
-
-
-def _markdown(results: dict[str, Any], detail: dict[str, Any], plots: bool) -> str:
-    rows = results["periods"]
-    setup = detail.get("setup") or {}
-    runs_ = detail.get("runs", {})
-    lines = ["# adaptive-hlwm: seed 003 (Nam & Park) Fig. 4-6 on vraid", ""]
-    if setup:
-        lines += [
-            f"RAID-5 of {setup['disks']} x st39175fc (`{setup['disk_model']}`), {setup['strip'] >> 10} KiB strips, "
-            f"so a PBG is one 16 KiB entry; write cache `pbg`, N_W = {setup['nw']} entries "
-            f"({setup['cache_bytes'] >> 20} MiB; the paper: 4096), destage order LRW, "
-            f"{setup['max_destages']} destage in flight. Workload `hlwm-periods` (W_synth^1, "
-            f"{_pct(setup['read_fraction'])} reads, 16 KiB requests) over {setup['space_bytes'] >> 20} MiB, "
-            f"five processes in a closed loop with think times {setup['think_factor']} x Table 1. "
-            f"Time scale tau = {setup['tau']:g}: each period lasts {setup['period_seconds']:g} s "
-            f"(the paper: 300 s), the adaptive scheduler re-estimates every {setup['update_seconds']:g} s "
-            f"(the paper: 3 s).", "",
-            f"- static: `{setup['static']}`", f"- adaptive: `{setup['adaptive']}`", ""]
-    lines += ["## Per period (means over the period; marks as fractions of N_W)", "",
-              "| period | case | HWM static | HWM adaptive | LWM static | LWM adaptive | overwrite static | "
-              "overwrite adaptive | disk blocks static | disk blocks adaptive | traffic adaptive vs static |",
-              "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
-    per_detail = {r["name"]: r for r in runs_.get("adaptive", {}).get("periods", [])}
-    for row in rows:
-        s, a = row["static"], row["adaptive"]
-        case = per_detail.get(row["name"], {}).get("case", "")
-        lines.append(f"| {row['name']} | {case} | {s['hwm']:.3f} | {a['hwm']:.3f} | {s['lwm']:.3f} | {a['lwm']:.3f} | "
-                     f"{s['overwrite_ratio']:.3f} | {a['overwrite_ratio']:.3f} | {s['disk_blocks']} | "
-                     f"{a['disk_blocks']} | {_change(s['disk_blocks'], a['disk_blocks'])} |")
-    lines += ["", "## The paper's figures beside ours", "",
-              "| period | HWM paper | HWM ours | LWM paper | LWM ours | overwrite (paper, adaptive vs HLWM) | "
-              "overwrite ours | traffic (paper, adaptive vs HLWM) | traffic ours |",
-              "|---|--:|--:|--:|--:|---|--:|---|--:|"]
-    for row in rows:
-        name = row["name"]
-        s, a = row["static"], row["adaptive"]
-        pp = PAPER.get(name, {"hwm": "0.5 (initial)", "lwm": "0.1 (initial)", "overwrite": "-", "traffic": "-"})
-        lines.append(f"| {name} | {_pct(pp['hwm'])} | {_pct(a['hwm'])} | {_pct(pp['lwm'])} | {_pct(a['lwm'])} | "
-                     f"{pp['overwrite']} | {_change(s['overwrite_ratio'], a['overwrite_ratio'])} | {pp['traffic']} | "
-                     f"{_change(s['disk_blocks'], a['disk_blocks'])} |")
-    sched = runs_.get("adaptive", {}).get("scheduler", {})
-    if sched.get("i_b_entries_per_s") is not None:
-        lines += ["", f"Reference rates learned in T1: i_B = {sched['i_b_entries_per_s']:.1f} entries/s, "
-                      f"delta_B = {sched['delta_b_entries_per_s']:.1f} entries/s (the paper, W_synth^1: "
-                      f"i_B = {PAPER['i_b']}, delta_B = {PAPER['delta_b']}); as the paper's cache would see them "
-                      f"(x tau x 4096 / N_W = x {THINK}): i_B = "
-                      f"{_paper_rate(sched['i_b_entries_per_s'], setup):.1f}, delta_B = "
-                      f"{_paper_rate(sched['delta_b_entries_per_s'], setup):.1f}."]
-    lines += ["", "## Cases 1-4 (sec. 2.3.1; Table 1 puts them in T2, T4, T6, T8)", "",
-              "| case | period | claim | static | adaptive | holds |", "|---|---|---|--:|--:|---|"]
-    for c in cases(results):
-        lines.append(f"| {c['case']} | {c['period']} | {c['claim']} | {c['static']:.3f} | {c['adaptive']:.3f} | "
-                     f"{'yes' if c['holds'] else '**no**'} |")
-    lines += ["", "## Where ours differs from the paper", ""] + _differences(results, runs_)
-    if plots:
-        lines += ["", "![Fig. 4: occupancy and marks](fig4.png)", "",
-                  "![Fig. 5 and 6: overwrite ratio and disk traffic](fig5_6.png)"]
-    else:
-        lines += ["", "(No plots: matplotlib is not installed.)"]
-    return "\n".join(lines) + "\n"
-
-
-def _paper_rate(rate: float, setup: dict[str, Any]) -> float:
-    """A rate in our entries per virtual second as the paper's entries per second."""
-    return rate * setup.get("tau", 1.0) * PAPER_NW / setup.get("nw", PAPER_NW)
-
-
-def _differences(results: dict[str, Any], runs_: dict[str, Any]) -> list[str]:
-    """What matches and what does not, written from the numbers of this run."""
-    p = {row["name"]: row for row in results["periods"]}
-    ad = {r["name"]: r for r in runs_.get("adaptive", {}).get("periods", [])}
-    st = {r["name"]: r for r in runs_.get("static", {}).get("periods", [])}
-
-    def A(n: str, k: str) -> float:
-        return p[n]["adaptive"][k]
-
-    def S(n: str, k: str) -> float:
-        return p[n]["static"][k]
-
-    def D(n: str, k: str) -> Any:
-        return ad.get(n, {}).get(k)
-
-    out = []
-    out.append(f"- **Case 1 (T2).** HWM {_pct(A('T2', 'hwm'))} against the paper's 73 %"
-               + (f" (i(t)/i_B averaged {D('T2', 'i_ratio'):.2f}; the paper's 73 % means 0.54)" if D("T2", "i_ratio") else "")
-               + f"; LWM {_pct(A('T2', 'lwm'))} against 33 %. By eq. (4) the LWM follows delta = d - i alone; "
-               "our destage rate d is well above i (compare delta_B with i_B above), so halving i raises delta "
-               "by a smaller fraction than in the paper, where delta_B < i_B.")
-    t4 = (f"- **Case 2 (T4).** HWM {_pct(A('T4', 'hwm'))}, LWM {_pct(A('T4', 'lwm'))} against the paper's 39 % and 2 %"
-          + (f"; i(t)/i_B averaged {D('T4', 'i_ratio'):.2f} (the paper's 39 % means 1.22)" if D("T4", "i_ratio") else "")
-          + ".")
-    if st:
-        share4, share1 = st["T4"].get("destaging_share", 0.0), st["T1"].get("destaging_share", 0.0)
-        t4 += (f" Our single destager barely outpaces the host in T4: the static run destages during "
-               f"{_pct(share4)} of T4 (T1: {_pct(share1)}; disks {_pct(st['T4']['disk_busy'])} busy)")
-        if share4 > 0.75:
-            t4 += (", so T4 is mostly one long drain instead of cycles (Fig. 4), as the paper reports for its "
-                   "write-heavy W_synth^2 but not for W_synth^1")
-        t4 += "."
-    out.append(t4)
-    t6 = (f"- **Case 3 (T6).** LWM {_pct(A('T6', 'lwm'))} against the paper's 21-31 %: the direction holds, the size "
-          "does not. In the paper a smaller locality makes destages much cheaper because its separate read cache "
-          "keeps old data and parity, so its read-modify-write destages read less. vraid caches no parity, and a "
-          "destage of our full-row entries reads nothing anyway; delta rises here only because more reads hit "
-          "the cache (leaving the disks more time for destages) and more writes overwrite")
-    if st:
-        t6 += (f" (static run: read hits {_pct(st['T5']['read_hit_ratio'])} in T5, {_pct(st['T6']['read_hit_ratio'])} "
-               f"in T6; overwrites {_pct(S('T5', 'overwrite_ratio'))} and {_pct(S('T6', 'overwrite_ratio'))})")
-    t6 += (f". The paper's HWM rises slightly in T6; ours is {_pct(A('T6', 'hwm'))}"
-           + (f" (i(t)/i_B {D('T6', 'i_ratio'):.2f})" if D("T6", "i_ratio") else "")
-           + ": with more read hits the closed-loop processes also issue more requests"
-           + (f" ({st['T6']['requests']} in T6 against {st['T5']['requests']} in T5, static run)" if st else "")
-           + ", which offsets the extra overwrites.")
-    out.append(t6)
-    t8 = (f"- **Case 4 (T8).** LWM {_pct(A('T8', 'lwm'))} against the paper's 9 %: small in both, as the paper remarks "
-          "(\"the decreasing amount of the LWM at T8 is relatively smaller\")")
-    if A("T7", "lwm") < S("T7", "lwm"):
-        t8 += (f". Part of it is not T8's doing: the LWM is already {_pct(A('T7', 'lwm'))} in T7, a workload "
-               "like T1's")
-    out.append(t8 + ".")
-    ow = {n: (S(n, "overwrite_ratio"), A(n, "overwrite_ratio")) for n in PERIOD_NAMES if n in p}
-    tr = {n: (S(n, "disk_blocks"), A(n, "disk_blocks")) for n in PERIOD_NAMES if n in p}
-    out.append("- **Overwrite ratio** (Fig. 5), adaptive against static: "
-               + ", ".join(f"{n} {_change(*ow[n])}" for n in ow)
-               + ". The paper: +56 % in T2, +36 % in T6, lower in T4 and T5, higher in T3, T7 and (slightly) T8. "
-               "The ratio follows the marks: a higher HWM keeps entries dirty longer, so more writes find theirs "
-               "still dirty; where our adaptive HWM is below 0.5 the ratio is lower.")
-    out.append("- **Disk traffic** (Fig. 6), adaptive against static: "
-               + ", ".join(f"{n} {_change(*tr[n])}" for n in tr)
-               + ". The paper: 9 % less in T2, 4 % less in T6, more in T3 and T7, about the same in T4 and T8. "
-               "Ours counts 4 KiB member blocks read and written during the period, host reads included; a "
-               "destage here is a full-stripe write (5 blocks, no reads) where the paper's is a read-modify-write "
-               "of 16 KB blocks, so saved destages weigh less here. Traffic also moves between periods: what a "
-               "higher mark keeps dirty at the end of a period is destaged in the next one.")
-    out.append("- **T3, T5, T7** (the paper: marks as at T1). Ours: "
-               + ", ".join(f"{n} {_pct(A(n, 'hwm'))} / {_pct(A(n, 'lwm'))}" for n in ("T3", "T5", "T7"))
-               + f" against T1's {_pct(A('T1', 'hwm'))} / {_pct(A('T1', 'lwm'))} (HWM / LWM): each period starts "
-               "with the rates of the one before, and an estimate from the last three crossings needs a cycle or "
-               "two to forget them; with a small N_W (--quick) the estimates are noisier.")
-    out.append("- **Setup.** The paper's array is eight disks with 16 KB strips; ours five disks with 4 KiB strips, "
-               "so that vraid's smallest cache unit (a row) is one 16 KB entry. The processes' inter-arrival "
-               "times are read as think times of a closed loop (the paper's i_B and its T2/T4 marks need it), "
-               f"{THINK} x Table 1's because our full-stripe requests cost more disk time; all times are scaled "
-               "by tau.")
-    return out
-
-
-def _plots(results: dict[str, Any], timeline: dict[str, Any], out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    files: list[Path] = []
-    period = timeline.get("period_seconds")
-    names = timeline.get("names", [row["name"] for row in results["periods"]])
-    if period and all(s in timeline for s in SCHEDULERS):
-        fig, axes = plt.subplots(2, 1, figsize=(12, 6.5), sharex=True)
-        for ax, s in zip(axes, SCHEDULERS):
-            tl = timeline[s]
-            ax.plot(tl["t"], [100 * o for o in tl["occupancy"]], color="0.35", linewidth=0.7, label="occupancy")
-            mt = [m[0] for m in tl["marks"]] + [len(names) * period]
-            mh = [100 * m[1] for m in tl["marks"]]
-            ml = [100 * m[2] for m in tl["marks"]]
-            ax.step(mt, mh + mh[-1:], where="post", color="C3", linewidth=1.2, label="HWM")
-            ax.step(mt, ml + ml[-1:], where="post", color="C0", linewidth=1.2, label="LWM")
-            for k, name in enumerate(names):
-                if k:
-                    ax.axvline(k * period, color="0.6", linestyle="--", linewidth=0.8)
-                ax.text((k + 0.5) * period, 103, name, ha="center", va="bottom", fontsize=9)
-            ax.set_ylim(0, 110)
-            ax.set_ylabel("write cache occupancy (%)")
-            ax.set_title("static HLWM (0.5 / 0.1)" if s == "static" else "adaptive thresholding", fontsize=10,
-                         loc="left")
-            ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8)
-        axes[-1].set_xlabel("virtual time (s)")
-        fig.suptitle("seed 003 Fig. 4 (W_synth^1) on vraid: occupancy with HWM and LWM", fontsize=11)
-        fig.tight_layout()
-        p4 = out_dir / "fig4.png"
-        fig.savefig(p4, dpi=90)
-        plt.close(fig)
-        files.append(p4)
-    rows = results["periods"]
-    x = np.arange(len(rows))
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
-    for ax, key, label in ((axes[0], "overwrite_ratio", "overwrite ratio (Fig. 5)"),
-                           (axes[1], "disk_blocks", "disk blocks read + written (Fig. 6)")):
-        for i, s in enumerate(SCHEDULERS):
-            ax.bar(x + (i - 0.5) * 0.38, [row[s][key] for row in rows], width=0.38,
-                   label="HLWM" if s == "static" else "adaptive")
-        ax.set_xticks(x, [row["name"] for row in rows])
-        ax.set_title(label, fontsize=10)
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    p56 = out_dir / "fig5_6.png"
-    fig.savefig(p56, dpi=90)
-    plt.close(fig)
-    files.append(p56)
-    return files
+    return write(results, out_dir)
 
 
 __all__ = ["NAME", "Setup", "SparseMemoryStore", "cases", "collect", "describe", "extras", "report", "run", "runs",

@@ -50,8 +50,11 @@ def default_jobs() -> int:
 
 
 def run_experiment(name: str, out_dir: Path, *, quick: bool = False, jobs: int | None = None,
-                   progress: Progress | None = None) -> ExperimentRun:
+                   progress: Progress | None = None, options: dict[str, Any] | None = None) -> ExperimentRun:
     """Run experiment ``name`` and write its results to ``out_dir`` (created if missing).
+
+    ``options``: keyword arguments for the module's ``runs(quick, **options)`` (a size between
+    quick and full, e.g. ``{"nw": 1024}`` for ``adaptive-hlwm``); recorded in meta.json.
 
     Raises:
         VraidError: for an unknown experiment, a bad ``jobs``, or an ``out_dir`` that cannot
@@ -66,7 +69,11 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, jobs: int |
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise VraidError(f"cannot create {out_dir}: {exc.strerror}", "choose another --out directory") from exc
-    specs = module.runs(quick)
+    try:
+        specs = module.runs(quick, **(options or {}))
+    except TypeError as exc:
+        raise VraidError(f"experiment {name} does not take options {sorted(options or {})}: {exc}",
+                         "see the experiment's runs() in vraid/sim/experiment/ for the options it takes") from exc
     ids = [s["id"] for s in specs]
     if len(set(ids)) != len(ids):  # pragma: no cover - a bug in the experiment module
         raise ValueError(f"experiment {name}: run ids are not unique")
@@ -95,7 +102,8 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, jobs: int |
             files.append(_write_json(out_dir / fname, data))
     files += list(module.report(results, out_dir))
     wall = time.perf_counter() - started
-    meta = {"experiment": name, "quick": quick, "jobs": jobs, "runs": len(specs),
+    meta = {"experiment": name, "quick": quick, **({"options": options} if options else {}), "jobs": jobs,
+            "runs": len(specs),
             "wall_seconds": round(wall, 3), "vraid": __version__}
     files.append(_write_json(out_dir / "meta.json", meta))
     return ExperimentRun(name, out_dir, results, files, wall)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from .base import HostRequest, Param, Workload, need, parse_duration
 from .hlwm import HlwmPeriods, Period
+from .pagecache import PageCache
+from .readers import Readers
 from .replay import Replay
 from .sequential import Semisequential, Sequential
 from .stride import ExpStride, Stride
@@ -28,7 +30,7 @@ from .uniform import RandomRead, RandomWrite
 from .zipf import Zipf, zipf_pmf
 
 WORKLOADS: dict[str, type[Workload]] = {cls.name: cls for cls in (
-    RandomWrite, RandomRead, Stride, ExpStride, Zipf, HlwmPeriods, Sequential, Semisequential, Replay)}
+    RandomWrite, RandomRead, Stride, ExpStride, Zipf, HlwmPeriods, Sequential, Semisequential, Readers, Replay, PageCache)}
 
 
 def parse_workload(spec: str) -> Workload:
@@ -82,5 +84,5 @@ def workloads_help() -> str:
 
 __all__ = ["WORKLOADS", "HostRequest", "Param", "Period", "Workload", "WorkloadInfo", "describe_workloads",
            "parse_duration", "parse_workload", "workloads_help", "zipf_pmf",
-           "ExpStride", "HlwmPeriods", "RandomRead", "RandomWrite", "Replay", "Semisequential", "Sequential",
+           "ExpStride", "HlwmPeriods", "PageCache", "RandomRead", "Readers", "RandomWrite", "Replay", "Semisequential", "Sequential",
            "Stride", "Zipf"]

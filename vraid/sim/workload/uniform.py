@@ -1,4 +1,4 @@
-"""Uniform random reads and writes over a workspace (seed 000, sec. V-B, Fig. 11)."""
+"""Uniform random reads and writes over a workspace (seed 000, sec. IV-B, Fig. 11)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .base import CHUNK, OPEN_OR_CLOSED, HostRequest, Param, Workload, arrivals,
 
 
 class RandomWrite(Workload):
-    """Uniform random ``size`` writes over ``workspace`` (seed 000, sec. V-B, Fig. 11).
+    """Uniform random ``size`` writes over ``workspace`` (seed 000, sec. IV-B, Fig. 11).
 
     Tiobench threads each write 4 KiB pages uniformly within their own 1 GB file, so the
     workspace grows with the number of threads: ``threads=T`` splits the workspace into T equal
@@ -22,7 +22,7 @@ class RandomWrite(Workload):
 
     name, op = "random-write", "write"
     summary = "uniform random writes over a workspace (Tiobench)"
-    source = "seed 000 (Baek & Park, MSC-CT), sec. V-B, Fig. 11"
+    source = "seed 000 (Baek & Park, MSC-CT), sec. IV-B, Fig. 11"
     PARAMS = {"workspace": Param("size", None, "bytes the offsets cover (default: whole array)"),
               "size": Param("size", 4096, "request size; offsets are aligned to it"),
               "threads": Param("int", 1, "Tiobench threads, each on its own slice of the workspace"),

@@ -1,0 +1,80 @@
+"""vraid.engine.clock: the simulator's VirtualClock gives what MockClock(autojump_threshold=0) gives."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+import trio.testing
+
+import vraid.sim.simulator as simulator
+from vraid.engine.clock import TrioClock, VirtualClock
+from vraid.sim.simulator import SimConfig, run_sim
+
+
+@pytest.mark.parametrize("settings", [
+    dict(workload="random-write:threads=4", policies={"cache": "pbg", "cache_size": "1M"}),
+    dict(workload="random-write:iat=4ms"),
+    dict(workload="zipf", disk_model="ssd", policies={"queue_order": "clook"}),
+], ids=["pbg-closed-4", "open-loop", "ssd-zipf-clook"])
+def test_simulation_under_virtual_clock_equals_mock_clock(monkeypatch, settings):
+    config = SimConfig(requests=200, seed=3, **settings)
+    fast = run_sim(config).to_json()
+    monkeypatch.setattr(simulator, "VirtualClock", lambda: trio.testing.MockClock(autojump_threshold=0))
+    assert run_sim(config).to_json() == fast
+
+
+def test_virtual_clock_jumps_to_deadlines_in_order():
+    seen = []
+
+    async def sleeper(name: str, seconds: float) -> None:
+        await trio.sleep(seconds)
+        seen.append((name, trio.current_time()))
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(sleeper, "b", 0.5)
+            nursery.start_soon(sleeper, "a", 0.25)
+        assert trio.current_time() == 0.5
+
+    trio.run(main, clock=VirtualClock())
+    assert seen == [("a", 0.25), ("b", 0.5)]
+
+
+def test_advance_alone_only_when_nothing_else_could_run():
+    clock = TrioClock()
+
+    async def main() -> None:
+        virtual = trio.lowlevel.current_clock()
+        assert isinstance(virtual, VirtualClock)
+        await clock.sleep(0.125)  # alone: no scheduler pass, the time moves exactly
+        assert clock.now() == 0.125
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.sleep, 0.01)  # runnable now: the caller must not jump past it
+            assert not virtual.advance_alone(1.0)
+            assert not clock.alone()
+            await clock.sleep_until(1.0)
+            assert clock.now() == 1.0
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.sleep, 0.5)
+            await trio.testing.wait_all_tasks_blocked()  # it has registered its deadline (1.5)
+            assert not virtual.advance_alone(1.5)  # a deadline at the same instant: trio decides
+            assert virtual.advance_alone(1.25)
+            assert clock.now() == 1.25
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            assert not virtual.advance_alone(2.0)  # a pending cancellation must be delivered
+            await clock.sleep(1.0)
+        assert scope.cancelled_caught
+
+    trio.run(main, clock=VirtualClock())
+
+
+def test_trio_clock_under_mock_clock_keeps_sleeping_normally():
+    clock = TrioClock(scale=2.0)
+
+    async def main() -> None:
+        assert not clock.alone()
+        await clock.sleep(0.25)
+        assert clock.now() == 0.5
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))

@@ -1,0 +1,71 @@
+"""Experiment ``prefetch`` (seed 001 Fig. 8) in a small run: the schema of results.json and
+results-256k.json, the paper_vs_vraid list, and what the host model must show even at this
+size (SASEQP's windows never cross a strip; SEQP's do)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vraid.sim.experiment import get, names
+from vraid.sim.experiment import prefetch as pf
+from vraid.sim.experiment.runner import run_experiment
+
+KIB, MIB = 1 << 10, 1 << 20
+
+
+@pytest.fixture(scope="module")
+def small():
+    specs = pf.runs(True, total=2 * MIB, streams=[1, 4], strips=(128 * KIB, 256 * KIB),
+                    series=("SEQP128", "SASEQP128", "SEQP512", "SASEQP512"))
+    return [(s, pf.run(s)) for s in specs]
+
+
+def test_registered_and_run_specs():
+    assert "prefetch" in names() and get("prefetch") is pf
+    quick = pf.runs(True)
+    assert len(quick) == len(pf.STRIPS) * len(pf.SERIES) * len(pf.QUICK["streams"])
+    full = pf.runs(False)
+    assert {s["streams"] for s in full} == {1, 2, 4, 8, 16, 32, 64} and {s["strip"] for s in full} == set(pf.STRIPS)
+    assert {s["prefetch"] for s in full if s["series"].startswith("MSP")} == {"msp"}
+
+
+def test_results_json_schema(small):
+    res = pf.collect(small)
+    assert set(res) == {"strip", "streams", "series", "paper_vs_vraid"}
+    assert res["strip"] == 128 * KIB and res["streams"] == [1, 4]
+    assert list(res["series"]) == ["SEQP128", "SEQP512", "SASEQP128", "SASEQP512"]
+    assert all(len(v) == 2 and all(x > 0 for x in v) for v in res["series"].values())
+    for claim in res["paper_vs_vraid"]:
+        assert set(claim) == {"item", "paper", "vraid", "verdict"}
+        assert claim["verdict"] in ("reproduced", "direction", "not reproduced")
+    r256 = pf.extras(small)["results-256k.json"]
+    assert r256["strip"] == 256 * KIB and set(r256["series"]) == set(res["series"])
+
+
+def test_saseqp_windows_stay_in_one_strip(small):
+    for spec, out in small:
+        assert out["file_read_bytes"] == 2 * MIB
+        if spec["series"].startswith("SASEQP"):
+            assert out["crossing_windows"] == 0 and out["disk_read_requests"] == out["windows"]
+        elif spec["strip"] == 128 * KIB:
+            assert out["crossing_windows"] > 0 and out["disk_read_requests"] > out["windows"]
+
+
+def test_verdicts():
+    assert pf.verdict(1.12, 1.3) == "reproduced"
+    assert pf.verdict(2.4, 1.5) == "direction"
+    assert pf.verdict(1.43, 0.7) == "not reproduced" and pf.verdict(2.0, None) == "not reproduced"
+
+
+def test_report_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(pf, "QUICK", {"total": 1 * MIB, "streams": [1]})
+    monkeypatch.setattr(pf, "SERIES", {k: pf.SERIES[k] for k in ("SASEQP128", "MSP+SASEQP128")})
+    done = run_experiment("prefetch", tmp_path, quick=True, jobs=1)
+    names_ = {f.name for f in done.files}
+    assert {"results.json", "results-256k.json", "results.md", "detail.json"} <= names_
+    res = json.loads((tmp_path / "results.json").read_text())
+    assert set(res["series"]) == {"SASEQP128", "MSP+SASEQP128"}
+    md = (tmp_path / "results.md").read_text()
+    assert "| claim (sec. 5.2) | paper | vraid | verdict |" in md and "2.40x" in md

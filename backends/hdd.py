@@ -29,7 +29,9 @@ arrives (command overhead plus bus transfer) after its first sector passed under
 the head simply waits for the platter to come round again, which is eq. (1),
 ``t_d = t_c + t_r * N_r``, emerging from the angle bookkeeping.
 
-Tagged command queueing (``queue_depth`` > 1). The drive accepts up to
+Tagged command queueing (``tcq`` on, ``queue_depth`` > 1; off by default, so
+a preset runs one command at a time unless ``hdd:NAME,tcq=on`` or
+``queue_depth=N`` asks for its queue). The drive accepts up to
 ``queue_depth`` commands (:meth:`HddModel.begin` / :meth:`HddModel.end`; ``read`` and
 ``write`` use them) and serves them one media transfer at a time in its own
 order (``scheduling``): ``"sptf"``, shortest positioning time first, the queued
@@ -134,8 +136,13 @@ class HddParams:
     #: seeks whatever the member size); "partition": the member is the first bytes of
     #: a disk of ``capacity`` (short-stroked)
     stroke: str = "full"
-    #: tagged command queueing: commands the drive accepts at once (1: one at a time)
+    #: tagged command queueing: commands the drive accepts at once (1: one at a time).
+    #: A preset's value is the drive's capability; it is used only with ``tcq`` on.
     queue_depth: int = 1
+    #: command queueing on: the model takes up to ``queue_depth`` commands at once. Off
+    #: (the default, also for presets that queue): one command at a time, whatever
+    #: ``queue_depth`` says (``hdd:NAME,tcq=on`` or ``queue_depth=N`` turn it on)
+    tcq: bool = False
     #: the drive's own order for its queue: "sptf" (shortest positioning time first, by
     #: the model's seek curve and platter angle) or "clook" (ascending LBA from the head)
     scheduling: str = "sptf"
@@ -463,7 +470,7 @@ class HddModel(TimedStore):
         # tagged command queueing
         if params.scheduling not in SCHEDULINGS:
             raise ValueError(f"scheduling must be one of {', '.join(SCHEDULINGS)}, not {params.scheduling!r}")
-        self.queue_depth = max(1, int(params.queue_depth))
+        self.queue_depth = max(1, int(params.queue_depth)) if params.tcq else 1
         self._clook = params.scheduling == "clook"
         self._queue: list[_Cmd] = []  # waiting commands in arrival order
         self._serving: _Cmd | None = None  # the command whose media transfer has the head

@@ -16,6 +16,12 @@ suffix on a key sets it (``read_us=50``); sizes ``73G``, ``8M`` (binary units,
 :func:`vraid.core.units.parse_size`); rates in MB/s (``96`` or ``96MB/s``); switches
 ``on``/``off``.
 
+Command queueing is off by default: every disk model serves one command at a
+time, presets included. A preset's ``queue_depth`` and ``scheduling`` record what
+the drive can do (SCSI/FC drives queue tagged commands, ATA drives of the era do
+not); ``tcq=on`` turns that queue on at the native depth, ``queue_depth=N`` at N
+(``hdd:st373454lc,tcq=on``; ``tcq=on,queue_depth=32``).
+
 Where the presets come from: the seeds give the figures they cite (see each
 ``source``); everything else is a datasheet-like plausible value and says so.
 """
@@ -43,7 +49,7 @@ US = 1e-6
 # paper rounds it to 74 GB). Not in the seeds (datasheet-like, plausible for a Cheetah
 # 15K.4): read seek 3.6 ms, track-to-track 0.2 ms, full stroke 7.4 ms, 4 heads, 58-96 MB/s
 # media, 8 MiB buffer, 0.1 ms command overhead, tagged command queueing of 64 commands
-# ordered by positioning time (SPTF). Seed 000 section I-C: its stride benchmark keeps
+# ordered by positioning time (SPTF; the drive's capability, used with tcq=on). Seed 000 section I-C: its stride benchmark keeps
 # "from 32 to 64 outstanding I/Os" and the disks use write-on-arrival (write cache off).
 # Read-ahead is off: seed 000 section I-C says the disks of its Fig. 9(a) and 9(d) do not
 # read ahead to the end of the track, and section IV-F identifies Fig. 9(a) as ST373454LC.
@@ -58,7 +64,8 @@ _ST373454LC = HddParams(
 )
 # Seed 003 (Nam & Park), section 4: eight 7,200 rpm 9 GB Seagate Barracuda ST39175FC on
 # Fibre Channel. All other figures are datasheet-like plausible values (Barracuda 9LP),
-# among them tagged command queueing of 64 commands ordered by positioning time.
+# among them tagged command queueing of 64 commands ordered by positioning time (used
+# with tcq=on).
 _ST39175FC = HddParams(
     name="st39175fc", drive="Seagate Barracuda 9LP ST39175FC (Fibre Channel)",
     rpm=7200, capacity=9_100_000_000, heads=6, zones=8, rate_outer=21.0, rate_inner=13.5,
@@ -76,7 +83,7 @@ def _table1(name: str, drive: str, capacity: int, cache: int, rpm: int, rates: t
     rate(s) and average seek from the table; heads, zones, track-to-track and full
     seek, head switch, command overhead, the bus and the command queue are plausible
     values for the interface and era (SCSI disks queue tagged commands, the ATA disks
-    of the table none). Where the table gives one media rate it is taken as the outer
+    of the table none; the queue is used only with ``tcq=on``). Where the table gives one media rate it is taken as the outer
     zone and the inner zone is assumed to run at 60 % of it. The table gives no write
     seek, so writes seek like reads."""
     return HddParams(
@@ -149,7 +156,10 @@ _HDD_KEYS: dict[str, _Key] = {
     "write_cache": _Key("write_cache", "bool", "write-back buffer (on) or write-on-arrival (off)"),
     "stroke": _Key("stroke", "choice", "member spread over all cylinders, or the start of the disk",
                    ("full", "partition")),
-    "queue_depth": _Key("queue_depth", "int", "tagged command queueing: commands the drive takes at once (1: none)"),
+    "tcq": _Key("tcq", "bool", "tagged command queueing at the preset's native depth (default off: "
+                "one command at a time)"),
+    "queue_depth": _Key("queue_depth", "int", "tagged command queueing: commands the drive takes at once "
+                        "(1: none; more than 1 turns tcq on)"),
     "scheduling": _Key("scheduling", "choice", "the drive's order for its queue: shortest positioning time "
                        "first, or ascending LBA", ("sptf", "clook")),
 }
@@ -163,7 +173,7 @@ _SSD_KEYS: dict[str, _Key] = {
 }
 _ALIASES = {
     "hdd": {"seek": "avg_seek", "avg_write_seek": "write_seek", "bus_rate": "bus", "cache_size": "cache",
-            "tcq": "queue_depth", "depth": "queue_depth", "sched": "scheduling"},
+            "depth": "queue_depth", "sched": "scheduling"},
     "ssd": {"write": "program", "page_size": "page", "bus_rate": "bus"},
 }
 _DEFAULT_TIME_UNIT = {"hdd": ("ms", MS), "ssd": ("us", US)}
@@ -326,8 +336,13 @@ def parse_model(spec: str | None) -> ModelSpec:
                 raise VraidError(f"unknown {kind} model key {key!r}", _hint_keys(kind))
         changes[keys[base].field] = _convert(kind, key, keys[base], value, unit)
         overrides.append((key, value))
+    if "queue_depth" in changes and "tcq" not in changes:  # queue_depth=N asks for a queue of N
+        changes["tcq"] = changes["queue_depth"] > 1
     if changes:
         params = dataclasses.replace(params, **changes)
+    if isinstance(params, HddParams) and params.tcq and params.queue_depth <= 1 and "queue_depth" not in changes:
+        raise VraidError(f"disk model {params.name!r} does not queue commands (native queue depth 1): tcq=on "
+                         "has nothing to turn on", "give the depth to model: queue_depth=N")
     _check(kind, params)
     return ModelSpec(kind, params, preset, tuple(overrides))
 
@@ -373,7 +388,8 @@ def describe_presets() -> list[dict[str, Any]]:
                 "media_mb_s": [p.rate_inner, p.rate_outer], "bus_mb_s": p.bus_rate,
                 "cache": p.cache_size, "read_ahead": p.read_ahead,
                 "write_cache": "on" if p.write_cache else "off",
-                "queue_depth": p.queue_depth, "scheduling": p.scheduling, "source": p.source,
+                "queue_depth": p.queue_depth, "scheduling": p.scheduling,
+                "tcq": "on" if p.tcq else "off", "source": p.source,
             })
         else:
             out.append({

@@ -334,10 +334,8 @@ def test_scaled_clock_keeps_model_time():
 
 
 def test_concurrent_callers_are_served_one_at_a_time():
-    """Without command queueing (queue_depth=1) concurrent callers take turns; with it
-    (tests/test_hdd_queue.py) the drive still moves its head for one command at a time."""
     async def main():
-        m = model("hdd:st373454lc,queue_depth=1")
+        m = model("hdd:st373454lc")
         async with trio.open_nursery() as nursery:
             for b in range(8):
                 nursery.start_soon(m.read, b * 1_000_000 // BLOCK * BLOCK, BLOCK)

@@ -244,13 +244,11 @@ def test_clook_reorders_a_queued_batch_and_seeks_less() -> None:
 @pytest.mark.parametrize("order", ["fifo", "clook"])
 def test_fast_paths_never_bypass_a_queue(order) -> None:
     """A request is charged on the virtual-time fast path only when its member has nothing
-    queued or running; otherwise it queues behind, in its class's order. (A disk without
-    command queueing: one runs, the others wait in the member's queue.)"""
+    queued or running; otherwise it queues behind, in its class's order."""
 
     async def main() -> None:
         clock = TrioClock()
-        members = Members([wrap(MemoryStore(64 << 20), "hdd:st373454lc,queue_depth=1", clock)], clock,
-                          queue_order=order)
+        members = Members([wrap(MemoryStore(64 << 20), "hdd:st373454lc", clock)], clock, queue_order=order)
         disk = members[0]
         async with trio.open_nursery() as nursery:
             await nursery.start(members.serve)
@@ -273,13 +271,11 @@ def test_fast_paths_never_bypass_a_queue(order) -> None:
 
 # -- the simulator -------------------------------------------------------------------------------
 def test_vraid_sim_is_deterministic_with_clook(tmp_path) -> None:
-    """Same config, same JSON with C-LOOK queues; and C-LOOK does change what the disks do
-    when requests wait in the member's queue (a disk without command queueing: with a
-    64-deep drive queue and 32 outstanding nothing waits there, the drive orders them)."""
+    """Same config, same JSON with C-LOOK queues; and C-LOOK does change what the disks do."""
     from vraid.cli.main import main
 
     args = ["sim", "--disks", "4", "--disk-size", "16M", "--workload", "random-read:outstanding=32", "--requests", "600",
-            "--seed", "5", "--json", "--disk-model", "hdd:st373454lc,queue_depth=1"]
+            "--seed", "5", "--json"]
     out = []
     for i, extra in enumerate((["--queue-order", "clook"], ["--queue-order", "clook"], [])):
         path = tmp_path / f"run{i}.json"

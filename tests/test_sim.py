@@ -80,9 +80,7 @@ def test_busy_disks_under_heavy_open_loop_load():
     m = sim(workload="random-write:iat=1ms")  # far more than 5 disks can serve
     busy = m["disk_busy"]
     assert all(0.7 <= b <= 1.0 for b in busy) and sum(busy) / len(busy) > 0.85  # the tail drains unevenly
-    # requests pile up (the drives' own queues, SPTF over 64 commands, serve them faster than
-    # one at a time did, so less than the >100 ms of a drive without command queueing)
-    assert m["mean_response_ms"] > 50
+    assert m["mean_response_ms"] > 100
 
 
 # -- open and closed loop -----------------------------------------------------------

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vraid.core.geometry import Geometry
+from vraid.core.redundancy import for_level
 from vraid.policies.prefetch import HostRead, load_prefetch
 from vraid.policies.prefetch.msp import MspPrefetch
 from vraid.sim.host import ReadaheadSpec, file_windows
@@ -163,7 +164,8 @@ class PrefetchingLab(Lab):
             return Dealt(g, 16, 20, 4, tuple(semisequential(0, 16, 12, 3, 4)), 3, 5, 3, 2, SimRun(8, 128, 1000, 128))
         r = rng(self, seed)
         level = r.choice((0, 5))
-        ndisks = r.choice((3, 4, 5)) + (level == 5)  # at least 3 data disks: a window's strips are on 3 members
+        # at least 3 data disks (a window's strips are on 3 members), plus the scheme's parity columns
+        ndisks = r.choice((3, 4, 5)) + for_level(level).parity_columns
         u = r.choice((4, 4, 8))
         g = Geometry(level, ndisks, 32, BLOCK, u * BLOCK, "left-symmetric", 0)
         max_blocks = min(16, r.choice((u, 2 * u, 4 * u)))
@@ -186,7 +188,7 @@ class PrefetchingLab(Lab):
     def setting(self, seed: int) -> str:
         d = self.dealt(seed)
         g = d.geometry
-        return (f"A RAID-{g.level} array of {g.ndisks} disks{f' ({g.layout})' if g.level == 5 else ''}, strips of u = {g.u} blocks: strip s is "
+        return (f"A RAID-{g.level} array of {g.ndisks} disks{f' ({g.layout})' if g.redundancy.parity_columns else ''}, strips of u = {g.u} blocks: strip s is "
                 f"blocks s*{g.u} .. s*{g.u}+{g.u - 1}, a stripe holds {g.data_disks} strips ({g.data_disks * g.u} "
                 "blocks).\n"
                 f"Part 1 (sec. 3): a file of {d.length} blocks stored contiguously at blocks B{d.start}..B"
@@ -248,7 +250,7 @@ class PrefetchingLab(Lab):
             Question("q4", "Which disks does the first crossing SEQP request go to (in block order)? (none if none crosses)",
                      cross_disks, kind="list", form="disk numbers, or none",
                      explanation=(f"[B{first_cross[0]}..B{sum(first_cross) - 1}] touches strips "
-                                  f"{strips_of(*first_cross, u)}, which {g.layout if g.level == 5 else 'RAID-0'} places on disks "
+                                  f"{strips_of(*first_cross, u)}, which {g.layout if g.redundancy.parity_columns else 'RAID-0'} places on disks "
                                   f"{cross_disks} "
                                   "(vraid layout prints the map); two disks each make a seek for part of one request: "
                                   "with many readers that is independency loss." if first_cross else

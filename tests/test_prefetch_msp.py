@@ -226,3 +226,52 @@ def test_vraid_status_shows_the_read_cache_and_prefetch_table():
         Console(file=out, width=200).print(t)
     text = out.getvalue()
     assert "read cache and prefetch (seed 001)" in text and "prefetch-hit" in text and "idle-waiting" in text
+
+
+def test_msp_sees_reads_in_arrival_order_not_completion_order():
+    """Seed 001's RAID driver runs MSP as each request arrives. Two strip reads in flight on
+    two members (SASEQP keeps two) may complete in swapped order; the read path consults the
+    policy on arrival, so MSP sees strips 1, 2, 3, ... and SC rises by one per strip. Fed the
+    completion order (2, 1, 4, 3, ...) the same detector stays at SC = 1."""
+    import trio
+    import trio.testing
+
+    from vraid.backends.memory import MemoryStore
+    from vraid.engine.array import open_array
+
+    from test_readpath import SlowStore
+
+    g = Geometry(level=0, ndisks=4, stripes=16, block_size=BS, strip_size=4 * BS, data_offset=65536)
+    # strips 1, 3, 5 live on members 1 and 3: slow; strips 2, 4, 6 on members 2 and 0: fast
+    stores = [SlowStore(MemoryStore(g.member_size), 0.02 if d % 2 else 0.005) for d in range(g.ndisks)]
+    strip = g.strip_size
+    arrived: list[int] = []
+    completed: list[int] = []
+
+    class Recording(MspPrefetch):
+        def after_read(self, read):
+            arrived.append(read.first // self.geometry.u)
+            return super().after_read(read)
+
+    async def main():
+        msp = Recording(g)
+        async with open_array(g, stores, read_cache_bytes=64 * strip, prefetch=msp) as array:
+
+            async def read(k: int) -> None:
+                await array.read(k * strip, strip)
+                completed.append(k)
+
+            for k in (1, 3, 5):  # two overlapping reads at a time, the earlier one slower
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(read, k)
+                    await trio.sleep(0.001)
+                    nursery.start_soon(read, k + 1)
+            assert completed == [2, 1, 4, 3, 6, 5]
+            assert arrived == [1, 2, 3, 4, 5, 6]
+            assert msp.sc == 6 and msp.sn_p == 6 and msp.sn_pp == 5
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    late = MspPrefetch(g)  # what advice on completion would have shown MSP
+    for k in completed:
+        late.after_read(_read(k * g.u, g.u))
+    assert late.sc == 1

@@ -85,11 +85,13 @@ async def settle(array) -> None:
 
 
 def fresh(array, model: bytes | bytearray) -> None:
-    """Every block the read cache holds has the model's (the host's newest) bytes."""
+    """Every block the read cache holds has the model's (the host's newest) bytes; blocks
+    past the model's end were never written (zero)."""
     rc = array.reads.read_cache
     bs = array.geometry.block_size
     for block, data in rc._blocks.items():
-        assert data == bytes(model[block * bs : (block + 1) * bs]), f"read cache holds a stale block {block}"
+        want = bytes(model[block * bs : (block + 1) * bs]).ljust(bs, b"\0")
+        assert data == want, f"read cache holds a stale block {block}"
 
 
 # -- ReadCache on its own ----------------------------------------------------------------
@@ -176,13 +178,15 @@ def test_prefetched_strip_is_a_hit_and_does_not_delay_the_host(cache):
             await array.write(0, model)
             await settle(array)
             rc = array.reads.read_cache
+            reads = sum(s.reads for s in stores)
             t0 = trio.current_time()
             assert await array.read(0, strip) == model[:strip]
             took = trio.current_time() - t0
-            assert took == pytest.approx(0.01)  # one member read: the prefetch runs behind it
+            assert took == pytest.approx(0.01)  # one member read: the prefetch runs beside it
             assert policy.seen[-1].first == 0 and policy.seen[-1].count == g.u
-            reads = sum(s.reads for s in stores)
-            await trio.sleep(0.1)  # the prefetch of strip 1 completes
+            assert policy.seen[-1].misses == g.u and policy.seen[-1].prefetch_hits == 0
+            await trio.sleep(0.1)  # the prefetch of strip 1 (advised on arrival) completes
+            reads += 1  # the host read's own
             assert sum(s.reads for s in stores) == reads + 1
             hits = rc.metrics.hits
             assert await array.read(strip, strip) == model[strip : 2 * strip]
@@ -287,14 +291,16 @@ def test_a_host_read_waits_for_the_prefetch_in_flight_instead_of_reading_twice(c
             await array.write(0, bytes(model))
             await settle(array)
             rc, stats = array.reads.read_cache, array.reads.stats
-            await array.read(0, strip)  # the prefetch of strip 1 starts now
             reads = sum(s.reads for s in stores)
-            await trio.sleep(0.004)  # ... and is at the members
-            t0 = trio.current_time()
-            assert await array.read(strip, strip) == bytes(model[strip : 2 * strip])
-            assert trio.current_time() - t0 == pytest.approx(0.006)  # the rest of the prefetch, no more
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(array.read, 0, strip)  # the prefetch of strip 1 starts on its arrival
+                await trio.sleep(0.004)  # ... and is at the members
+                t0 = trio.current_time()
+                assert await array.read(strip, strip) == bytes(model[strip : 2 * strip])
+                assert trio.current_time() - t0 == pytest.approx(0.006)  # the rest of the prefetch, no more
             assert stats.prefetch_waits == 1 and rc.metrics.prefetch_hits == g.u
-            assert sum(s.reads for s in stores) == reads + 1  # the prefetch (strip 2's starts after)
+            # strip 0 (host), strip 1 (prefetch, not read again), strip 2 (prefetch advised on arrival)
+            assert sum(s.reads for s in stores) == reads + 3
             # a write while a host read waits for the prefetch: the fill is refused, the read
             # goes to the members, and afterwards only the new bytes are served
             await trio.sleep(0.1)
@@ -308,5 +314,46 @@ def test_a_host_read_waits_for_the_prefetch_in_flight_instead_of_reading_twice(c
             await trio.sleep(0.1)
             fresh(array, model)
             assert await array.read(3 * strip, strip) == bytes(model[3 * strip : 4 * strip])
+
+    _run(main)
+
+
+class OwnAndNext(NextStrip):
+    """Advises the host read's own blocks and the strip after them (as MSP's first stripe does)."""
+
+    def after_read(self, read: HostRead):
+        self.seen.append(read)
+        return [(read.first, read.count + self.geometry.u)]
+
+
+@pytest.mark.parametrize("cache", ["none", "stripe"])
+def test_advice_on_arrival_never_prefetches_the_host_reads_own_blocks(cache):
+    """The policy is asked before the read's member reads: what it advises of the read's own
+    blocks is left out (the read fetches them at HOST priority and never waits on them), and
+    the peek that fills HostRead counts no lookup."""
+    g = _geometry()
+    stores = _stores(g, 0.01)
+    strip = g.strip_size
+
+    async def main():
+        policy = OwnAndNext(g)
+        kw = {} if cache == "none" else {"cache": CacheConfig(cache, size=4 * g.stripe_data_bytes)}
+        async with open_array(g, stores, read_cache_bytes=64 * BS, prefetch=policy, **kw) as array:
+            model = _data(8, 2 * g.stripe_data_bytes)
+            await array.write(0, model)
+            await settle(array)
+            rc, stats = array.reads.read_cache, array.reads.stats
+            reads = sum(s.reads for s in stores)
+            t0 = trio.current_time()
+            assert await array.read(0, strip) == model[:strip]
+            assert trio.current_time() - t0 == pytest.approx(0.01)  # its own member read, not queued behind a prefetch
+            assert stats.prefetch_waits == 0
+            assert policy.seen[-1].misses == g.u and policy.seen[-1].prefetch_hits == 0
+            assert rc.metrics.lookups == g.u  # the host's own lookups: the arrival peek counted none
+            await trio.sleep(0.1)
+            assert sum(s.reads for s in stores) == reads + 2  # the host's strip 0, the prefetch of strip 1
+            assert rc.metrics.fills == g.u and rc.metrics.prefetched == g.u  # strip 0 filled by the host only
+            assert await array.read(strip, strip) == model[strip : 2 * strip]
+            assert policy.seen[-1].misses == 0 and policy.seen[-1].prefetch_hits == g.u
 
     _run(main)

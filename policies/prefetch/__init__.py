@@ -1,11 +1,13 @@
 """Prefetch policies: after a host read, what else to read ahead (``--prefetch``).
 
-The read path (:mod:`vraid.engine.readpath`) asks the policy once after every
-host read, handing it a :class:`HostRead` (which blocks, how many of them
-went to the members, how many a previous prefetch had brought in), and reads
-the block ranges the policy returns into the clean-block read cache in the
-background, without delaying the host read. What the cache or the read cache
-already holds is left out by the read path, not by the policy.
+The read path (:mod:`vraid.engine.readpath`) asks the policy once per host
+read, as it arrives (before its member reads, as seed 001's RAID driver runs
+MSP), handing it a :class:`HostRead` (which blocks, how many of them the
+caches miss, how many a previous prefetch had brought in or is reading), and
+reads the block ranges the policy returns into the clean-block read cache in
+the background, without delaying the host read. What the cache or the read
+cache already holds, and the host read's own blocks, are left out by the read
+path, not by the policy.
 
 Seed 001 (Baek & Park, striping-aware sequential prefetching) is built on
 this interface: SEQP (Linux read-ahead: a window ramping x4 below max/16,

@@ -10,12 +10,13 @@ from typing import Any, Sequence
 
 @dataclass(frozen=True, slots=True)
 class HostRead:
-    """One host read as the prefetch policy sees it (logical block numbers)."""
+    """One host read as the prefetch policy sees it (logical block numbers), on its arrival,
+    before it is served: the counts are what the caches hold at that instant."""
 
     first: int  # first block read
     count: int  # blocks read
-    misses: int  # of them, blocks neither the write cache nor the read cache held
-    prefetch_hits: int  # of them, blocks a prefetch had brought into the read cache
+    misses: int  # of them, blocks neither the write cache nor the read cache held, nor a prefetch was reading
+    prefetch_hits: int  # of them, blocks (not in the write cache) a prefetch had brought in or was reading
     now: float  # the engine clock's time
 
 
@@ -24,7 +25,7 @@ BlockRange = tuple[int, int]
 
 
 class PrefetchPolicy:
-    """Decides what to read ahead after each host read."""
+    """Decides what to read ahead as each host read arrives."""
 
     name = "base"
 
@@ -33,7 +34,9 @@ class PrefetchPolicy:
         self.geometry = geometry
 
     def after_read(self, read: HostRead) -> Sequence[BlockRange]:
-        """Block ranges to read ahead after ``read`` (empty: none)."""
+        """Block ranges to read ahead on ``read`` (empty: none). Called as each host read
+        arrives, before its member reads are issued (the name is older than that: kept so that
+        existing policies keep working); blocks of ``read`` itself are never prefetched."""
         raise NotImplementedError
 
     def describe(self) -> str:

@@ -32,7 +32,12 @@ Where vraid differs from Fig. 7, deliberately:
   what "aligned in the stripe ... multiple of the stripe size" (section 4) describes.
 * The paper calls MSP once per accessed block; vraid gets one call per host read of possibly
   many blocks and feeds the detector the first block of every strip the read touches, in order
-  (a read inside one strip is one step, as line 17 makes it anyway).
+  (a read inside one strip is one step, as line 17 makes it anyway). The call comes as the
+  host read arrives, before its member reads, as in the paper's driver: MSP sees the reads in
+  arrival order, not in the order they complete.
+* Fig. 7 prefetches from the stripe of the current strip on, so its first stripe includes the
+  blocks the host read is asking for; the read path leaves those out of the prefetch (the host
+  read fetches them itself at HOST priority) and prefetches the rest of that stripe.
 * "Except for blocks that are clean or under reading or prefetching" (lines 31-32) is done by
   the read path (:mod:`vraid.engine.readpath`): it leaves out what the write cache or read
   cache holds and what a fetch is already reading, so the policy stays pure.

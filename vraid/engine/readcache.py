@@ -99,6 +99,16 @@ class ReadCache:
         self._blocks.move_to_end(block)
         return data
 
+    def peek(self, block: int) -> bool | None:
+        """Whether a host read of ``block`` now would hit, without counting it or touching
+        the LRU order: None if it is neither held nor being prefetched (a miss), True if a
+        prefetch brought it in (not read by the host since) or is reading it now, False if it
+        is held otherwise."""
+        if block in self._blocks:
+            return block in self._prefetched
+        f = self._prefetch_of.get(block)
+        return True if f is not None and f.ended is not None else None
+
     def begin(self, blocks: Sequence[int], *, prefetch: bool = False) -> Fetch:
         """A fetch of ``blocks`` starts now: only fills for them made through it count."""
         for b in blocks:

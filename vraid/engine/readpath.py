@@ -8,11 +8,20 @@ A host read is served, block by block, from the first of
    (``Array(read_cache_bytes=...)``; 0, the default, is off);
 3. the members, through the destage target (:mod:`vraid.engine.target`).
 
-What the members return fills the read cache. After each host read the
-prefetch policy (:mod:`vraid.policies.prefetch`, seed 001) says what else to
-read; those blocks are read into the read cache by background tasks, and the
-host read returns without waiting for them. With no read cache and
-``NoPrefetch`` the path is exactly the one vraid had before it existed.
+What the members return fills the read cache. As each host read *arrives*,
+before any of its member reads is issued, the prefetch policy
+(:mod:`vraid.policies.prefetch`, seed 001) says what else to read: seed 001's
+RAID driver runs MSP on each request as it comes in, so the policy sees host
+reads in arrival order (two reads in flight that complete in swapped order
+would otherwise show MSP a strip sequence s + 1, s and keep its SC low). The
+:class:`HostRead` it gets is what is known on arrival: its misses and
+prefetch hits come from a peek at the write cache and the read cache that
+counts no lookup and leaves the LRU order alone (:meth:`ReadPath._peek`). The
+advised blocks are read into the read cache by background tasks, never the
+host read's own blocks (it reads those itself, at HOST priority, so it never
+waits on its own blocks at PREFETCH priority); the host read does not wait
+for the prefetches. With no read cache and ``NoPrefetch`` the path is
+exactly the one vraid had before it existed.
 
 Never stale. A block the host overwrites must never come back from the read
 cache with older bytes, also when a fetch of it is in flight. Every host
@@ -117,16 +126,15 @@ class ReadPath:
         bs = self.geometry.block_size
         first = offset // bs * bs
         end = -(-(offset + length) // bs) * bs
-        before = (rc.metrics.lookups - rc.metrics.hits, rc.metrics.prefetch_hits)
+        if self.prefetching:  # on arrival, before any member read of this one (seed 001's RAID driver)
+            b0, n = first // bs, (end - first) // bs
+            misses, prefetch_hits = self._peek(b0, n)
+            self._advise(HostRead(b0, n, misses, prefetch_hits, self.target.clock.now()), own=(b0, b0 + n))
         if self.cache is not None:
             data = await self.cache.read(offset, length, fetch=self._fetch)
         else:
             whole = await self._fetch(first, end - first, None)
             data = whole[offset - first : offset - first + length]
-        if self.prefetching:
-            m = rc.metrics
-            self._advise(HostRead(first // bs, (end - first) // bs, m.lookups - m.hits - before[0],
-                                  m.prefetch_hits - before[1], self.target.clock.now()))
         return data
 
     async def _fetch(self, first: int, length: int, need: np.ndarray | None) -> bytes:
@@ -207,6 +215,27 @@ class ReadPath:
             return np.zeros(length // self.geometry.block_size, dtype=bool)
         return self.cache.block_states(first, first + length) == _D
 
+    def _peek(self, b0: int, n: int) -> tuple[int, int]:
+        """(misses, prefetch hits) of the host read of blocks b0..b0+n-1 as known on its
+        arrival, without counting a lookup or touching the LRU order: a miss is a block
+        neither the write cache nor the read cache holds nor a prefetch is reading; a
+        prefetch hit, one the write cache does not hold that a prefetch brought in (not read
+        since) or is reading now (the read will wait for it)."""
+        rc = self.read_cache
+        assert rc is not None
+        bs = self.geometry.block_size
+        held = (self.cache.block_states(b0 * bs, (b0 + n) * bs) != 0) if self.cache is not None else None
+        misses = prefetch_hits = 0
+        for i in range(n):
+            if held is not None and held[i]:
+                continue
+            kind = rc.peek(b0 + i)
+            if kind is None:
+                misses += 1
+            elif kind:
+                prefetch_hits += 1
+        return misses, prefetch_hits
+
     # -- host writes ------------------------------------------------------------------
     def invalidate(self, offset: int, length: int) -> None:
         """The host writes these bytes (called before and after the write)."""
@@ -218,8 +247,10 @@ class ReadPath:
         rc.invalidate(first, -(-(offset + length) // bs) - first)
 
     # -- read-ahead -------------------------------------------------------------------
-    def _advise(self, read: HostRead) -> None:
-        """Ask the policy, and start reading what it names (not what is held already)."""
+    def _advise(self, read: HostRead, own: tuple[int, int] = (0, 0)) -> None:
+        """Ask the policy, and start reading what it names: not what is held already, nor the
+        blocks ``own`` (first, end) of the host read being served, which it reads itself at
+        HOST priority (so it never waits on its own blocks at PREFETCH priority)."""
         rc = self.read_cache
         assert rc is not None
         g = self.geometry
@@ -237,7 +268,8 @@ class ReadPath:
             held = (self.cache.block_states(start * bs, stop * bs) != 0) if self.cache is not None else None
             # Fig. 7 line 32: not what is held, nor what a fetch is reading already
             want = [b for b in range(start, stop)
-                    if b not in rc and not rc.fetching(b) and (held is None or not held[b - start])]
+                    if not own[0] <= b < own[1] and b not in rc and not rc.fetching(b)
+                    and (held is None or not held[b - start])]
             if not want:
                 continue
             fetch = rc.begin(want, prefetch=True)  # now: not dirty in the write cache at this instant

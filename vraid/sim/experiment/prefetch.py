@@ -297,6 +297,12 @@ def _per_mib(r: dict[str, Any] | None) -> str:
     return f"{r['disk_read_requests'] / (r['file_read_bytes'] / MIB):.1f}" if r else "?"
 
 
+def _rot_ms(r: dict[str, Any]) -> str:
+    """Mean rotational wait per member read request of a run, ms."""
+    n = r.get("disk_read_requests") or 0
+    return f"{1000 * r.get('rotation_wait_seconds', 0.0) / n:.1f}" if n else "?"
+
+
 def _notes(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any]) -> list[str]:
     """The causes, from this run's own numbers (member requests, MSP's state)."""
     out = []
@@ -310,32 +316,48 @@ def _notes(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any]) ->
                "few tracks plus on average half a 4 ms revolution) before its transfer, so cutting SEQP's "
                "windows at strip boundaries, which removes the split pieces, raises it.")
     one = {k: v[0] for k, v in res["series"].items()} if res["streams"][0] == 1 else {}
-    if one:
-        out.append(f"- **Parallelism loss** at one stream: SASEQP128 reads {one.get('SASEQP128', 0):.1f} MB/s, about "
-                   "one member's media rate, because its one-strip windows keep one member busy at a time; SEQP512's "
-                   f"512 KiB windows span four or five members ({one.get('SEQP512', 0):.1f} MB/s).")
+    sa1 = _run(detail, s128, "SASEQP128", 1)
+    if one and sa1 is not None:
+        busy = sum(sa1["disk_busy"])  # members busy on average (each a fraction of the run)
+        out.append(f"- **Parallelism loss** at one stream: SASEQP128 reads {one.get('SASEQP128', 0):.1f} MB/s with "
+                   f"{busy:.1f} members busy on average, because each of its windows is one strip on one member "
+                   "and only the current and the next window are in flight; SEQP512's 512 KiB windows span four or "
+                   f"five members ({one.get('SEQP512', 0):.1f} MB/s).")
     for strip in (s128, 256 * KIB):
-        msp = _run(detail, strip, "MSP+SASEQP128", 1)
-        if msp is not None and msp.get("controller_prefetches"):
-            base = _run(detail, strip, "SASEQP128", 1)
-            out.append(f"- MSP at one stream, strip {format_size(strip)}: {msp['controller_prefetches']} whole-stripe "
-                       f"prefetches, prefetch hit ratio {msp.get('prefetch_hit_ratio', 0):.2f}, "
-                       f"{msp['mb_s'] / base['mb_s'] if base else 0:.2f}x SASEQP128 (paper, Fig. 8a: 2.4x). MSP "
-                       "switches on only after SC_thresh = 38 strips in sequence (4.75 MiB at 128 KiB), and "
-                       "vraid's read path feeds it a host read's strips when the read *completes* (below).")
-    msp = next((m for m in (_run(detail, st, "MSP+SASEQP128", 1) for st in (s128, 256 * KIB))
-                if m is not None and not m.get("controller_prefetches")), None)
-    if msp is not None:
-        out.append(f"- **MSP+SASEQP128 never prefetched at strip {format_size(msp['strip'])}** (MSP's counter SC did "
-                   "not reach SC_thresh = 38). This is "
-                   "vraid's, not the paper's: vraid's read path asks the prefetch policy after a host read "
-                   "*completes* (vraid/engine/readpath.py), while the paper's driver runs MSP as each request "
-                   "arrives. SASEQP keeps two one-strip reads in flight on two members, which often complete in "
-                   "the opposite order (at a 256 KiB strip the two windows of 128 KiB that end one strip and "
-                   "start the next), so MSP sees strips s + 1, s, ... and SC falls as often as it climbs. "
-                   "SEQP's windows span two strips and overlap in the sequence, which is why MSP+SEQP128 does "
-                   "switch on. Consulting the policy on arrival fixes it (measured on a scratch patch, strip "
-                   "128 KiB: MSP+SASEQP128 about 1.7x SASEQP128 at one stream, 32 MiB file).")
+        msp, base = _run(detail, strip, "MSP+SASEQP128", 1), _run(detail, strip, "SASEQP128", 1)
+        if msp is None or base is None:
+            continue
+        if not msp.get("controller_prefetches"):
+            out.append(f"- **MSP+SASEQP128 never prefetched at strip {format_size(strip)}** at one stream (SC did "
+                       "not reach SC_thresh = 38).")
+            continue
+        ramp = 38 * strip / msp["total"]
+        busy = sum(msp["disk_busy"]) / len(msp["disk_busy"])  # fractions of the run's time
+        per = msp["file_read_bytes"] / len(msp["disk_busy"]) / (busy * msp["seconds"]) / 1e6 if msp["seconds"] else 0.0
+        out.append(f"- **MSP at one stream, strip {format_size(strip)}**: {msp['controller_prefetches']} whole-stripe "
+                   f"prefetches, prefetch hit ratio {msp.get('prefetch_hit_ratio', 0):.2f}, "
+                   f"{msp['mb_s'] / base['mb_s']:.2f}x SASEQP128 (paper, Fig. 8a: 2.4x). The read path asks MSP as "
+                   "each host read arrives, as the paper's driver does, so SASEQP's two reads in flight, which "
+                   "often complete in swapped order, do not hold SC down. MSP first needs SC_thresh = 38 strips "
+                   f"in sequence ({ramp:.0%} of the file here). Once on, the whole-stripe prefetches keep the "
+                   f"{len(msp['disk_busy'])} members {busy:.0%} busy (SASEQP128 alone: "
+                   f"{sum(base['disk_busy']) / len(base['disk_busy']):.0%}), and each delivers {per:.0f} MB/s while "
+                   f"busy: in the disk model a member read request waits {_rot_ms(msp)} ms on average for the "
+                   f"platter (SASEQP128 alone: {_rot_ms(base)} ms; one revolution is 4 ms at 15,000 rpm). The "
+                   f"prefetches queue consecutive stripes on every member, contiguous there, but as separate "
+                   f"requests ({msp['disk_read_requests']} member requests for "
+                   f"{msp['file_read_bytes'] // strip} strips), and the model serves one command at a time: a "
+                   "contiguous command decoded after its first sector passed waits a revolution "
+                   "(backends/hdd.py); real drives hide it with command queueing and read-ahead.")
+    two = {k: v[1] for k, v in res["series"].items()} if len(res["streams"]) > 1 and res["streams"][1] == 2 else {}
+    if two.get("MSP+SEQP128") and two.get("SEQP128"):
+        m2 = _run(detail, s128, "MSP+SEQP128", 2)
+        out.append(f"- MSP+SEQP128 at two streams: {two['MSP+SEQP128']:.1f} MB/s against SEQP128's "
+                   f"{two['SEQP128']:.1f} (strip 128 KiB; MSP "
+                   f"{'on' if m2 and m2.get('controller_prefetches') else 'off'}, "
+                   f"{m2.get('controller_prefetches', 0) if m2 else 0} stripe prefetches). Two interleaved streams "
+                   "of strip-spanning SEQP windows still raise MSP's one global SC (the strip before the previous "
+                   "one counts, Fig. 7 line 21), so MSP prefetches stripes of both files.")
     if seqp and seqp512 and seqp512["mb_s"] > seqp["mb_s"]:
         out.append(f"- **SEQP512 beats SEQP128 at {most} streams here**, where the paper has it 43 % behind. In the "
                    "model the cost is per member request, and SEQP512's windows split into fewer member requests "

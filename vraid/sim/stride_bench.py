@@ -56,6 +56,7 @@ from vraid.engine.clock import TrioClock
 from vraid.errors import VraidError
 from vraid.core.stride_rule import THRESHOLD, derive_limits
 from vraid.core.units import format_size
+from .driver import deterministic_trio
 from .workload import Stride
 
 BLOCK = 4096
@@ -219,7 +220,10 @@ def time_passes(model: ModelSpec, op: str, passes: Sequence[Sequence[tuple[int, 
                 "missed_rotations": getattr(stats, "missed_rotations", 0),
                 "revolution": getattr(disk, "revolution", 0.0)}
 
-    return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    # with requests outstanding, commands that complete and arrive at the same virtual instant
+    # must meet the drive's choice in the same order every run (vraid.sim.driver)
+    with deterministic_trio(0):
+        return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
 def model_curve(model: ModelSpec, op: str, strides: Iterable[int], *, span: int, passes: int,

@@ -442,12 +442,26 @@ def _comparison(disks: dict[str, Any], fig1: dict[str, Any], detail: dict[str, A
     if eq1:
         out.append("- *Eq. (1), t_d = t_c + t_r N_r.* For S = 2 writes the measured turnaround against "
                    "t_c + t_r N_r (N_r: missed revolutions the model counted): " + eq1 + ".")
-    peak = max(disks.items(), key=lambda kv: float(_at(kv[1]["write"], 2)) if 2 in kv[1]["write"]["S"] else 0.0)
-    out.append(f"- *Magnitude.* With the commands queued, a slow stride costs about one extra pass of the "
-               f"platter over the span, not a revolution per block ({peak[0]}: {_at(peak[1]['write'], 2)} at S = 2): "
+    def s2(kv) -> float:
+        return float(_at(kv[1]["write"], 2)) if 2 in kv[1]["write"]["S"] else 0.0
+
+    def queue(preset: str) -> tuple[int, str]:
+        p = PRESETS[preset]
+        assert isinstance(p, HddParams)
+        return p.queue_depth, p.scheduling
+
+    sptf = [kv for kv in disks.items() if queue(kv[0])[0] > 1 and queue(kv[0])[1] == "sptf"]
+    others = [kv for kv in disks.items() if not (queue(kv[0])[0] > 1 and queue(kv[0])[1] == "sptf")]
+    peak = max(sptf, key=s2) if sptf else None
+    slow = ", ".join(f"{k} {_at(d['write'], 2)}" for k, d in others if 2 in d["write"]["S"])
+    out.append("- *Magnitude.* With the commands queued on an SPTF drive, a slow stride costs about one "
+               "extra pass of the platter over the span, not a revolution per block"
+               + (f" ({peak[0]}: {_at(peak[1]['write'], 2)} at S = 2)" if peak else "") + ": "
                "the drive writes the blocks it can reach in time and comes back for the ones it missed, "
-               "serving other queued commands meanwhile (SPTF). A drive without a queue (queue_depth=1, the "
-               "ATA presets) still loses a revolution per block. S^max is the stride at which the gap under "
+               "serving other queued commands meanwhile. A drive without a queue (the ATA presets) or one "
+               "that orders its queue by LBA (C-LOOK: ascending, the order the blocks arrive in anyway) "
+               "still loses a revolution per block"
+               + (f" (S = 2: {slow})" if slow else "") + ". S^max is the stride at which the gap under "
                "the head outlasts the drive's setup of the next transfer (its command overhead); the paper's "
                "values are drawn in Fig. 9, not printed, so the shape is what we compare.")
     return out

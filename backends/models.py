@@ -357,7 +357,7 @@ def disk_preset(spec: str | ModelSpec | None) -> str | None:
     """The preset a ``--disk-model`` spec names when the disk is that preset unchanged, else None.
 
     Only ``stroke`` may be overridden: it places the member on the disk, it does not make
-    another disk. ``hdd:st373454lc`` and ``hdd:st373454lc,stroke=partition`` are
+    another disk (and ``tcq=off``, the default; ``tcq=on`` makes a disk with other limits). ``hdd:st373454lc`` and ``hdd:st373454lc,stroke=partition`` are
     ``"st373454lc"``; ``hdd:rpm=5400``, ``hdd:st373454lc,write_cache=on`` and ``none`` are
     None. Per-preset measurements (the CT limits of ``vraid.policies.ct``) are looked up by
     this name; the caller hands it to the policy, so policies never import a backend.
@@ -369,7 +369,8 @@ def disk_preset(spec: str | ModelSpec | None) -> str | None:
         return None
     if ms.kind == "none" or ms.params is None or not ms.preset:
         return None
-    if any(key != "stroke" for key, _ in ms.overrides):
+    same = ("stroke", "tcq") if not getattr(ms.params, "tcq", False) else ("stroke",)  # tcq=off: the default
+    if any(key not in same for key, _ in ms.overrides):
         return None
     return ms.params.name
 

@@ -237,6 +237,10 @@ def test_queue_spec_keys():
     assert model("hdd:st373454lc,tcq=on,queue_depth=32").queue_depth == 32
     assert model("hdd:st373454lc,queue_depth=8").queue_depth == 8
     assert model("hdd:st373454lc,tcq=off,queue_depth=8").queue_depth == 1
+    # per-preset CT limits are the one-command disk's: tcq=on names no preset
+    from vraid.backends.models import disk_preset
+    assert disk_preset("hdd:st373454lc,tcq=off") == "st373454lc"
+    assert disk_preset("hdd:st373454lc,tcq=on") is None
     with pytest.raises(VraidError, match="does not queue"):
         parse_model("hdd:91366u4,tcq=on")
     assert PRESETS["st373454lc"].queue_depth == 64 and PRESETS["91366u4"].queue_depth == 1  # type: ignore[union-attr]

@@ -29,9 +29,10 @@ arrives (command overhead plus bus transfer) after its first sector passed under
 the head simply waits for the platter to come round again, which is eq. (1),
 ``t_d = t_c + t_r * N_r``, emerging from the angle bookkeeping.
 
-Tagged command queueing (``tcq`` on, ``queue_depth`` > 1; off by default, so
-a preset runs one command at a time unless ``hdd:NAME,tcq=on`` or
-``queue_depth=N`` asks for its queue). The drive accepts up to
+Tagged command queueing (``tcq`` on, the default, and ``queue_depth`` > 1: the
+SCSI and Fibre Channel presets queue at their native depth, as the seeds' disks
+do; the ATA presets and the generic disk have depth 1, no queue; ``tcq=off``
+serves one command at a time whatever the depth). The drive accepts up to
 ``queue_depth`` commands (:meth:`HddModel.begin` / :meth:`HddModel.end`; ``read`` and
 ``write`` use them) and serves them one media transfer at a time in its own
 order (``scheduling``): ``"sptf"``, shortest positioning time first, the queued
@@ -136,13 +137,13 @@ class HddParams:
     #: seeks whatever the member size); "partition": the member is the first bytes of
     #: a disk of ``capacity`` (short-stroked)
     stroke: str = "full"
-    #: tagged command queueing: commands the drive accepts at once (1: one at a time).
-    #: A preset's value is the drive's capability; it is used only with ``tcq`` on.
+    #: tagged command queueing: commands the drive accepts at once (1: one at a time, no
+    #: queue). A preset's value is the drive's native depth.
     queue_depth: int = 1
-    #: command queueing on: the model takes up to ``queue_depth`` commands at once. Off
-    #: (the default, also for presets that queue): one command at a time, whatever
-    #: ``queue_depth`` says (``hdd:NAME,tcq=on`` or ``queue_depth=N`` turn it on)
-    tcq: bool = False
+    #: command queueing on (the default): the model takes up to ``queue_depth`` commands
+    #: at once. Off (``hdd:NAME,tcq=off``): one command at a time, whatever ``queue_depth``
+    #: says, the one-command model
+    tcq: bool = True
     #: the drive's own order for its queue: "sptf" (shortest positioning time first, by
     #: the model's seek curve and platter angle) or "clook" (ascending LBA from the head)
     scheduling: str = "sptf"

@@ -16,11 +16,12 @@ suffix on a key sets it (``read_us=50``); sizes ``73G``, ``8M`` (binary units,
 :func:`vraid.core.units.parse_size`); rates in MB/s (``96`` or ``96MB/s``); switches
 ``on``/``off``.
 
-Command queueing is off by default: every disk model serves one command at a
-time, presets included. A preset's ``queue_depth`` and ``scheduling`` record what
-the drive can do (SCSI/FC drives queue tagged commands, ATA drives of the era do
-not); ``tcq=on`` turns that queue on at the native depth, ``queue_depth=N`` at N
-(``hdd:st373454lc,tcq=on``; ``tcq=on,queue_depth=32``).
+Command queueing is on by default where the drive has a queue: a preset's
+``queue_depth`` and ``scheduling`` are the drive's own (the seeds' SCSI/FC drives
+queue tagged commands, 16-64 deep; the ATA drives of the era and the generic disk
+do not, depth 1), so ``hdd:st373454lc`` takes up to 64 commands and orders them
+itself (SPTF). ``tcq=off`` serves one command at a time (the one-command model,
+``hdd:st373454lc,tcq=off``); ``queue_depth=N`` sets another depth (N = 1: no queue).
 
 Where the presets come from: the seeds give the figures they cite (see each
 ``source``); everything else is a datasheet-like plausible value and says so.
@@ -49,7 +50,7 @@ US = 1e-6
 # paper rounds it to 74 GB). Not in the seeds (datasheet-like, plausible for a Cheetah
 # 15K.4): read seek 3.6 ms, track-to-track 0.2 ms, full stroke 7.4 ms, 4 heads, 58-96 MB/s
 # media, 8 MiB buffer, 0.1 ms command overhead, tagged command queueing of 64 commands
-# ordered by positioning time (SPTF; the drive's capability, used with tcq=on). Seed 000 section I-C: its stride benchmark keeps
+# ordered by positioning time (SPTF; on by default, tcq=off turns it off). Seed 000 section I-C: its stride benchmark keeps
 # "from 32 to 64 outstanding I/Os" and the disks use write-on-arrival (write cache off).
 # Read-ahead is off: seed 000 section I-C says the disks of its Fig. 9(a) and 9(d) do not
 # read ahead to the end of the track, and section IV-F identifies Fig. 9(a) as ST373454LC.
@@ -64,8 +65,8 @@ _ST373454LC = HddParams(
 )
 # Seed 003 (Nam & Park), section 4: eight 7,200 rpm 9 GB Seagate Barracuda ST39175FC on
 # Fibre Channel. All other figures are datasheet-like plausible values (Barracuda 9LP),
-# among them tagged command queueing of 64 commands ordered by positioning time (used
-# with tcq=on).
+# among them tagged command queueing of 64 commands ordered by positioning time (on by
+# default).
 _ST39175FC = HddParams(
     name="st39175fc", drive="Seagate Barracuda 9LP ST39175FC (Fibre Channel)",
     rpm=7200, capacity=9_100_000_000, heads=6, zones=8, rate_outer=21.0, rate_inner=13.5,
@@ -83,7 +84,7 @@ def _table1(name: str, drive: str, capacity: int, cache: int, rpm: int, rates: t
     rate(s) and average seek from the table; heads, zones, track-to-track and full
     seek, head switch, command overhead, the bus and the command queue are plausible
     values for the interface and era (SCSI disks queue tagged commands, the ATA disks
-    of the table none; the queue is used only with ``tcq=on``). Where the table gives one media rate it is taken as the outer
+    of the table none; the queue is on by default, ``tcq=off`` turns it off). Where the table gives one media rate it is taken as the outer
     zone and the inner zone is assumed to run at 60 % of it. The table gives no write
     seek, so writes seek like reads."""
     return HddParams(
@@ -156,8 +157,8 @@ _HDD_KEYS: dict[str, _Key] = {
     "write_cache": _Key("write_cache", "bool", "write-back buffer (on) or write-on-arrival (off)"),
     "stroke": _Key("stroke", "choice", "member spread over all cylinders, or the start of the disk",
                    ("full", "partition")),
-    "tcq": _Key("tcq", "bool", "tagged command queueing at the preset's native depth (default off: "
-                "one command at a time)"),
+    "tcq": _Key("tcq", "bool", "tagged command queueing at the preset's native depth (default on; "
+                "off: one command at a time)"),
     "queue_depth": _Key("queue_depth", "int", "tagged command queueing: commands the drive takes at once "
                         "(1: none; more than 1 turns tcq on)"),
     "scheduling": _Key("scheduling", "choice", "the drive's order for its queue: shortest positioning time "
@@ -340,7 +341,8 @@ def parse_model(spec: str | None) -> ModelSpec:
         changes["tcq"] = changes["queue_depth"] > 1
     if changes:
         params = dataclasses.replace(params, **changes)
-    if isinstance(params, HddParams) and params.tcq and params.queue_depth <= 1 and "queue_depth" not in changes:
+    if (isinstance(params, HddParams) and changes.get("tcq") and params.queue_depth <= 1
+            and "queue_depth" not in changes):
         raise VraidError(f"disk model {params.name!r} does not queue commands (native queue depth 1): tcq=on "
                          "has nothing to turn on", "give the depth to model: queue_depth=N")
     _check(kind, params)
@@ -357,9 +359,11 @@ def disk_preset(spec: str | ModelSpec | None) -> str | None:
     """The preset a ``--disk-model`` spec names when the disk is that preset unchanged, else None.
 
     Only ``stroke`` may be overridden: it places the member on the disk, it does not make
-    another disk (and ``tcq=off``, the default; ``tcq=on`` makes a disk with other limits). ``hdd:st373454lc`` and ``hdd:st373454lc,stroke=partition`` are
-    ``"st373454lc"``; ``hdd:rpm=5400``, ``hdd:st373454lc,write_cache=on`` and ``none`` are
-    None. Per-preset measurements (the CT limits of ``vraid.policies.ct``) are looked up by
+    another disk; ``tcq``/``queue_depth`` may be given when they leave the drive's queue as
+    the preset has it (``tcq=on``, the default; ``tcq=off`` on a drive that queues makes a
+    one-command disk with other limits). ``hdd:st373454lc`` and
+    ``hdd:st373454lc,stroke=partition`` are ``"st373454lc"``; ``hdd:rpm=5400``,
+    ``hdd:st373454lc,write_cache=on``, ``hdd:st373454lc,tcq=off`` and ``none`` are None. Per-preset measurements (the CT limits of ``vraid.policies.ct``) are looked up by
     this name; the caller hands it to the policy, so policies never import a backend.
     Never raises: a spec that does not parse names no preset.
     """
@@ -369,10 +373,17 @@ def disk_preset(spec: str | ModelSpec | None) -> str | None:
         return None
     if ms.kind == "none" or ms.params is None or not ms.preset:
         return None
-    same = ("stroke", "tcq") if not getattr(ms.params, "tcq", False) else ("stroke",)  # tcq=off: the default
-    if any(key not in same for key, _ in ms.overrides):
+    base = PRESETS.get(ms.preset)
+    if any(key not in ("stroke", "tcq", "queue_depth", "depth") for key, _ in ms.overrides):
+        return None
+    if isinstance(base, HddParams) and _effective_depth(ms.params) != _effective_depth(base):
         return None
     return ms.params.name
+
+
+def _effective_depth(p: HddParams | SsdParams) -> int:
+    """Commands the drive takes at once: its queue depth with tcq on, else 1."""
+    return max(1, p.queue_depth) if isinstance(p, HddParams) and p.tcq else 1
 
 
 # ---------------------------------------------------------------------- listing
@@ -390,7 +401,7 @@ def describe_presets() -> list[dict[str, Any]]:
                 "cache": p.cache_size, "read_ahead": p.read_ahead,
                 "write_cache": "on" if p.write_cache else "off",
                 "queue_depth": p.queue_depth, "scheduling": p.scheduling,
-                "tcq": "on" if p.tcq else "off", "source": p.source,
+                "tcq": "on" if _effective_depth(p) > 1 else "off", "source": p.source,
             })
         else:
             out.append({

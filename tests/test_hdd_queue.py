@@ -3,8 +3,9 @@
 Every preset against the numbers its model must produce (average seek, average rotational
 latency, media rate, random 4 KiB IOPS at queue depth 1 and 32), contiguous single-block writes
 at depth, and the normalized stride curve of ST373454LC against the shape of seed 000 Fig. 1/9.
-Command queueing is opt-in (``tcq=on``): a preset's queue depth is the drive's capability,
-and without ``tcq=on`` every model serves one command at a time. All in virtual time.
+Command queueing is on by default at a preset's native depth (the seeds' SCSI/FC drives
+queue 16-64 commands; the ATA presets and the generic disk have none); ``tcq=off`` serves one
+command at a time. All in virtual time.
 """
 
 from __future__ import annotations
@@ -25,11 +26,6 @@ from vraid.sim import stride_bench as sb
 
 BLOCK = 4096
 HDD = [n for n, p in PRESETS.items() if isinstance(p, HddParams)]
-
-
-def tcq(name: str) -> str:
-    """The spec suffix that turns the preset's native queue on (none for a drive without one)."""
-    return ",tcq=on" if PRESETS[name].queue_depth > 1 else ""  # type: ignore[union-attr]
 
 
 def run(fn, *args):
@@ -89,11 +85,15 @@ def test_preset_seek_rotation_media_rate_and_iops(name):
         expect = 1.0 / (p.avg_seek + rev / 2 + p.overhead + BLOCK / (p.rate_outer * 1e6))
         assert iops1 == pytest.approx(expect, rel=0.2)
         # 32 outstanding: the drive's queue (SPTF or C-LOOK) serves them in a better order
-        m32 = model(f"hdd:{name},read_ahead=off{tcq(name)}")
+        m32 = model(f"hdd:{name},read_ahead=off")  # the preset's own queue (on by default)
         iops32 = 600 / await _serve(m32, _random_reads(600, m32.size, 2), 32)
         if p.queue_depth > 1:
             assert iops32 > 1.4 * iops1, (iops1, iops32)
             assert m32.stats.reordered > 0 and m32.stats.max_queued >= min(32, p.queue_depth) - 1
+            off = model(f"hdd:{name},read_ahead=off,tcq=off")  # one command at a time
+            assert off.queue_depth == 1
+            iops_off = 600 / await _serve(off, _random_reads(600, off.size, 2), 32)
+            assert iops_off == pytest.approx(iops1, rel=0.1)
         else:  # no command queue: the same one-at-a-time service
             assert iops32 == pytest.approx(iops1, rel=0.1)
         # media rate: one large transfer at the outer edge of a partition-stroked disk; it
@@ -101,6 +101,10 @@ def test_preset_seek_rotation_media_rate_and_iops(name):
         mp = model(f"hdd:{name},stroke=partition")
         span = 4 << 20
         t = await _serve(mp, [("read", 0, span)], 1)
+        # the wait for the first sector depends on the platter's angle when the read arrives
+        # (the clock has moved on by the runs above): the media rate is the time after it
+        assert mp.stats.rotation_waits <= 1
+        t -= mp.stats.rotation_wait_seconds
         sustained = p.rate_outer * rev / (rev + max(p.head_switch, p.track_seek))
         assert span / t / 1e6 == pytest.approx(sustained, rel=0.05)
 
@@ -116,7 +120,7 @@ def test_contiguous_single_block_writes_at_depth_run_at_media_rate(name):
     async def main():
         span = 2 << 20
         one = await _serve(model(f"hdd:{name},stroke=partition"), [("write", 0, span)], 1)
-        m = model(f"hdd:{name},stroke=partition,tcq=on")
+        m = model(f"hdd:{name},stroke=partition")  # the native queue, on by default
         blocks = [("write", b * BLOCK, BLOCK) for b in range(span // BLOCK)]
         deep = await _serve(m, blocks, 32)
         assert deep <= 1.05 * one  # no slower than one large write (the first wait may differ)
@@ -231,16 +235,22 @@ def test_queue_spec_keys():
     assert (ms.params.queue_depth, ms.params.scheduling) == (8, "clook")  # type: ignore[union-attr]
     ms = parse_model("hdd:st373454lc,depth=1,sched=sptf")
     assert ms.params.queue_depth == 1  # type: ignore[union-attr]
-    # opt-in: a preset keeps its native depth as data but serves one command at a time
-    assert model("hdd:st373454lc").queue_depth == 1
+    # on by default at the native depth; tcq=off serves one command at a time
+    assert model("hdd:st373454lc").queue_depth == 64
+    assert model("hdd:st373454lc,tcq=off").queue_depth == 1
     assert model("hdd:st373454lc,tcq=on").queue_depth == 64
+    assert model("hdd:st52160n").queue_depth == 16 and model("hdd:91366u4").queue_depth == 1
+    assert model("hdd:rpm=5400").queue_depth == 1  # the generic disk has no queue
     assert model("hdd:st373454lc,tcq=on,queue_depth=32").queue_depth == 32
     assert model("hdd:st373454lc,queue_depth=8").queue_depth == 8
     assert model("hdd:st373454lc,tcq=off,queue_depth=8").queue_depth == 1
-    # per-preset CT limits are the one-command disk's: tcq=on names no preset
+    # per-preset CT limits are the queued disk's (the preset as it is): tcq=off names no preset
     from vraid.backends.models import disk_preset
-    assert disk_preset("hdd:st373454lc,tcq=off") == "st373454lc"
-    assert disk_preset("hdd:st373454lc,tcq=on") is None
+    assert disk_preset("hdd:st373454lc") == disk_preset("hdd:st373454lc,tcq=on") == "st373454lc"
+    assert disk_preset("hdd:st373454lc,queue_depth=64") == "st373454lc"
+    assert disk_preset("hdd:st373454lc,tcq=off") is None
+    assert disk_preset("hdd:st373454lc,queue_depth=8") is None
+    assert disk_preset("hdd:91366u4,tcq=off") == "91366u4"  # no queue either way
     with pytest.raises(VraidError, match="does not queue"):
         parse_model("hdd:91366u4,tcq=on")
     assert PRESETS["st373454lc"].queue_depth == 64 and PRESETS["91366u4"].queue_depth == 1  # type: ignore[union-attr]

@@ -160,7 +160,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     from vraid.policies.ct import default_limits
     from vraid.sim.simulator import SimConfig, run_sim
 
-    policies = {"cache": spec["cache"], "cache_size": str(spec["cache_size"]), "destage": "hlwm",
+    policies = {"cache": spec["cache"], "cache_size": str(spec["cache_size"]), "destage": spec.get("destage", "hlwm"),
                 "destage_order": "lrw", "ct": spec["ct"]}
     common = {"level": 5, "disks": spec["disks"], "strip": spec["strip"], "capacity": spec["capacity"],
               "disk_model": spec["disk_model"], "seed": spec["seed"], "policies": policies}
@@ -171,10 +171,17 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     metrics = run_sim(config, observe=stats.observe).metrics
     block_writes = metrics["host_writes"]
     seconds = metrics["virtual_seconds"] + metrics["drain_seconds"]
+    busy = metrics["disk_busy"]
     return {"mb_s": spec["writes"] * BLOCK / 1e6 / seconds if seconds > 0 else 0.0,
             "seconds": seconds, "block_writes": block_writes,
             "disk_write_requests": metrics["disk_write_requests"], "disk_read_requests": metrics["disk_read_requests"],
+            "disk_write_blocks": metrics["disk_write_blocks"], "disk_read_blocks": metrics["disk_read_blocks"],
             "missed_rotations": metrics["missed_rotations"], "ct_limits": limits.spec(),
+            # where the members' time went (model seconds summed over the members)
+            "seek_seconds": metrics.get("seek_seconds", 0.0),
+            "rotation_wait_seconds": metrics.get("rotation_wait_seconds", 0.0),
+            "disk_busy": round(sum(busy) / len(busy), 4) if busy else 0.0,
+            "pbg_rmw": metrics["pbg_rmw"], "pbg_rcw": metrics["pbg_rcw"], "pbg_full": metrics["pbg_full"],
             **stats.to_dict()}
 
 

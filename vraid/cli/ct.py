@@ -272,8 +272,8 @@ def _add_stride_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--passes", type=int, help="passes per stride, each on fresh blocks (default 2)")
     p.add_argument("--repeat", type=int, help="DIR mode: rounds over all strides, the median is kept (default 5)")
     p.add_argument("--depth", type=int, help="--disk-model mode: requests kept outstanding (default 32, as the "
-                   "paper's 32-64; 1: one at a time), on the drive's own command queue (the bench adds tcq=on "
-                   "for a drive that has one; tcq=off in the spec times one command at a time); "
+                   "paper's 32-64; 1: one at a time), on the drive's own command queue (on by default for a "
+                   "drive that has one; tcq=off in the spec times one command at a time); "
                    "DIR mode issues one at a time")
     p.add_argument("--out", type=Path, default=Path("."), help="directory for stride-bench.png (default: current)")
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")

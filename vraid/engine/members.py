@@ -15,7 +15,8 @@ writes) to all members at once and waits for the whole batch: the members are
 driven concurrently.
 
 A store that queues commands itself (``store.queue_depth`` > 1: the hdd model
-with tagged command queueing, ``tcq=on``) is handed up to that many requests at once, in
+with tagged command queueing, on by default for the presets that queue) is handed up to
+that many requests at once, in
 the order the member's queues pick them; the drive then serves them in its own
 order. With depth 1 the member serves one request at a time, as before.
 """

@@ -28,8 +28,8 @@ Outstanding requests. Sec. I-C: the paper's benchmark is a kernel driver that "p
 ``depth`` requests outstanding (default :data:`DEPTH`, 32), issued in ascending order, a new
 one as each completes; a disk with tagged command queueing takes up to its ``queue_depth``
 of them and orders them itself, a disk without one serves them one at a time in that order.
-Command queueing is off by default in the disk models; the benchmark turns it on
-(``tcq=on``, see :func:`bench_spec`) for a drive that has a queue.
+Command queueing is on by default in the disk models for a drive that has a queue; the
+benchmark spells it out (``tcq=on``, see :func:`bench_spec`) so the recorded spec says so.
 ``depth=1`` is one request at a time. Where vraid differs: member-file mode issues one
 request at a time (synchronous ``pwritev``/``preadv``), so a real disk's own queue is not
 exercised there. Real-file timings are noisy: every S is measured ``repeat`` times in
@@ -155,8 +155,8 @@ class BenchResult:
 # ---------------------------------------------------------------------- model mode
 def bench_spec(spec: str | ModelSpec) -> ModelSpec:
     """The model the benchmark runs: an hdd at the start of its disk unless ``stroke`` is set,
-    with its command queue on (``tcq=on``, the drive's native depth) when the drive has one
-    and the spec does not say ``tcq`` or ``queue_depth`` itself: the paper's benchmark keeps
+    with its command queue on (``tcq=on``, the drive's native depth: the models' default, spelt
+    out) when the drive has one and the spec does not say ``tcq`` or ``queue_depth`` itself: the paper's benchmark keeps
     32-64 requests outstanding on drives that queue them (sec. I-C). ``tcq=off`` in the spec
     times the one-command model instead.
 

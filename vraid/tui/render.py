@@ -253,6 +253,6 @@ def models_sources_table(presets: list[dict[str, Any]]) -> Table:
         queue = "-" if d["kind"] != "hdd" else (
             f"{d['queue_depth']} {d['scheduling']}" if d["queue_depth"] > 1 else "none")
         t.add_row(d["spec"], d["drive"], queue, d["source"])
-    t.caption = ("command queueing (tcq) is off by default: one command at a time; "
-                 "hdd:NAME,tcq=on uses the native queue, queue_depth=N a queue of N")
+    t.caption = ("command queueing (tcq) is on by default at the native queue; "
+                 "hdd:NAME,tcq=off serves one command at a time, queue_depth=N a queue of N")
     return t

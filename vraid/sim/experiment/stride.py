@@ -21,9 +21,9 @@ and a read-only pass), not as the reads and writes of RAID-5 destages.
 How the benchmark drives the disk. The paper's benchmark is a kernel driver that keeps 32-64
 requests outstanding (sec. I-C) so that the contiguous pass streams ("t_c consists of only the
 transfer time"). We keep :data:`DEPTH` (32) outstanding, in ascending order, a new one as each
-completes; a disk with tagged command queueing (its preset's ``queue_depth``, turned on
-here with ``tcq=on``: command queueing is opt-in in the disk models and off elsewhere, so
-the other experiments keep the one-command model) takes them and orders them itself (SPTF or C-LOOK, the preset's ``scheduling``), a disk without one serves
+completes; a disk with tagged command queueing (its preset's ``queue_depth``, on by default
+in the disk models and spelt out here as ``tcq=on``) takes them and orders them itself
+(SPTF or C-LOOK, the preset's ``scheduling``), a disk without one serves
 them one at a time in that order. Adjacent blocks are merged into one request, as a block
 layer would (the contiguous pass is a single request; strided blocks stay separate).
 Each disk is the preset with ``stroke=partition`` (the member is the start of the full-size
@@ -342,9 +342,9 @@ def _markdown(results: dict[str, Any], fig1: dict[str, Any], detail: dict[str, A
                   f"{f9['strides'][1]}, {f9['span'] >> 20} MiB from the first to the last block, {f9['passes']} "
                   f"passes per point, {f9.get('depth', 1)} requests outstanding (sec. I-C: the paper's benchmark "
                   "keeps 32 to 64), adjacent blocks merged (so S = 1 is one request). Each preset with "
-                  "`stroke=partition` and its own cache settings, with its command queue turned on (`tcq=on`: "
-                  "the preset's native depth, SPTF or C-LOOK; queueing is off by default in vraid's disk "
-                  "models, and the other experiments run without it). "
+                  "`stroke=partition` and its own cache settings, with its command queue on (`tcq=on`: "
+                  "the preset's native depth, SPTF or C-LOOK; the default of vraid's disk models, which "
+                  "the other experiments use too). "
                   "S^max by the 1.2 rule (`vraid.core.stride_rule.derive_limits`).", ""]
     if results.get("paper_vs_vraid"):
         from .stride_paper import markdown as verdicts

@@ -23,6 +23,9 @@ class Store(abc.ABC):
     #: True when the store is a timing model that can :meth:`charge` a request
     #: without sleeping (see ``vraid.engine.members``: the virtual-time fast path)
     timed: bool = False
+    #: commands the store accepts at once through ``begin``/``end`` (tagged command
+    #: queueing, ``backends.hdd``); 1: one request at a time through ``read``/``write``
+    queue_depth: int = 1
 
     def charge(self, op: str, offset: int, length: int) -> float:
         """Account a request starting now and return its service time (model

@@ -29,22 +29,50 @@ arrives (command overhead plus bus transfer) after its first sector passed under
 the head simply waits for the platter to come round again, which is eq. (1),
 ``t_d = t_c + t_r * N_r``, emerging from the angle bookkeeping.
 
-One command at a time has a consequence worth knowing: with write-on-arrival
-even *contiguous* single-block writes issued back to back lose a revolution
-each (the next command is decoded after its first sector passed). Real disks
-hide this with command queueing; in vraid the member queue merges adjacent
-requests, and the contiguity transform (seed 000 section III) exists to make
-fragmented writes mergeable.
+Tagged command queueing (``tcq`` on, the default, and ``queue_depth`` > 1: the
+SCSI and Fibre Channel presets queue at their native depth, as the seeds' disks
+do; the ATA presets and the generic disk have depth 1, no queue; ``tcq=off``
+serves one command at a time whatever the depth). The drive accepts up to
+``queue_depth`` commands (:meth:`HddModel.begin` / :meth:`HddModel.end`; ``read`` and
+``write`` use them) and serves them one media transfer at a time in its own
+order (``scheduling``): ``"sptf"``, shortest positioning time first, the queued
+command whose first sector the head can reach soonest (seek curve, head switch
+and platter angle at the moment the head becomes free), or ``"clook"``,
+ascending LBA from where the head stopped, wrapping. A command's decode and
+bus transfer overlap the media work of the commands before it; what does not
+overlap is the firmware setup (``overhead``) of a media transfer that does not
+continue the one in progress: the head must be free before the drive sets up
+a transfer elsewhere. A command that starts at the sector where the previous
+transfer ended is chained onto it with no gap, so a stream of contiguous
+single-block writes runs at the media rate, while a fragmented stream misses
+the sectors that pass under the head during the setup and pays a revolution
+for them, unless another queued command can be reached first (seed 000,
+section I-C, eq. (1): a rotation is missed when transfer and "computational
+overhead" outlast the gap under the head). Commands overlapping an earlier
+queued command are never served before it; a command waiting longer than
+``STARVE_REVOLUTIONS`` revolutions is served next (aging, so SPTF cannot
+starve it). Writes acknowledged from the write-back cache and reads found in
+a cache segment take no queue slot. With one command outstanding (or
+``queue_depth`` 1) the model is the one-command model above, to the bit.
 
-Deliberate simplifications: one request at a time (no command queueing inside
-the drive; the member queue above orders requests); reads of data still dirty
-in the write-back cache are served from the media; the write-back destager
-writes in arrival order, merging contiguous pieces that have arrived; cache
-segments are replaced FIFO; the bus transfer of a read overlaps the media
-transfer; the cylinder skew allows for the single-cylinder *write* seek, head
-switches cost the same for reads and writes. Model time is ``clock.now() /
-clock.scale`` so a scaled real clock (``--time real:0.1``) keeps the platter
-consistent with the sleeps.
+With ``queue_depth`` 1 a consequence is worth knowing: with write-on-arrival
+even *contiguous* single-block writes issued back to back lose a revolution
+each (the next command is decoded after its first sector passed). Queueing
+hides this; so do the member queue, which merges adjacent requests, and the
+contiguity transform (seed 000 section III), which makes fragmented writes
+mergeable.
+
+Deliberate simplifications: commands are served one media transfer at a time
+(reads are not split to serve a queued command in between); the SPTF estimate
+ignores the read-ahead buffer (a queued read the stream will bring costs its
+positioning like any other); reads of data still dirty in the write-back cache
+are served from the media; the write-back destager writes in arrival order,
+merging contiguous pieces that have arrived; cache segments are replaced
+FIFO; the bus transfer of a read overlaps the media transfer, and bus transfers
+of queued commands never contend with one another; the cylinder skew allows
+for the single-cylinder *write* seek, head switches cost the same for reads
+and writes. Model time is ``clock.now() / clock.scale`` so a scaled real clock
+(``--time real:0.1``) keeps the platter consistent with the sleeps.
 """
 
 from __future__ import annotations
@@ -65,6 +93,10 @@ SECTOR = 512
 _EPS = 1e-6
 #: a rotational wait longer than this fraction of a revolution means the sector had just passed
 MISSED_FRACTION = 0.875
+#: a queued command waiting longer than this many revolutions (1 s at 15,000 rpm) is served next (aging)
+STARVE_REVOLUTIONS = 250
+#: the drive's queue orders (``HddParams.scheduling``)
+SCHEDULINGS = ("sptf", "clook")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +137,16 @@ class HddParams:
     #: seeks whatever the member size); "partition": the member is the first bytes of
     #: a disk of ``capacity`` (short-stroked)
     stroke: str = "full"
+    #: tagged command queueing: commands the drive accepts at once (1: one at a time, no
+    #: queue). A preset's value is the drive's native depth.
+    queue_depth: int = 1
+    #: command queueing on (the default): the model takes up to ``queue_depth`` commands
+    #: at once. Off (``hdd:NAME,tcq=off``): one command at a time, whatever ``queue_depth``
+    #: says, the one-command model
+    tcq: bool = True
+    #: the drive's own order for its queue: "sptf" (shortest positioning time first, by
+    #: the model's seek curve and platter angle) or "clook" (ascending LBA from the head)
+    scheduling: str = "sptf"
     source: str = ""
 
 
@@ -125,6 +167,11 @@ class HddStats(ModelStats):
     cache_hits: int = 0
     #: write-back cache: media writes of the background destager
     destages: int = 0
+    #: tagged command queueing: commands that waited in the drive's queue, the most
+    #: waiting at once, and commands served before one that arrived earlier
+    queued: int = 0
+    max_queued: int = 0
+    reordered: int = 0
 
 
 class Zone:
@@ -319,12 +366,40 @@ def fit_seek_curve(weights: tuple[int, ...], t1: float, tmax: float, avg: float,
     return SeekCurve(knee, a, b, c, e, extra, m, m + extra * p_move)
 
 
+#: seek curves by (params, disk sectors): a fresh model of a full-size disk need not walk its
+#: cylinders again (the stride benchmark builds one per curve point)
+_SEEK_CURVES: dict[tuple[HddParams, int], SeekCurve] = {}
+
+
 def seek_curve_for(p: HddParams, geo: HddGeometry) -> SeekCurve:
     """The calibrated seek curve of ``p`` over the sectors the datasheet average refers to."""
-    weights = tuple(geo.cylinder_weights(geo.disk_sectors))
-    full = p.full_seek if p.full_seek is not None else 2.1 * p.avg_seek
-    avg_w = p.avg_write_seek if p.avg_write_seek is not None else p.avg_seek
-    return fit_seek_curve(weights, p.track_seek, full, p.avg_seek, avg_w)
+    key = (p, geo.disk_sectors)
+    curve = _SEEK_CURVES.get(key)
+    if curve is None:
+        weights = tuple(geo.cylinder_weights(geo.disk_sectors))
+        full = p.full_seek if p.full_seek is not None else 2.1 * p.avg_seek
+        avg_w = p.avg_write_seek if p.avg_write_seek is not None else p.avg_seek
+        curve = fit_seek_curve(weights, p.track_seek, full, p.avg_seek, avg_w)
+        if len(_SEEK_CURVES) < 256:
+            _SEEK_CURVES[key] = curve
+    return curve
+
+
+class _Cmd:
+    """One command in the drive's queue (model seconds)."""
+
+    __slots__ = ("write", "lba", "n", "nbytes", "arrival", "seq", "earliest", "after", "dispatched", "queued",
+                 "free", "done", "event")
+
+    def __init__(self, write: bool, lba: int, n: int, nbytes: int, arrival: float, seq: int) -> None:
+        self.write, self.lba, self.n, self.nbytes, self.arrival, self.seq = write, lba, n, nbytes, arrival, seq
+        self.earliest = 0.0  # a write's media transfer may not start before its data is in the buffer
+        self.after: _Cmd | None = None  # an earlier queued command it overlaps (served first)
+        self.dispatched = False
+        self.queued = False  # waited in the queue (False: served at once from the buffer)
+        self.free = arrival  # when the head is done with it (the next command may start)
+        self.done = arrival  # completion
+        self.event: trio.Event | None = None
 
 
 class HddModel(TimedStore):
@@ -393,6 +468,17 @@ class HddModel(TimedStore):
         # write-back cache: (lba, sectors, time the destager may start writing it)
         self._wbq: deque[tuple[int, int, float]] = deque()
         self._dirty = 0
+        # tagged command queueing
+        if params.scheduling not in SCHEDULINGS:
+            raise ValueError(f"scheduling must be one of {', '.join(SCHEDULINGS)}, not {params.scheduling!r}")
+        self.queue_depth = max(1, int(params.queue_depth)) if params.tcq else 1
+        self._clook = params.scheduling == "clook"
+        self._queue: list[_Cmd] = []  # waiting commands in arrival order
+        self._serving: _Cmd | None = None  # the command whose media transfer has the head
+        self._end_lba = -1  # where the last queued media transfer left the head
+        self._seq = 0
+        self._busy_to = -math.inf  # queued commands: busy time counted up to here
+        self._starve = STARVE_REVOLUTIONS * geo.revolution
 
     # ------------------------------------------------------------------ store API
     def charge(self, op: str, offset: int, length: int) -> float:
@@ -414,7 +500,209 @@ class HddModel(TimedStore):
             st.writes += 1
             st.write_bytes += length
         st.busy_seconds += dt
+        self._end_lba = lba + n
         return dt
+
+    # ------------------------------------------------------------------ command queueing
+    async def read(self, offset: int, length: int) -> bytes:
+        if self.queue_depth <= 1:
+            return await super().read(offset, length)
+        await self.end(self.begin("read", offset, length))
+        return await self.inner.read(offset, length)
+
+    async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        if self.queue_depth <= 1:
+            await super().write(offset, data)
+            return
+        await self.end(self.begin("write", offset, len(data)))
+        await self.inner.write(offset, data)
+
+    def begin(self, op: str, offset: int, length: int) -> _Cmd:
+        """A command arrives now (tagged command queueing): it joins the drive's queue, or is
+        served at once from the buffer (a write the write-back cache takes, a read found in a
+        cache segment). Synchronous, so commands arrive in the caller's order; :meth:`end`
+        waits for the one returned. The caller keeps at most ``queue_depth`` outstanding and
+        moves the data itself once ``end`` returns."""
+        check_range(self, offset, length)
+        now = self.clock.now() / self._scale
+        lba = offset // SECTOR
+        n = -(-(offset + length) // SECTOR) - lba
+        st = self.stats
+        st.requests += 1
+        write = op != "read"
+        if write:
+            st.writes += 1
+            st.write_bytes += length
+        else:
+            st.reads += 1
+            st.read_bytes += length
+        self._seq += 1
+        cmd = _Cmd(write, lba, n, length, now, self._seq)
+        if not n:
+            cmd.dispatched = True
+            return cmd
+        if write:
+            if self._write_back and n <= self._cache_sectors:  # acknowledged from the buffer
+                cmd.done = cmd.free = self._write(now, lba, n, length)
+                cmd.dispatched = True
+                self._busy(now, cmd.done)
+                return cmd
+            lag = length * self._bus_per_byte - n * self.geometry.mean_sector_time
+            cmd.earliest = now + self._overhead + self._sec_bus + (lag if lag > 0 else 0.0)
+        else:
+            end = lba + n
+            for s, e in self._segs:
+                if s <= lba and end <= e:  # buffered: no need for the head
+                    st.cache_hits += 1
+                    cmd.done = cmd.free = now + self._overhead + length * self._bus_per_byte
+                    cmd.dispatched = True
+                    self._busy(now, cmd.done)
+                    return cmd
+        q = self._queue
+        for c in reversed(q):
+            if c.lba < lba + n and lba < c.lba + c.n:
+                cmd.after = c
+                break
+        cmd.queued = True
+        cmd.event = trio.Event()
+        q.append(cmd)
+        st.queued += 1
+        if len(q) > st.max_queued:
+            st.max_queued = len(q)
+        return cmd
+
+    async def end(self, cmd: _Cmd) -> None:
+        """Wait until ``cmd`` (from :meth:`begin`) completes. The task of the command whose
+        media transfer has the head wakes when the head is free and picks the next one."""
+        clock, scale = self.clock, self._scale
+        try:
+            while not cmd.dispatched:
+                if self._serving is None and self._queue:  # an idle drive: start now
+                    self._dispatch(clock.now() / scale)
+                else:
+                    assert cmd.event is not None
+                    await cmd.event.wait()
+            if cmd.queued:
+                dt = cmd.free - clock.now() / scale
+                if dt > 0:
+                    await clock.sleep(dt)
+                if self._serving is cmd:
+                    self._release(cmd.free)
+            dt = cmd.done - clock.now() / scale
+            if dt > 0:
+                await clock.sleep(dt)
+        finally:
+            if not cmd.dispatched and cmd in self._queue:  # cancelled while waiting
+                self._queue.remove(cmd)
+                for c in self._queue:
+                    if c.after is cmd:
+                        c.after = cmd.after
+            if self._serving is cmd:  # cancelled in service: the drive goes on with the queue
+                self._release(max(clock.now() / scale, cmd.free))
+
+    def _release(self, t: float) -> None:
+        """The head is free at ``t``: start the next queued command."""
+        self._serving = None
+        if self._queue:
+            self._dispatch(t)
+
+    def _dispatch(self, t: float) -> None:
+        """Choose the next command at ``t`` (the head is free) and account its service."""
+        cmd = self._choose(t)
+        self._queue.remove(cmd)
+        if self._queue and self._queue[0].seq < cmd.seq:
+            self.stats.reordered += 1
+        lba, n = cmd.lba, cmd.n
+        if cmd.arrival >= t:  # served on arrival by an idle drive: the one-command model
+            done = self._write(t, lba, n, cmd.nbytes) if cmd.write else self._read(t, lba, n, cmd.nbytes)
+        else:
+            ov = self._overhead
+            ready = t if lba == self._end_lba and cmd.arrival + ov <= t else t + ov
+            if cmd.write:
+                done = self._write_queued(ready, cmd.earliest, lba, n)
+            else:
+                done = self._read(ready - ov, lba, n, cmd.nbytes)
+        self._end_lba = lba + n
+        free = self._media_free if self._media_free > t else t
+        cmd.free = free if free < done else done
+        cmd.done = done
+        cmd.dispatched = True
+        self._serving = cmd
+        self._busy(t, done)
+        assert cmd.event is not None
+        cmd.event.set()
+
+    def _busy(self, t: float, done: float) -> None:
+        """Count [t, done) in ``busy_seconds`` where no command counted before covers it."""
+        b = self._busy_to
+        if done > b:
+            self.stats.busy_seconds += done - (t if t > b else b)
+            self._busy_to = done
+
+    def _choose(self, t: float) -> _Cmd:
+        """The queued command to serve next when the head is free at ``t``."""
+        q = self._queue
+        first = q[0]  # the oldest: nothing it overlaps is still queued
+        if len(q) == 1 or t - first.arrival > self._starve:
+            return first
+        best = first
+        if self._clook:
+            head = self._end_lba
+            lowest = None
+            best = None
+            for c in q:
+                a = c.after
+                if a is not None and not a.dispatched:
+                    continue
+                if c.lba >= head and (best is None or c.lba < best.lba):
+                    best = c
+                if lowest is None or c.lba < lowest.lba:
+                    lowest = c
+            return best or lowest or first
+        ov, head = self._overhead, self._end_lba
+        best_t = math.inf
+        for c in q:
+            a = c.after
+            if a is not None and not a.dispatched:
+                continue
+            s = self._reach(t if c.lba == head and c.arrival + ov <= t else t + ov, c.lba, c.write, c.earliest)
+            if s < best_t:
+                best, best_t = c, s
+        return best
+
+    def _reach(self, t: float, lba: int, write: bool, earliest: float) -> float:
+        """When the head, free at ``t`` where it is, could start a transfer at ``lba`` (no side effects)."""
+        zone = self._zones[bisect_right(self._starts, lba) - 1]
+        track, sector = divmod(lba - zone.first_lba, zone.spt)
+        cl, head = divmod(track, self._heads)
+        d = zone.first_cyl + cl - self._cyl
+        if d:
+            if d < 0:
+                d = -d
+            t += self._sa + self._sb * math.sqrt(d) if d < self._knee else self._lc + self._le * d
+            if write:
+                t += self._wx
+        elif head != self._head:
+            t += self._head_switch
+        if t < earliest:
+            t = earliest
+        frac = (zone.base + cl * zone.cyl_step + head * zone.head_skew + sector / zone.spt - t * self._rps) % 1.0
+        return t if frac > 1.0 - _EPS else t + frac / self._rps
+
+    def _write_queued(self, t: float, earliest: float, lba: int, n: int) -> float:
+        """Completion of a queued write whose media transfer may be set up from ``t`` and
+        start once its data is in the buffer (``earliest``); write-on-arrival."""
+        if self._slim >= 0:
+            self._stop_stream(t)
+        if self._segs:
+            end = lba + n
+            self._segs = [(s, e) for s, e in self._segs if e <= lba or s >= end]
+        if self._wbq:
+            self._drain(math.inf)
+        mf = self._media_free
+        done = self._media(t if t >= mf else mf, lba, n, True, earliest)[1]
+        self._media_free = done
+        return done
 
     async def flush(self) -> None:
         """Wait until the write-back cache is on the media (plus one command overhead)."""

@@ -16,6 +16,13 @@ suffix on a key sets it (``read_us=50``); sizes ``73G``, ``8M`` (binary units,
 :func:`vraid.core.units.parse_size`); rates in MB/s (``96`` or ``96MB/s``); switches
 ``on``/``off``.
 
+Command queueing is on by default where the drive has a queue: a preset's
+``queue_depth`` and ``scheduling`` are the drive's own (the seeds' SCSI/FC drives
+queue tagged commands, 16-64 deep; the ATA drives of the era and the generic disk
+do not, depth 1), so ``hdd:st373454lc`` takes up to 64 commands and orders them
+itself (SPTF). ``tcq=off`` serves one command at a time (the one-command model,
+``hdd:st373454lc,tcq=off``); ``queue_depth=N`` sets another depth (N = 1: no queue).
+
 Where the presets come from: the seeds give the figures they cite (see each
 ``source``); everything else is a datasheet-like plausible value and says so.
 """
@@ -38,36 +45,46 @@ US = 1e-6
 
 # ---------------------------------------------------------------------- presets
 # Seed 000 (Baek & Park, MSC-CT), section I-C: ST373454LC turns at 15,000 rpm (4 ms per
-# revolution) and its average write seek is 4.1 ms; section IV: 74 GB, Ultra320 SCSI.
-# Not in the seeds (datasheet-like, plausible for a Cheetah 15K.4): read seek 3.6 ms,
-# track-to-track 0.2 ms, full stroke 7.4 ms, 4 heads, 58-96 MB/s media, 8 MiB buffer,
-# 0.1 ms command overhead. Read-ahead is off: seed 000 section I-C says the disk of its
-# Fig. 9(a), which section IV-D identifies as ST373454LC, does not read ahead to the
-# end of the track.
+# revolution) and its average write seek is 4.1 ms; section IV-A: "a 74 GB capacity" and
+# two Adaptec SCSI320 host adapters. The capacity here, 73.4 GB, is the datasheet's (the
+# paper rounds it to 74 GB). Not in the seeds (datasheet-like, plausible for a Cheetah
+# 15K.4): read seek 3.6 ms, track-to-track 0.2 ms, full stroke 7.4 ms, 4 heads, 58-96 MB/s
+# media, 8 MiB buffer, 0.1 ms command overhead, tagged command queueing of 64 commands
+# ordered by positioning time (SPTF; on by default, tcq=off turns it off). Seed 000 section I-C: its stride benchmark keeps
+# "from 32 to 64 outstanding I/Os" and the disks use write-on-arrival (write cache off).
+# Read-ahead is off: seed 000 section I-C says the disks of its Fig. 9(a) and 9(d) do not
+# read ahead to the end of the track, and section IV-F identifies Fig. 9(a) as ST373454LC.
 _ST373454LC = HddParams(
     name="st373454lc", drive="Seagate Cheetah 15K.4 ST373454LC (Ultra320 SCSI)",
     rpm=15000, capacity=73_400_000_000, heads=4, zones=8, rate_outer=96.0, rate_inner=58.0,
     avg_seek=3.6 * MS, avg_write_seek=4.1 * MS, track_seek=0.2 * MS, full_seek=7.4 * MS,
     head_switch=0.2 * MS, overhead=0.1 * MS, bus_rate=320.0, cache_size=8 << 20, segments=16,
-    read_ahead="off", source="seed 000 I-C, IV (rpm, 4.1 ms write seek, 74 GB); rest datasheet-like",
+    read_ahead="off", queue_depth=64, scheduling="sptf",
+    source="seed 000 I-C (rpm, 4.1 ms write seek, write-on-arrival, 32-64 outstanding), IV-A (74 GB); "
+           "rest datasheet-like",
 )
 # Seed 003 (Nam & Park), section 4: eight 7,200 rpm 9 GB Seagate Barracuda ST39175FC on
-# Fibre Channel. All other figures are datasheet-like plausible values (Barracuda 9LP).
+# Fibre Channel. All other figures are datasheet-like plausible values (Barracuda 9LP),
+# among them tagged command queueing of 64 commands ordered by positioning time (on by
+# default).
 _ST39175FC = HddParams(
     name="st39175fc", drive="Seagate Barracuda 9LP ST39175FC (Fibre Channel)",
     rpm=7200, capacity=9_100_000_000, heads=6, zones=8, rate_outer=21.0, rate_inner=13.5,
     avg_seek=7.1 * MS, avg_write_seek=7.9 * MS, track_seek=0.8 * MS, full_seek=16.0 * MS,
     head_switch=0.8 * MS, overhead=0.2 * MS, bus_rate=100.0, cache_size=1 << 20, segments=8,
-    read_ahead="track", source="seed 003 s.4 (7,200 rpm, 9 GB); rest datasheet-like",
+    read_ahead="track", queue_depth=64, scheduling="sptf",
+    source="seed 003 s.4 (7,200 rpm, 9 GB); rest datasheet-like",
 )
 
 
 def _table1(name: str, drive: str, capacity: int, cache: int, rpm: int, rates: tuple[float, float],
-            seek_ms: float, bus: float, heads: int, overhead_ms: float, track_ms: float) -> HddParams:
+            seek_ms: float, bus: float, heads: int, overhead_ms: float, track_ms: float,
+            depth: int = 1, scheduling: str = "sptf") -> HddParams:
     """A disk of seed 002 (He & Yang, VC-RAID) Table 1: capacity, buffer, rpm, media
     rate(s) and average seek from the table; heads, zones, track-to-track and full
-    seek, head switch, command overhead and the bus are plausible values for the
-    interface and era. Where the table gives one media rate it is taken as the outer
+    seek, head switch, command overhead, the bus and the command queue are plausible
+    values for the interface and era (SCSI disks queue tagged commands, the ATA disks
+    of the table none; the queue is on by default, ``tcq=off`` turns it off). Where the table gives one media rate it is taken as the outer
     zone and the inner zone is assumed to run at 60 % of it. The table gives no write
     seek, so writes seek like reads."""
     return HddParams(
@@ -75,7 +92,8 @@ def _table1(name: str, drive: str, capacity: int, cache: int, rpm: int, rates: t
         rate_outer=rates[1], rate_inner=rates[0], avg_seek=seek_ms * MS, avg_write_seek=None,
         track_seek=track_ms * MS, full_seek=2.1 * seek_ms * MS, head_switch=track_ms * MS,
         overhead=overhead_ms * MS, bus_rate=bus, cache_size=cache, segments=min(8, max(2, cache // (64 << 10))),
-        read_ahead="track", source="seed 002 Table 1 (capacity, buffer, rpm, rate, seek); rest plausible",
+        read_ahead="track", queue_depth=depth, scheduling=scheduling,
+        source="seed 002 Table 1 (capacity, buffer, rpm, rate, seek); rest plausible",
     )
 
 
@@ -85,18 +103,18 @@ PRESETS: dict[str, HddParams | SsdParams] = {
         _ST373454LC,
         _ST39175FC,
         _table1("dnes-318350", "IBM Ultrastar 18ES DNES-318350 (Ultra SCSI)", 18_200_000_000, 2 << 20, 7200,
-                (12.7, 20.2), 7.0, 40.0, 10, 0.2, 0.8),
+                (12.7, 20.2), 7.0, 40.0, 10, 0.2, 0.8, 32),
         _table1("dnes-309170", "IBM Ultrastar 18ES DNES-309170 (Ultra SCSI)", 9_100_000_000, 2 << 20, 7200,
-                (12.7, 20.2), 7.0, 40.0, 5, 0.2, 0.8),
+                (12.7, 20.2), 7.0, 40.0, 5, 0.2, 0.8, 32),
         _table1("91366u4", "Maxtor 91366U4 (ATA-5)", 13_600_000_000, 2 << 20, 7200,
                 (0.6 * 33.7, 33.7), 9.0, 66.7, 4, 0.2, 1.0),
         # 5,400 rpm disks; the table's latencies (5.54-5.56 ms) are half a revolution.
         _table1("91020d6", "Maxtor 91020D6 (ATA-4, 5,400 rpm)", 10_200_000_000, 256 << 10, 5400,
                 (0.6 * 18.6, 18.6), 9.0, 33.3, 6, 0.3, 1.2),
         _table1("st52160n", "Seagate Medalist ST52160N (Ultra SCSI, 5,400 rpm)", 2_100_000_000, 128 << 10, 5400,
-                (6.0, 10.0), 11.0, 20.0, 4, 0.5, 1.5),
+                (6.0, 10.0), 11.0, 20.0, 4, 0.5, 1.5, 16, "clook"),
         _table1("st32151n", "Seagate Hawk 2XL ST32151N (SCSI-2, 5,400 rpm)", 2_100_000_000, 256 << 10, 5400,
-                (6.0, 10.0), 10.4, 10.0, 8, 0.5, 1.5),
+                (6.0, 10.0), 10.4, 10.0, 8, 0.5, 1.5, 16, "clook"),
         # Not in the seeds: a plausible SATA flash disk for contrast.
         SsdParams(source="plausible values (no seed models flash)"),
     )
@@ -139,6 +157,12 @@ _HDD_KEYS: dict[str, _Key] = {
     "write_cache": _Key("write_cache", "bool", "write-back buffer (on) or write-on-arrival (off)"),
     "stroke": _Key("stroke", "choice", "member spread over all cylinders, or the start of the disk",
                    ("full", "partition")),
+    "tcq": _Key("tcq", "bool", "tagged command queueing at the preset's native depth (default on; "
+                "off: one command at a time)"),
+    "queue_depth": _Key("queue_depth", "int", "tagged command queueing: commands the drive takes at once "
+                        "(1: none; more than 1 turns tcq on)"),
+    "scheduling": _Key("scheduling", "choice", "the drive's order for its queue: shortest positioning time "
+                       "first, or ascending LBA", ("sptf", "clook")),
 }
 _SSD_KEYS: dict[str, _Key] = {
     "read": _Key("read", "time", "page read latency"),
@@ -149,7 +173,8 @@ _SSD_KEYS: dict[str, _Key] = {
     "bus": _Key("bus_rate", "rate", "interface rate, MB/s"),
 }
 _ALIASES = {
-    "hdd": {"seek": "avg_seek", "avg_write_seek": "write_seek", "bus_rate": "bus", "cache_size": "cache"},
+    "hdd": {"seek": "avg_seek", "avg_write_seek": "write_seek", "bus_rate": "bus", "cache_size": "cache",
+            "depth": "queue_depth", "sched": "scheduling"},
     "ssd": {"write": "program", "page_size": "page", "bus_rate": "bus"},
 }
 _DEFAULT_TIME_UNIT = {"hdd": ("ms", MS), "ssd": ("us", US)}
@@ -312,8 +337,14 @@ def parse_model(spec: str | None) -> ModelSpec:
                 raise VraidError(f"unknown {kind} model key {key!r}", _hint_keys(kind))
         changes[keys[base].field] = _convert(kind, key, keys[base], value, unit)
         overrides.append((key, value))
+    if "queue_depth" in changes and "tcq" not in changes:  # queue_depth=N asks for a queue of N
+        changes["tcq"] = changes["queue_depth"] > 1
     if changes:
         params = dataclasses.replace(params, **changes)
+    if (isinstance(params, HddParams) and changes.get("tcq") and params.queue_depth <= 1
+            and "queue_depth" not in changes):
+        raise VraidError(f"disk model {params.name!r} does not queue commands (native queue depth 1): tcq=on "
+                         "has nothing to turn on", "give the depth to model: queue_depth=N")
     _check(kind, params)
     return ModelSpec(kind, params, preset, tuple(overrides))
 
@@ -328,9 +359,11 @@ def disk_preset(spec: str | ModelSpec | None) -> str | None:
     """The preset a ``--disk-model`` spec names when the disk is that preset unchanged, else None.
 
     Only ``stroke`` may be overridden: it places the member on the disk, it does not make
-    another disk. ``hdd:st373454lc`` and ``hdd:st373454lc,stroke=partition`` are
-    ``"st373454lc"``; ``hdd:rpm=5400``, ``hdd:st373454lc,write_cache=on`` and ``none`` are
-    None. Per-preset measurements (the CT limits of ``vraid.policies.ct``) are looked up by
+    another disk; ``tcq``/``queue_depth`` may be given when they leave the drive's queue as
+    the preset has it (``tcq=on``, the default; ``tcq=off`` on a drive that queues makes a
+    one-command disk with other limits). ``hdd:st373454lc`` and
+    ``hdd:st373454lc,stroke=partition`` are ``"st373454lc"``; ``hdd:rpm=5400``,
+    ``hdd:st373454lc,write_cache=on``, ``hdd:st373454lc,tcq=off`` and ``none`` are None. Per-preset measurements (the CT limits of ``vraid.policies.ct``) are looked up by
     this name; the caller hands it to the policy, so policies never import a backend.
     Never raises: a spec that does not parse names no preset.
     """
@@ -340,9 +373,17 @@ def disk_preset(spec: str | ModelSpec | None) -> str | None:
         return None
     if ms.kind == "none" or ms.params is None or not ms.preset:
         return None
-    if any(key != "stroke" for key, _ in ms.overrides):
+    base = PRESETS.get(ms.preset)
+    if any(key not in ("stroke", "tcq", "queue_depth", "depth") for key, _ in ms.overrides):
+        return None
+    if isinstance(base, HddParams) and _effective_depth(ms.params) != _effective_depth(base):
         return None
     return ms.params.name
+
+
+def _effective_depth(p: HddParams | SsdParams) -> int:
+    """Commands the drive takes at once: its queue depth with tcq on, else 1."""
+    return max(1, p.queue_depth) if isinstance(p, HddParams) and p.tcq else 1
 
 
 # ---------------------------------------------------------------------- listing
@@ -358,7 +399,9 @@ def describe_presets() -> list[dict[str, Any]]:
                 "avg_seek_ms": round(p.avg_seek / MS, 3), "write_seek_ms": round(ws / MS, 3),
                 "media_mb_s": [p.rate_inner, p.rate_outer], "bus_mb_s": p.bus_rate,
                 "cache": p.cache_size, "read_ahead": p.read_ahead,
-                "write_cache": "on" if p.write_cache else "off", "source": p.source,
+                "write_cache": "on" if p.write_cache else "off",
+                "queue_depth": p.queue_depth, "scheduling": p.scheduling,
+                "tcq": "on" if _effective_depth(p) > 1 else "off", "source": p.source,
             })
         else:
             out.append({

@@ -72,10 +72,7 @@ PAPERS: dict[str, dict] = {
 
 #: Citations in files other helpers own, known wrong and being fixed there (issue 16):
 #: (path, problem substring) -> who fixes it. Entries no longer found are fine.
-PENDING: dict[tuple[str, str], str] = {
-    ("vraid/sim/workload/stride.py", "section V-E"): "tcq (issue 16: Fig. 15 is in section IV-F)",
-    ("vraid/sim/workload/stride.py", "Fig. 15 with section I-C"): "tcq (issue 16: Fig. 15 is in section IV-F)",
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 MENTION = re.compile(r"\bseed\s+(00[0-4])\b", re.IGNORECASE)
 WINDOW = 110

@@ -287,7 +287,7 @@ def test_default_limits_order() -> None:
     assert default_limits(stored).source == "stride-bench on this array"
     assert default_limits({"ct": {"sr_max": 2, "sw_max": 2}}).source == "superblock"
     assert default_limits({}, disk_preset="st373454lc") == CtLimits(sr_max=4, sw_max=4)
-    assert default_limits(disk_preset="dnes-318350") == CtLimits(sr_max=1, sw_max=3)
+    assert default_limits(disk_preset="dnes-318350") == CtLimits(sr_max=1, sw_max=1)  # queued: no write threshold
     assert "preset st39175fc" in default_limits(disk_preset="st39175fc").source
     for other in (None, "ssd", "hdd:st373454lc", "nope"):  # a spec is not a preset name
         assert default_limits({"nvram": "x"}, disk_preset=other) is CONSERVATIVE
@@ -305,7 +305,8 @@ def test_default_limits_from_a_disk_model_spec() -> None:
         return default_limits(disk_preset=disk_preset(spec))
 
     assert limits("hdd") == limits("hdd:st373454lc") == CtLimits(*PRESET_LIMITS["st373454lc"])
-    assert limits("dnes-318350") == CtLimits(sr_max=1, sw_max=3)
+    assert limits("dnes-318350") == CtLimits(sr_max=1, sw_max=1)
+    assert limits("dnes-318350,tcq=off") is CONSERVATIVE  # the one-command disk: not the preset measured
     assert limits("hdd:st39175fc,stroke=partition") == CtLimits(sr_max=3, sw_max=3)
     for other in (None, "none", "ssd", "hdd:st39175fc,rpm=5400", "hdd:nope"):
         assert limits(other) is CONSERVATIVE

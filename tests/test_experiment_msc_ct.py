@@ -110,3 +110,24 @@ def test_runner_options_reach_runs(tmp_path):
     meta = json.loads((tmp_path / "a" / "meta.json").read_text())
     assert meta["options"]["scale"] == 1024 and a.results["workspace"] == [1]
     assert [r["item"].endswith("no page cache") for r in a.results["paper_vs_vraid"]] == [True] * 3
+
+
+def test_one_command_runs_and_the_comparison_in_results_md(tmp_path):
+    """``disk_model`` and ``ct_limits`` reach the runs (the one-command comparison of results/msc-ct/),
+    the plans do not depend on the drive's queue, and results.md puts the two beside each other."""
+    opts = {"scale": 1024, "workspaces_gb": [1], "hosts": ("page-cache",)}
+    one = run_experiment("msc-ct", tmp_path / "q" / msc_ct.ONE_COMMAND, jobs=1,
+                         options=opts | {"disk_model": "hdd:st373454lc,tcq=off", "ct_limits": "sr_max=4,sw_max=4"})
+    assert one.results["setup"]["disk_model"] == "hdd:st373454lc,tcq=off"
+    assert one.results["setup"]["ct"] == "msc:sr_max=4,sw_max=4"  # not the conservative limits of a modified disk
+    queued = run_experiment("msc-ct", tmp_path / "q", jobs=1, options=opts)
+    d_one = json.loads((tmp_path / "q" / msc_ct.ONE_COMMAND / "detail.json").read_text())["runs"]
+    d_q = json.loads((tmp_path / "q" / "detail.json").read_text())["runs"]
+    for a, b in zip(d_one, d_q):  # the same plans and member requests; the queue changes their cost
+        assert a["policy"] == b["policy"] and a["member_requests"] == b["member_requests"]
+    sc, sc_one = {r["policy"]: r for r in d_q}["sc"], {r["policy"]: r for r in d_one}["sc"]
+    assert sc["missed_rotations"] < sc_one["missed_rotations"]  # the stripe cache's runs: the queue hides misses
+    assert "seek_seconds" in sc and sc["rotation_wait_seconds"] > 0 and sc["pbg_rmw"] + sc["pbg_rcw"] > 0
+    md = (tmp_path / "q" / "results.md").read_text()
+    assert "one command at a time" in md and "Where the members' time went" in md
+    assert queued.results["workspace"] == [1]

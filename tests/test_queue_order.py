@@ -248,7 +248,8 @@ def test_fast_paths_never_bypass_a_queue(order) -> None:
 
     async def main() -> None:
         clock = TrioClock()
-        members = Members([wrap(MemoryStore(64 << 20), "hdd:st373454lc", clock)], clock, queue_order=order)
+        # one command at a time (tcq=off): the member queue's own fast paths are under test
+        members = Members([wrap(MemoryStore(64 << 20), "hdd:st373454lc,tcq=off", clock)], clock, queue_order=order)
         disk = members[0]
         async with trio.open_nursery() as nursery:
             await nursery.start(members.serve)
@@ -271,11 +272,13 @@ def test_fast_paths_never_bypass_a_queue(order) -> None:
 
 # -- the simulator -------------------------------------------------------------------------------
 def test_vraid_sim_is_deterministic_with_clook(tmp_path) -> None:
-    """Same config, same JSON with C-LOOK queues; and C-LOOK does change what the disks do."""
+    """Same config, same JSON with C-LOOK queues; and C-LOOK does change what the disks do when
+    the disks serve one command at a time (tcq=off; with their queues on, the default, the 32
+    outstanding reads all reach the drive, which orders them itself)."""
     from vraid.cli.main import main
 
     args = ["sim", "--disks", "4", "--disk-size", "16M", "--workload", "random-read:outstanding=32", "--requests", "600",
-            "--seed", "5", "--json"]
+            "--seed", "5", "--disk-model", "hdd:st373454lc,tcq=off", "--json"]
     out = []
     for i, extra in enumerate((["--queue-order", "clook"], ["--queue-order", "clook"], [])):
         path = tmp_path / f"run{i}.json"

@@ -73,8 +73,11 @@ def test_model_limits_equal_the_stride_experiment():
 
 
 def test_model_spec_keeps_an_explicit_stroke_and_refuses_none():
-    assert sb.bench_spec("hdd:st373454lc,stroke=full").text == "hdd:st373454lc,stroke=full"
-    assert sb.bench_spec("hdd").text == "hdd:st373454lc,stroke=partition"
+    # a drive with a command queue is benchmarked with it on (the paper's 32-64 outstanding)
+    assert sb.bench_spec("hdd:st373454lc,stroke=full").text == "hdd:st373454lc,stroke=full,tcq=on"
+    assert sb.bench_spec("hdd").text == "hdd:st373454lc,stroke=partition,tcq=on"
+    assert sb.bench_spec("hdd:st373454lc,tcq=off").text == "hdd:st373454lc,tcq=off,stroke=partition"
+    assert sb.bench_spec("hdd:91366u4").text == "hdd:91366u4,stroke=partition"  # ATA: no queue
     assert sb.bench_spec("hdd:rpm=5400").params.rpm == 5400
     with pytest.raises(VraidError, match="no timing"):
         sb.bench_spec("none")

@@ -28,11 +28,12 @@ Where the defaults come from (:func:`default_limits`, first that applies):
 1. the superblock's ``params["ct"]``;
 2. the members' disk preset in :data:`PRESET_LIMITS` (its name is handed in: policies do not
    import backends): measured once with the stride benchmark of seed 000 Fig. 8 on vraid's
-   own hdd models and the 1.2 rule (``vraid experiment stride``, full run, strides 1..64;
+   own hdd models, each preset as it runs by default (command queue on where the drive has
+   one), and the 1.2 rule (``vraid experiment stride``, full run, strides 1..64;
    ``vraid.core.stride_rule``);
-3. :data:`CONSERVATIVE`: the smallest limits over every measured preset (no read transform;
-   S_w^max = 3, so eq. (9)'s S < S_w^max fills writes only across one-block gaps, S = 2):
-   safe for a disk nobody measured.
+3. :data:`CONSERVATIVE`: the smallest limits over the measured presets (no read transform;
+   S_w^max = 3, the smallest write threshold, so eq. (9)'s S < S_w^max fills writes only
+   across one-block gaps, S = 2): safe for a disk nobody measured.
 
 Adding a transform: one module here with a :class:`~vraid.policies.ct.base.ContiguityTransform`
 subclass (built with :class:`CtLimits`, callable on a Plan) and one entry in the ``ct`` row of
@@ -124,19 +125,22 @@ def _int(value: Any, key: str) -> int:
     return value
 
 
-#: Stride-benchmark limits per hdd preset of ``vraid models``. Measured with
-#: ``vraid experiment stride`` (full run: every hdd preset, S = 1..64, 16 MiB span,
-#: 2 passes, stroke=partition) on vraid 0.1.0, 2026-11-22; S^max by the 1.2 rule of
-#: vraid.core.stride_rule. No curve had an excluded region. Normalized time at S = 2
-#: (write / read) for reference: st373454lc 43.46 / 43.24, st39175fc 19.93 / 1.37,
-#: dnes-318350 and dnes-309170 19.05 / 1.00, 91366u4 31.17 / 1.88, 91020d6 23.51 / 1.44,
-#: st52160n and st32151n 12.84 / 1.49 and 1.88. Every S >= S^max measured at most 1.03
-#: (some far strides below 1: 0.21-0.42 at S = 48, 64 on the read-ahead disks).
+#: Stride-benchmark limits per hdd preset of ``vraid models``, each preset as it runs by
+#: default (its command queue on at the native depth; the ATA presets have none). Measured
+#: with ``vraid experiment stride`` (full run: every hdd preset, S = 1..64, 16 MiB span,
+#: 2 passes, 32 outstanding, stroke=partition; results/stride/) on vraid 0.1.0, 2026-11-23;
+#: S^max by the 1.2 rule of vraid.core.stride_rule. No curve had an excluded region.
+#: Normalized time at S = 2 (write / read): st373454lc 2.18 / 1.96, st39175fc 2.19 / 2.00,
+#: dnes-318350 and dnes-309170 1.00 / 1.07 (their one-block gap outlasts the drive's setup
+#: of the next queued transfer), 91366u4 31.17 / 1.88, 91020d6 23.51 / 1.44, st52160n and
+#: st32151n 12.87 / 1.49. One command at a time (``tcq=off``, a disk these limits do not
+#: name) the queueing drives measured S = 2 writes at 43.46 (st373454lc), 19.93 (st39175fc)
+#: and 19.05 (dnes, S_w^max 3).
 PRESET_LIMITS: dict[str, tuple[int, int]] = {  # preset -> (sr_max, sw_max)
     "st373454lc": (4, 4),
     "st39175fc": (3, 3),
-    "dnes-318350": (1, 3),
-    "dnes-309170": (1, 3),
+    "dnes-318350": (1, 1),
+    "dnes-309170": (1, 1),
     "91366u4": (3, 3),
     "91020d6": (3, 3),
     "st52160n": (3, 3),
@@ -145,11 +149,13 @@ PRESET_LIMITS: dict[str, tuple[int, int]] = {  # preset -> (sr_max, sw_max)
 _MEASURED = "vraid experiment stride (full, 1.2 rule), see policies/ct/__init__.py PRESET_LIMITS"
 
 #: No stored and no preset limits (no disk model, an ssd, a model nobody measured): the
-#: smallest S^max over all measured presets, for reads and writes separately (dnes-318350
-#: has S_r^max = 1; every preset has S_w^max >= 3). A transform these limits allow helped
-#: every measured disk.
+#: smallest S^max over the measured presets, for reads and writes separately, where writes
+#: count the presets that have a write threshold (S_w^max > 1): dnes-318350 has S_r^max = 1,
+#: every other preset S_w^max >= 3; the queued dnes disks have none (their S = 2, 3 writes
+#: measured 1.00, 1.03), so filling a one- or two-block write gap costs them nothing. A
+#: transform these limits allow helped every measured disk or cost it nothing.
 CONSERVATIVE = CtLimits(sr_max=min(r for r, _ in PRESET_LIMITS.values()),
-                        sw_max=min(w for _, w in PRESET_LIMITS.values()),
+                        sw_max=min(w for _, w in PRESET_LIMITS.values() if w > 1),
                         source="conservative default: the smallest limits over all measured hdd presets")
 
 #: What ``vraid rxw --ct msc`` uses when no limit is given: large enough that every gap of a

@@ -271,6 +271,10 @@ def _add_stride_bench(sub: argparse._SubParsersAction) -> None:
                                                          "(default 1M on a member, 2M on a model)")
     p.add_argument("--passes", type=int, help="passes per stride, each on fresh blocks (default 2)")
     p.add_argument("--repeat", type=int, help="DIR mode: rounds over all strides, the median is kept (default 5)")
+    p.add_argument("--depth", type=int, help="--disk-model mode: requests kept outstanding (default 32, as the "
+                   "paper's 32-64; 1: one at a time), on the drive's own command queue (on by default for a "
+                   "drive that has one; tcq=off in the spec times one command at a time); "
+                   "DIR mode issues one at a time")
     p.add_argument("--out", type=Path, default=Path("."), help="directory for stride-bench.png (default: current)")
     p.add_argument("--json", action="store_true", help="print the numbers as JSON")
     p.add_argument("--save", action="store_true", help='store the limits in every superblock as params["ct"] '
@@ -316,15 +320,20 @@ def cmd_stride_bench(args) -> int:
         for flag, value in (("--member", args.member), ("--repeat", args.repeat)):
             if value is not None:
                 raise VraidError(f"{flag} applies to an array directory, not to --disk-model", f"drop {flag}")
+        if args.depth is not None and args.depth < 1:
+            raise VraidError(f"--depth {args.depth} is below 1", "e.g. --depth 32 (the paper keeps 32-64 outstanding)")
         if args.save and args.array is None:
             raise VraidError("--save with --disk-model needs --array DIR", "name the array whose superblocks get the limits")
         if args.array is not None:
             asm = _idle_array(args.array)  # checked before the run
         result = sb.bench_model(args.disk_model, max_stride=args.max_stride or sb.MODEL_MAX_STRIDE,
-                                span=args.span or sb.MODEL_SPAN, passes=args.passes or sb.MODEL_PASSES)
+                                span=args.span or sb.MODEL_SPAN, passes=args.passes or sb.MODEL_PASSES,
+                                depth=args.depth or sb.DEPTH)
     else:
         if args.array is not None:
             raise VraidError("--array goes with --disk-model; in DIR mode the array is DIR", "drop --array")
+        if args.depth is not None:
+            raise VraidError("--depth applies to --disk-model; DIR mode issues one request at a time", "drop --depth")
         asm = _idle_array(args.dir)
         role = 0 if args.member is None else args.member
         n = asm.geometry.ndisks

@@ -13,6 +13,12 @@ as seed 003 serves each disk queue; each member has one instance per class.
 The controller submits a *batch* of requests (all reads of a plan, or all its
 writes) to all members at once and waits for the whole batch: the members are
 driven concurrently.
+
+A store that queues commands itself (``store.queue_depth`` > 1: the hdd model
+with tagged command queueing, on by default for the presets that queue) is handed up to
+that many requests at once, in
+the order the member's queues pick them; the drive then serves them in its own
+order. With depth 1 the member serves one request at a time, as before.
 """
 
 from __future__ import annotations
@@ -139,6 +145,11 @@ class Member:
         #: clock time until which a request charged on the fast path keeps the disk busy
         self.busy_until = -math.inf
         self._scale = getattr(clock, "scale", 1.0)
+        #: requests handed to a queueing store and not yet complete (see serve_tagged)
+        self._inflight = 0
+        self._issued_end = -1
+        self._busy_since = 0.0
+        self._slot = trio.Event()
         #: the clock's sleep_until (a virtual clock skips the scheduler when nothing else runs)
         self._sleep_until = getattr(clock, "sleep_until", trio.sleep_until)
 
@@ -192,17 +203,21 @@ class Member:
         self.stats.max_queue = max(self.stats.max_queue, self._queued)
         self._wakeup.set()
 
-    def _pick(self) -> Request | None:
-        """The next request: the first non-empty class, in its queue order from the head."""
+    def _pick(self, head: int | None = None) -> Request | None:
+        """The next request: the first non-empty class, in its queue order from the head
+        (``head``: where the last request ended; default the last one served)."""
         for q in self._queues:
             if len(q):
                 self._queued -= 1
-                return q.pop(self._last_end)
+                return q.pop(self._last_end if head is None else head)
         return None
 
     async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Serve this member's queue until cancelled."""
         task_status.started()
+        depth = getattr(self.store, "queue_depth", 1)
+        if depth > 1:
+            await self._serve_tagged(depth)
         while True:
             req = self._pick()
             if req is None:
@@ -223,7 +238,66 @@ class Member:
             finally:
                 self._active = False
 
-    async def _execute(self, req: Request, store: Store | None = None) -> None:
+    async def _serve_tagged(self, depth: int) -> None:
+        """Hand up to ``depth`` requests at once to a store that queues commands
+        (``begin``/``end``, the hdd model's tagged command queueing). Requests leave the
+        member's queues in their order (C-LOOK counts from the end of the last request
+        handed over) and arrive at the drive in that order; the drive reorders them."""
+        async with trio.open_nursery() as nursery:
+            while True:
+                store = self.store  # a spare may have taken the role
+                depth = getattr(store, "queue_depth", 1)
+                if self._inflight >= depth:
+                    self._slot = trio.Event()
+                    await self._slot.wait()
+                    continue
+                req = self._pick(self._issued_end)
+                if req is None:
+                    self._wakeup = trio.Event()
+                    await self._wakeup.wait()
+                    continue
+                if req._epoch != self.epoch:  # queued before the member failed (see retire)
+                    self.stats.errors += 1
+                    req.error = OSError(f"member {self.index} failed while the request waited in its queue")
+                    if req._batch is not None:
+                        req._batch.finish_one()
+                    continue
+                if self.busy_until > self.clock.now():  # a fast-path request still has the disk
+                    await self._sleep_until(self.busy_until)
+                if depth <= 1:  # a store that does not queue (a spare of another kind)
+                    self._active = True
+                    try:
+                        await self._execute(req)
+                    finally:
+                        self._active = False
+                    continue
+                try:
+                    cmd = store.begin(req.op, req.offset, req.length)  # type: ignore[attr-defined]
+                except (OSError, ValueError) as exc:
+                    self.stats.errors += 1
+                    req.error = exc
+                    if req._batch is not None:
+                        req._batch.finish_one()
+                    continue
+                if not self._inflight:
+                    self._active = True
+                    self._busy_since = self.clock.now()
+                self._inflight += 1
+                self._issued_end = req.offset + req.length
+                nursery.start_soon(self._finish_tagged, store, req, cmd)
+
+    async def _finish_tagged(self, store: Store, req: Request, cmd) -> None:
+        try:
+            await store.end(cmd)  # type: ignore[attr-defined]
+            await self._execute(req, store=store.inner, busy=False)  # type: ignore[attr-defined]
+        finally:
+            self._inflight -= 1
+            if not self._inflight:
+                self._active = False
+                self.stats.busy_seconds += self.clock.now() - self._busy_since
+            self._slot.set()
+
+    async def _execute(self, req: Request, store: Store | None = None, busy: bool = True) -> None:
         start = self.clock.now()
         st = self.stats
         store = store or self.store
@@ -248,7 +322,8 @@ class Member:
             st.errors += 1
             req.error = exc
         finally:
-            st.busy_seconds += self.clock.now() - start
+            if busy:
+                st.busy_seconds += self.clock.now() - start
             if req._batch is not None:
                 req._batch.finish_one()
 

@@ -247,7 +247,12 @@ def models_sources_table(presets: list[dict[str, Any]]) -> Table:
     t = Table(title="drives and sources", title_justify="left")
     t.add_column("spec", no_wrap=True, min_width=max([4] + [len(d["spec"]) for d in presets]))
     t.add_column("drive", ratio=1, overflow="fold")
+    t.add_column("native queue", no_wrap=True)
     t.add_column("source", ratio=2, overflow="fold")
     for d in presets:
-        t.add_row(d["spec"], d["drive"], d["source"])
+        queue = "-" if d["kind"] != "hdd" else (
+            f"{d['queue_depth']} {d['scheduling']}" if d["queue_depth"] > 1 else "none")
+        t.add_row(d["spec"], d["drive"], queue, d["source"])
+    t.caption = ("command queueing (tcq) is on by default at the native queue; "
+                 "hdd:NAME,tcq=off serves one command at a time, queue_depth=N a queue of N")
     return t

@@ -38,11 +38,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from vraid.core.units import format_size
 from vraid.errors import VraidError
 from vraid.engine.events import PlanEvent
 from . import verdict
-from .runner import load_json
 
 NAME = "msc-ct"
 BLOCK = 4096
@@ -81,8 +79,14 @@ def _settings(quick: bool) -> dict[str, Any]:
 
 
 def runs(quick: bool, *, scale: int | None = None, workspaces_gb: list[int] | None = None,
-         hosts: tuple[str, ...] = HOSTS) -> list[dict[str, Any]]:
-    """One run per (host, workspace, policy); ``scale`` divides the paper's sizes and writes."""
+         hosts: tuple[str, ...] = HOSTS, disk_model: str = DISK_MODEL,
+         ct_limits: str | None = None) -> list[dict[str, Any]]:
+    """One run per (host, workspace, policy); ``scale`` divides the paper's sizes and writes.
+
+    ``disk_model`` replaces the members' model (``--set disk_model=hdd:st373454lc,tcq=off``: one
+    command at a time); ``ct_limits`` gives MSC-CT's limits (``sr_max=4,sw_max=4``) instead of
+    the preset's measured ones (a modified preset names none and would get the conservative ones).
+    """
     st = _settings(quick)
     scale = scale or st["scale"]
     if isinstance(hosts, str):  # --set hosts=direct
@@ -102,7 +106,8 @@ def runs(quick: bool, *, scale: int | None = None, workspaces_gb: list[int] | No
                               "cache": cache, "ct": ct, "workspace": gb * GIB // scale, "threads": gb,
                               "capacity": capacity, "cache_size": PAPER_CACHE // scale,
                               "dirty": PAPER_DIRTY // scale, "writes": PAPER_WRITES // scale, "scale": scale,
-                              "seed": st["seed"], "strip": STRIP, "disks": DISKS, "disk_model": DISK_MODEL})
+                              "seed": st["seed"], "strip": STRIP, "disks": DISKS, "disk_model": disk_model,
+                              **({"ct_limits": ct_limits} if ct_limits else {})})
     return specs
 
 
@@ -157,24 +162,38 @@ class _PlanStats:
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     from vraid.backends.models import disk_preset
-    from vraid.policies.ct import default_limits
+    from vraid.policies.ct import CtLimits, default_limits
     from vraid.sim.simulator import SimConfig, run_sim
 
-    policies = {"cache": spec["cache"], "cache_size": str(spec["cache_size"]), "destage": "hlwm",
-                "destage_order": "lrw", "ct": spec["ct"]}
+    ct = spec["ct"]
+    if spec.get("ct_limits") and ct != "none":
+        ct = f"{ct}:{spec['ct_limits']}"
+    policies = {"cache": spec["cache"], "cache_size": str(spec["cache_size"]), "destage": spec.get("destage", "hlwm"),
+                "destage_order": "lrw", "ct": ct}
     common = {"level": 5, "disks": spec["disks"], "strip": spec["strip"], "capacity": spec["capacity"],
               "disk_model": spec["disk_model"], "seed": spec["seed"], "policies": policies}
     limits = default_limits(disk_preset=disk_preset(spec["disk_model"]))
+    if spec.get("ct_limits"):
+        given = dict(kv.split("=", 1) for kv in spec["ct_limits"].split(","))
+        limits = CtLimits(sr_max=int(given.get("sr_max", limits.sr_max)), sw_max=int(given.get("sw_max", limits.sw_max)),
+                          source="--set ct_limits")
     stats = _PlanStats(limits.sw_max)
     extra = {} if spec["host"] == "direct" else {"max_in_flight": QUEUE}
     config = SimConfig(workload=workload_spec(spec), requests=spec["writes"], **common, **extra)
     metrics = run_sim(config, observe=stats.observe).metrics
     block_writes = metrics["host_writes"]
     seconds = metrics["virtual_seconds"] + metrics["drain_seconds"]
+    busy = metrics["disk_busy"]
     return {"mb_s": spec["writes"] * BLOCK / 1e6 / seconds if seconds > 0 else 0.0,
             "seconds": seconds, "block_writes": block_writes,
             "disk_write_requests": metrics["disk_write_requests"], "disk_read_requests": metrics["disk_read_requests"],
+            "disk_write_blocks": metrics["disk_write_blocks"], "disk_read_blocks": metrics["disk_read_blocks"],
             "missed_rotations": metrics["missed_rotations"], "ct_limits": limits.spec(),
+            # where the members' time went (model seconds summed over the members)
+            "seek_seconds": metrics.get("seek_seconds", 0.0),
+            "rotation_wait_seconds": metrics.get("rotation_wait_seconds", 0.0),
+            "disk_busy": round(sum(busy) / len(busy), 4) if busy else 0.0,
+            "pbg_rmw": metrics["pbg_rmw"], "pbg_rcw": metrics["pbg_rcw"], "pbg_full": metrics["pbg_full"],
             **stats.to_dict()}
 
 
@@ -290,151 +309,13 @@ def summary(results: dict[str, Any]):
     return t
 
 
+#: a run of the same experiment one command at a time (``tcq=off``) kept beside the headline run
+#: (``--out results/msc-ct/one-command --set disk_model=hdd:st373454lc,tcq=off ...``)
+ONE_COMMAND = "one-command"
+
+
 def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
-    out_dir = Path(out_dir)
-    detail = load_json(out_dir / "detail.json")
-    files: list[Path] = []
-    try:
-        files.append(_plot(results, out_dir / "fig11.png"))
-        plots = True
-    except ImportError:
-        plots = False
-    md = out_dir / "results.md"
-    md.write_text(_markdown(results, detail, plots))
-    return [md, *files]
+    """results.md and fig11.png (:mod:`vraid.sim.experiment.msc_ct_report`)."""
+    from .msc_ct_report import report as write
 
-
-def _plot(results: dict[str, Any], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    hosts = [results["host"]] + [h for h in HOSTS if h in results]
-    fig, axes = plt.subplots(1, len(hosts), figsize=(5.2 * len(hosts), 3.8), squeeze=False)
-    for ax, host in zip(axes[0], hosts):
-        s = results if host == results["host"] else results[host]
-        for key, label, style in (("pbgc", "PBGC", "-s"), ("sc", "SC", "-o"), ("msc_ct", "MSC-CT", "-^")):
-            ax.plot(results["workspace"], s[key], style, label=label)
-        ax.set_xlabel("workspace (GB, paper scale)")
-        ax.set_ylabel("throughput (MB/s)")
-        ax.set_xticks(results["workspace"])
-        ax.set_ylim(bottom=0)
-        ax.set_title(f"{host} host", fontsize=10)
-        ax.legend(fontsize=8)
-    st = results.get("setup", {})
-    fig.suptitle(f"seed 000 Fig. 11 on vraid: random 4 KiB writes, 5 x {DISK_MODEL}, scale 1/{st.get('scale', '?')}",
-                 fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
-
-
-def _markdown(results: dict[str, Any], detail: dict[str, Any], plots: bool) -> str:
-    st = results.get("setup", {})
-    scale = st.get("scale", 1)
-    ws = results["workspace"]
-    hosts_run = [results["host"]] + [h for h in HOSTS if h in results]
-    shape = list(ws) == list(PAPER_WORKSPACES_GB) and len(hosts_run) == len(HOSTS)
-    size = {64: "`--quick`", 16: "the full run"}.get(scale, "") if shape else ""
-    size = size or (f"`--set scale={scale}`, workspaces {', '.join(f'{w} GB' for w in ws)}, "
-                    f"host{'s' if len(hosts_run) > 1 else ''} {', '.join(hosts_run)}")
-    lines = ["# msc-ct: seed 000 Fig. 11 on vraid's disk model", "",
-             f"**This run: scale 1/{scale}** ({size}; the full run is 1/16, every workspace, both hosts).", "",
-             f"RAID-5, {st.get('disks')} x `{st.get('disk_model')}`, strip {format_size(st.get('strip', 0))}, "
-             f"4 KiB blocks; the paper's set-up divided by {scale}: cache {format_size(st.get('cache_size', 0))} "
-             f"(paper 512 MiB), {st.get('writes')} random 4 KiB writes (paper 160k), workspace 1..8 GB at paper "
-             f"scale ({', '.join(format_size(w * GIB // scale) for w in ws)} here) on an array of "
-             f"{format_size(st.get('capacity', 0))}; high/low marks 95 %/85 %, LRW; CT limits `{st.get('ct')}` "
-             "(the stride benchmark on the model). MB/s = the writes' bytes over the virtual time until all of "
-             "them are on the members (run + final drain).", ""]
-    for host in [results["host"]] + [h for h in HOSTS if h in results]:
-        s = results if host == results["host"] else results[host]
-        g = gains(results, None if host == results["host"] else host)
-        what = ("Tiobench writes through vraid's model of the paper's ext3 + page-cache path (`page-cache` "
-                f"workload: {st.get('dirty', 0) / 2**20:.1f} MiB dirty limit, all dirty pages written back at once "
-                "in ascending order, 64 in flight)"
-                if host == "page-cache" else "the same random writes straight to the array (no host page cache)")
-        lines += [f"## {host} host: {what}", "",
-                  "| workspace (paper scale) | PBGC MB/s | SC MB/s | MSC-CT MB/s | MSC-CT over SC | MSC-CT over PBGC | SC over PBGC |",
-                  "|--:|--:|--:|--:|--:|--:|--:|"]
-        for i, w in enumerate(ws):
-            lines.append(f"| {w} GB | {s['pbgc'][i]:.3f} | {s['sc'][i]:.3f} | {s['msc_ct'][i]:.3f} | "
-                         f"{g['msc_ct_over_sc'][i]:+.0%} | {g['msc_ct_over_pbgc'][i]:+.0%} | {g['sc_over_pbgc'][i]:+.0%} |")
-        probs = shape_problems(results, None if host == results["host"] else host)
-        lines += ["", "Shape (MSC-CT >= SC everywhere, gain largest at the smallest workspace and shrinking): "
-                  + ("holds." if not probs else "does not hold: " + "; ".join(probs) + "."), ""]
-        lines += _pattern_table(detail, host, ws)
-    lines += ["## Against the paper", ""] + _comparison(results)
-    rows = verdict.from_json(results.get("paper_vs_vraid", []))
-    if rows:
-        t = verdict.tally(rows)
-        lines += ["", "### Paper vs vraid (verdict: within 25 % = reproduced; same side of 1 = direction)", "",
-                  verdict.markdown_table(rows).rstrip(), "",
-                  f"{t['reproduced']} reproduced, {t['direction']} direction only, {t['not reproduced']} not "
-                  "reproduced. The paper's ratios are its sentences of sec. IV-B read as throughput ratios "
-                  "(\"outperforms by 170%\" = 2.70x); SC over PBGC at 1 GB (3.20/2.70) and MSC-CT over PBGC at "
-                  "8 GB (2.08 x 1.10) are implied by them, not printed."]
-    if plots:
-        lines += ["", "![Fig. 11](fig11.png)"]
-    return "\n".join(lines) + "\n"
-
-
-def _pattern_table(detail: dict[str, Any], host: str, ws: list[int]) -> list[str]:
-    runs = [r for r in detail.get("runs", []) if r["host"] == host and r["policy"] in ("sc", "msc_ct")]
-    if not runs:
-        return []
-    out = ["Destage write pattern (SC's plans; member requests with and without CT):", "",
-           "| workspace | dirty blocks per destaged unit | write gaps with 2 <= S < S_w^max | member requests SC | MSC-CT | missed rotations SC | MSC-CT |",
-           "|--:|--:|--:|--:|--:|--:|--:|"]
-    by = {(r["workspace_gb"], r["policy"]): r for r in runs}
-    for w in ws:
-        sc, ct = by.get((w, "sc")), by.get((w, "msc_ct"))
-        if not sc or not ct:
-            continue
-        out.append(f"| {w} GB | {sc['dirty_blocks_per_plan']:.2f} | {sc['write_gaps_below_sw_max']:.1%} | "
-                   f"{sc['disk_write_requests'] + sc['disk_read_requests']} | {ct['disk_write_requests'] + ct['disk_read_requests']} | "
-                   f"{sc['missed_rotations']} | {ct['missed_rotations']} |")
-    return out + [""]
-
-
-def _comparison(results: dict[str, Any]) -> list[str]:
-    g = gains(results)
-    ws = results["workspace"]
-    i1 = ws.index(1) if 1 in ws else 0
-    i8 = ws.index(8) if 8 in ws else len(ws) - 1
-    out = [
-        "| claim (sec. IV-B) | paper | vraid (page-cache model) |", "|---|--:|--:|",
-        f"| MSC-CT over SC at 1 GB | +170 % | {g['msc_ct_over_sc'][i1]:+.0%} |",
-        f"| MSC-CT over PBGC at 1 GB | +220 % | {g['msc_ct_over_pbgc'][i1]:+.0%} |",
-        f"| MSC-CT over SC at 8 GB | +108 % | {g['msc_ct_over_sc'][i8]:+.0%} |",
-        f"| SC over PBGC at 8 GB | +10 % | {g['sc_over_pbgc'][i8]:+.0%} |", "",
-        "- The shape the paper describes (\"As the workspace size increases, the gain of MSC-CT over SC decreases "
-        "but will not be negative\") " + ("holds here." if not shape_problems(results) else "does not fully hold here: "
-                                           + "; ".join(shape_problems(results)) + "."),
-        ("- Our CT gains over SC are smaller than the paper's. " if g["msc_ct_over_sc"][i1] < PAPER["msc_ct_over_sc_1gb"]
-         and g["msc_ct_over_sc"][i8] < PAPER["msc_ct_over_sc_8gb"] else "- CT gains over SC, ours against the paper's: "
-         "see the table. ")
-        + f"The CT limits here are `{results.get('setup', {}).get('ct')}` (the stride benchmark on the model: a "
-        "gap of 4 or more blocks takes longer to pass under the head than the next command needs, so only "
-        "2- and 3-block gaps cost a revolution and CT fills only those); the real drive's limits (Fig. 9(a)) "
-        "are drawn, not printed, and its queueing of 32-64 commands is not modelled.",
-        ("- Our SC beats PBGC by more than the paper's (which has SC 10 % above PBGC at 8 GB, and notes "
-         "that its SC loses memory to full-stripe allocation, sec. IV-B). " if g["sc_over_pbgc"][i8] > 0.25 else
-         "- SC against PBGC: see the table. ")
-        + "In the model a PBG unit destages one row at a time, usually by read-modify-write, whose writes "
-        "wait most of a revolution after their reads, while a stripe destage merges the rows of a strip "
-        "into one request per member wherever the written-back pages are adjacent.",
-        "- We read \"outperforms by 170%\" as 2.7 times the throughput (a gain of +170 %), as the "
-        "paper's \"SC outperforms PBGC by 10%\" can only mean 1.1 times.",
-    ]
-    if "direct" in results:
-        gd = gains(results, "direct")
-        out.append("- Without the host page cache (random writes straight to the array) the destaged stripes are "
-                   "sparse: LRW evicts a stripe after about as many writes as the cache holds stripes, so a stripe "
-                   "collects only one or two writes (dirty blocks per destaged unit in the table above), few "
-                   "write gaps are below S_w^max, and CT gains " + ", ".join(f"{x:+.0%}" for x in gd["msc_ct_over_sc"])
-                   + " over SC. The paper's gains come from the page cache: its write-back hands the driver "
-                   "dense, ascending runs of pages, the \"closely discontiguous writes\" CT is for (sec. III-F).")
-    return out
+    return write(results, out_dir)

@@ -18,7 +18,8 @@ contiguous, back to back, each read once in 4 KiB records), the host model of
 32 MiB for every series (the paper's 512 MB is never the limit: what MSP needs is its
 SPS_max = 8 stripes ahead, 5 MiB at a 128 KiB strip). Bandwidth = the files' bytes over the
 virtual time until the last stream has read its last record. The disks are
-``hdd:st373454lc,stroke=partition``: each member is the first bytes of a 73 GB disk, as the
+``hdd:st373454lc,stroke=partition,tcq=off`` (one command at a time, as results/prefetch/ was
+measured): each member is the first bytes of a 73 GB disk, as the
 paper's 8 GB of files occupy the first 2 % of its five disks (seeks are short: track to track
 and a few tracks more; rotation and transfer dominate).
 """
@@ -35,8 +36,11 @@ NAME = "prefetch"
 KIB, MIB = 1 << 10, 1 << 20
 DISKS = 5
 #: the paper's files (8 GB on five 73 GB disks) fill the first 2 % of each disk: the members are
-#: the start of the disk (short seeks), not spread over every cylinder (the model's default)
-DISK_MODEL = "hdd:st373454lc,stroke=partition"
+#: the start of the disk (short seeks), not spread over every cylinder (the model's default).
+#: ``tcq=off``: results/prefetch/ was measured one command at a time, before the hdd presets
+#: queued commands by default; kept so a re-run reproduces it (a run with the drive's queue
+#: on is not done yet)
+DISK_MODEL = "hdd:st373454lc,stroke=partition,tcq=off"
 RECORD = 4 * KIB
 READ_CACHE = 32 * MIB
 STRIPS = (128 * KIB, 256 * KIB)

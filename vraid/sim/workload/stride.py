@@ -61,7 +61,7 @@ class Stride(_Pass):
 
 
 class ExpStride(_Pass):
-    """Ascending I/O with exponential stride distance (seed 000, sec. I-C, Fig. 1; sec. V-E, Fig. 15).
+    """Ascending I/O with exponential stride distance (seed 000, sec. I-C, Fig. 1; sec. IV-F, Fig. 15).
 
     The stride distance S (blocks from one I/O to the next, 1 = contiguous) follows a
     discretised exponential law, i.e. geometric on 1..``max`` (Fig. 1: max 32 blocks of 4 KiB;
@@ -73,7 +73,7 @@ class ExpStride(_Pass):
 
     name = "exp-stride"
     summary = "ascending one-block I/O with exponentially distributed stride distance"
-    source = "seed 000 (Baek & Park, MSC-CT), sec. I-C, Fig. 1 (and Fig. 15)"
+    source = "seed 000 (Baek & Park, MSC-CT), sec. I-C, Fig. 1; sec. IV-F, Fig. 15"
     PARAMS = {"mean": Param("float", 4.0, "average stride distance in blocks"),
               "max": Param("int", 32, "largest stride distance in blocks"), **_pass_params(4 << 20)}
 

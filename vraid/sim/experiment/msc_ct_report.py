@@ -8,7 +8,7 @@ from typing import Any
 
 from vraid.core.units import format_size
 from . import verdict
-from .msc_ct import (DISK_MODEL, DISKS, GIB, HOSTS, ONE_COMMAND, PAPER, PAPER_WORKSPACES_GB, POLICIES, gains,
+from .msc_ct_paper import (DISK_MODEL, DISKS, GIB, HOSTS, ONE_COMMAND, PAPER, PAPER_WORKSPACES_GB, POLICIES, gains,
                      shape_problems)
 from .runner import load_json
 

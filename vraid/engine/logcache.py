@@ -95,6 +95,8 @@ class LogCache:
         self.held: dict[int, dict[int, int]] = {}
         #: lba -> (seq, index) of its newest held log copy
         self.copy: dict[int, tuple[int, int]] = {}
+        #: segments being written: the tail never passes one (its blocks are not held yet)
+        self.inflight: set[int] = set()
         self.failed: str | None = None
         self.last_host = -math.inf
         self._ram_since: float | None = None  # when the RAM buffer last went from empty to not
@@ -257,6 +259,7 @@ class LogCache:
                     for chunk in chunks[g : g + ways]:
                         await self._make_room()
                         seq, self.head = self.head, self.head + 1
+                        self.inflight.add(seq)
                         batch.append((seq, chunk))
                     async with trio.open_nursery() as n:
                         for seq, chunk in batch:
@@ -280,7 +283,10 @@ class LogCache:
     async def _append(self, seq: int, chunk: list) -> None:
         data = b"".join(block.tobytes() for _, _, block in chunk)
         header = SegmentHeader(self.medium.uuid, seq, self.tail, tuple(lba for lba, _, _ in chunk), data_crc(data))
-        await self.medium.write_segment(seq, header, data)
+        try:
+            await self.medium.write_segment(seq, header, data)
+        finally:
+            self.inflight.discard(seq)
         held = self.held.setdefault(seq, {})
         for idx, (lba, version, _) in enumerate(chunk):
             old = self.copy.get(lba)
@@ -318,7 +324,7 @@ class LogCache:
 
     # -- level 2: log -> data disks ----------------------------------------------------------
     def _advance_tail(self) -> None:
-        while self.tail < self.head and not self.held.get(self.tail):
+        while self.tail < self.head and not self.held.get(self.tail) and self.tail not in self.inflight:
             self.held.pop(self.tail, None)
             self.tail += 1
 
@@ -330,6 +336,8 @@ class LogCache:
                 return 0
             seq = self.tail
             held = dict(self.held.get(seq, {}))
+            if not held:  # being written: level 1 wakes level 2 when it is done
+                return 0
             self.level2_running += 1
             try:
                 lo, hi = min(held.values()), max(held.values())
@@ -460,11 +468,12 @@ class LogCache:
                 d = self.scheduler.decide(self.cache_state())
                 if d.concurrency > 0:
                     try:
-                        await self.level2_one("idle")
+                        if await self.level2_one("idle"):
+                            continue
                     except Exception:
                         log.exception("level-2 destage failed")
                         await trio.sleep(0.1)
-                    continue
+                        continue
                 recheck = d.recheck
             elif self.tail >= self.head and self.tail > self.medium.durable_tail and self.failed is None:
                 await self.next.flush()  # the log is empty: give its space back durably

@@ -90,7 +90,7 @@ async def recover(
     if bitmap_chunks is None:
         if was_clean:
             stripes: list[int] = sorted(touched)
-            report.reason = f"{report.source} replay" if touched else ""
+            report.reason = f"replay from {report.source}" if touched else ""
         else:
             stripes = list(range(array.mapping.stripes))
             report.reason = "no write-intent bitmap: the whole array"
@@ -103,7 +103,7 @@ async def recover(
             why.append(f"write-intent bitmap: {len(bitmap_chunks)} dirty chunk{'s' if len(bitmap_chunks) != 1 else ''}"
                        f" of {chunk} stripes")
         if touched:
-            why.append(f"{len(touched)} stripes touched by the {report.source} replay")
+            why.append(f"{len(touched)} stripes touched by the replay from {report.source}")
         report.reason = ", ".join(why)
     has_parity = array.redundancy.parity_columns > 0
     if has_parity and stripes:

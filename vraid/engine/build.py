@@ -133,6 +133,8 @@ class EngineConfig:
     log_fresh: bool = False
     #: the destage scheduler of level 2 (``vraid.policies.destage`` spec)
     log_destage: str = "idle"
+    #: level 1 runs when the oldest block in the RAM buffer has waited this long (seconds)
+    log_timer: float = 0.2
 
     # -- checks ---------------------------------------------------------------------------
     def spec(self, family: str) -> str:
@@ -187,6 +189,8 @@ class EngineConfig:
             if self.log_ram < g.block_size * 16:
                 raise VraidError(f"log RAM buffer of {self.log_ram} bytes is too small", "give at least 64K, e.g. 4M")
             registry.parse("destage", self.log_destage)
+            if not self.log_timer > 0:
+                raise VraidError(f"log timer {self.log_timer} is not positive", "e.g. 0.2 (seconds)")
             if self.log_stores is not None:
                 want = g.ndisks if kind == "per-disk" else n
                 if len(self.log_stores) != want:
@@ -329,7 +333,7 @@ class Engine:
 
         def make(target, guard):
             return LogCache(target, self.log_medium, ram_bytes=cfg.log_ram, scheduler=guard.wrap("destage", sched),
-                            scan=self.log_scan)
+                            timer=cfg.log_timer, scan=self.log_scan)
 
         return make
 

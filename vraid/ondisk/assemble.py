@@ -338,12 +338,35 @@ def examine(path: Path) -> list[tuple[Path, Superblock | None, str]]:
     """Superblocks of one member file, or of every candidate in a directory."""
     path = Path(path)
     if path.is_dir():
-        return [(c.path, c.superblock, c.problem) for c in _candidates(path)]
+        return [(c.path, c.superblock, _log_store(c.path) or c.problem) for c in _candidates(path)]
     if not path.exists():
         raise VraidError(f"{path} does not exist", "give a member file or an array directory")
     with open(path, "rb") as f:
         raw = f.read(SB_SIZE)
     return [(path, Superblock.unpack(raw, str(path)), "")]
+
+
+def _log_store(path: Path) -> str:
+    """What a log store's superblock says (vraid.ondisk.logsegment), "" if it is none."""
+    from .logsegment import SB_MAGIC, LogFormatError, LogSuperblock
+
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(64 << 10)
+        if raw[:8] != SB_MAGIC:
+            return ""
+        for bs in (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536):  # the array's block size
+            try:
+                sb = LogSuperblock.unpack(raw, bs, where=path.name)
+                break
+            except LogFormatError:
+                continue
+        else:
+            return "log store: superblock corrupt"
+    except OSError:
+        return ""
+    return (f"log store {sb.index + 1} of {sb.count} ({sb.kind}) of array {sb.array_uuid}: {sb.slots} segments of "
+            f"{sb.segment_blocks} blocks, tail {sb.tail}")
 
 
 def assemble(directory: Path) -> Assembled:

@@ -555,12 +555,13 @@ def log_panel(snap: dict[str, Any]) -> Panel:
     line.append(f"{_bar(used / segs)} {used}/{segs} segments of {format_size(log.get('segment_bytes', 0))}"
                 f" on {', '.join(log.get('stores') or [])}")
     lines.append(line)
-    lines.append(Text(f"level 1 (RAM -> log): {log.get('level1_destages', 0)} destages, {log.get('level1_segments', 0)} "
-                      f"segments, {log.get('level1_blocks', 0)} blocks   level 2 (log -> array): "
-                      f"{log.get('level2_destages', 0)} segments, {log.get('level2_blocks', 0)} blocks"))
+    lines.append(Text(f"level 1 (RAM -> log):   {log.get('level1_destages', 0)} destages, {log.get('level1_segments', 0)} "
+                      f"segments, {log.get('level1_blocks', 0)} blocks   hits: RAM {log.get('ram_hits', 0)}"))
+    lines.append(Text(f"level 2 (log -> array): {log.get('level2_destages', 0)} segments, {log.get('level2_blocks', 0)} "
+                      f"blocks   hits: log {log.get('log_hits', 0)}"))
     slots = log.get("slots") or {}
-    lines.append(Text(f"hits: RAM {log.get('ram_hits', 0)}  log {log.get('log_hits', 0)}   slots: "
-                      + "  ".join(f"{k} {slots.get(k, 0)}" for k in ("IN_RAM_BUFFER", "IN_CACHE_DISK", "IN_DATA_DISK", "SLOT_FREE"))))
+    lines.append(Text("slots: " + "  ".join(f"{k} {slots.get(k, 0)}" for k in
+                                            ("IN_RAM_BUFFER", "IN_CACHE_DISK", "IN_DATA_DISK", "SLOT_FREE"))))
     if log.get("message"):
         lines.append(Text(log["message"], style="bold red" if log.get("failed") else "yellow"))
     sched = log.get("scheduler")

@@ -197,3 +197,21 @@ def test_sim_json_has_a_log_block_only_with_a_log():
     assert lb["host_write_blocks"] == 300 and lb["level2_blocks"] > 0 and all(b > 0 for b in lb["store_busy_seconds"])
     # writes are acknowledged from the RAM buffer: far faster than RAID-5's small-write penalty
     assert logged["metrics"]["mean_response_ms"] < plain["metrics"]["mean_response_ms"] / 5
+
+
+def test_per_disk_log_of_a_degraded_array_runs_without_the_missing_members_region():
+    members, _ = _stores("per-disk")
+    s = Session(_config("per-disk", members, None, log_fresh=True))
+    d = _data(11, 100 * K)
+    s.write(0, d)
+    s.shutdown()
+    s.close()
+    s = Session(_config("per-disk", members, None, failed=(2,)))  # clean, but member 2 is gone
+    assert s.read(0, len(d)) == d
+    e = _data(12, 200 * K)
+    s.write(0, e)
+    s.flush()  # a segment for member 2's region cannot be written: the buffer goes through
+    assert s.read(0, len(e)) == e
+    st = s.status()["log"]
+    assert st["failed"] is not None and "lost" in st["message"]
+    s.close()

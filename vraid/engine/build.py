@@ -319,6 +319,8 @@ class Engine:
         if cfg.log_fresh or cfg.log_stores is None and kind != "per-disk" or cfg.log_stores is None and cfg.stores is None:
             format_stores(stores, layout, cfg.uuid)
         self.log_medium = LogMedium(stores, layout, cfg.uuid)
+        if kind == "per-disk":  # the region of a failed member is gone with it
+            self.log_medium.failed.update(cfg.failed)
         self.log_scan = self.log_medium.scan_sync()
 
     def log_factory(self):

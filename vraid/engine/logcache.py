@@ -197,7 +197,7 @@ class LogCache:
                 try:
                     out[i * bs : j * bs] = await self.medium.read_data(seq, idx, j - i)
                 except LogFailed as exc:
-                    self._lost(str(exc))
+                    await self._fail_log(str(exc))
                     continue  # the block is the data disks' now
                 logged += j - i
                 i = j
@@ -266,7 +266,11 @@ class LogCache:
                             n.start_soon(self._append, seq, chunk)
                     segs += len(batch)
             except* LogFailed as eg:
-                self._lost(str(eg.exceptions[0]))
+                error = str(eg.exceptions[0])
+            else:
+                error = ""
+            if error:
+                await self._fail_log(error)
             if self.failed is not None:
                 return await self._write_through(self.table.in_ram(), reason)
             m = self.metrics
@@ -334,39 +338,43 @@ class LogCache:
             self._advance_tail()
             if self.tail >= self.head or self.failed is not None:
                 return 0
-            seq = self.tail
-            held = dict(self.held.get(seq, {}))
-            if not held:  # being written: level 1 wakes level 2 when it is done
-                return 0
-            self.level2_running += 1
             try:
-                lo, hi = min(held.values()), max(held.values())
-                try:
-                    raw = await self.medium.read_data(seq, lo, hi - lo + 1)
-                except LogFailed as exc:
-                    self._lost(str(exc))
-                    return 0
-                blocks = {lba: np.frombuffer(raw, dtype=np.uint8, count=self.bs, offset=(idx - lo) * self.bs)
-                          for lba, idx in held.items()}
-                await self._to_data_disks(blocks, Cause.DESTAGE_L2)
-            finally:
-                self.level2_running -= 1
-            still = self.held.get(seq, {})
-            for lba, idx in held.items():
-                if self.table.destaged(lba, (seq, idx)):
-                    self.table.recycle(lba)  # the entry is not needed any more: back to the free list
-                if self.copy.get(lba) == (seq, idx):
-                    del self.copy[lba]
-                still.pop(lba, None)
-            self._advance_tail()
-            m = self.metrics
-            m.level2_destages += 1
-            m.level2_blocks += len(held)
-            now = self.clock.now()
-            self.events.publish(LogDestageEvent(time=now, level=2, blocks=len(held), seq=seq, reason=reason,
-                                                cause=Cause.DESTAGE_L2))
-            self._fill(now)
-            return len(held)
+                return await self._destage_segment(self.tail, reason)
+            except LogFailed as exc:
+                error = str(exc)
+        await self._fail_log(error)
+        return 0
+
+    async def _destage_segment(self, seq: int, reason: str) -> int:
+        """Level 2 of segment ``seq`` (the caller holds the level-2 lock)."""
+        held = dict(self.held.get(seq, {}))
+        if not held:  # being written: level 1 wakes level 2 when it is done
+            return 0
+        self.level2_running += 1
+        try:
+            lo, hi = min(held.values()), max(held.values())
+            raw = await self.medium.read_data(seq, lo, hi - lo + 1)
+            blocks = {lba: np.frombuffer(raw, dtype=np.uint8, count=self.bs, offset=(idx - lo) * self.bs)
+                      for lba, idx in held.items()}
+            await self._to_data_disks(blocks, Cause.DESTAGE_L2)
+        finally:
+            self.level2_running -= 1
+        still = self.held.get(seq, {})
+        for lba, idx in held.items():
+            if self.table.destaged(lba, (seq, idx)):
+                self.table.recycle(lba)  # the entry is not needed any more: back to the free list
+            if self.copy.get(lba) == (seq, idx):
+                del self.copy[lba]
+            still.pop(lba, None)
+        self._advance_tail()
+        m = self.metrics
+        m.level2_destages += 1
+        m.level2_blocks += len(held)
+        now = self.clock.now()
+        self.events.publish(LogDestageEvent(time=now, level=2, blocks=len(held), seq=seq, reason=reason,
+                                            cause=Cause.DESTAGE_L2))
+        self._fill(now)
+        return len(held)
 
     async def _to_data_disks(self, blocks: dict, cause: Cause) -> None:
         """Write (lba -> block) through the next target, one unit per stripe."""
@@ -387,6 +395,22 @@ class LogCache:
             await self.next.write_unit(buf, tuple(tuple(row) for row in z), priority=Priority.DESTAGE, cause=cause)
 
     # -- failure ---------------------------------------------------------------------------
+    async def _fail_log(self, error: str) -> None:
+        """A log store failed with no copy left: first destage what the surviving stores
+        still hold (mcd, per-disk), then count the rest as lost (:meth:`_lost`)."""
+        if self.medium.redundant or self.failed is not None:
+            return
+        self.failed = error  # level 2 stops; level 1 goes straight to the data disks from now
+        async with self._l2:
+            for seq in sorted(self.held):
+                if all(i in self.medium.failed for i in self.medium.layout.place(seq)[0]):
+                    continue
+                try:
+                    await self._destage_segment(seq, "rescue")
+                except LogFailed:
+                    continue
+        self._lost(error)
+
     def _lost(self, error: str) -> None:
         """A log store failed with no copy left: what only the log held is lost."""
         if self.medium.redundant:
@@ -402,8 +426,7 @@ class LogCache:
         self.copy.clear()
         self.tail = self.head
         self.metrics.lost_blocks += lost
-        if self.failed is None:
-            self.failed = error
+        self.failed = self.failed or error
         names = ",".join(self.medium.stores[i].name for i in sorted(self.medium.failed)) or "log"
         log.error("log disk failed (%s): %d blocks not yet destaged are lost", error, lost)
         self.events.publish(LogFailureEvent(time=self.clock.now(), store=names, lost=lost, error=error))

@@ -119,8 +119,10 @@ class LogMedium:
     # -- setup and recovery (synchronous: before the trio loop serves) ---------------------
     def check_sync(self) -> int:
         """Read every store's superblock; returns the tail. Raises LogFormatError/VraidError."""
-        tails = []
+        tails = [0]
         for i, s in enumerate(self.stores):
+            if i in self.failed:
+                continue  # a per-disk region on a missing member
             sb = LogSuperblock.unpack(s.read_sync(0, self.bs), self.bs, where=s.name)
             if sb.array_uuid != self.uuid:
                 raise VraidError(f"log store {s.name} belongs to array {sb.array_uuid}, not {self.uuid}",
@@ -134,6 +136,8 @@ class LogMedium:
         return self.durable_tail
 
     def _intact(self, store: int, seq: int) -> tuple[SegmentHeader, bytes] | str:
+        if store in self.failed:
+            return "its log store has failed"
         _, off = self.layout.place(seq)
         s = self.stores[store]
         raw = s.read_sync(off, self.layout.segment_bytes)
@@ -178,6 +182,8 @@ class LogMedium:
         top = -1
         lay = self.layout
         for i, s in enumerate(self.stores):
+            if i in self.failed:
+                continue
             for slot in range(lay.slots):
                 off = self.bs * (1 + slot * (1 + lay.segment_blocks))
                 h = SegmentHeader.unpack(s.read_sync(off, self.bs), self.bs)

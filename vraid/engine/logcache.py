@@ -305,6 +305,8 @@ class LogCache:
     async def _make_room(self) -> None:
         """Wait until the slot of segment ``head`` may be overwritten (level 2 if it must)."""
         while self.head - self.medium.durable_tail >= self.medium.layout.capacity:
+            if self.failed is not None:  # the log failed meanwhile: level 1 goes to the data disks
+                raise LogFailed(self.failed, "see vraid status")
             self._advance_tail()
             if self.tail > self.medium.durable_tail:
                 await self.next.flush()  # the data disks hold what the reclaimed segments held

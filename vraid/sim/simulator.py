@@ -110,6 +110,8 @@ class SimConfig:
     log: str | None = None
     #: ``--log-size``: bytes of each log store (None: the engine's default)
     log_size: str | None = None
+    #: ``--log-destage``: the destage scheduler of level 2 (None: the engine's default, idle)
+    log_destage: str | None = None
 
     def geometry(self) -> Geometry:
         """The array geometry these settings describe.
@@ -147,6 +149,8 @@ class SimConfig:
             extra |= {"log": self.log, "log_fresh": True}
             if self.log_size is not None:
                 extra["log_size"] = parse_size(self.log_size, "log size")
+            if self.log_destage is not None:
+                extra["log_destage"] = self.log_destage
         return EngineConfig(g, policies=policies, cache_size=size, read_cache_size=read_cache, **extra,
                             disk_model=self.disk_model, faults=tuple(self.faults),
                             nvram=Path(self.nvram) if self.nvram else None, nvram_fresh=True,
@@ -161,7 +165,7 @@ class SimConfig:
             del out["faults"]  # the same JSON as before fault injection existed
         else:
             out["faults"] = list(self.faults)
-        for key in ("nvram", "bitmap_chunk", "log", "log_size"):
+        for key in ("nvram", "bitmap_chunk", "log", "log_size", "log_destage"):
             if out[key] is None:
                 del out[key]  # likewise: only runs that use them show them
         if self.on_policy_fault == "stop":

@@ -501,9 +501,13 @@ class LogCache:
                         continue
                 recheck = d.recheck
             elif self.tail >= self.head and self.tail > self.medium.durable_tail and self.failed is None:
-                await self.next.flush()  # the log is empty: give its space back durably
-                await self.medium.checkpoint(self.tail)
-                self.metrics.checkpoints += 1
+                try:
+                    await self.next.flush()  # the log is empty: give its space back durably
+                    await self.medium.checkpoint(self.tail)
+                    self.metrics.checkpoints += 1
+                except Exception:  # a member failed: the next host request meets it; try again later
+                    log.exception("log checkpoint failed")
+                    await trio.sleep(0.1)
                 continue
             self._wake2 = trio.Event()
             if recheck is not None:

@@ -40,6 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="data covered by one write-intent bitmap bit, rounded to whole stripes (default 4M); "
                         "none: no bitmap (a crash then resyncs the whole array)")
     p.add_argument("--spares", type=int, default=0, metavar="N", help="also create N spare members (RAID-5): a failed member is rebuilt onto one")
+    p.add_argument("--log", metavar="scd|mcd:N|mirrored|per-disk", default=None,
+                   help="a log disk in front of the array (seed 002, VC-RAID; docs/log-disk.md): scd one log file, "
+                        "mcd:N N log files round robin, mirrored two copies, per-disk a region at the end of every member")
+    p.add_argument("--log-size", type=_size("log size"), default=None, metavar="SIZE",
+                   help="size of each log file (per-disk: of each member's log region; default 16M)")
     p.set_defaults(func=cmd_create)
 
     p = sub.add_parser("examine", help="print the superblocks of a member file or of every member in a directory")
@@ -71,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="inject failures into a member (repeatable): disk2:eio=1000-1010, disk1:fail-after=5000, "
                         "disk0:latency=50ms,every=100 (or p=0.01,seed=7), disk3:torn-after=300, all:volatile (docs/crash-and-scrub.md)")
     g = p.add_argument_group("failures (docs/failures.md)")
-    g.add_argument("--force", action="store_true", help="start an array that is both dirty (not shut down cleanly) and degraded; reconstructed blocks may be wrong")
+    g.add_argument("--force", action="store_true", help="start an array that is both dirty (not shut down cleanly) and degraded; reconstructed blocks may be wrong; "
+                   "or whose log disk (--log) is missing or unreadable: a new empty log is made and what the old one held is lost")
     g.add_argument("--rebuild-rate", type=float, metavar="MB/s", help="limit a rebuild to this many MB/s of the new member (default: no limit)")
     p.set_defaults(func=cmd_mount)
 
@@ -132,13 +138,21 @@ def main(argv: list[str] | None = None) -> int:
 def cmd_create(args) -> int:
     from vraid.ondisk.assemble import create
 
+    from vraid.ondisk.logfiles import DEFAULT_SIZE, geometry_disk_size
+
+    if args.log_size is not None and args.log is None:
+        raise VraidError("--log-size without --log", "add --log scd (or mcd:N, mirrored, per-disk)")
+    log_size = args.log_size or DEFAULT_SIZE
     g = Geometry.for_disk_size(
-        level=args.level, ndisks=args.disks, disk_size=args.disk_size,
+        level=args.level, ndisks=args.disks, disk_size=geometry_disk_size(args.log, args.disk_size, log_size),
         block_size=args.block, strip_size=args.strip, layout=args.layout,
     )
     asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image,
-                 bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk), spares=args.spares)
+                 bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk), spares=args.spares,
+                 log=args.log, log_size=log_size if args.log else None)
     console.print(f"created {asm.summary()} in {args.dir}", highlight=False)
+    if asm.log is not None:
+        console.print(f"log disk: {asm.log.describe()}", highlight=False)
     spares = f"; spares: {', '.join(p.name for p in asm.spares)}" if asm.spares else ""
     console.print(f"members: {', '.join(p.name for p in asm.paths)}{spares}; settings: {args.dir / 'vraid.toml'}", highlight=False)
     return 0

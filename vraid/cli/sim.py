@@ -81,6 +81,12 @@ def add_sim_arguments(p: argparse.ArgumentParser) -> None:
                         "it (default none: no bitmap, as before; docs/simulator.md)")
     p.add_argument("--nvram", metavar="FILE", help="the cache journals every dirty block into this NVRAM file, as a "
                    "mount's --nvram does (made anew; costs no virtual time; docs/simulator.md)")
+    p.add_argument("--log", metavar="scd|mcd:N|mirrored|per-disk", default=None,
+                   help="a log disk in front of the array (seed 002, VC-RAID; docs/log-disk.md): a 4 MiB RAM buffer, "
+                        "level-1 destage to in-memory log stores behind the same disk model, level-2 in idle time")
+    p.add_argument("--log-size", metavar="SIZE", default=None, help="bytes of each log store (default 16M)")
+    p.add_argument("--log-destage", metavar="NAME[:k=v,...]", default=None,
+                   help="destage scheduler of level 2, log to array (default idle; `vraid policies` lists them)")
     p.add_argument("--on-policy-fault", choices=("stop", "fallback"), default="stop",
                    help="a policy that raises, answers out of its rules or stalls: stop the run with an error "
                         "(default), or go on with the family's default as a mount does (docs/policies.md)")
@@ -236,7 +242,8 @@ def sim_config(args):
                        nvram=args.nvram, bitmap_chunk=args.bitmap_chunk,
                        on_policy_fault=getattr(args, "on_policy_fault", "stop"),
                        host_readahead=_host_readahead(getattr(args, "host_readahead", None)),
-                       no_data=getattr(args, "no_data", False))
+                       no_data=getattr(args, "no_data", False), log=getattr(args, "log", None),
+                       log_size=getattr(args, "log_size", None), log_destage=getattr(args, "log_destage", None))
     check_sizes(config)
     return config
 

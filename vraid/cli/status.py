@@ -65,4 +65,4 @@ def gather(target: Path) -> dict[str, Any]:
         "data_lost": not asm.geometry.redundancy.survives(len(asm.failed)),
         "spares": [{"store": str(p), "state": "spare"} for p in asm.spares],
         "notes": notes,
-    }
+    } | ({"log": asm.log.to_param() | {"problem": asm.log_problem}} if asm.log is not None else {})

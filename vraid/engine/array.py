@@ -102,12 +102,16 @@ class Array:
         prefetch=None,
         queue_order=None,
         guard: PolicyGuard | None = None,
+        log=None,
     ) -> None:
         """``nvram``: a :class:`vraid.backends.nvram.Nvram`, shorthand for
         ``journal=NvramJournal(nvram)``. ``read_cache_bytes``: size of the clean-block
         read cache (0: none); ``prefetch``: a :class:`vraid.policies.prefetch.PrefetchPolicy`
         (default none), which needs the read cache. ``guard``: the :class:`PolicyGuard` every
-        policy runs behind (default: one that falls back to the family's default on a fault)."""
+        policy runs behind (default: one that falls back to the family's default on a fault).
+        ``log``: ``log(raid_target, guard)`` makes a log cache (seed 002,
+        :mod:`vraid.engine.logcache`) that becomes the target of everything above it and,
+        without a write-back cache, the array's write cache; the array only routes to it."""
         if len(stores) != geometry.ndisks:
             raise ValueError(f"{len(stores)} stores for {geometry.ndisks} disks")
         self.geometry = geometry
@@ -151,6 +155,11 @@ class Array:
         self.cache = None
         #: the destage target of the cache and the source of every read below it
         self.target = RaidTarget(self)
+        #: the log cache (seed 002) between the write cache and the RAID planner, if any
+        self.log = None
+        if log is not None:
+            self.log = log(self.target, self.guard)
+            self.target = self.log
         journal = as_journal(journal, nvram)
         if self.cache_config.enabled:
             from .cache import WriteBackCache
@@ -239,12 +248,14 @@ class Array:
             )
         if not data:
             return
-        if self.cache is not None and not self.redundancy.survives(len(self.health.missing_roles)):
+        if (self.cache is not None or self.log is not None) and not self.redundancy.survives(len(self.health.missing_roles)):
             self._check_writable(offset, len(data))  # refuse now what no destage could ever write
         self.reads.invalidate(offset, len(data))  # the read cache must not serve the old bytes
         try:
             if self.cache is not None:
                 await self.cache.write(offset, data)
+            elif self.log is not None:
+                await self.log.write(offset, data)
             else:
                 await self.write_through(offset, data)
         finally:
@@ -342,6 +353,8 @@ class Array:
             try:
                 if self.cache is not None:
                     await self.cache.flush()
+                elif self.log is not None:
+                    await self.log.flush()  # durable in the log, not necessarily on the members
                 else:
                     await self.members.flush()
                 break
@@ -358,6 +371,9 @@ class Array:
                 await self.cache.drain()
             except LostData as exc:  # acknowledged before the second failure; cannot be written now
                 log.error("dirty cache units that need lost members are dropped: %s", exc)
+        if self.log is not None:
+            self.log.resume()
+            await self.log.drain()  # both destage levels to the end; the log's tail made durable
         await self.members.flush()
         if self.cache is not None and self.cache.journal is not None:
             await self.cache.journal.reset()  # only now: the members hold everything, durably
@@ -416,6 +432,8 @@ class Array:
             await nursery.start(self.members.serve)
             if self.cache is not None:
                 await nursery.start(self.cache.run)
+            if self.log is not None:
+                await nursery.start(self.log.run)
             if self.reads.prefetching:
                 await nursery.start(self.reads.run)
             if self.intent is not None:
@@ -645,6 +663,7 @@ class Array:
         return {
             "geometry": self.geometry.describe(),
             "cache": self.cache.status() if self.cache is not None else {"organisation": "none"},
+            **({"log": self.log.status()} if self.log is not None else {}),
             **({"reads": self.reads.status()} if self.reads.read_cache is not None else {}),
             "ct": _ct_spec(self.ct),
             "policies": _policies(self),

@@ -21,10 +21,13 @@ every check has passed, :meth:`EngineConfig.check`):
    replayed (the last mount's, when this one runs without a cache);
 3. the write-intent bitmap (``vraid.ondisk.bitmap``): its bits are loaded from
    the members (``bitmap_recorded``), giving the chunks to resync;
-4. the policies of every family through ``vraid.policies.registry``, each behind the
+4. the log disk (``log``, seed 002: ``vraid.engine.logcache``): its stores (given, made in
+   memory, or per-disk windows over the members), each behind the members' timing model;
+   their superblocks checked and the log scanned for replay (``vraid.engine.logmedium``);
+5. the policies of every family through ``vraid.policies.registry``, each behind the
    policy guard (``vraid.engine.guard``: a failing policy falls back to its family's
    default, or stops a simulation);
-5. the :class:`~vraid.engine.array.Array`.
+6. the :class:`~vraid.engine.array.Array`.
 
 Running (:func:`open_engine`, or :meth:`Engine.recover` inside the caller's
 own nursery as the daemon does): the array's workers start, then recovery
@@ -117,6 +120,21 @@ class EngineConfig:
     #: what a failing policy does (vraid.engine.guard): "fallback" (a mount: the family's
     #: default takes over) or "stop" (a simulation: PolicyFault ends the run)
     on_policy_fault: str = "fallback"
+    #: the log disk (seed 002): "scd", "mcd:N", "mirrored" or "per-disk"; None: none
+    log: str | None = None
+    #: bytes of each log store (a per-disk region: of each member) when the engine makes them
+    log_size: int = 16 << 20
+    #: the log cache's RAM buffer (the paper's 4 MiB)
+    log_ram: int = 4 << 20
+    #: the log stores (``log0.img`` ...) in order; None: in-memory ones of ``log_size`` (or,
+    #: per-disk, windows over the members past their data area)
+    log_stores: Sequence[Store] | None = None
+    #: write fresh log superblocks first (a simulation's in-memory log; never an array's files)
+    log_fresh: bool = False
+    #: the destage scheduler of level 2 (``vraid.policies.destage`` spec)
+    log_destage: str = "idle"
+    #: level 1 runs when the oldest block in the RAM buffer has waited this long (seconds)
+    log_timer: float = 0.2
 
     # -- checks ---------------------------------------------------------------------------
     def spec(self, family: str) -> str:
@@ -164,6 +182,24 @@ class EngineConfig:
                              "add --read-cache-size SIZE, e.g. 16M")
         if self.nvram is not None and cache == "none":
             raise VraidError("NVRAM needs a write-back cache", "add --cache stripe (or pbg)")
+        if self.log is not None:
+            from vraid.ondisk.logsegment import LogLayout, parse_kind
+
+            kind, n = parse_kind(self.log)
+            if self.nvram is not None or self.replay_nvram is not None:
+                raise VraidError("a log disk and NVRAM are two journals for one write cache",
+                                 "use --log (seed 002's virtual NVRAM) or --nvram FILE, not both")
+            if self.log_ram < g.block_size * 16:
+                raise VraidError(f"log RAM buffer of {self.log_ram} bytes is too small", "give at least 64K, e.g. 4M")
+            registry.parse("destage", self.log_destage)
+            if not self.log_timer > 0:
+                raise VraidError(f"log timer {self.log_timer} is not positive", "e.g. 0.2 (seconds)")
+            if self.log_stores is not None:
+                want = g.ndisks if kind == "per-disk" else n
+                if len(self.log_stores) != want:
+                    raise VraidError(f"{len(self.log_stores)} log stores for a {self.log} log", f"give {want}")
+            else:
+                LogLayout.for_size(kind, max(n, 1), g.block_size, self.log_size)
         if self.bitmap_chunk:
             from vraid.ondisk.bitmap import check_chunk
 
@@ -210,6 +246,9 @@ class Engine:
         #: the chunks the bitmap had set on the members (None: no bitmap was kept)
         self.bitmap_chunks: set[int] | None = None
         self.array: Array | None = None  # type: ignore[assignment]
+        #: the log disk (seed 002): its medium and what the last mount left in it
+        self.log_medium = None
+        self.log_scan = None
         self.report: ResyncReport | None = None
 
     # -- pieces ---------------------------------------------------------------------------
@@ -222,10 +261,14 @@ class Engine:
 
         return wrap(store, cfg.disk_model, self.model_clock)
 
+    def _per_disk(self) -> bool:
+        return self.config.log is not None and self.config.log.startswith("per-disk")
+
     def _open_members(self) -> None:
         cfg, g = self.config, self.geometry
+        extra = cfg.log_size if self._per_disk() and cfg.log_stores is None else 0  # the log region past the data
         self.stores = list(cfg.stores) if cfg.stores is not None else [
-            cfg.store_factory(role, g.member_size) for role in range(g.ndisks)]
+            cfg.store_factory(role, g.member_size + extra) for role in range(g.ndisks)]
         self.timed = [self.wrap_timing(s) for s in self.stores]
         self.members = list(self.timed)
         if cfg.faults:
@@ -254,6 +297,51 @@ class Engine:
             self.replay_file = Nvram.open(cfg.replay_nvram, array_uuid=cfg.uuid, block_size=bs)
             self.replay = self.replay_file.replay()
 
+    def _open_log(self) -> None:
+        cfg, g = self.config, self.geometry
+        if cfg.log is None:
+            return
+        from vraid.ondisk.logsegment import LogLayout, parse_kind
+        from .logmedium import LogMedium, WindowStore, format_stores
+
+        kind, n = parse_kind(cfg.log)
+        if cfg.log_stores is not None:
+            raw = list(cfg.log_stores)
+            stores = [self.wrap_timing(s) for s in raw] if kind != "per-disk" else raw
+            size = min(s.size for s in raw)
+        elif kind == "per-disk":
+            stores = [WindowStore(self.timed[role], g.member_size, cfg.log_size, name=f"disk{role}.log")
+                      for role in range(g.ndisks)]
+            size = cfg.log_size
+        else:
+            from vraid.backends.memory import MemoryStore
+
+            stores = [self.wrap_timing(MemoryStore(cfg.log_size, name=f"log{i}")) for i in range(n)]
+            size = cfg.log_size
+        layout = LogLayout.for_size(kind, len(stores), g.block_size, size)
+        if cfg.log_fresh or cfg.log_stores is None and kind != "per-disk" or cfg.log_stores is None and cfg.stores is None:
+            format_stores(stores, layout, cfg.uuid)
+        self.log_medium = LogMedium(stores, layout, cfg.uuid)
+        if kind == "per-disk":  # the region of a failed member is gone with it
+            self.log_medium.failed.update(cfg.failed)
+        self.log_scan = self.log_medium.scan_sync()
+
+    def log_factory(self):
+        """What the Array calls to make its log cache (None: no log)."""
+        if self.log_medium is None:
+            return None
+        from vraid.policies import registry
+        from .logcache import LogCache
+
+        cfg = self.config
+        sched = registry.create("destage", cfg.log_destage, registry.Context(geometry=self.geometry))
+
+        def make(target, guard):
+            return LogCache(target, self.log_medium, ram_bytes=cfg.log_ram, scheduler=guard.wrap("destage", sched),
+                            timer=cfg.log_timer, scan=self.log_scan)
+
+        return make
+
     def _open_bitmap(self) -> None:
         cfg = self.config
         if not cfg.bitmap_chunk:
@@ -279,7 +367,7 @@ class Engine:
                            queue_order=registry.create("queue_order", cfg.spec("queue_order"), ctx),
                            read_cache_bytes=cfg.read_cache_size,
                            prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx), mapping=cfg.mapping,
-                           guard=PolicyGuard(cfg.on_policy_fault))
+                           guard=PolicyGuard(cfg.on_policy_fault), log=self.log_factory())
         if cfg.rebuild_rate:
             self.array.set_rebuild_rate(cfg.rebuild_rate * 1e6)
 
@@ -288,8 +376,14 @@ class Engine:
         """NVRAM replay and resync (``vraid.engine.recovery``); the array must be serving.
         A clean engine with nothing to replay and no bit set is left alone."""
         cfg = self.config
+        logc = self.array.log
+        if logc is not None:
+            self.replay = logc.replay()
         if cfg.was_clean and not self.replay and not self.bitmap_chunks:
             self.report = ResyncReport()
+        elif logc is not None:
+            self.report = await recover(self.array, was_clean=cfg.was_clean, bitmap_chunks=self.bitmap_chunks,
+                                        replay=self.replay, journal=logc)
         else:
             self.report = await recover(self.array, was_clean=cfg.was_clean, bitmap_chunks=self.bitmap_chunks,
                                         replay=self.replay, nvram=self.nvram or self.replay_file)
@@ -315,6 +409,7 @@ def build_engine(config: EngineConfig) -> Engine:
     try:
         engine._open_members()
         engine._open_nvram()
+        engine._open_log()
         engine._open_bitmap()
         engine._make_array()
     except BaseException:

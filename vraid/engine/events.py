@@ -202,6 +202,56 @@ class PolicyFaultEvent(Event):
     fallback: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogDestageEvent(Event):
+    """``log-destage``: a log cache (seed 002, :mod:`vraid.engine.logcache`) finished a
+    destage. ``level`` 1: RAM buffer to the log disk, ``segments`` appended holding
+    ``blocks`` blocks, because of ``reason`` (``full``, ``timer``, ``idle``, ``flush``,
+    ``drain``); level 2: segment ``seq`` of the log to the data disks (``blocks`` still
+    live in it), ``reason`` ``idle`` or ``full`` (the log needed room)."""
+
+    kind: ClassVar[str] = "log-destage"
+    level: int
+    blocks: int
+    segments: int = 1
+    seq: int = -1
+    reason: str = ""
+    cause: Cause = Cause.DESTAGE_L1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogFillEvent(Event):
+    """``log-fill``: how full the RAM buffer (blocks in ``ram_used`` of ``ram_slots``) and
+    the log (``log_used`` of ``log_segments`` segments) are, after every destage."""
+
+    kind: ClassVar[str] = "log-fill"
+    ram_used: int
+    ram_slots: int
+    log_used: int
+    log_segments: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogHitEvent(Event):
+    """``log-hit``: a read found ``ram`` blocks in the RAM buffer and ``log`` on the log disk."""
+
+    kind: ClassVar[str] = "log-hit"
+    ram: int
+    log: int
+    cause: Cause = Cause.HOST
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogFailureEvent(Event):
+    """``log-failure``: a log store failed; ``lost`` blocks held only by the log are gone
+    (0 while a mirror copy carries on)."""
+
+    kind: ClassVar[str] = "log-failure"
+    store: str
+    lost: int
+    error: str
+
+
 @dataclass
 class EventBus:
     #: the most recent event of each kind, for ``vraid status`` and the TUI

@@ -14,7 +14,12 @@ Two media fit this interface:
   ``--nvram FILE`` (:mod:`vraid.backends.nvram`), a fixed table of slots in
   an mmap'd file. A handle is a slot; :meth:`put` with ``replaces`` rewrites
   the slot in place (the file keeps the older record until the next sync).
-* A log disk (seed 002, VC-RAID, section 3): :meth:`put` appends a record
+* A log disk (seed 002, VC-RAID, section 3). What was built
+  (:mod:`vraid.engine.logcache`) is a chained destage target rather than a journal
+  behind the write-back cache: the log *is* the cache's second level, so there is no
+  separate put/clear per dirty block; it implements :meth:`replay` and :meth:`reset`
+  for recovery (:mod:`vraid.engine.recovery`). The sketch this seam was shaped by:
+  :meth:`put` appends a record
   (header with sequence number, block number and checksum, then the data) to
   the open segment in RAM and returns the record's position; :meth:`sync`
   writes the open segment to the log disk as one large transfer and flushes

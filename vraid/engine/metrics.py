@@ -184,3 +184,27 @@ class ReadPathMetrics:
         span = members * self.wait_seconds
         out["parallelism_loss"] = self.idle_member_seconds / span if span > 0 else 0.0
         return out
+
+
+@dataclass
+class LogMetrics:
+    """Counters of a log cache (seed 002, vraid.engine.logcache)."""
+
+    host_write_blocks: int = 0
+    overwrites: int = 0  # host writes of a block already in the RAM buffer
+    read_blocks: int = 0
+    ram_hits: int = 0  # blocks read from the RAM buffer
+    log_hits: int = 0  # blocks read from the log disk
+    level1_destages: int = 0
+    level1_segments: int = 0
+    level1_blocks: int = 0
+    level2_destages: int = 0
+    level2_blocks: int = 0
+    ram_full_waits: int = 0  # host writes that waited for a level-1 destage
+    log_full_waits: int = 0  # level-1 destages that waited for level 2
+    checkpoints: int = 0
+    replayed_blocks: int = 0
+    lost_blocks: int = 0
+
+    def to_dict(self) -> dict[str, float]:
+        return dict(self.__dict__)

@@ -1,8 +1,9 @@
 """What a mount does after an unclean shutdown, before it serves anything.
 
 1. Journal replay (if the last mount had a cache with a journal, e.g. NVRAM,
-   :mod:`vraid.engine.journal`): every dirty block it held is written through
-   to the members, newest copy last.
+   :mod:`vraid.engine.journal`, or a log disk, :mod:`vraid.engine.logcache`: its
+   segments from the tail in sequence order, up to the first torn or stale one):
+   every dirty block it held is written through to the members, newest copy last.
 2. Resync (with parity: RAID-5): the parity of every (physical) stripe that may have been mid-write
    at the crash is recomputed from its data (``Array.resync``). Which ones:
    the stripes of the chunks the write-intent bitmap has set (plus those the
@@ -43,11 +44,13 @@ class ResyncReport:
     reason: str = ""
     replayed_blocks: int = 0
     bitmap_chunks: int = 0
+    #: where the replayed blocks came from ("NVRAM", or "the log disk")
+    source: str = "NVRAM"
 
     def message(self) -> str:
         parts = []
         if self.replayed_blocks:
-            parts.append(f"replayed {self.replayed_blocks} dirty blocks from NVRAM")
+            parts.append(f"replayed {self.replayed_blocks} dirty blocks from {self.source}")
         if self.stripes or self.reason:
             parts.append(f"resynced {self.stripes} stripe{'s' if self.stripes != 1 else ''} ({self.reason})")
         return "; ".join(parts)
@@ -77,6 +80,8 @@ async def recover(
         replay = journal.replay() if journal is not None else []
     g = array.geometry
     report = ResyncReport(replayed_blocks=len(replay))
+    if journal is not None and getattr(journal, "name", "") == "logdisk":
+        report.source = "the log disk"
     bs = g.block_size
     for block, data in replay:
         await array.write_through(block * bs, data)
@@ -85,7 +90,7 @@ async def recover(
     if bitmap_chunks is None:
         if was_clean:
             stripes: list[int] = sorted(touched)
-            report.reason = "NVRAM replay" if touched else ""
+            report.reason = f"replay from {report.source}" if touched else ""
         else:
             stripes = list(range(array.mapping.stripes))
             report.reason = "no write-intent bitmap: the whole array"
@@ -98,7 +103,7 @@ async def recover(
             why.append(f"write-intent bitmap: {len(bitmap_chunks)} dirty chunk{'s' if len(bitmap_chunks) != 1 else ''}"
                        f" of {chunk} stripes")
         if touched:
-            why.append(f"{len(touched)} stripes touched by the NVRAM replay")
+            why.append(f"{len(touched)} stripes touched by the replay from {report.source}")
         report.reason = ", ".join(why)
     has_parity = array.redundancy.parity_columns > 0
     if has_parity and stripes:

@@ -147,6 +147,15 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
                 "mount with --force to start it anyway and check the filesystem (e2fsck) before trusting it, "
                 "or put the missing member back first",
             )
+        if asm.log_problem and not opts.force:
+            from vraid.ondisk.logfiles import loss_message
+
+            raise MountError(
+                f"{directory}'s log disk ({asm.log.describe()}) cannot be used: {asm.log_problem}. The log holds "
+                "acknowledged writes the data disks may lack, so the array is not started",
+                "put the log file(s) back into the directory; or mount with --force to drop the log: "
+                + loss_message(asm.log, asm.was_clean),
+            )
     existing = mountinfo.mount_of_array(directory)
     if existing is not None:
         if mountinfo.is_dead(existing.mountpoint):
@@ -295,6 +304,12 @@ def _set_io_flusher() -> None:
 def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     """Run the mount until it is unmounted; marks the array dirty, then clean."""
     _set_io_flusher()
+    if asm.log_problem and opts.force:
+        from vraid.ondisk.logfiles import drop_log, loss_message
+
+        log.warning("dropping the log disk (%s): %s", asm.log_problem, loss_message(asm.log, asm.was_clean))
+        drop_log(asm.directory, asm.log, asm.geometry, asm.uuid, [p for p in asm.paths if p is not None])
+        asm.log_problem = ""
     asm.open_stores()
     warning = "\n".join(asm.notes)
     if not asm.was_clean:
@@ -387,6 +402,9 @@ def engine_config(asm: Assembled, opts: MountOptions, *, opened: bool = True) ->
     recorded = _recorded_nvram(asm)
     nvram = opts.nvram or (recorded if cached else None)
     chunk, kept = _bitmap_settings(asm)
+    logrec = asm.log
+    if logrec is not None and (nvram is not None or recorded is not None):
+        raise MountError("this array has a log disk; --nvram would be a second journal", "mount without --nvram")
     return EngineConfig(
         asm.geometry,
         stores=tuple(asm.stores) if opened else None,
@@ -406,6 +424,9 @@ def engine_config(asm: Assembled, opts: MountOptions, *, opened: bool = True) ->
         failed=tuple(sorted(asm.failed)),
         was_clean=asm.was_clean,
         params=dict(asm.ref.params),
+        log=logrec.spec if logrec is not None else None,
+        log_size=logrec.size if logrec is not None else EngineConfig.log_size,
+        log_stores=(tuple(asm.log_stores) if opened and logrec.kind != "per-disk" else None) if logrec is not None else None,
     )
 
 

@@ -13,6 +13,7 @@ import time
 import uuid as uuidlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from vraid.backends.base import Store
 from vraid.backends.file import FileStore
@@ -23,6 +24,9 @@ from vraid.core.geometry import Geometry
 from vraid.core.redundancy import count_word
 from .superblock import MAGIC, SIZE as SB_SIZE, SPARE, NotAMember, Superblock
 from vraid.core.units import format_size
+from .logfiles import DEFAULT_SIZE as LOG_DEFAULT_SIZE
+
+
 
 
 @dataclass
@@ -59,6 +63,12 @@ class Assembled:
     #: whether every member said "clean" when the array was assembled (the
     #: daemon marks it dirty right after; this keeps what it found)
     was_clean: bool = field(init=False)
+    #: the log disk the superblocks record (seed 002, vraid.ondisk.logfiles), its files,
+    #: their stores once opened, and why it cannot be used ("" when it can)
+    log: Any = None
+    log_paths: list[Path] = field(default_factory=list)
+    log_stores: list[Store] = field(default_factory=list)
+    log_problem: str = ""
 
     def __post_init__(self) -> None:
         self.was_clean = all(sb.clean for sb in self.superblocks if sb is not None)
@@ -88,13 +98,15 @@ class Assembled:
             for r, (p, sb) in enumerate(zip(self.paths, self.superblocks))
         ]
         self.spare_stores = [FileStore(p) for p in self.spares]
+        self.log_stores = [FileStore(p) for p in self.log_paths] if not self.log_problem else []
         return self.stores
 
     def close(self) -> None:
-        for s in [*self.stores, *self.spare_stores]:
+        for s in [*self.stores, *self.spare_stores, *self.log_stores]:
             s.close()
         self.stores = []
         self.spare_stores = []
+        self.log_stores = []
 
     def mark(self, *, clean: bool, params: dict | None = None) -> None:
         """Write the superblock of every member in use and every spare with the new
@@ -168,9 +180,14 @@ def create(
     image: str = "disk.img",
     bitmap_chunk: int | None = None,
     spares: int = 0,
+    log: str | None = None,
+    log_size: int | None = None,
 ) -> Assembled:
     """Write member files with superblocks and ``vraid.toml`` into ``directory``;
-    ``spares`` more files (``spare0.img`` ...) are spares (role SPARE).
+    ``spares`` more files (``spare0.img`` ...) are spares (role SPARE). ``log``: a log
+    disk (seed 002, ``scd``, ``mcd:N``, ``mirrored``, ``per-disk``) of ``log_size`` bytes
+    per store (:mod:`vraid.ondisk.logfiles`; per-disk: ``geometry`` must leave that much
+    at the end of each member).
 
     Raises:
         VraidError: if the directory already holds an array and ``force`` is not set.
@@ -195,6 +212,15 @@ def create(
             f"--spares {spares}: " + ("a negative count" if spares < 0 else "RAID-0 has no redundancy to rebuild"),
             "use --spares 0 or more with --level 5",
         )
+    if log is not None:
+        from .logsegment import LogLayout, parse_kind
+
+        kind, n = parse_kind(log)
+        log_size = log_size or LOG_DEFAULT_SIZE
+        LogLayout.for_size(kind, n or geometry.ndisks, geometry.block_size, log_size)  # too small: say so now
+        if kind == "per-disk" and geometry.member_size + log_size > disk_size:
+            raise VraidError(f"members of {disk_size} bytes have no room for a {log_size}-byte log region",
+                             "make the geometry for the member size minus --log-size (vraid create does)")
     existing = _existing_array(directory)
     if existing and not force:
         raise VraidError(
@@ -206,12 +232,13 @@ def create(
 
         with ArrayLock.acquire(directory, what="overwrite the array in"):
             return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk,
-                           spares=spares)
-    return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk, spares=spares)
+                           spares=spares, log=log, log_size=log_size)
+    return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk, spares=spares,
+                   log=log, log_size=log_size)
 
 
 def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool, image: str, bitmap_chunk: int,
-            spares: int) -> Assembled:
+            spares: int, log: str | None = None, log_size: int | None = None) -> Assembled:
     from .bitmap import PARAM as BITMAP_PARAM
 
     try:
@@ -230,15 +257,24 @@ def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool,
         for c in _candidates(directory):
             if c.superblock is not None or c.problem.startswith("corrupt"):
                 c.path.unlink()
-        for p in paths + spare_paths:
+        for p in paths + spare_paths + list(directory.glob("log*.img")):
             p.unlink(missing_ok=True)
     blocking = [p.name for p in paths + spare_paths if p.exists()]
     if blocking:
         raise VraidError(f"{', '.join(blocking)} already exist in {directory} and are not vraid members", "move them away first")
+    for path in paths:
+        FileStore.create(path, disk_size).close()
+    params: dict = {BITMAP_PARAM: bitmap_chunk}
+    record = None
+    if log is not None:
+        from .logfiles import PARAM as LOG_PARAM, make_log
+
+        record = make_log(directory, geometry, array_uuid, log, log_size, paths)
+        params[LOG_PARAM] = record.to_param()
     superblocks = []
     for role, path in enumerate(paths):
-        store = FileStore.create(path, disk_size)
-        sb = Superblock.for_member(geometry, array_uuid, role, now).evolve(params={BITMAP_PARAM: bitmap_chunk})
+        store = FileStore(path)
+        sb = Superblock.for_member(geometry, array_uuid, role, now).evolve(params=dict(params))
         store.write_sync(0, sb.pack())
         store.close()
         superblocks.append(sb)
@@ -250,7 +286,12 @@ def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool,
         store.close()
         spare_sbs.append(sb)
     config = ArrayConfig(uuid=array_uuid, image=image)
-    result = Assembled(directory, geometry, array_uuid, config, list(paths), list(superblocks), spares=spare_paths, spare_superblocks=spare_sbs)
+    if record is not None:
+        from vraid.core.units import format_size as _fs
+
+        config = ArrayConfig(uuid=array_uuid, image=image, log=record.spec, log_size=_fs(record.size))
+    result = Assembled(directory, geometry, array_uuid, config, list(paths), list(superblocks), spares=spare_paths,
+                       spare_superblocks=spare_sbs, log=record, log_paths=[directory / f for f in record.files] if record else [])
     config.save(directory, f"created {time.strftime('%Y-%m-%d %H:%M', time.localtime(now))}, {result.summary()}")
     os.chmod(directory / CONFIG_NAME, 0o600)  # like the members: the array directory is its owner's
     return result
@@ -297,12 +338,35 @@ def examine(path: Path) -> list[tuple[Path, Superblock | None, str]]:
     """Superblocks of one member file, or of every candidate in a directory."""
     path = Path(path)
     if path.is_dir():
-        return [(c.path, c.superblock, c.problem) for c in _candidates(path)]
+        return [(c.path, c.superblock, _log_store(c.path) or c.problem) for c in _candidates(path)]
     if not path.exists():
         raise VraidError(f"{path} does not exist", "give a member file or an array directory")
     with open(path, "rb") as f:
         raw = f.read(SB_SIZE)
     return [(path, Superblock.unpack(raw, str(path)), "")]
+
+
+def _log_store(path: Path) -> str:
+    """What a log store's superblock says (vraid.ondisk.logsegment), "" if it is none."""
+    from .logsegment import SB_MAGIC, LogFormatError, LogSuperblock
+
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(64 << 10)
+        if raw[:8] != SB_MAGIC:
+            return ""
+        for bs in (512, 1024, 2048, 4096, 8192, 16384, 32768, 65536):  # the array's block size
+            try:
+                sb = LogSuperblock.unpack(raw, bs, where=path.name)
+                break
+            except LogFormatError:
+                continue
+        else:
+            return "log store: superblock corrupt"
+    except OSError:
+        return ""
+    return (f"log store {sb.index + 1} of {sb.count} ({sb.kind}) of array {sb.array_uuid}: {sb.slots} segments of "
+            f"{sb.segment_blocks} blocks, tail {sb.tail}")
 
 
 def assemble(directory: Path) -> Assembled:
@@ -390,7 +454,13 @@ def assemble(directory: Path) -> Assembled:
         elif c.path.stat().st_size < geometry.member_size:
             size = c.path.stat().st_size
             failed[role] = f"{c.path.name} is truncated: {size} bytes, the array needs {geometry.member_size}"
-    others = [f"{c.path.name} ({c.problem})" for c in candidates if c.superblock is None and c.path.name not in ("vraid.log", "vraid.lock")]
+    from .logfiles import LogRecord, check_log
+
+    log_record = LogRecord.of(ref.params)
+    log_paths, log_problem = check_log(directory, log_record, geometry, array_uuid) if log_record else ([], "")
+    log_names = {p.name for p in log_paths}
+    others = [f"{c.path.name} ({c.problem})" for c in candidates
+              if c.superblock is None and c.path.name not in ("vraid.log", "vraid.lock") and c.path.name not in log_names]
     seen = f"; other files there: {', '.join(others)}" if others else ""
     scheme = geometry.redundancy
     if failed and not scheme.tolerates:
@@ -429,5 +499,5 @@ def assemble(directory: Path) -> Assembled:
     return Assembled(
         directory, geometry, array_uuid, config, paths, sbs,
         spares=[c.path for c in spare_members], spare_superblocks=[c.superblock for c in spare_members],
-        failed=failed, notes=notes,
+        failed=failed, notes=notes, log=log_record, log_paths=log_paths, log_problem=log_problem,
     )

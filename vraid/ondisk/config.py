@@ -24,6 +24,11 @@ KNOWN: dict[str, tuple[str, str]] = {
     "image": ("disk.img", "name of the image file the mount exposes"),
     **registry.settings(),
 }
+#: written by `vraid create --log` only, for people reading the file: the superblocks hold the log
+LOG_KEYS: dict[str, str] = {
+    "log": "the log disk (seed 002): scd, mcd:N, mirrored or per-disk; recorded in the superblocks, do not edit",
+    "log_size": "bytes of each log store; recorded in the superblocks, do not edit",
+}
 
 
 def _policy_defaults() -> dict[str, str]:
@@ -52,12 +57,15 @@ class ArrayConfig:
     uuid: str
     image: str = "disk.img"
     policies: dict[str, str] = field(default_factory=_policy_defaults)
+    #: the log disk as created (informational; "" when none)
+    log: str = ""
+    log_size: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "policies", _policy_defaults() | dict(self.policies))
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name == "policies":
+        if name.startswith("__") or name in ("policies", "log", "log_size"):
             raise AttributeError(name)
         try:
             return self.policies[name]
@@ -77,7 +85,7 @@ class ArrayConfig:
             doc = tomllib.loads(path.read_text())
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise VraidError(f"{path} is not valid TOML: {exc}", "fix the file, or delete it to use the defaults") from exc
-        unknown = sorted(set(doc) - set(KNOWN) - {"uuid"})
+        unknown = sorted(set(doc) - set(KNOWN) - set(LOG_KEYS) - {"uuid"})
         if unknown:
             raise VraidError(f"{path}: unknown setting {', '.join(unknown)}", f"known settings: {', '.join(KNOWN)}")
         image = doc.get("image", "disk.img")
@@ -89,7 +97,8 @@ class ArrayConfig:
             if not isinstance(value, str) or not value:
                 raise VraidError(f"{path}: {key} = {value!r} is not a name", f"write it as a quoted string, e.g. {key} = \"{default}\"")
             values[key] = value
-        return cls(uuid=str(doc.get("uuid", "")), image=image, policies=values)
+        return cls(uuid=str(doc.get("uuid", "")), image=image, policies=values, log=str(doc.get("log", "")),
+                   log_size=str(doc.get("log_size", "")))
 
     def render(self, summary: str) -> str:
         lines = [
@@ -103,6 +112,10 @@ class ArrayConfig:
         ]
         for key in registry.settings():
             lines.append(f'{key} = "{self.policies[key]}"   # {KNOWN[key][1]}\n')
+        if self.log:
+            lines.append("\n# The log disk (docs/log-disk.md):\n")
+            lines.append(f'log = "{self.log}"   # {LOG_KEYS["log"]}\n')
+            lines.append(f'log_size = "{self.log_size}"   # {LOG_KEYS["log_size"]}\n')
         return "".join(lines)
 
     def save(self, directory: Path, summary: str) -> None:

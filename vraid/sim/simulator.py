@@ -105,6 +105,13 @@ class SimConfig:
     #: ``--no-data``: metadata only; members store nothing and parity is not computed, while
     #: plans, timing and metrics stay those of the full run (docs/simulator.md)
     no_data: bool = False
+    #: ``--log``: a log disk in front of the array (seed 002: scd, mcd:N, mirrored, per-disk;
+    #: in-memory log stores behind the same disk model as the members); None: none
+    log: str | None = None
+    #: ``--log-size``: bytes of each log store (None: the engine's default)
+    log_size: str | None = None
+    #: ``--log-destage``: the destage scheduler of level 2 (None: the engine's default, idle)
+    log_destage: str | None = None
 
     def geometry(self) -> Geometry:
         """The array geometry these settings describe.
@@ -137,7 +144,13 @@ class SimConfig:
         policies = {k: v for k, v in self.policies.items() if k in registry.FAMILIES}
         size = parse_size(self.policies.get("cache_size", DEFAULT_CACHE_SIZE), "cache size")
         read_cache = parse_size(self.policies.get("read_cache_size", "0"), "read cache size")
-        extra = {"store_factory": null_store} if self.no_data else {}
+        extra: dict[str, Any] = {"store_factory": null_store} if self.no_data else {}
+        if self.log is not None:
+            extra |= {"log": self.log, "log_fresh": True}
+            if self.log_size is not None:
+                extra["log_size"] = parse_size(self.log_size, "log size")
+            if self.log_destage is not None:
+                extra["log_destage"] = self.log_destage
         return EngineConfig(g, policies=policies, cache_size=size, read_cache_size=read_cache, **extra,
                             disk_model=self.disk_model, faults=tuple(self.faults),
                             nvram=Path(self.nvram) if self.nvram else None, nvram_fresh=True,
@@ -152,7 +165,7 @@ class SimConfig:
             del out["faults"]  # the same JSON as before fault injection existed
         else:
             out["faults"] = list(self.faults)
-        for key in ("nvram", "bitmap_chunk"):
+        for key in ("nvram", "bitmap_chunk", "log", "log_size", "log_destage"):
             if out[key] is None:
                 del out[key]  # likewise: only runs that use them show them
         if self.on_policy_fault == "stop":
@@ -303,7 +316,22 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
             out["bitmap"] = engine.bitmap.stats.to_dict()
         if engine.nvram is not None:
             out["nvram_slots"] = engine.nvram.slots
+        if array.log is not None:
+            out["log"] = _log_block(array.log)
         return out
+
+
+def _log_block(logc) -> dict[str, Any]:
+    """The ``log`` block of ``vraid sim --json`` (only with ``--log``): the log cache's
+    counters and each log store's timing-model busy time."""
+    st = logc.status()
+    keep = ("kind", "stores", "ram_bytes", "log_bytes", "log_segments", "segment_writes", "bytes_written", "reads",
+            "failed", "lost_blocks")
+    out: dict[str, Any] = {k: st[k] for k in keep}
+    out |= logc.metrics.to_dict()
+    out["store_busy_seconds"] = [_r(getattr(getattr(s, "stats", None), "busy_seconds", 0.0))
+                                 for s in logc.medium.stores]
+    return out
 
 
 def _host_model(config: SimConfig, geometry: Geometry, workload: Workload, array: Array) -> HostModel | None:

@@ -29,6 +29,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from vraid.core.units import format_size
+
 #: Table I of seed 000: the operations of an rxw-matrix cell
 LEGEND = (
     ("r", "read to cache"),
@@ -487,8 +489,24 @@ def prefetch_summary(reads: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def log_disk_row(log: dict[str, Any]) -> dict[str, Any]:
+    """The one-line form of a log cache's status (``status()["log"]``) for the extras row."""
+    segs = log.get("log_segments") or 1
+    return {"fill": log.get("log_used_segments", 0) / segs, "kind": log.get("kind", ""),
+            "ram": f"{log.get('ram_used_blocks', 0)}/{log.get('ram_blocks', 0)}",
+            "L1": log.get("level1_segments", 0), "L2": log.get("level2_destages", 0),
+            "hits": log.get("ram_hits", 0) + log.get("log_hits", 0)} | ({"FAILED": "yes"} if log.get("failed") else {})
+
+
+def _extra(snap: dict[str, Any], key: str) -> Any:
+    data = snap.get(key)
+    if not data and key == "log_disk" and snap.get("log"):
+        return log_disk_row(snap["log"])
+    return data
+
+
 def has_extras(snap: dict[str, Any]) -> bool:
-    return bool(snap.get("reads")) or any(snap.get(k) for k, _ in EXTRA_KEYS)
+    return bool(snap.get("reads")) or any(_extra(snap, k) for k, _ in EXTRA_KEYS)
 
 
 def extras_panel(snap: dict[str, Any]) -> Panel:
@@ -501,7 +519,7 @@ def extras_panel(snap: dict[str, Any]) -> Panel:
         line.append("  ".join(f"{k}={v}" for k, v in prefetch_summary(reads)))
         parts.append(line)
     for key, title in EXTRA_KEYS:
-        data = snap.get(key)
+        data = _extra(snap, key)
         if not data:
             continue
         line = Text(f"{title}: ", style="bold")
@@ -515,6 +533,40 @@ def extras_panel(snap: dict[str, Any]) -> Panel:
             line.append(str(data))
         parts.append(line)
     return Panel(Group(*parts), title="prefetch / log disk", title_align="left")
+
+
+def _bar(fraction: float, width: int = 30) -> str:
+    n = int(round(max(0.0, min(1.0, fraction)) * width))
+    return "█" * n + "·" * (width - n)
+
+
+def log_panel(snap: dict[str, Any]) -> Panel:
+    """The log disk (seed 002, ``status()["log"]``): RAM buffer and log fill, both destage
+    levels, hits, the slot table's states, failures."""
+    log = snap.get("log") or {}
+    ram_blocks = log.get("ram_blocks") or 1
+    segs = log.get("log_segments") or 1
+    ram, used = log.get("ram_used_blocks", 0), log.get("log_used_segments", 0)
+    lines = []
+    line = Text("RAM buffer ", style="bold")
+    line.append(f"{_bar(ram / ram_blocks)} {ram}/{ram_blocks} blocks ({format_size(log.get('ram_bytes', 0))})")
+    lines.append(line)
+    line = Text("log        ", style="bold")
+    line.append(f"{_bar(used / segs)} {used}/{segs} segments of {format_size(log.get('segment_bytes', 0))}"
+                f" on {', '.join(log.get('stores') or [])}")
+    lines.append(line)
+    lines.append(Text(f"level 1 (RAM -> log):   {log.get('level1_destages', 0)} destages, {log.get('level1_segments', 0)} "
+                      f"segments, {log.get('level1_blocks', 0)} blocks   hits: RAM {log.get('ram_hits', 0)}"))
+    lines.append(Text(f"level 2 (log -> array): {log.get('level2_destages', 0)} segments, {log.get('level2_blocks', 0)} "
+                      f"blocks   hits: log {log.get('log_hits', 0)}"))
+    slots = log.get("slots") or {}
+    lines.append(Text("slots: " + "  ".join(f"{k} {slots.get(k, 0)}" for k in
+                                            ("IN_RAM_BUFFER", "IN_CACHE_DISK", "IN_DATA_DISK", "SLOT_FREE"))))
+    if log.get("message"):
+        lines.append(Text(log["message"], style="bold red" if log.get("failed") else "yellow"))
+    sched = log.get("scheduler")
+    spec = sched.get("spec", "") if isinstance(sched, dict) else str(sched or "")
+    return Panel(Group(*lines), title=f"log disk: {log.get('kind', '')} (level 2: {spec})", title_align="left")
 
 
 # ------------------------------------------------------------------------- frame
@@ -581,6 +633,8 @@ def frame(snap: dict[str, Any], *, width: int = 100, height: int | None = None, 
     if height is None:
         parts: list[RenderableType] = [head, plan_panel(snap), watermark_panel(snap, width),
                                        counters_panel(snap), members_panel(snap)]
+        if snap.get("log"):
+            parts.append(log_panel(snap))
         if has_extras(snap):
             parts.append(extras_panel(snap))
         parts.append(foot)

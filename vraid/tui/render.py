@@ -117,6 +117,8 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
     if "was_clean" in st and not st["was_clean"]:
         head.add_row("note", "[yellow]the previous shutdown was not clean[/]")
     resync = st.get("resync")
+    if resync and resync.get("replayed_blocks"):
+        head.add_row("at mount", f"replayed {resync['replayed_blocks']} blocks from {resync.get('source', 'NVRAM')}")
     if resync and (resync.get("stripes") or resync.get("reason")):
         head.add_row("at mount", f"resynced {resync['stripes']} stripes ({resync['reason']})")
     bitmap = st.get("bitmap")
@@ -160,6 +162,8 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
             pct(cache["read_hit_ratio"]), pct(cache["overwrite_ratio"]), str(cache["write_misses"]), str(cache["destages_finished"]),
         )
         out.append(t)
+    if st.get("log"):
+        out.append(log_table(st["log"]))
     members = (st.get("members") or []) + [
         {"disk": "spare", "store": sp["store"], "state": "spare"} for sp in st.get("spares", [])
     ]
@@ -255,4 +259,29 @@ def models_sources_table(presets: list[dict[str, Any]]) -> Table:
         t.add_row(d["spec"], d["drive"], queue, d["source"])
     t.caption = ("command queueing (tcq) is on by default at the native queue; "
                  "hdd:NAME,tcq=off serves one command at a time, queue_depth=N a queue of N")
+    return t
+
+
+def log_table(log: dict[str, Any]) -> Table:
+    """The log disk (seed 002, docs/log-disk.md) of ``vraid status``: a running mount's
+    log cache, or what the superblocks record when unmounted."""
+    t = Table(title="log disk (seed 002: RAM buffer -> log -> array)", show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value", overflow="fold")
+    if "head" not in log:  # not mounted: the record
+        t.add_row("configuration", f"{log['spec']}, {format_size(log['size'])} per log store")
+        t.add_row("stores", ", ".join(log.get("files") or []) or "a region at the end of every member")
+        t.add_row("state", log.get("problem") or "present")
+        return t
+    t.add_row("configuration", f"{log['kind']} on {', '.join(log.get('stores') or [])}")
+    t.add_row("RAM buffer", f"{log['ram_used_blocks']}/{log['ram_blocks']} blocks ({format_size(log['ram_bytes'])})")
+    t.add_row("log", f"{log['log_used_segments']}/{log['log_segments']} segments in use "
+              f"({format_size(log['log_bytes'])}), head {log['head']}, tail {log['tail']}")
+    t.add_row("level 1 (RAM -> log)", f"{log['level1_destages']} destages, {log['level1_segments']} segments, "
+              f"{log['level1_blocks']} blocks, {format_size(log['bytes_written'])} written")
+    t.add_row("level 2 (log -> array)", f"{log['level2_destages']} segments, {log['level2_blocks']} blocks")
+    t.add_row("hits", f"RAM {log['ram_hits']}, log {log['log_hits']} of {log['read_blocks']} blocks read")
+    slots = log.get("slots") or {}
+    t.add_row("slot states", ", ".join(f"{k} {v}" for k, v in slots.items() if k.isupper()))
+    t.add_row("state", log.get("message") or ("failed" if log.get("failed") else "ok"))
     return t

@@ -1,0 +1,284 @@
+"""The log medium: segments appended over one or more log stores (seed 002, sec. 2 and 3.2).
+
+:class:`LogMedium` writes, reads and finds the segments of :mod:`vraid.ondisk.logsegment`
+on its stores, whatever the configuration:
+
+* ``scd``: one cache disk;
+* ``mcd:N``: N cache disks, segments round robin (the paper's mcd);
+* ``mirrored``: every segment on both stores in parallel (sec. 3.4's backup cache disk);
+  a store that fails is dropped and the other carries on;
+* ``per-disk``: a log region at the end of every data member (:class:`WindowStore` over
+  the member beyond the geometry's data area), segments round robin, "partitions of disks
+  in the RAID".
+
+The stores are the engine's: behind the same timing model as the members (built by
+``vraid.engine.build``), so a simulation pays for log I/O. A per-disk region shares its
+member's timing model but not its member queue (the log I/O is not ordered with the
+member's other requests: a simplification of ours).
+
+Recovery (:meth:`LogMedium.scan_sync`): read the superblocks' tail, then segments ``tail,
+tail+1, ...`` from the slots they must be in, and stop at the first that is missing, stale
+(another sequence number or array) or torn (a CRC fails).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import trio
+
+from vraid.backends.base import Store, StoreWrapper
+from vraid.errors import VraidError
+from vraid.ondisk.logsegment import LogLayout, LogSuperblock, SegmentHeader, data_crc
+
+log = logging.getLogger(__name__)
+
+
+class LogFailed(VraidError):
+    """No log store is left to write a segment to."""
+
+
+class WindowStore(StoreWrapper):
+    """``size`` bytes of ``inner`` from ``base`` on, as a store of their own (a per-disk log region)."""
+
+    def __init__(self, inner: Store, base: int, size: int, name: str | None = None) -> None:
+        super().__init__(inner)
+        self.base, self._size = base, size
+        self.name = name or f"{inner.name}+log"
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def _check(self, offset: int, length: int) -> None:
+        if offset < 0 or offset + length > self._size:
+            raise ValueError(f"{self.name}: {length} bytes at {offset} past the log region of {self._size} bytes")
+
+    async def read(self, offset: int, length: int) -> bytes:
+        self._check(offset, length)
+        return await self.inner.read(self.base + offset, length)
+
+    async def write(self, offset: int, data) -> None:
+        self._check(offset, len(data))
+        await self.inner.write(self.base + offset, data)
+
+    def close(self) -> None:
+        """The member is not ours to close."""
+
+    def read_sync(self, offset: int, length: int) -> bytes:
+        self._check(offset, length)
+        return self.inner.read_sync(self.base + offset, length)
+
+    def write_sync(self, offset: int, data: bytes) -> None:
+        self._check(offset, len(data))
+        self.inner.write_sync(self.base + offset, data)
+
+
+@dataclass
+class Scan:
+    """What recovery found: the intact segments from the tail on, in sequence order."""
+
+    tail: int = 0
+    #: (seq, header, data) of every intact segment, tail first
+    segments: list[tuple[int, SegmentHeader, bytes]] = field(default_factory=list)
+    #: why the walk stopped ("" when it stopped at a never-written slot)
+    stopped: str = ""
+    #: the highest sequence number any intact header on the stores carries (new segments
+    #: must be numbered above it, or an old one could pass for a new one at the next scan)
+    highest: int = -1
+
+
+def format_stores(stores: Sequence[Store], layout: LogLayout, uuid: str) -> None:
+    """Write a fresh log superblock on every store and wipe its first segment slots (create)."""
+    for i, s in enumerate(stores):
+        sb = LogSuperblock(uuid, layout.kind, i, layout.stores, layout.block_size, layout.segment_blocks, layout.slots)
+        s.write_sync(0, sb.pack())
+        s.write_sync(layout.block_size, bytes(layout.block_size))
+
+
+class LogMedium:
+    """Segments on ``stores`` by ``layout`` (see the module docstring)."""
+
+    def __init__(self, stores: Sequence[Store], layout: LogLayout, uuid: str) -> None:
+        if len(stores) != layout.stores:
+            raise ValueError(f"{len(stores)} log stores for a layout of {layout.stores}")
+        self.stores = list(stores)
+        self.layout = layout
+        self.uuid = uuid
+        self.failed: set[int] = set()
+        self.bs = layout.block_size
+        #: the tail the superblocks hold (segments before it may be overwritten)
+        self.durable_tail = 0
+        self.busy = 0  # requests in flight on the log stores
+        self.segment_writes = 0
+        self.bytes_written = 0
+        self.reads = 0
+
+    # -- setup and recovery (synchronous: before the trio loop serves) ---------------------
+    def check_sync(self) -> int:
+        """Read every store's superblock; returns the tail. Raises LogFormatError/VraidError."""
+        tails = [0]
+        for i, s in enumerate(self.stores):
+            if i in self.failed:
+                continue  # a per-disk region on a missing member
+            sb = LogSuperblock.unpack(s.read_sync(0, self.bs), self.bs, where=s.name)
+            if sb.array_uuid != self.uuid:
+                raise VraidError(f"log store {s.name} belongs to array {sb.array_uuid}, not {self.uuid}",
+                                 "give the log files made with this array")
+            if (sb.kind, sb.count, sb.segment_blocks, sb.slots) != (self.layout.kind, self.layout.stores,
+                                                                    self.layout.segment_blocks, self.layout.slots):
+                raise VraidError(f"log store {s.name} is a {sb.kind} log of {sb.count} stores, {sb.slots} segments",
+                                 "the array's configuration and its log files disagree; see docs/log-disk.md")
+            tails.append(sb.tail)
+        self.durable_tail = max(tails)
+        return self.durable_tail
+
+    def _intact(self, store: int, seq: int) -> tuple[SegmentHeader, bytes] | str:
+        if store in self.failed:
+            return "its log store has failed"
+        _, off = self.layout.place(seq)
+        s = self.stores[store]
+        raw = s.read_sync(off, self.layout.segment_bytes)
+        h = SegmentHeader.unpack(raw, self.bs)
+        if h is None:
+            return "torn or never written"
+        if h.array_uuid != self.uuid or h.seq != seq:
+            return f"stale (holds segment {h.seq})" if h.array_uuid == self.uuid else "stale (another array)"
+        data = raw[self.bs : self.bs * (1 + len(h.blocks))]
+        if data_crc(data) != h.data_crc:
+            return "torn (data CRC)"
+        return h, data
+
+    def scan_sync(self) -> Scan:
+        """Walk the segments from the tail (see the module docstring)."""
+        scan = Scan(tail=self.check_sync())
+        tail = scan.tail
+        # a segment records the tail when it was written: a later tail than the superblocks'
+        # (checkpoints are lazy) is as good
+        seq = tail
+        while True:
+            why = ""
+            found = None
+            for store in self.layout.place(seq)[0]:
+                got = self._intact(store, seq)
+                if isinstance(got, str):
+                    why = why or got
+                else:
+                    found = got
+                    break
+            if found is None:
+                scan.stopped = f"segment {seq}: {why}"
+                break
+            scan.segments.append((seq, found[0], found[1]))
+            seq += 1
+            if seq - tail > self.layout.capacity:
+                break
+        scan.highest = max(seq - 1, self._highest_header())
+        return scan
+
+    def _highest_header(self) -> int:
+        top = -1
+        lay = self.layout
+        for i, s in enumerate(self.stores):
+            if i in self.failed:
+                continue
+            for slot in range(lay.slots):
+                off = self.bs * (1 + slot * (1 + lay.segment_blocks))
+                h = SegmentHeader.unpack(s.read_sync(off, self.bs), self.bs)
+                if h is not None and h.array_uuid == self.uuid:
+                    top = max(top, h.seq)
+        return top
+
+    # -- the data path ----------------------------------------------------------------------
+    def _live(self, stores: Sequence[int]) -> list[int]:
+        return [i for i in stores if i not in self.failed]
+
+    async def write_segment(self, seq: int, header: SegmentHeader, data: bytes) -> None:
+        """Append segment ``seq`` (one request per store of at most 64 KiB)."""
+        stores, off = self.layout.place(seq)
+        payload = header.pack(self.bs) + data
+        live = self._live(stores)
+        if not live:
+            raise LogFailed(f"log segment {seq}: its cache disk has failed", "see vraid status; docs/log-disk.md")
+        errors: list[tuple[int, BaseException]] = []
+
+        async def one(i: int) -> None:
+            try:
+                await self.stores[i].write(off, payload)
+            except (OSError, VraidError) as exc:
+                errors.append((i, exc))
+
+        self.busy += 1
+        try:
+            if len(live) == 1:
+                await one(live[0])
+            else:
+                async with trio.open_nursery() as n:
+                    for i in live:
+                        n.start_soon(one, i)
+        finally:
+            self.busy -= 1
+        for i, exc in errors:
+            self.fail(i, f"write of segment {seq}: {exc}")
+        if len(errors) == len(live):
+            raise LogFailed(f"log segment {seq} could not be written: {errors[0][1]}", "see vraid status")
+        self.segment_writes += 1
+        self.bytes_written += len(payload) * (len(live) - len(errors))
+
+    async def read_data(self, seq: int, index: int, count: int) -> bytes:
+        """``count`` data blocks of segment ``seq`` from block ``index`` on (a log hit, or level 2)."""
+        stores, off = self.layout.place(seq)
+        last: BaseException | None = None
+        for i in self._live(stores):
+            self.busy += 1
+            try:
+                self.reads += 1
+                return await self.stores[i].read(off + self.bs * (1 + index), self.bs * count)
+            except (OSError, VraidError) as exc:
+                last = exc
+                self.fail(i, f"read of segment {seq}: {exc}")
+            finally:
+                self.busy -= 1
+        raise LogFailed(f"log segment {seq} cannot be read: {last or 'its cache disk has failed'}",
+                        "the blocks it held that were not destaged are lost; see vraid status")
+
+    async def flush(self) -> None:
+        for i in self._live(range(len(self.stores))):
+            try:
+                await self.stores[i].flush()
+            except (OSError, VraidError) as exc:
+                self.fail(i, f"flush: {exc}")
+        if len(self.failed) == len(self.stores):
+            raise LogFailed("every log store has failed", "see vraid status")
+
+    async def checkpoint(self, tail: int) -> None:
+        """Make ``tail`` durable in every live superblock (segments before it may be reused)."""
+        if tail <= self.durable_tail:
+            return
+        for i in self._live(range(len(self.stores))):
+            s = self.stores[i]
+            sb = LogSuperblock(self.uuid, self.layout.kind, i, self.layout.stores, self.bs, self.layout.segment_blocks,
+                               self.layout.slots, tail)
+            try:
+                await s.write(0, sb.pack())
+                await s.flush()
+            except (OSError, VraidError) as exc:
+                self.fail(i, f"superblock: {exc}")
+        self.durable_tail = tail
+
+    def fail(self, index: int, why: str) -> None:
+        if index not in self.failed:
+            log.error("log store %s failed: %s", self.stores[index].name, why)
+            self.failed.add(index)
+
+    @property
+    def redundant(self) -> bool:
+        """Whether a failed store still leaves every segment readable (mirrored with one left)."""
+        return self.layout.kind == "mirrored" and len(self.failed) < len(self.stores)
+
+    def status(self) -> dict[str, object]:
+        return {"stores": [s.name for s in self.stores], "failed": sorted(self.stores[i].name for i in self.failed),
+                "segment_slots": self.layout.capacity, "segment_bytes": self.layout.segment_bytes,
+                "segment_writes": self.segment_writes, "bytes_written": self.bytes_written, "reads": self.reads}

@@ -25,6 +25,7 @@ MODULES = (
     "degraded",
     "crashes",
     "prefetching",
+    "multibuffering",
     "disk_timing",
 )
 

@@ -234,3 +234,28 @@ def test_prefetching_windows_are_the_read_ahead_models():
             else:
                 ramp = [c for _, c in ws][:-1]  # the last window may be cut by the file's end
                 assert ramp == [min(2 ** i, d.max_blocks) for i in range(len(ramp))]
+
+
+def test_multibuffering_seed_0_forms_one_large_write_into_a_free_stripe(tmp_path, capsys):
+    """Seed 004's rule on the dealt writes: the first stripe write comes on the first miss with
+    the pool full, is an LW of n-1 blocks into a free stripe (after the data stripes), leaves
+    the new parity disk's buffer alone, and every block it moves stays on its home disk."""
+    from vraid.labs.multibuffering import LAB, dealt, play
+
+    ndisks, stripes, buffer, order, writes = dealt(LAB, 0)
+    run = play(ndisks, stripes, buffer, order, writes)
+    by = {q.key: q.answer for q in LAB.questions(0)}
+    first_miss_full = next(i for i in range(1, len(writes) + 1) if len(set(writes[:i])) > buffer)
+    i, w = run["stripe_writes"][0]
+    assert by["q3"] == (first_miss_full, w.stripe, w.parity, ndisks - 1) and w.stripe >= stripes
+    assert all(run["directory"].home(L) == m for m, L in w.slots) and w.parity not in {m for m, _ in w.slots}
+    assert sum(by["q6"]) == len(set(writes)) - sum(s.size for _, s in run["stripe_writes"])
+    right = answers_json(capsys, "multibuffering", 0)
+    path = tmp_path / "mb.json"
+    path.write_text(json.dumps(right))
+    assert main(["lab", "check", "multibuffering", str(path)]) == 0
+    capsys.readouterr()
+    wrong = {**right, "answers": {**right["answers"], "q2": [1, 0]}}  # "a PW", the usual mistake
+    path.write_text(json.dumps(wrong))
+    assert main(["lab", "check", "multibuffering", str(path)]) == 1
+    assert "q2: wrong" in capsys.readouterr().out

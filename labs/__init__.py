@@ -25,6 +25,7 @@ MODULES = (
     "degraded",
     "crashes",
     "prefetching",
+    "log_disk",
     "multibuffering",
     "disk_timing",
 )

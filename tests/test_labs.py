@@ -259,3 +259,30 @@ def test_multibuffering_seed_0_forms_one_large_write_into_a_free_stripe(tmp_path
     path.write_text(json.dumps(wrong))
     assert main(["lab", "check", "multibuffering", str(path)]) == 1
     assert "q2: wrong" in capsys.readouterr().out
+
+
+def test_log_disk_answers_follow_the_slot_rules(tmp_path, capsys):
+    """Seed 002's rules on the dealt operations, checked independently of the lab's wording:
+    level 1 writes each distinct block once in 15-block segments; blocks written only after the
+    fsync lose their newest value in the power cut, the others keep it."""
+    from vraid.labs.log_disk import LAB, dealt
+
+    for seed in (0, 1):
+        d = dealt(LAB, seed)
+        by = {q.key: q.answer for q in LAB.questions(seed)}
+        n = len(set(d["first"]))
+        assert tuple(by["q1"]) == (-(-n // 15), n) and by["q2"] == min(n, 15)
+        later = set(d["second"])
+        assert set(by["q4"]) == {b for b in d["named"] if b not in later}
+        assert all(state == "ram" for b, state in zip(d["named"], by["q3"]) if b in later)
+    right = answers_json(capsys, "log-disk", 0)
+    path = tmp_path / "ld.json"
+    path.write_text(json.dumps(right))
+    assert main(["lab", "check", "log-disk", str(path), "--seed", "0"]) == 0
+    capsys.readouterr()
+    named = list(dealt(LAB, 0)["named"])
+    assert set(right["answers"]["q4"]) != set(named)  # seed 0: a block written after the fsync is among them
+    wrong = {**right, "answers": {**right["answers"], "q4": named}}  # "every acknowledged write survives"
+    path.write_text(json.dumps(wrong))
+    assert main(["lab", "check", "log-disk", str(path), "--seed", "0"]) == 1
+    assert "q4: wrong" in capsys.readouterr().out

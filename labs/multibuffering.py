@@ -1,6 +1,6 @@
 """Lab ``multibuffering``: which large (LW) or partial (PW) stripe write a buffer state forms,
-where the blocks land, and what the stripe directory says afterwards (seed 004, Hua, Vu & Hu,
-sections 2.1-2.2).
+where the blocks land, what the stripe directory says afterwards, and what the free-stripe generator (the cleaner) would
+do next (seed 004, Hua, Vu & Hu, sections 2.1-2.2, Fig. 2).
 
 Multibuffering keeps one write buffer per disk in a shared pool. A block is buffered on its
 *home* disk and never leaves it. When the pool is full, a write miss forms a stripe write out
@@ -22,6 +22,7 @@ from typing import Any
 
 from vraid.core.directory import LW, StripeWrite
 from vraid.core.geometry import Geometry
+from vraid.policies.placement.cleaner import generate
 from vraid.policies.placement.multibuffer import MultibufferPlacement
 
 from .framework import Lab, Question, rng
@@ -115,6 +116,23 @@ class MultibufferingLab(Lab):
                            run["buffered"], kind="list", form="one count per disk",
                            explanation="each write miss adds a block to its home disk's buffer (a hit adds nothing); each "
                                        "stripe write takes one block out of every buffer it uses."))
+        plan = generate(d)
+        if plan is not None:
+            live = len(d.live_members(plan.victim))
+            qs += [
+                Question("q7", "The free-stripe generator runs now, on the directory after all the writes: which stripe "
+                               "is its victim, and how many of its blocks does it move (swaps)?",
+                         [plan.victim, plan.swaps], kind="list", form="victim stripe,swaps",
+                         explanation=(f"the victim is the stripe with the fewest active (live) blocks among those "
+                                      f"cleaning can improve (ties: the lower number): stripe {plan.victim} with "
+                                      f"{live}. Each active block moves to a partner stripe holding a dirty (stale) "
+                                      "slot on the same disk, so no block changes disk.")),
+                Question("q8", "Does the victim become a whole free stripe (ready for an LW) or a partial free stripe "
+                               "(PFS, ready for a PW)?", "free" if plan.whole else "pfs", kind="word",
+                         form="free or pfs",
+                         explanation="free when every active block found a partner; otherwise its dirty slots are freed "
+                                     "and it is a PFS (Fig. 2(b))."),
+            ]
         return qs
 
 

@@ -33,11 +33,10 @@ CAUSE_PM_DISK = ("PostMark is held to the paper's file-cache size by a memory cg
                  "array; ours: ext4 (delayed allocation, journal) instead of ext2, a shorter run, and the mount's "
                  "own per-request cost, which compresses ratios towards 1 (results.md)")
 #: where VC-RAID comes out *slower* than RAID-5 under -o sync (the quick run of 2026-11-23 did)
-CAUSE_SYNC_INVERTED = ("cause not found yet: VC-RAID slower than RAID-5 under -o sync inverts the paper. Measured "
-                       "so far in `vraid sim` (a 4 KiB write + fsync trace on the same DNES model): each fsync is one "
-                       "log append of ~10 KB costing ~14 ms of log-disk time, more than a revolution (8.3 ms), so "
-                       "appends are not streaming; leading suspect (ours): fixed 64 KiB segment slots (a header block and 15 data blocks), so a small fsync'd "
-                       "append is never back to back with the last (docs/experiments.md, vc-raid)")
+CAUSE_SYNC_INVERTED = ("cause not found yet: VC-RAID slower than RAID-5 under -o sync inverts the paper. In `vraid sim` on "
+                       "the same DNES model an fsync'd log segment costs 8-14 ms of log-disk time (append and level-2 "
+                       "read-back) against 28 ms per RAID-5 small write, so the disk model predicts the paper's order; "
+                       "the inversion comes from the mount's fsync path, not yet measured (docs/experiments.md, vc-raid)")
 CAUSE_SYNC = ("ours: ext4 with 4 KiB blocks on a loop device over FUSE, and the stdlib tree instead of the "
               "paper's web-bench tree (see results.md)")
 

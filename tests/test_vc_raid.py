@@ -82,9 +82,9 @@ def test_postmark_settings_and_command_file():
 def test_configuration_table_and_run_specs():
     assert "vc-raid" in names() and get("vc-raid") is vc and vc.SERIAL
     assert list(vc.CONFIGS) == ["raid0", "raid5", "scd", "mcd"]
-    assert vc.create_args("scd", "64M") == ["--level", "5", "--log", "scd", "--disks", "4", "--disk-size", "64M",
+    assert vc.create_args("scd", "64M") == ["--level", "5", "--log", "scd", "--log-size", "200M", "--disks", "4", "--disk-size", "64M",
                                             "--strip", "64K"]
-    assert vc.CONFIGS["mcd"][-2:] == ("--log", "mcd:2")
+    assert vc.CONFIGS["mcd"][2:4] == ("--log", "mcd:2") and vc.CONFIGS["mcd"][-2:] == ("--log-size", "100M")
     specs = vc.runs(True, configs=["raid5"], postmark={"small": [10, 20]})
     assert [s["id"] for s in specs] == ["raid5"] and specs[0]["postmark"] == [
         {"name": "small", "files": 10, "transactions": 20, "block": 1024}]

@@ -32,11 +32,11 @@ CAUSE_PM_SMALL = ("the small pool fits the page cache here as in the paper, and 
 CAUSE_PM_DISK = ("PostMark is held to the paper's file-cache size by a memory cgroup, so writeback waits for the "
                  "array; ours: ext4 (delayed allocation, journal) instead of ext2, a shorter run, and the mount's "
                  "own per-request cost, which compresses ratios towards 1 (results.md)")
-#: where VC-RAID comes out *slower* than RAID-5 under -o sync (the quick run of 2026-11-23 did)
-CAUSE_SYNC_INVERTED = ("cause not found yet: VC-RAID slower than RAID-5 under -o sync inverts the paper. In `vraid sim` on "
-                       "the same DNES model an fsync'd log segment costs 8-14 ms of log-disk time (append and level-2 "
-                       "read-back) against 28 ms per RAID-5 small write, so the disk model predicts the paper's order; "
-                       "the inversion comes from the mount's fsync path, not yet measured (docs/experiments.md, vc-raid)")
+#: where VC-RAID comes out *slower* than RAID-5 under -o sync (a run with a small log did)
+CAUSE_SYNC_INVERTED = ("the log filled: vraid spends a whole 64 KiB segment slot on every fsync, so under -o sync a "
+                       "small log (--log-size) fills and each fsync then waits for a level-2 destage in the foreground "
+                       "(vraid sim, fsync after every 4 KiB write: 162 ms per fsync with a 16M log, 5.4 ms with 64M); "
+                       "ours, not the paper's (its cache disk is 200 MB and appends variable-size segments)")
 CAUSE_SYNC = ("ours: ext4 with 4 KiB blocks on a loop device over FUSE, and the stdlib tree instead of the "
               "paper's web-bench tree (see results.md)")
 

@@ -39,7 +39,10 @@ def run_sim_config(spec: dict[str, Any]) -> dict[str, Any]:
     out["postmark"] = {}
     size = parse_size(spec["create"][spec["create"].index("--disk-size") + 1], "disk size")
     for s in spec["postmark"]:
-        kwargs: dict[str, Any] = {"log": log} if log is not None else {}
+        kwargs: dict[str, Any] = {}
+        if log is not None:  # the same log size as the real mount's (CONFIGS: the paper's 200 MB)
+            create = spec["create"]
+            kwargs = {"log": log, "log_size": create[create.index("--log-size") + 1]} if "--log-size" in create else {"log": log}
         cfg = SimConfig(level=level, disks=4, disk_size=size, disk_model=spec["disk_model"],
                         workload=f"postmark:files={s['files']},transactions={s['transactions']},phase=transactions",
                         requests=10**9, policies={}, **kwargs)

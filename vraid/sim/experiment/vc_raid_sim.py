@@ -42,7 +42,9 @@ def run_sim_config(spec: dict[str, Any]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
         if log is not None:  # the same log size as the real mount's (CONFIGS: the paper's 200 MB)
             create = spec["create"]
-            kwargs = {"log": log, "log_size": create[create.index("--log-size") + 1]} if "--log-size" in create else {"log": log}
+            kwargs = {"log": log}
+            if "--log-size" in create:
+                kwargs["log_size"] = create[create.index("--log-size") + 1]
         cfg = SimConfig(level=level, disks=4, disk_size=size, disk_model=spec["disk_model"],
                         workload=f"postmark:files={s['files']},transactions={s['transactions']},phase=transactions",
                         requests=10**9, policies={}, **kwargs)

@@ -75,6 +75,10 @@ class MultibufferPlacement(Placement):
         self.directory = directory
         self.queues = [OrderedDict() for _ in range(directory.geometry.ndisks)]
         self.size = 0
+        self._homed = [0] * directory.geometry.ndisks
+        for m in directory.homes:
+            if m >= 0:
+                self._homed[m] += 1
 
     # -- reads and writes ------------------------------------------------------------------
     def read(self, strips: Sequence[int]) -> set[int]:
@@ -138,12 +142,23 @@ class MultibufferPlacement(Placement):
                         steps = []
             if stripe is not None:
                 if len(full) == n:
-                    parity = d.next_parity
+                    parity = self._parity_member(d.next_parity)
                 else:
-                    parity = next(m for m in range(n) if not self.queues[m])
-                slots = tuple((m, self._take(m)) for m in range(n) if m != parity)
+                    parity = self._parity_member(next(m for m in range(n) if not self.queues[m]))
+                slots = tuple((m, self._take(m)) for m in range(n) if m != parity and self.queues[m])
                 return steps + [self._stripe_write(StripeWrite(LW, stripe, parity, slots))]
         return steps + self._partial(set(full))
+
+    def _parity_member(self, want: int) -> int:
+        """``want``, or the next member after it that can take one more parity strip: a
+        member must keep a data slot for every strip whose home it is (strips never
+        migrate), so rotating parity onto it without end would leave a strip no slot."""
+        d, n = self.directory, self.directory.geometry.ndisks
+        for i in range(n):
+            m = (want + i) % n
+            if d.stripes - d.parity_count[m] - 1 >= self._homed[m]:
+                return m
+        return want
 
     def _free_stripe(self) -> int | None:
         d = self.directory
@@ -170,7 +185,7 @@ class MultibufferPlacement(Placement):
             self._count_clean(plan)
             # a whole free stripe too gets a PW here: its parity stays where it was
             return list(plan.steps) + [self._pw(plan.victim, full, plan.free)]
-        if best is None and d.free_stripes:  # last resort: a PW into a whole free stripe
+        if (best is None or not cover) and d.free_stripes:  # last resort: a PW into a whole free stripe
             best = self._free_stripe()
         if best is None or not full.intersection(d.free_members(best)):
             raise RuntimeError("multibuffer: no free or partially free slot aligned with a buffer "

@@ -152,6 +152,8 @@ class StripeDirectory:
                     self.dirty_on[m].add(s)
                     if self.is_hot(s):
                         self.dirty_hot[m].add(s)
+        #: member -> stripes whose parity it holds (a member's data slots are the rest)
+        self.parity_count = [self.parity.count(m) for m in range(n)]
         #: live count -> the stripes (not free) with that many LIVE slots (the cleaner's victims)
         self.by_live: list[set[int]] = [set() for _ in range(n)]
         for s, c in enumerate(self.live_count):
@@ -310,6 +312,7 @@ class StripeDirectory:
         for s in range(self.stripes):
             st = self.state[s]
             assert st.count(PARITY) == 1 and st[self.parity[s]] == PARITY, s
+            assert self.parity_count[self.parity[s]] == self.parity.count(self.parity[s]), s
             assert self.live_count[s] == st.count(LIVE) and self.free_count[s] == st.count(FREE), s
             assert (s in self.free_stripes) == (st.count(FREE) == n - 1), s
             for m in range(n):
@@ -328,6 +331,7 @@ class StripeDirectory:
         Raises:
             DirectoryError: a step that does not fit the state (nothing changed then).
         """
+        self.check_step(step)
         if isinstance(step, Dirty):
             s, m = self.loc[step.strip]
             if s >= 0 and self.state[s][m] == LIVE:
@@ -338,12 +342,35 @@ class StripeDirectory:
             self._swap(step)
         elif isinstance(step, Release):
             self._release(step.stripe)
-        else:
-            raise DirectoryError(f"unknown step {step!r}")
         self.seq += 1
 
-    def _write(self, w: StripeWrite) -> None:
-        n, st = self.geometry.ndisks, self.state[w.stripe]
+    def check_step(self, step: Step) -> None:
+        """Raise :class:`DirectoryError` if ``step`` does not fit the state; change nothing.
+
+        The engine asks before it does a step's I/O, so a wrong step never overwrites a slot.
+        """
+        if isinstance(step, Dirty):
+            if not 0 <= step.strip < self.strips:
+                raise DirectoryError(f"{step}: strip {step.strip} is not a logical strip")
+        elif isinstance(step, StripeWrite):
+            self._check_write(step)
+        elif isinstance(step, Swap):
+            v, p, m = step.stripe, step.partner, step.member
+            if not (0 <= v < self.stripes and 0 <= p < self.stripes and 0 <= m < self.geometry.ndisks):
+                raise DirectoryError(f"{step}: no such stripe or member")
+            if self.state[v][m] != LIVE or self.state[p][m] != DIRTY or v == p:
+                raise DirectoryError(f"{step}: moves a live slot into a dirty slot of another stripe")
+        elif isinstance(step, Release):
+            if not 0 <= step.stripe < self.stripes:
+                raise DirectoryError(f"{step}: no such stripe")
+        else:
+            raise DirectoryError(f"unknown step {step!r}")
+
+    def _check_write(self, w: StripeWrite) -> None:
+        n = self.geometry.ndisks
+        if not 0 <= w.stripe < self.stripes:
+            raise DirectoryError(f"{w}: no such stripe")
+        st = self.state[w.stripe]
         members = [m for m, _ in w.slots]
         if len(set(members)) != len(members) or not members or w.parity in members or not 0 <= w.parity < n:
             raise DirectoryError(f"{w}: members must be distinct and not the parity member")
@@ -360,10 +387,17 @@ class StripeDirectory:
                 raise DirectoryError(f"{w}: strip {L} is not a logical strip")
             if not self.migrate and self.homes[L] != m:
                 raise DirectoryError(f"{w}: strip {L} lives on member {self.homes[L]}, not {m}")
+        if len({L for _, L in w.slots}) != len(w.slots):
+            raise DirectoryError(f"{w}: a strip written twice")
+
+    def _write(self, w: StripeWrite) -> None:
+        n = self.geometry.ndisks
         if w.kind == LW:
             old = self.parity[w.stripe]
             self._set(w.stripe, old, FREE)
             self._set(w.stripe, w.parity, PARITY)
+            self.parity_count[old] -= 1
+            self.parity_count[w.parity] += 1
             self.parity[w.stripe] = w.parity
             self.next_parity = (w.parity + 1) % n
         for m, L in w.slots:
@@ -374,8 +408,6 @@ class StripeDirectory:
 
     def _swap(self, sw: Swap) -> None:
         v, p, m = sw.stripe, sw.partner, sw.member
-        if self.state[v][m] != LIVE or self.state[p][m] != DIRTY or v == p:
-            raise DirectoryError(f"{sw}: moves a live slot into a dirty slot of another stripe")
         L = self.owner[v][m]
         self._set(v, m, DIRTY)
         self._drop_copy(p, m)

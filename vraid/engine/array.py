@@ -103,6 +103,7 @@ class Array:
         queue_order=None,
         guard: PolicyGuard | None = None,
         log=None,
+        placement=None,
     ) -> None:
         """``nvram``: a :class:`vraid.backends.nvram.Nvram`, shorthand for
         ``journal=NvramJournal(nvram)``. ``read_cache_bytes``: size of the clean-block
@@ -111,7 +112,10 @@ class Array:
         policy runs behind (default: one that falls back to the family's default on a fault).
         ``log``: ``log(raid_target, guard)`` makes a log cache (seed 002,
         :mod:`vraid.engine.logcache`) that becomes the target of everything above it and,
-        without a write-back cache, the array's write cache; the array only routes to it."""
+        without a write-back cache, the array's write cache; the array only routes to it.
+        ``placement``: ``placement(array)`` makes the layer that runs a placement policy
+        over a stripe directory (seed 004, :mod:`vraid.engine.placed`); ``mapping`` is then
+        that directory. It takes every host write and serves reads of what it buffers."""
         if len(stores) != geometry.ndisks:
             raise ValueError(f"{len(stores)} stores for {geometry.ndisks} disks")
         self.geometry = geometry
@@ -160,6 +164,11 @@ class Array:
         if log is not None:
             self.log = log(self.target, self.guard)
             self.target = self.log
+        #: the placement layer (seed 004) in front of the RAID planner, if any
+        self.placed = None
+        if placement is not None:
+            self.placed = placement(self)
+            self.target = self.placed
         journal = as_journal(journal, nvram)
         if self.cache_config.enabled:
             from .cache import WriteBackCache
@@ -190,6 +199,14 @@ class Array:
     @property
     def capacity(self) -> int:
         return self.mapping.capacity
+
+    @property
+    def placement(self):
+        """The placement policy in force (seed 004); AttributeError for the static layout
+        (the registry then reports its default)."""
+        if self.placed is None:
+            raise AttributeError("placement")
+        return self.placed.placement
 
     # -- host interface -------------------------------------------------------
     async def read(self, offset: int, length: int) -> bytes:
@@ -248,12 +265,14 @@ class Array:
             )
         if not data:
             return
-        if (self.cache is not None or self.log is not None) and not self.redundancy.survives(len(self.health.missing_roles)):
+        if (self.cache is not None or self.log is not None or self.placed is not None) and not self.redundancy.survives(len(self.health.missing_roles)):
             self._check_writable(offset, len(data))  # refuse now what no destage could ever write
         self.reads.invalidate(offset, len(data))  # the read cache must not serve the old bytes
         try:
             if self.cache is not None:
                 await self.cache.write(offset, data)
+            elif self.placed is not None:
+                await self.placed.write(offset, data)
             elif self.log is not None:
                 await self.log.write(offset, data)
             else:
@@ -353,6 +372,8 @@ class Array:
             try:
                 if self.cache is not None:
                     await self.cache.flush()
+                elif self.placed is not None:
+                    await self.placed.flush()  # buffers written out, directory committed
                 elif self.log is not None:
                     await self.log.flush()  # durable in the log, not necessarily on the members
                 else:
@@ -374,6 +395,8 @@ class Array:
         if self.log is not None:
             self.log.resume()
             await self.log.drain()  # both destage levels to the end; the log's tail made durable
+        if self.placed is not None:
+            await self.placed.shutdown()  # buffers written out, a checkpoint of the directory
         await self.members.flush()
         if self.cache is not None and self.cache.journal is not None:
             await self.cache.journal.reset()  # only now: the members hold everything, durably
@@ -625,6 +648,8 @@ class Array:
         self.last_rebuild = rebuild.status()
         if rebuild.state == "done":
             self.health.finish_rebuild(rebuild.role)
+            if self.placed is not None and self._nursery is not None:
+                self._nursery.start_soon(self.placed.checkpoint)  # the new member gets the directory
             if self.on_rebuilt is not None:
                 self.on_rebuilt(rebuild.role, rebuild.spare.name)
         self.events.publish(RebuildEvent(time=self.clock.now(), role=rebuild.role, spare=rebuild.spare.name,
@@ -664,6 +689,7 @@ class Array:
             "geometry": self.geometry.describe(),
             "cache": self.cache.status() if self.cache is not None else {"organisation": "none"},
             **({"log": self.log.status()} if self.log is not None else {}),
+            **({"placement": self.placed.status()} if self.placed is not None else {}),
             **({"reads": self.reads.status()} if self.reads.read_cache is not None else {}),
             "ct": _ct_spec(self.ct),
             "policies": _policies(self),

@@ -159,17 +159,25 @@ class EngineConfig:
         g = self.geometry
         for key in self.policies:
             registry.parse(key, self.policies[key])  # an unknown family or a bad spec
+        cache = self.spec("cache")
         if self.spec("ct") != "none":  # its limits come from the superblock too: build it (pure) to check them
             from vraid.backends.models import disk_preset
 
             registry.create("ct", self.spec("ct"), registry.Context(
                 geometry=g, disk_model=self.disk_model, params=dict(self.params), disk_preset=disk_preset(self.disk_model)))
-        if self.spec("placement") != "static":  # seed 004: the engine does not run a stripe directory yet
-            raise VraidError(f"placement {self.spec('placement')} is not wired into the engine yet",
-                             "use --placement static (the default); `vraid experiment multibuffer` runs it")
+        if self.spec("placement") != "static":  # seed 004: a stripe directory (vraid.engine.placed)
+            if cache != "none" or self.nvram is not None or self.log is not None:
+                raise VraidError(f"placement {self.spec('placement')} keeps its own write buffers: it runs without "
+                                 "a write-back cache, NVRAM or a log disk",
+                                 "drop --cache/--nvram/--log, or use --placement static")
+            if g.redundancy.parity_columns != 1:
+                raise VraidError(f"placement {self.spec('placement')} needs RAID-5 (one parity strip per stripe)",
+                                 "use --level 5, or --placement static")
+            if self.mapping is not None:
+                raise VraidError("a placement makes its own mapping (the stripe directory)", "give no mapping")
+            registry.create("placement", self.spec("placement"), registry.Context(geometry=g))
         if self.stores is not None and len(self.stores) != g.ndisks:
             raise VraidError(f"{len(self.stores)} member stores for {g.ndisks} disks", "give one store per member")
-        cache = self.spec("cache")
         if cache != "none" and self.cache_size < g.stripe_data_bytes:
             raise VraidError(
                 f"cache size {self.cache_size} bytes is smaller than one stripe ({g.stripe_data_bytes} bytes)",
@@ -250,6 +258,9 @@ class Engine:
         self.log_medium = None
         self.log_scan = None
         self.report: ResyncReport | None = None
+        #: the stripe directory's durable copy (seed 004), and the mapping it is
+        self.directory_store = None
+        self.mapping = config.mapping
 
     # -- pieces ---------------------------------------------------------------------------
     def wrap_timing(self, store: Store) -> Store:
@@ -264,9 +275,54 @@ class Engine:
     def _per_disk(self) -> bool:
         return self.config.log is not None and self.config.log.startswith("per-disk")
 
+    # -- the stripe directory (seed 004; vraid.engine.placed) --------------------------------
+    def _placement(self):
+        from vraid.policies import registry
+
+        return registry.create("placement", self.config.spec("placement"), registry.Context(geometry=self.geometry))
+
+    def _directory_area(self):
+        """(area, logical stripes) of the directory region; logical stripes None for an array
+        on disk (its directory says)."""
+        from vraid.ondisk.directory_area import PARAM, DirectoryArea, logical_stripes, spare_of
+
+        cfg, g = self.config, self.geometry
+        if cfg.params.get(PARAM) is not None:
+            return DirectoryArea.from_param(cfg.params[PARAM]), None
+        logical = logical_stripes(g.stripes, spare_of(self._placement()))
+        return DirectoryArea.for_geometry(g, logical * g.data_disks), logical
+
+    def _open_directory(self) -> None:
+        cfg, g = self.config, self.geometry
+        if cfg.spec("placement") == "static":
+            return
+        from .directory_store import DirectoryStore
+
+        area, logical = self._directory_area()
+        if logical is None:  # an array's members: the newest directory any of them holds
+            alive = [s for role, s in enumerate(self.stores) if role not in set(cfg.failed)]
+            self.directory_store = DirectoryStore.load_sync(alive, area, g)
+        else:  # a simulation's fresh members
+            directory = self._placement().make_directory(g, logical)
+            DirectoryStore.format_sync(self.stores, area, directory)
+            self.directory_store = DirectoryStore(directory, area)
+        self.mapping = self.directory_store.directory
+
+    def placement_factory(self):
+        """What the Array calls to make its placement layer (None: the static layout)."""
+        if self.directory_store is None:
+            return None
+        from .placed import PlacedWrites
+
+        policy, store = self._placement(), self.directory_store
+        return lambda array: PlacedWrites(array, policy, store)
+
     def _open_members(self) -> None:
         cfg, g = self.config, self.geometry
         extra = cfg.log_size if self._per_disk() and cfg.log_stores is None else 0  # the log region past the data
+        if cfg.spec("placement") != "static" and cfg.stores is None:  # the directory region past the data
+            area, _ = self._directory_area()
+            extra = area.offset + area.size - g.member_size
         self.stores = list(cfg.stores) if cfg.stores is not None else [
             cfg.store_factory(role, g.member_size + extra) for role in range(g.ndisks)]
         self.timed = [self.wrap_timing(s) for s in self.stores]
@@ -348,7 +404,7 @@ class Engine:
             return
         from vraid.ondisk.bitmap import WriteIntentBitmap
 
-        self.bitmap = WriteIntentBitmap(self.geometry, cfg.bitmap_chunk, mapping=cfg.mapping)
+        self.bitmap = WriteIntentBitmap(self.geometry, cfg.bitmap_chunk, mapping=self.mapping)
         if cfg.bitmap_recorded:
             alive = [s for role, s in enumerate(self.stores) if role not in set(cfg.failed)]
             self.bitmap_chunks = self.bitmap.load_sync(alive)
@@ -366,8 +422,9 @@ class Engine:
                            spares=[self.wrap_timing(s) for s in cfg.spares],
                            queue_order=registry.create("queue_order", cfg.spec("queue_order"), ctx),
                            read_cache_bytes=cfg.read_cache_size,
-                           prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx), mapping=cfg.mapping,
-                           guard=PolicyGuard(cfg.on_policy_fault), log=self.log_factory())
+                           prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx), mapping=self.mapping,
+                           guard=PolicyGuard(cfg.on_policy_fault), log=self.log_factory(),
+                           placement=self.placement_factory())
         if cfg.rebuild_rate:
             self.array.set_rebuild_rate(cfg.rebuild_rate * 1e6)
 
@@ -388,6 +445,11 @@ class Engine:
             self.report = await recover(self.array, was_clean=cfg.was_clean, bitmap_chunks=self.bitmap_chunks,
                                         replay=self.replay, nvram=self.nvram or self.replay_file)
         self.replay = []
+        if self.array.placed is not None:
+            lost = await self.array.placed.restore_lost()
+            if lost:
+                log.warning("stripe directory: %d strips written since the last flush lost their only copy in the "
+                            "crash (they read as zeros)", lost)
         return self.report
 
     def close(self) -> None:
@@ -408,6 +470,7 @@ def build_engine(config: EngineConfig) -> Engine:
     engine = Engine(config)
     try:
         engine._open_members()
+        engine._open_directory()
         engine._open_nvram()
         engine._open_log()
         engine._open_bitmap()

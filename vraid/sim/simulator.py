@@ -232,7 +232,7 @@ def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None
     readahead = parse_readahead(config.host_readahead)
     if readahead is not None:
         readahead.pages(geometry.block_size)  # a size that is not whole pages fails now
-    requests = workload.requests(geometry.capacity, geometry.block_size, config.requests, config.seed)
+    requests = workload.requests(host_capacity(config, geometry), geometry.block_size, config.requests, config.seed)
     pattern = Pattern(config.seed)
     started = time.perf_counter()
     with deterministic_trio(config.seed):
@@ -273,6 +273,19 @@ def check_policies(policies: dict[str, str]) -> None:
     for key in ("cache_size", "read_cache_size"):
         if key in policies:
             parse_size(policies[key], key.replace("_", " "))
+
+
+def host_capacity(config: SimConfig, geometry: Geometry) -> int:
+    """The image size the host sees: the geometry's, or less with a placement that keeps
+    free stripes (seed 004: ``spare``; ``vraid.ondisk.directory_area``)."""
+    engine = config.engine_config(geometry)
+    if engine.spec("placement") == "static":
+        return geometry.capacity
+    from vraid.ondisk.directory_area import logical_stripes, spare_of
+    from vraid.policies import registry
+
+    policy = registry.create("placement", engine.spec("placement"), registry.Context(geometry=geometry))
+    return logical_stripes(geometry.stripes, spare_of(policy)) * geometry.stripe_data_bytes
 
 
 async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, workload: Workload,
@@ -340,7 +353,7 @@ def _host_model(config: SimConfig, geometry: Geometry, workload: Workload, array
     if spec is None:
         return None
     files = getattr(workload, "files", None)
-    return HostModel(array, spec, geometry, files(geometry.capacity, geometry.block_size) if files else None)
+    return HostModel(array, spec, geometry, files(array.capacity, geometry.block_size) if files else None)
 
 
 # ---------------------------------------------------------------------- metrics

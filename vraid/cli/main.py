@@ -45,6 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "mcd:N N log files round robin, mirrored two copies, per-disk a region at the end of every member")
     p.add_argument("--log-size", type=_size("log size"), default=None, metavar="SIZE",
                    help="size of each log file (per-disk: of each member's log region; default 16M)")
+    p.add_argument("--placement", metavar="NAME[:k=v,...]", default=None,
+                   help="where written blocks go (seed 004, docs/multibuffer.md): static (default, in place), "
+                        "multibuffer or dpsr (new stripes through a stripe directory kept on the members; "
+                        "chosen here, for the array's life)")
     p.set_defaults(func=cmd_create)
 
     p = sub.add_parser("examine", help="print the superblocks of a member file or of every member in a directory")
@@ -139,20 +143,37 @@ def cmd_create(args) -> int:
     from vraid.ondisk.assemble import create
 
     from vraid.ondisk.logfiles import DEFAULT_SIZE, geometry_disk_size
+    from vraid.core.units import format_size
+    from vraid.policies import registry
 
     if args.log_size is not None and args.log is None:
         raise VraidError("--log-size without --log", "add --log scd (or mcd:N, mirrored, per-disk)")
     log_size = args.log_size or DEFAULT_SIZE
-    g = Geometry.for_disk_size(
-        level=args.level, ndisks=args.disks, disk_size=geometry_disk_size(args.log, args.disk_size, log_size),
-        block_size=args.block, strip_size=args.strip, layout=args.layout,
-    )
+    placement = None
+    shape = dict(level=args.level, ndisks=args.disks, block_size=args.block, strip_size=args.strip, layout=args.layout)
+    if args.placement is not None and registry.parse("placement", args.placement).name != "static":
+        from vraid.ondisk.directory_area import remapped_geometry
+
+        if args.log is not None:
+            raise VraidError(f"--placement {args.placement} keeps its own write buffers; it runs without a log disk",
+                             "drop --log, or use --placement static")
+        spec = registry.parse("placement", args.placement).text
+        policy = registry.create("placement", spec, registry.Context())
+        g, area, logical = remapped_geometry(disk_size=args.disk_size, policy=policy, **shape)
+        placement = (spec, area, policy.make_directory(g, logical))
+    else:
+        g = Geometry.for_disk_size(disk_size=geometry_disk_size(args.log, args.disk_size, log_size), **shape)
     asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image,
                  bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk), spares=args.spares,
-                 log=args.log, log_size=log_size if args.log else None)
+                 log=args.log, log_size=log_size if args.log else None, placement=placement)
     console.print(f"created {asm.summary()} in {args.dir}", highlight=False)
     if asm.log is not None:
         console.print(f"log disk: {asm.log.describe()}", highlight=False)
+    if placement is not None:
+        d = placement[2]
+        console.print(f"placement: {placement[0]}; {d.strips} strips of data in {d.stripes} stripes "
+                      f"({len(d.free_stripes)} free), image {format_size(d.capacity)}; stripe directory at the end "
+                      "of every member", highlight=False)
     spares = f"; spares: {', '.join(p.name for p in asm.spares)}" if asm.spares else ""
     console.print(f"members: {', '.join(p.name for p in asm.paths)}{spares}; settings: {args.dir / 'vraid.toml'}", highlight=False)
     return 0

@@ -124,12 +124,9 @@ class DirectoryStore:
     @staticmethod
     def format_sync(stores: Iterable["Store"], area: "DirectoryArea", directory: StripeDirectory) -> None:
         """A new array's region: the directory as checkpoint A, B and the journal zeroed."""
-        cp = encode_checkpoint(directory)
-        blank = bytes(area.checkpoint)
-        for store in stores:
-            store.write_sync(area.slot(0), cp + bytes(area.checkpoint - len(cp)))
-            store.write_sync(area.slot(1), blank)
-            store.write_sync(area.journal_offset, bytes(area.journal))
+        from vraid.ondisk.directory_area import format_members
+
+        format_members(stores, area, directory)
 
     def attach(self, members: "Members") -> None:
         self.members = members

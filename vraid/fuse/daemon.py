@@ -396,6 +396,7 @@ def engine_config(asm: Assembled, opts: MountOptions, *, opened: bool = True) ->
 
     # every family: the mount option over vraid.toml's default
     policies = {key: opts.policy(key) or cfg.policy(key) for key in FAMILIES}
+    policies["placement"] = _placement(asm, opts)
     cached = policies["cache"] != "none"
     # after a crash the NVRAM in use then is used again (with a cache) without being named,
     # or only replayed (without one)
@@ -428,6 +429,22 @@ def engine_config(asm: Assembled, opts: MountOptions, *, opened: bool = True) ->
         log_size=logrec.size if logrec is not None else EngineConfig.log_size,
         log_stores=(tuple(asm.log_stores) if opened and logrec.kind != "per-disk" else None) if logrec is not None else None,
     )
+
+
+def _placement(asm: Assembled, opts: MountOptions) -> str:
+    """The placement the superblocks record (seed 004; chosen at create): a mount may give
+    other parameters of the same policy (``buffer``, ``order``), never another policy."""
+    from vraid.ondisk.directory_area import PARAM
+    from vraid.policies import registry
+
+    recorded = (asm.ref.params.get(PARAM) or {}).get("spec", "static")
+    given = opts.policy("placement")
+    if given is None:
+        return recorded
+    if registry.parse("placement", given).name != registry.parse("placement", recorded).name:
+        raise MountError(f"--placement {given}: this array was created with placement {recorded}",
+                         "the placement is chosen at `vraid create`; mount without --placement")
+    return given
 
 
 def check_engine(asm: Assembled, opts: MountOptions) -> None:

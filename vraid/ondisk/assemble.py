@@ -182,12 +182,15 @@ def create(
     spares: int = 0,
     log: str | None = None,
     log_size: int | None = None,
+    placement: Any = None,
 ) -> Assembled:
     """Write member files with superblocks and ``vraid.toml`` into ``directory``;
     ``spares`` more files (``spare0.img`` ...) are spares (role SPARE). ``log``: a log
     disk (seed 002, ``scd``, ``mcd:N``, ``mirrored``, ``per-disk``) of ``log_size`` bytes
     per store (:mod:`vraid.ondisk.logfiles`; per-disk: ``geometry`` must leave that much
-    at the end of each member).
+    at the end of each member). ``placement``: ``(spec, area, directory)`` of a remapped
+    array (seed 004, :mod:`vraid.ondisk.directory_area`): the directory goes into every
+    member's region and the superblocks record it.
 
     Raises:
         VraidError: if the directory already holds an array and ``force`` is not set.
@@ -232,13 +235,13 @@ def create(
 
         with ArrayLock.acquire(directory, what="overwrite the array in"):
             return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk,
-                           spares=spares, log=log, log_size=log_size)
+                           spares=spares, log=log, log_size=log_size, placement=placement)
     return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk, spares=spares,
-                   log=log, log_size=log_size)
+                   log=log, log_size=log_size, placement=placement)
 
 
 def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool, image: str, bitmap_chunk: int,
-            spares: int, log: str | None = None, log_size: int | None = None) -> Assembled:
+            spares: int, log: str | None = None, log_size: int | None = None, placement: Any = None) -> Assembled:
     from .bitmap import PARAM as BITMAP_PARAM
 
     try:
@@ -271,11 +274,18 @@ def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool,
 
         record = make_log(directory, geometry, array_uuid, log, log_size, paths)
         params[LOG_PARAM] = record.to_param()
+    if placement is not None:
+        from .directory_area import PARAM as PLACEMENT_PARAM, format_members
+
+        spec, area, table = placement
+        params[PLACEMENT_PARAM] = area.to_param(spec)
     superblocks = []
     for role, path in enumerate(paths):
         store = FileStore(path)
         sb = Superblock.for_member(geometry, array_uuid, role, now).evolve(params=dict(params))
         store.write_sync(0, sb.pack())
+        if placement is not None:
+            format_members([store], area, table)
         store.close()
         superblocks.append(sb)
     spare_sbs = []

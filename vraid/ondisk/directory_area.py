@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vraid.core.directory_format import checkpoint_size
+from vraid.core.directory_format import checkpoint_size, encode_checkpoint
 from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
 from vraid.core.units import format_size
@@ -111,3 +111,13 @@ def remapped_geometry(*, disk_size: int, policy: Any, **shape: Any) -> tuple[Geo
         stripes -= max(1, -(-over // g.strip_size)) if over > 0 else 1
     raise VraidError(f"members of {format_size(disk_size)} have no room for free stripes and a stripe directory",
                      "give a larger --disk-size (e.g. 64M) or a smaller spare fraction")
+
+
+def format_members(stores: Any, area: DirectoryArea, directory: Any) -> None:
+    """A new array's region on every store: the directory as checkpoint A; slot B and the
+    journal zeroed."""
+    cp = encode_checkpoint(directory)
+    for store in stores:
+        store.write_sync(area.slot(0), cp + bytes(area.checkpoint - len(cp)))
+        store.write_sync(area.slot(1), bytes(area.checkpoint))
+        store.write_sync(area.journal_offset, bytes(area.journal))

@@ -117,6 +117,12 @@ def add_spare(asm: "Assembled", path: Path) -> Path:
     if path.exists() and path.resolve() in active:
         raise VraidError(f"{path.name} is in use by the array already", "give the name of a new file")
     need = asm.geometry.member_size
+    placement = asm.ref.params.get("placement")  # seed 004: the stripe directory's region past the data
+    if placement:
+        from .directory_area import DirectoryArea
+
+        area = DirectoryArea.from_param(placement)
+        need = max(need, area.offset + area.size)
     if path.exists():
         with open(path, "rb") as f:
             head = f.read(len(MAGIC))

@@ -39,12 +39,15 @@ def test_registry_builds_the_three_and_checks_order():
         registry.create("placement", "multibuffer:order=lru")
 
 
-def test_the_engine_refuses_a_placement_it_does_not_run_yet():
+def test_the_engine_refuses_a_placement_with_a_write_cache_or_raid0():
     from vraid.engine.build import EngineConfig
 
     EngineConfig(_g(), policies={"placement": "static"}).check()
-    with pytest.raises(VraidError, match="not wired into the engine yet"):
-        EngineConfig(_g(), policies={"placement": "multibuffer"}).check()
+    EngineConfig(_g(), policies={"placement": "multibuffer"}).check()
+    with pytest.raises(VraidError, match="runs without a write-back cache"):
+        EngineConfig(_g(), policies={"placement": "multibuffer", "cache": "stripe"}).check()
+    with pytest.raises(VraidError, match="needs RAID-5"):
+        EngineConfig(Geometry(0, 4, 8, 4096, 4096, data_offset=0), policies={"placement": "dpsr"}).check()
 
 
 def test_a_write_miss_on_a_full_pool_forms_a_large_write_one_strip_per_buffer():

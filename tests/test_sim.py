@@ -158,7 +158,7 @@ def test_config_json_is_canonical_and_carries_policies():
     ({"disk_model": "hdd:nope"}, "unknown hdd preset"),
     ({"disk_model": "tape"}, "unknown disk model"),
     ({"policies": {"cache": "lru"}}, "unknown cache organisation"),
-    ({"policies": {"placement": "multibuffer"}}, "not wired into the engine yet"),
+    ({"policies": {"placement": "multibuffer", "cache": "pbg"}}, "runs without a write-back cache"),
     ({"policies": {"log_disk": "on"}}, "unknown policy"),
     ({"policies": {"prefetch": "seqp"}}, "prefetch"),
     ({"disks": 2}, "RAID-5 needs at least 3 disks"),

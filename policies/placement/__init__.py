@@ -9,8 +9,8 @@ plain data and never does I/O, never changes the directory and never holds data 
 
 Units: a *strip* (``u`` blocks, the directory's unit; the paper's "block" with ``u = 1``).
 
-How the engine calls a placement (the seam the next session plugs in; today only the
-``multibuffer`` experiment drives it, with the same objects):
+How the engine calls a placement (:mod:`vraid.engine.placed` on a mounted or simulated
+array; the ``multibuffer`` experiment and lab drive the same objects directly):
 
 1. at create/open: ``directory = placement.make_directory(geometry, logical_stripes)``
    (or the recovered one, :func:`vraid.core.directory_format.recover`), then
@@ -21,17 +21,19 @@ How the engine calls a placement (the seam the next session plugs in; today only
    write buffers (the buffer is a read cache too); the rest are read through the
    directory's ``locate``.
 3. a host write, strip by strip: ``steps = placement.write(L)``; for each step in order
-   the engine performs its I/O (below) under the stripe locks concerned, appends the
-   step's journal record (:func:`vraid.core.directory_format.encode_step`), then calls
-   ``directory.apply(step)``; then it stores L's bytes in the buffer/NVRAM and
-   acknowledges. Every returned step must be applied before the next call.
+   the engine checks it against the directory, performs its I/O (below), queues its
+   journal record (:func:`vraid.core.directory_format.encode_step`; committed in groups,
+   :mod:`vraid.engine.directory_store`), then calls ``directory.apply(step)``; then it
+   stores L's bytes in the buffer and acknowledges. Every returned step must be applied
+   before the next call.
 4. fsync / unmount: ``placement.flush()`` returns the steps of one more stripe write
    out of the buffers; the engine performs and applies them and calls it again until it
    returns ``[]``.
 5. background (destage priority, yielding to host I/O): ``placement.clean()`` returns
    cleaner steps that prepare a free stripe ahead of need (may be empty).
 
-What each step costs the engine:
+What each step costs in the paper (vraid's costs, which keep parity over the physical
+content of free slots too, are in :mod:`vraid.engine.placed` and docs/multibuffer.md):
 
 * :class:`~vraid.core.directory.Dirty` ``(L)``: none (the record alone).
 * :class:`~vraid.core.directory.StripeWrite` ``LW``: write the strips (bytes from the

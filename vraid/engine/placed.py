@@ -304,8 +304,17 @@ class PlacedWrites:
             per = {str(m): n for m, n in self.placement.buffered().items()}
         except Exception:  # noqa: BLE001
             per = {}
+        try:
+            policy_stats = {k: (dict(v) if isinstance(v, dict) else v) for k, v in getattr(self.placement, "stats", {}).items()}
+        except Exception:  # noqa: BLE001
+            policy_stats = {}
+        hits, misses = policy_stats.get("write_hits", 0), policy_stats.get("write_misses", 0)
         return {
             "policy": self._name(),
+            "spec": getattr(self.placement, "spec", self._name()),
+            "buffer_strips": getattr(self.placement, "buffer", None),
+            "write_hit_ratio": hits / (hits + misses) if hits + misses else None,
+            "policy_stats": policy_stats,
             "buffered": len(self.buffer),
             "buffered_per_disk": per,
             "free_stripes": len(d.free_stripes),

@@ -331,6 +331,8 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
             out["nvram_slots"] = engine.nvram.slots
         if array.log is not None:
             out["log"] = _log_block(array.log)
+        if array.placed is not None:  # seed 004: stripe writes by kind and size, cleaner, directory
+            out["placement"] = array.placed.status()
         return out
 
 

@@ -569,6 +569,38 @@ def log_panel(snap: dict[str, Any]) -> Panel:
     return Panel(Group(*lines), title=f"log disk: {log.get('kind', '')} (level 2: {spec})", title_align="left")
 
 
+def placement_panel(snap: dict[str, Any]) -> Panel:
+    """The placement (seed 004, ``status()["placement"]``): each member's write buffer, free
+    stripes, stripe writes by kind and by size (Table 1), the cleaner and the directory."""
+    pl = snap.get("placement") or {}
+    per = pl.get("buffered_per_disk") or {}
+    pool = pl.get("buffer_strips") or max(1, sum(per.values()))
+    lines = []
+    for disk, n in sorted(per.items(), key=lambda kv: int(kv[0])):
+        label = f"disk {disk}" if int(disk) >= 0 else "shared"
+        line = Text(f"{label:<8} ", style="bold")
+        line.append(f"{_bar(n / pool, 24)} {n} strips")
+        lines.append(line)
+    stats = pl.get("stats") or {}
+    stripes = pl.get("stripes") or 1
+    free = pl.get("free_stripes", 0)
+    lines.append(Text(f"free stripes {_bar(free / stripes, 24)} {free}/{stripes}"))
+    sizes = stats.get("sizes") or {}
+    lines.append(Text(f"stripe writes: LW {stats.get('LW', 0)}  PW {stats.get('PW', 0)}   by size S: "
+                      + ("  ".join(f"{k}:{sizes[k]}" for k in sorted(sizes, key=int)) or "-")))
+    ratio = pl.get("write_hit_ratio")
+    lines.append(Text(f"cleaner: {stats.get('swaps', 0)} swaps, {stats.get('releases', 0)} releases   "
+                      f"in place {stats.get('in_place', 0)}   buffer hits: writes "
+                      f"{'-' if ratio is None else f'{100 * ratio:.0f}%'}, reads {stats.get('read_hits', 0)} strips"))
+    d = pl.get("directory") or {}
+    lines.append(Text(f"directory: step {d.get('seq', 0)}, {d.get('commits', 0)} commits "
+                      f"({d.get('forced_commits', 0)} before reusing a slot), {d.get('checkpoints', 0)} checkpoints, "
+                      f"journal {format_size(d.get('journal_bytes', 0))}/{format_size(d.get('journal_size', 0))}"))
+    if stats.get("lost"):
+        lines.append(Text(f"{stats['lost']} strips lost their only copy in the last crash", style="yellow"))
+    return Panel(Group(*lines), title=f"placement: {pl.get('spec', pl.get('policy', ''))} (seed 004)", title_align="left")
+
+
 # ------------------------------------------------------------------------- frame
 def header(snap: dict[str, Any], *, speed: str = "") -> Text:
     g = snap.get("geometry") or {}
@@ -635,6 +667,8 @@ def frame(snap: dict[str, Any], *, width: int = 100, height: int | None = None, 
                                        counters_panel(snap), members_panel(snap)]
         if snap.get("log"):
             parts.append(log_panel(snap))
+        if snap.get("placement"):
+            parts.append(placement_panel(snap))
         if has_extras(snap):
             parts.append(extras_panel(snap))
         parts.append(foot)

@@ -164,6 +164,8 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
         out.append(t)
     if st.get("log"):
         out.append(log_table(st["log"]))
+    if st.get("placement"):
+        out.append(placement_table(st["placement"]))
     members = (st.get("members") or []) + [
         {"disk": "spare", "store": sp["store"], "state": "spare"} for sp in st.get("spares", [])
     ]
@@ -284,4 +286,28 @@ def log_table(log: dict[str, Any]) -> Table:
     slots = log.get("slots") or {}
     t.add_row("slot states", ", ".join(f"{k} {v}" for k, v in slots.items() if k.isupper()))
     t.add_row("state", log.get("message") or ("failed" if log.get("failed") else "ok"))
+    return t
+
+
+def placement_table(pl: dict[str, Any]) -> Table:
+    """The placement (seed 004, docs/multibuffer.md) of ``vraid status`` on a running mount."""
+    t = Table(title="placement (seed 004: write buffers -> new stripes, stripe directory)", show_header=False)
+    t.add_column("field", style="bold")
+    t.add_column("value", overflow="fold")
+    stats = pl.get("stats") or {}
+    sizes = stats.get("sizes") or {}
+    t.add_row("policy", str(pl.get("spec", pl.get("policy", ""))))
+    per = pl.get("buffered_per_disk") or {}
+    t.add_row("buffered strips", f"{pl.get('buffered', 0)}" + (" (" + ", ".join(
+        f"disk {k}: {v}" if int(k) >= 0 else f"shared: {v}" for k, v in sorted(per.items(), key=lambda kv: int(kv[0]))) + ")" if per else ""))
+    t.add_row("stripes", f"{pl.get('free_stripes', 0)} free of {pl.get('stripes', 0)}; {pl.get('strips', 0)} logical strips")
+    t.add_row("stripe writes", f"LW {stats.get('LW', 0)}, PW {stats.get('PW', 0)}; by size S: "
+              + (", ".join(f"{k}: {sizes[k]}" for k in sorted(sizes, key=int)) or "none"))
+    t.add_row("cleaner", f"{stats.get('swaps', 0)} swaps, {stats.get('releases', 0)} releases; "
+              f"{stats.get('in_place', 0)} in-place writes")
+    d = pl.get("directory") or {}
+    t.add_row("directory", f"step {d.get('seq', 0)}, {d.get('commits', 0)} commits, {d.get('checkpoints', 0)} checkpoints, "
+              f"journal {format_size(d.get('journal_bytes', 0))} of {format_size(d.get('journal_size', 0))}")
+    if stats.get("lost"):
+        t.add_row("last crash", f"{stats['lost']} strips written since the last flush lost their only copy")
     return t

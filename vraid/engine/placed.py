@@ -61,6 +61,10 @@ class PlacementError(VraidError):
     """The placement policy returned a step the directory refuses (nothing was written)."""
 
 
+class _Refused(PlacementError):
+    """A step the policy returned does not fit (checked before any of its I/O)."""
+
+
 class PlacedWrites:
     """A placement policy's steps performed on an array (module docstring)."""
 
@@ -77,6 +81,7 @@ class PlacedWrites:
         #: logical strip -> its newest bytes (one strip each), the write buffers' contents
         self.buffer: dict[int, bytes | bytearray] = {}
         self._lock = trio.Lock()
+        self._faulted = False
         self.stats = {"host_strips": 0, "read_hits": 0, "steps": 0, "LW": 0, "PW": 0, "swaps": 0, "releases": 0,
                       "in_place": 0, "flushes": 0, "lost": 0, "sizes": {}}
         placement.attach(self.directory)
@@ -140,13 +145,7 @@ class PlacedWrites:
                     old = await self._strip_bytes(L)
                     new = bytearray(old)
                     new[within : within + n] = piece
-                try:
-                    steps = list(self.placement.write(L))
-                except Exception as exc:  # noqa: BLE001 - student code
-                    raise PlacementError(f"placement {self._name()} failed in write({L}): {exc!r}",
-                                         "nothing was written; fix the policy") from exc
-                for step in steps:
-                    await self._perform(step)
+                await self._run("write", lambda p: p.write(L))
                 self.buffer[L] = new
                 self.stats["host_strips"] += 1
                 pos += n
@@ -163,17 +162,53 @@ class PlacedWrites:
         while self.buffer:
             rounds -= 1
             if rounds < 0:
-                raise PlacementError(f"placement {self._name()} does not empty its buffers on flush "
-                                     f"({len(self.buffer)} strips left)", "fix the policy's flush()")
+                self._fault("flush", _Refused(f"flush() does not empty the buffers ({len(self.buffer)} strips left)"))
+                rounds = _FLUSH_ROUNDS * (len(self.buffer) + 1)
+
+            def ask(p: Any) -> list:
+                steps = list(p.flush())
+                if not steps:
+                    raise _Refused(f"flush() returned no stripe write with {len(self.buffer)} strips buffered")
+                return steps
+
+            await self._run("flush", ask)
+
+    # -- the guard (seed 004 policies are student code too) ----------------------------------
+    async def _run(self, call: str, ask: Any) -> None:
+        """Ask the policy for steps and perform them. A policy that raises, or returns a step
+        the directory refuses (checked before its I/O, so nothing is overwritten), is
+        replaced by the built-in of the directory's kind, which takes over what is
+        buffered; the call is asked again of it."""
+        for attempt in (0, 1):
             try:
-                steps = list(self.placement.flush())
-            except Exception as exc:  # noqa: BLE001 - student code
-                raise PlacementError(f"placement {self._name()} failed in flush(): {exc!r}", "fix the policy") from exc
-            if not steps:
-                raise PlacementError(f"placement {self._name()} returned no stripe write with {len(self.buffer)} "
-                                     "strips buffered", "fix the policy's flush()")
-            for step in steps:
-                await self._perform(step)
+                steps = list(ask(self.placement))
+                for step in steps:
+                    await self._perform(step)
+                return
+            except Exception as exc:
+                if isinstance(exc, PlacementError) and not isinstance(exc, _Refused):
+                    raise
+                if not _is_policy_error(exc) or attempt:
+                    raise
+                self._fault(call, exc)
+
+    def _fault(self, call: str, exc: BaseException) -> None:
+        if self._faulted:
+            raise PlacementError(f"the built-in placement {self._name()} failed in {call}: {exc}",
+                                 "report this as a vraid bug") from exc
+        from vraid.policies.placement.dpsr import DpsrPlacement
+        from vraid.policies.placement.multibuffer import MultibufferPlacement
+
+        d = self.directory
+        size = getattr(self.placement, "buffer", None)
+        size = size if isinstance(size, int) and size > 0 else 100
+        new = DpsrPlacement(buffer=size) if d.migrate else MultibufferPlacement(buffer=size)
+        new.attach(d)
+        new.restore(list(self.buffer))
+        old = _spec(self.placement)
+        self.array.guard.fault("placement", old, call, exc, new.spec)  # stop mode (a simulation): raises
+        self.placement = new
+        self._faulted = True
 
     async def shutdown(self) -> None:
         """Unmount: drain, then a checkpoint (the next mount reads one table, no journal)."""
@@ -205,7 +240,10 @@ class PlacedWrites:
                     self.buffer[L] = await self.array.read_members(L * S, S)
                 back.append(L)
             if back:  # placed again now: the slot a restored copy came from may be recycled next
-                self.placement.restore(back)
+                try:
+                    self.placement.restore(back)
+                except Exception as exc:  # noqa: BLE001 - student code: the built-in takes over (it restores all)
+                    self._fault("restore", exc)
                 await self._drain()
                 await self.store.commit()
         self.stats["lost"] = lost
@@ -224,11 +262,12 @@ class PlacedWrites:
             for L in step.strips:
                 await self._in_place(L)
             return
+        if not isinstance(step, (Dirty, StripeWrite, Swap, Release)):
+            raise _Refused(f"{step!r} is not a step")
         try:
             d.check_step(step)
         except DirectoryError as exc:
-            raise PlacementError(f"placement {self._name()} returned a step the directory refuses: {exc}",
-                                 "nothing was written; fix the policy") from exc
+            raise _Refused(f"a step the directory refuses: {exc}") from exc
         if store.must_commit_before(store.writes_of(step)):
             await store.commit(forced=True)
         if isinstance(step, StripeWrite):
@@ -261,8 +300,7 @@ class PlacedWrites:
         for m, L in w.slots:
             data = self.buffer.get(L)
             if data is None:
-                raise PlacementError(f"placement {self._name()} writes strip {L}, which is not buffered",
-                                     "nothing was written; fix the policy")
+                raise _Refused(f"{w} writes strip {L}, which is not buffered")
             k = cols.index(m)
             buf.data[k] = np.frombuffer(data, dtype=np.uint8).reshape(g.u, g.block_size)
             written.add(k)
@@ -290,8 +328,7 @@ class PlacedWrites:
         if data is None:
             return  # nothing newer than the slot holds
         if self.directory.loc[L] == NOWHERE:
-            raise PlacementError(f"placement {self._name()} writes strip {L} in place, but it has no slot",
-                                 "nothing was written; fix the policy")
+            raise _Refused(f"InPlace({L}): strip {L} has no slot to write in place")
         S = self.geometry.strip_size
         await self.array.write_through(L * S, data)
         self.buffer.pop(L, None)
@@ -323,3 +360,17 @@ class PlacedWrites:
             "stats": {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.stats.items()},
             "directory": self.store.status(),
         }
+
+
+def _is_policy_error(exc: BaseException) -> bool:
+    """An exception from the policy's code or a refused step, not a member's I/O error."""
+    from vraid.errors import MemberIOError
+
+    return isinstance(exc, _Refused) or (isinstance(exc, Exception) and not isinstance(exc, (MemberIOError, trio.Cancelled)))
+
+
+def _spec(policy: Any) -> str:
+    try:
+        return str(policy.spec)
+    except Exception:  # noqa: BLE001 - a student's spec may fail too
+        return type(policy).__name__

@@ -75,3 +75,13 @@ def test_a_simulation_stops_on_a_placement_fault(tmp_path: Path):
         with Session(EngineConfig(G, policies={"placement": f"{path}:RaisesLater:buffer=8"}, on_policy_fault="stop")) as s:
             _workload(s)
     assert "student bug" in repr(info.value) or "student bug" in str(getattr(info.value, "exceptions", ""))
+
+
+def test_vraid_fuzz_finds_a_placement_that_returns_a_bad_step(tmp_path: Path):
+    from vraid.testing.fuzz import run
+
+    path = tmp_path / "student_placement.py"
+    path.write_text(STUDENT)
+    found = run("placement", f"{path}:BadStep", examples=10, seed=1).failure
+    assert found is not None and "refuses" in str(found.error), found
+    assert run("placement", "multibuffer:buffer=4", examples=3, seed=1).failure is None

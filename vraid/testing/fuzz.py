@@ -116,6 +116,22 @@ def _read_cases(prefetch: str, options: dict) -> list[Case]:
     return out
 
 
+def _placement_cases(spec: str, options: dict) -> list[Case]:
+    """A remapped array (seed 004) under the placement: reads, flushes, clean remounts and
+    crashes against the model (:mod:`vraid.testing.placed_machines`; crashes are always on)."""
+    from vraid.testing.placed_machines import CASES, PlacedArrayMatchesModel
+
+    options = {k: v for k, v in options.items() if k != "policies"}  # the machine installs the placement
+    seen, out = set(), []
+    for config, _builtin in CASES:
+        if config in seen:
+            continue
+        seen.add(config)
+        out.append(Case(config.id, f"{config.id}: writes, reads, flushes, remounts and crashes against the model",
+                        lambda workdir, config=config: PlacedArrayMatchesModel(config, spec, workdir, options=options)))
+    return out
+
+
 def cases(family: str, spec: str, *, with_crashes: bool = False) -> list[Case]:
     """The machines a policy of ``family`` given by ``spec`` runs under (see docs/fuzz.md)."""
     from vraid.testing.machines import GEOMETRY, ORDERS, ORGS
@@ -135,7 +151,9 @@ def cases(family: str, spec: str, *, with_crashes: bool = False) -> list[Case]:
         return out + (_crash_cases(options, ("nvram",)) if with_crashes else [])
     if family == "ct":
         return _ct_cases(spec, options) + (_crash_cases(options, ("write-through", "nvram")) if with_crashes else [])
-    if family in ("queue_order", "placement"):  # placement: only static runs in the engine yet (docs/multibuffer.md)
+    if family == "placement" and registry.parse(family, spec).name != "static":
+        return _placement_cases(spec, options)
+    if family in ("queue_order", "placement"):
         return _read_cases("none", options) + (_crash_cases(options, ("write-through", "nvram")) if with_crashes else [])
     if family == "prefetch":
         crash = options | {"read_cache_size": 16 * GEOMETRY.geometry().strip_size}

@@ -168,7 +168,11 @@ class Assembled:
         level = g.title
         extra = f", {len(self.spares)} spare(s)" if self.spares else ""
         state = f", DEGRADED (member {', '.join(map(str, sorted(self.failed)))} failed)" if self.failed else ""
-        return f"{level}, {g.ndisks} disks{extra}, {format_size(g.strip_size)} strip, {format_size(g.capacity)} image{state}"
+        placed = self.ref.params.get("placement") if any(sb is not None for sb in self.superblocks) else None
+        capacity = int(placed.get("capacity", g.capacity)) if isinstance(placed, dict) else g.capacity
+        how = f", placement {placed['spec']}" if isinstance(placed, dict) and "spec" in placed else ""
+        return (f"{level}, {g.ndisks} disks{extra}, {format_size(g.strip_size)} strip{how}, "
+                f"{format_size(capacity)} image{state}")
 
 
 def create(
@@ -278,7 +282,7 @@ def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool,
         from .directory_area import PARAM as PLACEMENT_PARAM, format_members
 
         spec, area, table = placement
-        params[PLACEMENT_PARAM] = area.to_param(spec)
+        params[PLACEMENT_PARAM] = area.to_param(spec) | {"capacity": table.capacity}
     superblocks = []
     for role, path in enumerate(paths):
         store = FileStore(path)

@@ -13,7 +13,9 @@ and the pool is full, the policy makes room with one stripe write:
   partial free stripe (PFS); only the parity is read.
 
 When no free stripe (or no aligned PFS) exists, the free-stripe generator
-(:mod:`.cleaner`) makes one first; its steps come before the stripe write.
+(:mod:`.cleaner`) makes one first; its steps come before the stripe write. While the array
+is idle, :meth:`clean` makes free stripes ahead of need, up to ``reserve`` of them (the
+engine asks at destage priority and stops at the next host request).
 
 Replacement (section 2.3): ``fifo`` takes each buffer's oldest strip and leaves the
 queue alone on a write hit; ``lrw`` (least recently written) moves a rewritten strip to
@@ -54,13 +56,16 @@ class MultibufferPlacement(Placement):
         "order": (str, "lrw", "buffer replacement: lrw (least recently written) or fifo"),
         "hot": (Fraction, 0.1, "fraction of the stripes forming the hot region"),
         "spare": (Fraction, 0.05, "free stripes kept beyond the data, as a fraction of the data stripes"),
+        "reserve": (int, 2, "free stripes the background cleaner keeps ready while the array is idle (0: none)",
+                    (0, None)),
     }
 
-    def __init__(self, buffer: int = 100, order: str = "lrw", hot: float = 0.1, spare: float = 0.05) -> None:
+    def __init__(self, buffer: int = 100, order: str = "lrw", hot: float = 0.1, spare: float = 0.05,
+                 reserve: int = 2) -> None:
         if order not in ORDERS:
             raise VraidError(f"placement multibuffer: order={order!r} is not a replacement policy",
                              "write order=lrw or order=fifo")
-        self.buffer, self.order, self.hot, self.spare = buffer, order, hot, spare
+        self.buffer, self.order, self.hot, self.spare, self.reserve = buffer, order, hot, spare, reserve
         self.queues: list[OrderedDict[int, None]] = []
         self.size = 0
         #: counters: stripe writes by kind and size (Table 1), cleaner swaps, write/read hits
@@ -115,6 +120,19 @@ class MultibufferPlacement(Placement):
 
     def buffered(self) -> dict[int, int]:
         return {m: len(q) for m, q in enumerate(self.queues)}
+
+    def clean(self) -> list[Step]:
+        """The background free-stripe generator (section 2.2): while fewer than ``reserve``
+        stripes are free, one cleaning that yields a whole free stripe (a PFS is left to
+        the next partial write)."""
+        d = self.directory
+        if len(d.free_stripes) >= self.reserve:
+            return []
+        plan = generate(d)
+        if plan is None or not plan.whole:
+            return []
+        self._count_clean(plan)
+        return list(plan.steps)
 
     # -- making room ------------------------------------------------------------------------
     def _take(self, m: int) -> int:

@@ -457,6 +457,8 @@ class Array:
                 await nursery.start(self.cache.run)
             if self.log is not None:
                 await nursery.start(self.log.run)
+            if self.placed is not None:
+                await nursery.start(self.placed.run)  # the background free-stripe generator
             if self.reads.prefetching:
                 await nursery.start(self.reads.run)
             if self.intent is not None:

@@ -82,8 +82,12 @@ class PlacedWrites:
         self.buffer: dict[int, bytes | bytearray] = {}
         self._lock = trio.Lock()
         self._faulted = False
+        #: seconds of no host request before the background cleaner runs, and when the last one came
+        self.idle = 0.05
+        self.last_host = -1e9
         self.stats = {"host_strips": 0, "read_hits": 0, "steps": 0, "LW": 0, "PW": 0, "swaps": 0, "releases": 0,
-                      "in_place": 0, "flushes": 0, "lost": 0, "sizes": {}}
+                      "in_place": 0, "flushes": 0, "lost": 0, "sizes": {},
+                      "background_cleanings": 0}
         placement.attach(self.directory)
         store.attach(array.members)
 
@@ -91,6 +95,7 @@ class PlacedWrites:
     async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes:
         """``length`` bytes at ``offset``: buffered strips from the buffer, the rest from the members."""
         S = self.geometry.strip_size
+        self.last_host = self.clock.now()
         async with self._lock:
             first, last = offset // S, (offset + length - 1) // S
             strips = range(first, last + 1)
@@ -133,6 +138,7 @@ class PlacedWrites:
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         S = self.geometry.strip_size
         view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data.cast("B")
+        self.last_host = self.clock.now()
         async with self._lock:
             pos, end = offset, offset + len(view)
             while pos < end:
@@ -172,6 +178,32 @@ class PlacedWrites:
                 return steps
 
             await self._run("flush", ask)
+
+    # -- the background cleaner -------------------------------------------------------------
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Until cancelled: once the host has been quiet for :attr:`idle` seconds, clean
+        (:meth:`clean_once`) until the policy has nothing to do or the host comes back. A
+        cleaning that fails (a member lost under it) is logged and tried again later."""
+        task_status.started()
+        while True:
+            await self.clock.sleep(self.idle)
+            try:
+                while self.clock.now() - self.last_host >= self.idle and not self._lock.locked():
+                    if not await self.clean_once():
+                        break
+                    await trio.lowlevel.checkpoint()
+            except Exception as exc:  # noqa: BLE001 - the host path reports I/O errors; here: log, go on
+                log.error("placement: background cleaning failed: %s", exc)
+
+    async def clean_once(self) -> bool:
+        """One round of the policy's :meth:`clean` (its swaps at destage priority); whether it did anything."""
+        async with self._lock:
+            before = self.stats["steps"]
+            await self._run("clean", lambda p: p.clean())
+            if self.stats["steps"] == before:
+                return False
+            self.stats["background_cleanings"] += 1
+            return True
 
     # -- the guard (seed 004 policies are student code too) ----------------------------------
     async def _run(self, call: str, ask: Any) -> None:

@@ -11,6 +11,7 @@ strips through a stripe directory (:mod:`vraid.engine.placed`), and checks:
 * the directory loaded afresh from the members (:class:`~vraid.engine.directory_store.DirectoryStore`)
   equals the one in memory after a flush: the journal and checkpoints hold everything;
 * a clean remount (unmount = drain + checkpoint) gives back the model;
+* the background cleaner (a rule of its own, so runs repeat exactly) never changes what reads return;
 * a crash (the engine dropped, no flush): strips not written since the last flush read
   back exactly; those written since read back as some version or zeros (a volatile write
   buffer; docs/multibuffer.md), and the array goes on from what it reads.
@@ -57,7 +58,9 @@ class PlacedArrayMatchesModel(ArrayMatchesModel):
             self.stores = [MemoryStore(self._size, f"mem{i}") for i in range(self.g.ndisks)]
             DirectoryStore.format_sync(self.stores, self.area, self._fresh)
             self._formatted = True
-        return ArrayPortal(self.g, self.stores, was_clean=was_clean, **self.options)
+        portal = ArrayPortal(self.g, self.stores, was_clean=was_clean, **self.options)
+        portal.array.placed.idle = float("inf")  # the machine's `clean` rule runs the cleaner: repeatable
+        return portal
 
     def _write(self, offset: int, length: int, seed: int, what: str) -> None:
         super()._write(offset, length, seed, what)
@@ -98,6 +101,11 @@ class PlacedArrayMatchesModel(ArrayMatchesModel):
         self.portal.close()
         self.since_flush.clear()
         self.portal = self._open()
+
+    @rule()
+    def clean(self) -> None:
+        note("the background cleaner runs (the array is idle)")
+        self.portal.call(self.portal.array.placed.clean_once)
 
     @rule()
     def crash(self) -> None:

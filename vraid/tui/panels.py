@@ -589,7 +589,8 @@ def placement_panel(snap: dict[str, Any]) -> Panel:
     lines.append(Text(f"stripe writes: LW {stats.get('LW', 0)}  PW {stats.get('PW', 0)}   by size S: "
                       + ("  ".join(f"{k}:{sizes[k]}" for k in sorted(sizes, key=int)) or "-")))
     ratio = pl.get("write_hit_ratio")
-    lines.append(Text(f"cleaner: {stats.get('swaps', 0)} swaps, {stats.get('releases', 0)} releases   "
+    lines.append(Text(f"cleaner: {stats.get('swaps', 0)} swaps, {stats.get('releases', 0)} releases "
+                      f"({stats.get('background_cleanings', 0)} cleanings in idle time)   "
                       f"in place {stats.get('in_place', 0)}   buffer hits: writes "
                       f"{'-' if ratio is None else f'{100 * ratio:.0f}%'}, reads {stats.get('read_hits', 0)} strips"))
     d = pl.get("directory") or {}

@@ -303,7 +303,8 @@ def placement_table(pl: dict[str, Any]) -> Table:
     t.add_row("stripes", f"{pl.get('free_stripes', 0)} free of {pl.get('stripes', 0)}; {pl.get('strips', 0)} logical strips")
     t.add_row("stripe writes", f"LW {stats.get('LW', 0)}, PW {stats.get('PW', 0)}; by size S: "
               + (", ".join(f"{k}: {sizes[k]}" for k in sorted(sizes, key=int)) or "none"))
-    t.add_row("cleaner", f"{stats.get('swaps', 0)} swaps, {stats.get('releases', 0)} releases; "
+    t.add_row("cleaner", f"{stats.get('swaps', 0)} swaps, {stats.get('releases', 0)} releases "
+              f"({stats.get('background_cleanings', 0)} cleanings in idle time); "
               f"{stats.get('in_place', 0)} in-place writes")
     d = pl.get("directory") or {}
     t.add_row("directory", f"step {d.get('seq', 0)}, {d.get('commits', 0)} commits, {d.get('checkpoints', 0)} checkpoints, "

@@ -74,8 +74,11 @@ def describe() -> str:
 
 
 def runs(quick: bool, *, total: int | None = None, streams: list[int] | None = None,
-         strips: tuple[int, ...] | None = None, series: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
-    """One run per (strip, series, stream count)."""
+         strips: tuple[int, ...] | None = None, series: tuple[str, ...] | None = None,
+         disk_model: str | None = None) -> list[dict[str, Any]]:
+    """One run per (strip, series, stream count). ``disk_model``: another member model than
+    :data:`DISK_MODEL` (``--set disk_model=hdd:st373454lc,stroke=partition``: the drive's
+    command queue on, as the preset's default)."""
     st = QUICK if quick else FULL
     total = total or st["total"]
     specs = []
@@ -85,7 +88,8 @@ def runs(quick: bool, *, total: int | None = None, streams: list[int] | None = N
             for n in streams or st["streams"]:
                 specs.append({"id": f"{strip >> 10}k-{name}-{n}", "strip": strip, "series": name, "streams": n,
                               "host_readahead": readahead, "prefetch": prefetch, "total": total,
-                              "read_cache": READ_CACHE, "record": RECORD, "disks": DISKS, "disk_model": DISK_MODEL})
+                              "read_cache": READ_CACHE, "record": RECORD, "disks": DISKS,
+                              "disk_model": disk_model or DISK_MODEL})
     return specs
 
 

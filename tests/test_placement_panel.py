@@ -40,3 +40,10 @@ def test_status_and_top_show_a_running_placement():
     assert "placement: multibuffer" in render_text(panels.frame(st))
     text = render_text(placement_table(pl), width=120)
     assert "stripe writes" in text and "LW" in text
+
+
+def test_the_live_views_extras_row_shows_the_write_buffers():
+    snap = {"placement": PLACEMENT}
+    assert panels.has_extras(snap)
+    text = render_text(panels.extras_panel(snap))
+    assert "write buffers:" in text and "free stripes 40" in text and "LW 180" in text

@@ -460,7 +460,7 @@ def counters_panel(snap: dict[str, Any], *, max_rows: int | None = None, columns
 
 
 # ------------------------------------------------------------------------- extras
-EXTRA_KEYS = (("prefetch", "prefetch windows"), ("log_disk", "log disk"))
+EXTRA_KEYS = (("prefetch", "prefetch windows"), ("log_disk", "log disk"), ("placement_row", "write buffers"))
 
 
 def _pct(v: Any) -> str:
@@ -498,10 +498,21 @@ def log_disk_row(log: dict[str, Any]) -> dict[str, Any]:
             "hits": log.get("ram_hits", 0) + log.get("log_hits", 0)} | ({"FAILED": "yes"} if log.get("failed") else {})
 
 
+def placement_row(pl: dict[str, Any]) -> dict[str, Any]:
+    """The one-line form of a placement's status (``status()["placement"]``, seed 004) for the extras row."""
+    stats = pl.get("stats") or {}
+    pool = pl.get("buffer_strips") or 0
+    return ({"fill": pl.get("buffered", 0) / pool} if pool else {}) | {
+        "strips": pl.get("buffered", 0), "free stripes": pl.get("free_stripes", 0),
+        "LW": stats.get("LW", 0), "PW": stats.get("PW", 0), "swaps": stats.get("swaps", 0)}
+
+
 def _extra(snap: dict[str, Any], key: str) -> Any:
     data = snap.get(key)
     if not data and key == "log_disk" and snap.get("log"):
         return log_disk_row(snap["log"])
+    if not data and key == "placement_row" and snap.get("placement"):
+        return placement_row(snap["placement"])
     return data
 
 
@@ -532,7 +543,7 @@ def extras_panel(snap: dict[str, Any]) -> Panel:
         else:
             line.append(str(data))
         parts.append(line)
-    return Panel(Group(*parts), title="prefetch / log disk", title_align="left")
+    return Panel(Group(*parts), title="prefetch / log disk / placement", title_align="left")
 
 
 def _bar(fraction: float, width: int = 30) -> str:

@@ -108,7 +108,7 @@ class SimSource:
         from vraid.sim.driver import Pattern, Recorder, run_workload
 
         config, g = self.config, self.geometry
-        requests = self.workload.requests(g.capacity, g.block_size, config.requests, config.seed)
+        requests = self.workload.requests(self.session.array.capacity, g.block_size, config.requests, config.seed)
         await run_workload(self.session.array, self.workload, requests, Pattern(config.seed), Recorder(),
                            config.max_in_flight)
         self.finished = True
@@ -207,7 +207,7 @@ def sim_snapshots(config) -> tuple[dict[str, Any], dict[str, Any]]:
     and return snapshots at its start and at its end (before the final drain)."""
     from vraid.engine.build import open_engine
     from vraid.sim.driver import Pattern, Recorder, deterministic_trio, run_workload
-    from vraid.sim.simulator import check_policies
+    from vraid.sim.simulator import check_policies, host_capacity
     from vraid.sim.workload import parse_workload
 
     check_policies(config.policies)
@@ -215,7 +215,7 @@ def sim_snapshots(config) -> tuple[dict[str, Any], dict[str, Any]]:
     engine_config = config.engine_config(geometry)
     engine_config.check()
     workload = parse_workload(config.workload)
-    requests = workload.requests(geometry.capacity, geometry.block_size, config.requests, config.seed)
+    requests = workload.requests(host_capacity(config, geometry), geometry.block_size, config.requests, config.seed)
 
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
         async with open_engine(engine_config) as engine:

@@ -38,8 +38,8 @@ DISKS = 5
 #: the paper's files (8 GB on five 73 GB disks) fill the first 2 % of each disk: the members are
 #: the start of the disk (short seeks), not spread over every cylinder (the model's default).
 #: ``tcq=off``: results/prefetch/ was measured one command at a time, before the hdd presets
-#: queued commands by default; kept so a re-run reproduces it (a run with the drive's queue
-#: on is not done yet)
+#: queued commands by default; kept so a re-run reproduces it (the run with the drive's queue
+#: on, ``--set disk_model=hdd:st373454lc,stroke=partition``, is results/prefetch-tcq/)
 DISK_MODEL = "hdd:st373454lc,stroke=partition,tcq=off"
 RECORD = 4 * KIB
 READ_CACHE = 32 * MIB
@@ -180,8 +180,8 @@ def extras(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, An
     if 256 * KIB in strips:
         res = _series(results, 256 * KIB)
         files["results-256k.json"] = {**res, "paper_vs_vraid": [c for c in _claims({256 * KIB: res})]}
-    rows = [{"strip": s["strip"], "series": s["series"], "streams": s["streams"], "total": s["total"], **o}
-            for s, o in results]
+    rows = [{"strip": s["strip"], "series": s["series"], "streams": s["streams"], "total": s["total"],
+             "disk_model": s["disk_model"], **o} for s, o in results]
     files["detail.json"] = {"runs": rows}
     return files
 
@@ -198,6 +198,11 @@ def summary(results: dict[str, Any]):
     return t
 
 
+def disk_model_of(detail: dict[str, Any]) -> str:
+    """The member model the runs used (older detail.json files do not say: the default)."""
+    return (detail.get("runs") or [{}])[0].get("disk_model", DISK_MODEL)
+
+
 def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
     r256 = load_json(out_dir / "results-256k.json")
@@ -205,9 +210,9 @@ def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
     files: list[Path] = []
     plots = True
     try:
-        files.append(_plot(results, out_dir / "fig8-128k.png"))
+        files.append(_plot(results, out_dir / "fig8-128k.png", disk_model_of(detail)))
         if r256:
-            files.append(_plot(r256, out_dir / "fig8-256k.png"))
+            files.append(_plot(r256, out_dir / "fig8-256k.png", disk_model_of(detail)))
     except ImportError:
         plots = False
     md = out_dir / "results.md"
@@ -219,7 +224,7 @@ _STYLE = {"SEQP128": "-o", "SEQP512": "-s", "SASEQP128": "--o", "SASEQP512": "--
           "MSP+SASEQP128": ":v"}
 
 
-def _plot(res: dict[str, Any], path: Path) -> Path:
+def _plot(res: dict[str, Any], path: Path, disk_model: str = DISK_MODEL) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -242,7 +247,7 @@ def _plot(res: dict[str, Any], path: Path) -> Path:
         ax.set_title(f"strip {strip}, {title}", fontsize=10)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
-    fig.suptitle(f"seed 001 Fig. 8 on vraid: RAID-0 of {DISKS} x {DISK_MODEL}", fontsize=10)
+    fig.suptitle(f"seed 001 Fig. 8 on vraid: RAID-0 of {DISKS} x {disk_model}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -275,7 +280,7 @@ def _detail_table(detail: dict[str, Any], strip: int) -> list[str]:
 def _markdown(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any], plots: bool) -> str:
     total = (detail.get("runs") or [{}])[0].get("total", 0)
     lines = ["# prefetch: seed 001 Fig. 8 on vraid's disk model", "",
-             f"RAID-0 of {DISKS} x `{DISK_MODEL}`, 4 KiB pages; `readers` workload: N files back to back, each "
+             f"RAID-0 of {DISKS} x `{disk_model_of(detail)}`, 4 KiB pages; `readers` workload: N files back to back, each "
              f"read once in {RECORD >> 10} KiB records, aggregate {format_size(total)} (the paper: 8 GB); host "
              f"read-ahead SEQP/SASEQP with max 128 or 512 KiB (`--host-readahead`), MSP in the controller "
              f"(`--prefetch msp`, SC_max 42, SC_thresh 38, SPS_max 8) with a {format_size(READ_CACHE)} read cache "

@@ -203,8 +203,10 @@ class MultibufferPlacement(Placement):
             self._count_clean(plan)
             # a whole free stripe too gets a PW here: its parity stays where it was
             return list(plan.steps) + [self._pw(plan.victim, full, plan.free)]
-        if (best is None or not cover) and d.free_stripes:  # last resort: a PW into a whole free stripe
-            best = self._free_stripe()
+        if best is None or not cover:  # last resort: a PW into a whole free stripe with a slot on a buffered member
+            fits = [t for t in d.free_stripes if full.intersection(d.free_members(t))]
+            if fits:
+                best = min(fits, key=lambda t: (not d.is_hot(t), t))
         if best is None or not full.intersection(d.free_members(best)):
             raise RuntimeError("multibuffer: no free or partially free slot aligned with a buffer "
                                "(the directory has no dirty block on the buffered members)")

@@ -134,9 +134,12 @@ def _markdown(results: dict[str, Any], detail: dict[str, Any], plots: bool) -> s
     runs_ = detail.get("runs", {})
     lines = ["# adaptive-hlwm: seed 003 (Nam & Park) Fig. 4-6 on vraid", ""]
     if setup:
-        size = {QUICK_NW: "`--quick`", FULL_NW: "the full run, the paper's N_W"}.get(setup["nw"], f"`--set nw={setup['nw']}`")
-        lines += [f"**This run: N_W = {setup['nw']}** ({size}; the paper's N_W = {PAPER_NW} is the full run, "
-                  "`vraid experiment adaptive-hlwm`).", ""]
+        if setup["nw"] == FULL_NW:
+            lines += [f"**This run: N_W = {setup['nw']}**, the paper's (the full run, `vraid experiment adaptive-hlwm`).", ""]
+        else:
+            size = "`--quick`" if setup["nw"] == QUICK_NW else f"`--set nw={setup['nw']}`"
+            lines += [f"**This run: N_W = {setup['nw']}** ({size}; the paper's N_W = {PAPER_NW} is the full run, "
+                      "`vraid experiment adaptive-hlwm`).", ""]
         lines += [
             f"RAID-5 of {setup['disks']} x st39175fc (`{setup['disk_model']}`), {setup['strip'] >> 10} KiB strips, "
             f"so a PBG is one 16 KiB entry; write cache `pbg`, N_W = {setup['nw']} entries "

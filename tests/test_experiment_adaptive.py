@@ -97,6 +97,25 @@ def test_paper_vs_vraid_covers_the_cases_with_verdicts(results):
     assert 50 < marks["Case 1 (T2): adaptive HWM"].vraid <= 100 * 1.0 and p["T2"]["adaptive"]["hwm"] > 0.5
 
 
+def test_carried_counts_the_entries_a_period_leaves_dirty():
+    from vraid.sim.experiment.adaptive_hlwm_report import carried
+
+    # two periods of 10 s, N_W = 100: T1 fills from 0 to 40 %, T2 drains to 25 %
+    run = {"setup": {"nw": 100, "period_seconds": 10.0},
+           "periods": [{"name": "T1"}, {"name": "T2"}],
+           "timeline": {"t": [0.0, 5.0, 10.0, 15.0, 20.0], "occupancy": [0.0, 0.3, 0.4, 0.1, 0.25]}}
+    assert carried(run, "T1") == 40 and carried(run, "T2") == -15
+    assert carried({**run, "timeline": None}, "T1") is None and carried(run, "T9") is None
+
+
+def test_traffic_causes_name_the_carry_over_and_the_overwrite_prediction(results):
+    from vraid.sim.experiment import verdict
+
+    rows = {r.item: r for r in verdict.from_json(results["paper_vs_vraid"])}
+    t2 = rows["Case 1 (T2): destage traffic, adaptive vs HLWM"].cause
+    assert "left dirty for the next period" in t2 and "overwrite ratios" in t2 and "static overwrite ratio of 0.14" in t2
+
+
 def test_cases_check_is_not_vacuous(results):
     bad = copy.deepcopy(results)
     t6 = next(p for p in bad["periods"] if p["name"] == "T6")

@@ -85,6 +85,7 @@ def comparisons(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
             item, paper, change(n, "overwrite_ratio"), unit="%",
             cause=f"static {st[n]['overwrite_ratio']:.3f}, adaptive {ad[n]['overwrite_ratio']:.3f}; "
                   f"mean HWM {100 * ad[n]['hwm']:.0f} % vs 50 %"))
+    ow_paper = {"T2": 56.0, "T6": 36.0}
     for item, n, paper in (("Case 1 (T2): destage traffic, adaptive vs HLWM", "T2", -9.0),
                            ("Case 2 (T4): destage traffic, adaptive vs HLWM (\"almost the same\")", "T4", 0.0),
                            ("Case 3 (T6): destage traffic, adaptive vs HLWM", "T6", -4.0),
@@ -92,8 +93,49 @@ def comparisons(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
         rows.append(verdict.compare(
             item, paper, change(n, "destage_blocks"), unit="%", tolerance=5.0 if paper == 0 else verdict.TOLERANCE,
             cause=f"member blocks of destages: static {st[n]['destage_blocks']}, adaptive {ad[n]['destage_blocks']}; "
-                  f"each destage writes a full stripe (5 blocks), so traffic = 5 x destages"))
+                  f"each destage writes a full stripe (5 blocks), so traffic = 5 x destages"
+                  + _carry_cause(by, n, paper, ow_paper.get(n))))
     return rows
+
+
+def carried(run: dict[str, Any], name: str) -> int | None:
+    """Entries a run's period ``name`` left dirty for the next one: the dirty entries at the
+    period's end minus those at its start (the occupancy timeline x N_W); ``None`` without a
+    timeline. A period's destages plus this are the entries its own writes made dirty, so a
+    traffic comparison with it added does not depend on where in its fill-and-drain cycle each
+    run happened to be when the period changed."""
+    timeline, setup = run.get("timeline"), run.get("setup", {})
+    names = [r["name"] for r in run.get("periods", [])]
+    if not timeline or name not in names or not setup.get("period_seconds"):
+        return None
+    t, occ = timeline["t"], timeline["occupancy"]
+    k, period = names.index(name), float(setup["period_seconds"])
+
+    def at(x: float) -> float:
+        i = int(np.searchsorted(t, x - 1e-9))
+        return float(occ[min(i, len(occ) - 1)])
+
+    return round((at((k + 1) * period) - at(k * period)) * setup["nw"])
+
+
+def _carry_cause(by: dict[str, dict[str, Any]], n: str, paper: float, ow_gain: float | None) -> str:
+    """The traffic row's measured causes: the dirty entries carried across the period's
+    boundaries, and what the overwrite ratios predict (traffic = the entries not overwritten)."""
+    st, ad = ({r["name"]: r for r in by[s]["periods"]} for s in SCHEDULERS)
+    cs, ca = carried(by["static"], n), carried(by["adaptive"], n)
+    if cs is None or ca is None:
+        return ""
+    own_s, own_a = st[n]["destages"] + cs, ad[n]["destages"] + ca
+    out = (f"; left dirty for the next period: static {cs:+d}, adaptive {ca:+d} entries, so the entries this "
+           f"period's writes made dirty differ by {100.0 * (own_a - own_s) / own_s:+.1f} %")
+    ro_s, ro_a = st[n]["overwrite_ratio"], ad[n]["overwrite_ratio"]
+    out += (f"; the overwrite ratios ({ro_s:.3f}, {ro_a:.3f}) predict "
+            f"{100.0 * ((1 - ro_a) / (1 - ro_s) - 1):+.1f} %")
+    if ow_gain and paper < 0:
+        implied = -paper / (ow_gain - paper)
+        out += (f"; the paper's {paper:+.0f} % with +{ow_gain:.0f} % overwrites means a static overwrite ratio "
+                f"of {implied:.2f} (ours {ro_s:.3f})")
+    return out
 
 
 # ---------------------------------------------------------------------- report

@@ -203,3 +203,52 @@ def test_scheduler_destages_in_the_background_between_the_marks():
             assert cache.metrics.destages_finished >= 4
 
     _run(main)
+
+
+class _Counting:
+    """A destage scheduler that counts its calls (wrapping ``inner``)."""
+
+    def __init__(self, inner, on_counts: bool) -> None:
+        self.inner, self.calls = inner, 0
+        self.decides_on_counts = on_counts
+        self.name = inner.name
+
+    def decide(self, state):
+        self.calls += 1
+        return self.inner.decide(state)
+
+    def describe(self):
+        return self.inner.describe()
+
+
+@pytest.mark.parametrize("on_counts", [True, False])
+def test_quiet_overwrites_skip_the_decision_only_for_a_count_based_scheduler(on_counts):
+    """With ``quiet_overwrites`` (a mount), an overwrite of dirty blocks does not call a
+    scheduler that decides on counts alone; one that does not say so is called after every
+    write, as in the simulator."""
+    from vraid.policies.destage import load_scheduler
+
+    g = _geometry()
+
+    async def main():
+        cfg = CacheConfig("stripe", size=64 * 4 * K * 4, destage="hlwm:high=1.0,low=0.9")
+        async with open_array(g, _stores(g), cache=cfg) as a:
+            counting = _Counting(load_scheduler("hlwm:high=1.0,low=0.9"), on_counts)
+            a.cache.set_scheduler(counting)
+            a.cache.quiet_overwrites = True
+            await trio.testing.wait_all_tasks_blocked()
+            await a.write(0, b"a" * 4 * K)  # a new dirty unit: decided
+            await trio.testing.wait_all_tasks_blocked()
+            after_first = counting.calls
+            for _ in range(5):  # overwrites of the same dirty block
+                await a.write(0, b"b" * 4 * K)
+                await trio.testing.wait_all_tasks_blocked()
+            assert after_first >= 1
+            assert counting.calls - after_first == (0 if on_counts else 5)
+            before = counting.calls
+            await a.write(g.stripe_data_bytes, b"c" * 4 * K)  # another unit: decided again
+            await trio.testing.wait_all_tasks_blocked()
+            assert counting.calls > before and len(a.cache.dirty_keys) == 2
+            assert await a.read(0, 4 * K) == b"b" * 4 * K
+
+    _run(main)

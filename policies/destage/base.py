@@ -97,6 +97,13 @@ class DestageScheduler(abc.ABC):
     summary: ClassVar[str] = ""
     source: ClassVar[str] = ""
     params: ClassVar[dict[str, tuple[type, object, str]]] = {}
+    #: True when :meth:`decide` depends only on ``dirty``, ``capacity``, ``destaging`` and
+    #: ``waiters`` (not on ``now`` or ``host_idle``), and any state of its own changes only
+    #: with them. The controller then skips the call after a host write that leaves those
+    #: unchanged (an overwrite of dirty blocks): the answer would be the same, and on a
+    #: mount that call is a wake-up of the destager per write. False (the default) keeps
+    #: the call after every write.
+    decides_on_counts: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -25,6 +25,7 @@ class HlwmScheduler(DestageScheduler):
     """Hysteresis: start at occupancy >= ``high``, keep going until occupancy <= ``low``."""
 
     name = "hlwm"
+    decides_on_counts = True  # the latch moves with the occupancy alone
     summary = "static high/low water marks: start at high, stop at low (hysteresis)"
     source = "seed 000 sec. III-G 1 (low 85 %, high 95 %); seed 003 sec. 2.2, 3.3"
     params = {

@@ -36,6 +36,7 @@ class LinearThresholdScheduler(DestageScheduler):
     """Concurrency grows linearly with occupancy between ``low`` and ``high``."""
 
     name = "lt"
+    decides_on_counts = True
     summary = "linear threshold: destages in flight grow linearly from low to high"
     source = "seed 000 sec. III-G 1, after Varma & Jacobson (its ref. [5])"
     params = {

@@ -114,7 +114,7 @@ class Geometry:
             raise GeometryError("data offset is not block aligned", "recreate the array")
 
     # -- sizes --------------------------------------------------------------
-    @property
+    @cached_property
     def redundancy(self) -> Redundancy:
         """The parity scheme of this level (vraid.core.redundancy)."""
         return for_level(self.level)
@@ -124,21 +124,21 @@ class Geometry:
         """``RAID-5 left-symmetric``, ``RAID-0``: the level, with the layout where there is parity to place."""
         return f"RAID-{self.level}" + (f" {self.layout}" if self.redundancy.parity_columns else "")
 
-    @property
+    @cached_property
     def u(self) -> int:
         """Blocks per strip (rows of a stripe, PBGs per stripe)."""
         return self.strip_size // self.block_size
 
-    @property
+    @cached_property
     def data_disks(self) -> int:
         """Data strips per stripe: N-1 for RAID-5, N for RAID-0."""
         return self.redundancy.data_columns(self.ndisks)
 
-    @property
+    @cached_property
     def stripe_data_bytes(self) -> int:
         return self.data_disks * self.strip_size
 
-    @property
+    @cached_property
     def capacity(self) -> int:
         """Bytes of data the array holds: the size of the image file."""
         return self.stripes * self.stripe_data_bytes

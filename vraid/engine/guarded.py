@@ -143,6 +143,15 @@ class GuardedScheduler(Guarded):
         except Exception:
             return {"name": type(self.inner).__name__, "spec": self.spec}
 
+    @property
+    def decides_on_counts(self) -> bool:
+        """The policy's own claim (see DestageScheduler.decides_on_counts); anything but a
+        plain True counts as False."""
+        try:
+            return getattr(self.inner, "decides_on_counts", False) is True
+        except Exception:
+            return False
+
     def decide(self, state: Any) -> Any:
         decision = self._call("decide", lambda p: p.decide(state), _check_decision)
         if self.faulted or decision.concurrency > 0:

@@ -103,14 +103,16 @@ class GuardedOrganisation(Guarded):
             raise _Invalid(f"{s} reuses key {s.key}, which the cache holds for {unit.span}")
 
     def _check_units(self, spans: list, stripe: int, first: int, last: int) -> None:
-        covered = set()
         for s in spans:
             self._check_span(s, stripe)
-            rows = set(range(s.row0, s.row0 + s.rows))
-            if rows & covered:
+        reach, end = first, None  # rows first..reach-1 covered; end: where the previous unit ends
+        for s in sorted(spans, key=lambda s: s.row0):
+            if end is not None and s.row0 < end:
                 raise _Invalid(f"units overlap: {s} shares rows with another unit of the answer")
-            covered |= rows
-        if not covered >= set(range(first, last + 1)):
+            end = s.row0 + s.rows
+            if s.row0 <= reach < end:
+                reach = end
+        if reach <= last:
             raise _Invalid(f"units of stripe {stripe} do not cover rows {first}..{last}")
 
     def units(self, stripe: int, first_row: int, last_row: int) -> list[Any]:

@@ -325,6 +325,7 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     if array.cache is not None:  # see WriteBackCache: cheaper for a live mount, unlike the papers' model
         array.cache.coalesce = True  # adjacent dirty units of a stripe destaged at once
         array.cache.fill_misses = False  # a read miss costs what it costs without a cache
+        array.cache.quiet_overwrites = True  # no destager wake-up for an overwrite of dirty units
     params = dict(asm.ref.params)
     if engine.nvram is not None:
         params["nvram"] = str(engine.nvram.path)

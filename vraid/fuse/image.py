@@ -167,17 +167,27 @@ class ImageFS(pyfuse3.Operations):
     async def release(self, fh):
         self.open_handles -= 1
 
+    # No extended attributes. ENOSYS (not ENODATA) makes the kernel stop asking (its
+    # no_xattr flag): otherwise every write() is preceded by a getxattr of
+    # "security.capability" (the kernel checks for privileges to drop), a second FUSE
+    # request per write that halved the random-write rate (docs/performance.md).
     async def getxattr(self, inode, name, ctx):
-        raise pyfuse3.FUSEError(errno.ENODATA)
+        raise pyfuse3.FUSEError(errno.ENOSYS)
 
     async def listxattr(self, inode, ctx):
-        return []
+        raise pyfuse3.FUSEError(errno.ENOSYS)
+
+    async def setxattr(self, inode, name, value, ctx):
+        raise pyfuse3.FUSEError(errno.ENOSYS)
+
+    async def removexattr(self, inode, name, ctx):
+        raise pyfuse3.FUSEError(errno.ENOSYS)
 
     # Everything that would change the directory is refused.
     async def _refuse(self, *args, **kwargs):
         raise pyfuse3.FUSEError(errno.EPERM)
 
-    create = mkdir = mknod = symlink = link = unlink = rmdir = rename = setxattr = removexattr = _refuse
+    create = mkdir = mknod = symlink = link = unlink = rmdir = rename = _refuse
 
     def _errno(self, exc: Exception, op: str, off: int, size: int) -> pyfuse3.FUSEError:
         if isinstance(exc, OutOfRange):

@@ -31,8 +31,19 @@ from vraid.testing.machines import CONFIGS, K, ArrayMatchesModel, Config
 __all__ = ["CONFIGS", "K", "ArrayMatchesModel", "Config"]  # tests/test_failures_model.py imports them from here
 
 
-@pytest.mark.parametrize("backend", ["memory", "file"])
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.id)
+#: configurations whose file-backed run is in the quick suite; every configuration runs on
+#: memory stores, and on files with --run-slow
+FILE_QUICK = {"raid5-4d-s8K-b512-x16-ls", "raid0-4d-s64K-b512-x3"}
+
+
+def _cases():
+    for config in CONFIGS:
+        for backend in ("memory", "file"):
+            slow = backend == "file" and config.id not in FILE_QUICK
+            yield pytest.param(config, backend, id=f"{config.id}-{backend}", marks=(pytest.mark.slow,) if slow else ())
+
+
+@pytest.mark.parametrize("config, backend", list(_cases()))
 def test_array_matches_model(config: Config, backend: str, tmp_path: Path) -> None:
     run_state_machine_as_test(
         lambda: ArrayMatchesModel(config, backend, tmp_path),

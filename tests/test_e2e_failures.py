@@ -111,6 +111,7 @@ def _fail_rebuild_every_position(tmp_path, session, disk_size: str, positions, c
     assert file_sums(fs) == before
 
 
+@pytest.mark.slow  # every position; one failure and rebuild stays in the quick suite (test_e2e_placement, test_failures_cli)
 def test_fail_add_rebuild_every_member_position(tmp_path, session):
     _fail_rebuild_every_position(tmp_path, session, "24M", [0, 1, 2, 3, 4])
 

@@ -77,7 +77,8 @@ def test_kill_9_under_ext4_writes_with_a_log_disk(tmp_path, session):
     assert _check_json(arr)["mismatches"] == 0
 
 
-@pytest.mark.parametrize("kind", ["scd", "mcd:2", "mirrored", "per-disk"])
+# two of the four in the quick suite (tests/test_log_model.py runs all four against a model)
+@pytest.mark.parametrize("kind", ["scd", "per-disk"] + [pytest.param(k, marks=pytest.mark.slow) for k in ("mcd:2", "mirrored")])
 def test_clean_remount_of_every_configuration(tmp_path, session, kind):
     arr, mnt, fs = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs"
     vraid("create", arr, "--disks", "4", "--disk-size", "24M", "--strip", "16K", "--log", kind, "--log-size", "2M")

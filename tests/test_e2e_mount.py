@@ -237,7 +237,8 @@ def test_bad_disk_model_or_time_mode_is_refused_before_mounting(tmp_path):
         assert not is_mounted(mnt)
 
 
-@pytest.mark.parametrize("cache", ["pbg", "stripe"])
+@pytest.mark.parametrize("cache", [pytest.param("pbg", marks=pytest.mark.slow), "stripe"])  # pbg: on the README's
+# quick list through test_e2e_powercut and the model tests
 def test_ext4_on_a_write_back_cache(tmp_path, session, cache):
     """ext4 on a cached array: fsync destages, unmount drains, the data comes back."""
     arr, mnt, fs = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs"
@@ -304,7 +305,8 @@ def test_kill_9_with_nvram_loses_nothing_fsynced(tmp_path, session):
         assert (fs / name).read_bytes() == data
 
 
-@pytest.mark.parametrize("scheduler", ["hlwm", "adaptive", "lt", "pi", "idle"])
+# hlwm and adaptive in the quick suite; the others (covered by the simulator's tests) with --run-slow
+@pytest.mark.parametrize("scheduler", ["hlwm", "adaptive"] + [pytest.param(s, marks=pytest.mark.slow) for s in ("lt", "pi", "idle")])
 def test_every_destage_scheduler_on_a_mount(tmp_path, session, scheduler):
     arr, mnt = tmp_path / "arr", tmp_path / "mnt"
     vraid("create", arr, "--disks", "4", "--disk-size", "16M", "--strip", "16K")

@@ -42,7 +42,7 @@ def _fill(root: Path, seed: int, count: int, most: int) -> None:
         (root / f"f{i}").write_bytes(rng.randbytes(rng.randrange(1, most)))
 
 
-@pytest.mark.parametrize("spec", ["multibuffer:buffer=64", "dpsr:buffer=32"])
+@pytest.mark.parametrize("spec", ["multibuffer:buffer=64", pytest.param("dpsr:buffer=32", marks=pytest.mark.slow)])
 def test_ext4_on_a_remapped_array_survives_remount(tmp_path, session, spec):
     arr, mnt, fs = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs"
     out = vraid("create", arr, "--disks", "5", "--disk-size", "32M", "--strip", "4K", "--placement", spec).stdout

@@ -201,7 +201,8 @@ def _power_cuts(tmp_path: Path, session, mode: str, points: int, seed: int) -> d
 #: loop device does not send. 25 runs of the pbg case since then lost nothing: strict again
 #: (docs/crash-and-scrub.md, section 4).
 def _modes():
-    return list(MODES)
+    """stripe-nvram in the quick suite, the other two with --run-slow."""
+    return [m if m == "stripe-nvram" else pytest.param(m, marks=pytest.mark.slow) for m in MODES]
 
 
 @pytest.mark.parametrize("mode", _modes())
@@ -389,7 +390,7 @@ FAULTS = {
 }
 
 
-@pytest.mark.parametrize("name", list(FAULTS))
+@pytest.mark.parametrize("name", [n if n == "eio-range" else pytest.param(n, marks=pytest.mark.slow) for n in FAULTS])
 def test_faults_injected_under_ext4_load_lose_nothing(tmp_path, session, name):
     """A bad range, a slow member or a member that dies, under ext4 writes: the daemon
     stays up, a failing member is failed (RAID-5 goes on degraded), every fsynced file

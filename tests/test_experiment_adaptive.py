@@ -148,6 +148,7 @@ def test_summary_renders(results):
     assert "T8" in console.export_text()
 
 
+@pytest.mark.slow  # the framework's determinism stays quick in test_experiment_msc_ct
 def test_deterministic():
     a = ah.simulate(64, "adaptive", seed=3)
     b = ah.simulate(64, "adaptive", seed=3)

@@ -13,7 +13,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from vraid.testing.log_machine import LogCrashMachine
 
-SETTINGS = settings(max_examples=6, stateful_step_count=12, deadline=None,
+SETTINGS = settings(max_examples=3, stateful_step_count=12, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 KINDS = ["scd", "mcd:2", "mirrored", "per-disk"]
 

@@ -42,7 +42,7 @@ from vraid.errors import VraidError
 
 BS = 512
 
-# A tmpfs directory for tests that open many small files: msync there costs
+# A tmpfs directory for tests that open many small files: sync there costs
 # nothing, and durability is emulated from file images anyway.
 FAST_DIR = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
@@ -340,19 +340,19 @@ def mix(images: list[bytes], pieces: list[tuple[int, int]], choice: list[int]) -
 
 
 class DurableImages:
-    """Emulates what the disk holds: at every msync, the msynced pages (whole pages, as the
-    kernel writes them) become durable; between msyncs the file is recorded after every
+    """Emulates what the disk holds: at every sync, the synced pages (whole pages, as the
+    kernel writes them) become durable; between syncs the file is recorded after every
     operation, as the moments whose contents the kernel may have written back meanwhile."""
 
     def __init__(self, nv: Nvram) -> None:
         self.attach(nv)
 
     def attach(self, nv: Nvram) -> None:
-        """Start from ``nv`` as it is (create and open end with an msync of everything)."""
+        """Start from ``nv`` as it is (create and open end with a sync of everything)."""
         self.nv = nv
         self.disk = self.read()
         self.images = [self.disk]
-        orig = nv._msync
+        orig = nv._persist
 
         def spy(start: int, end: int) -> None:
             orig(start, end)
@@ -361,7 +361,7 @@ class DurableImages:
             self.disk = self.disk[:a] + self.read()[a:b] + self.disk[b:]
             self.images = [self.disk]
 
-        nv._msync = spy
+        nv._persist = spy
 
     def read(self) -> bytes:
         return self.nv.path.read_bytes()  # the page cache, which the mapping shares
@@ -440,7 +440,7 @@ def test_power_loss_never_brings_back_a_record_older_than_the_last_sync(fast_dir
     nv.put(0, 5, payload(1, 5))
     nv.sync()
     nv.put(0, 5, payload(2, 5))
-    nv.sync()  # record 1 is given back after this msync: the disk still holds it, valid
+    nv.sync()  # record 1 is given back after this sync: the disk still holds it, valid
     rec.moment()
     nv.clear(0)  # must outrank record 1 in one store (a tombstone), not just zero record 2
     rec.moment()
@@ -650,8 +650,8 @@ class NvramMachine(RuleBasedStateMachine):
     """put / clear / sync / kill / torn put / power loss / reset against a dict model.
 
     4 slots and 2 spare frames, so puts also run out of frames and sync by
-    themselves; one frame per page, so an msync that misses a frame shows.
-    What each msync writes is recorded as the disk, and the file after every
+    themselves; one frame per page, so a sync that misses a frame shows.
+    What each sync writes is recorded as the disk, and the file after every
     step as what the memory held then; a power loss recovers a file made of
     table entries and data pages each taken from one of those moments."""
 
@@ -673,7 +673,7 @@ class NvramMachine(RuleBasedStateMachine):
         shutil.rmtree(self.dir)
 
     def synced_at(self, model) -> None:
-        """The last msync saw ``model``."""
+        """The last sync saw ``model``."""
         self.synced = {s: (t, b) for s, (t, b, _) in model.items()}
         self.allowed = {t for t, _ in self.synced.values()}
         self.changed: set[int] = set()
@@ -681,7 +681,7 @@ class NvramMachine(RuleBasedStateMachine):
 
     def reopen(self) -> None:
         self.nv = Nvram.open(self.path, array_uuid=self.uid, block_size=self.BS)
-        self.rec.attach(self.nv)  # open msyncs, then drops tombstones that made needless: close enough
+        self.rec.attach(self.nv)  # open syncs, then drops tombstones that made needless: close enough
         assert self.nv.replay() == expected(self.model)
         self.synced_at(self.model)
 
@@ -808,11 +808,11 @@ def test_microbenchmark(tmp_path, uid, capsys):
     for i in range(30):
         nv.put(i % 64, i, data)
         s = time.perf_counter()
-        nv._msync(0, nv.size)  # the whole map instead of the changed range
+        nv._persist(0, nv.size)  # the whole file instead of the changed range
         t.append(time.perf_counter() - s)
         nv._lo, nv._hi = nv.frames, -1
     t.sort()
-    lines.append(f"whole-map msync ({nv.size >> 20} MiB) after 1 put: median {t[len(t) // 2] * 1e6:.0f} us")
+    lines.append(f"whole-file sync ({nv.size >> 20} MiB) after 1 put: median {t[len(t) // 2] * 1e6:.0f} us")
     nv.close()
     with capsys.disabled():
         print("\nNVRAM microbenchmark (" + str(tmp_path) + "):\n  " + "\n  ".join(lines))

@@ -90,7 +90,7 @@ class CrashesLab(Lab):
                      explanation="every acknowledged write was journalled in NVRAM first; the new mount replays them."),
             Question("q3", "NVRAM: how many blocks does the mount replay?", nrep.replayed_blocks,
                      explanation=("every block still dirty in the cache is in the journal; with NVRAM an fsync only "
-                                  "makes the journal durable (msync), it does not wait for a destage, so a is usually "
+                                  "makes the journal durable (fdatasync), it does not wait for a destage, so a is usually "
                                   f"among them. The mount said: {nrep.message()}.")),
             Question("q4", "No write cache (write-through): which writes read back?", sorted(through), kind="set",
                      form="names", explanation="each write reached the members before it was acknowledged."),

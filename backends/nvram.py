@@ -130,6 +130,7 @@ import threading
 import time
 import uuid as uuidlib
 import zlib
+from typing import Any, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -418,24 +419,78 @@ class Nvram:
             seq = self._seq = self._seq + 1
             crc = _crc32(view, _crc32(_KEY.pack(seq, block, slot, RECORD)))
             os.pwrite(fd, _ENTRY.pack(seq, block, slot, crc, RECORD), self._table_off + f * ENTRY_SIZE)  # ... the entry last
-            self._fseq[f] = seq
-            held = self._held[slot]
-            held.append(f)
-            n = len(held)
-            if not self._live[slot]:
-                self._live[slot] = True
-                self._used += 1
-            if n == 2 and held[0] != self._anchor[slot] and not self._pending:
-                self._release(held.pop(0))  # the common rewrite: the older record is not needed
-            elif n > 1:
-                self._trim(slot, held)
-            self._touched.add(slot)
-            if f < self._lo:
-                self._lo = f
-            if f > self._hi:
-                self._hi = f
+            self._recorded(slot, f, seq)
         finally:
             mu.release()
+
+    def put_many(self, items: Sequence[tuple[int, int, Any]]) -> None:
+        """:meth:`put` of each ``(slot, block, data)``, with the same guarantees per record,
+        in fewer system calls: the data of a run of consecutive frames is one ``pwritev``,
+        then the entries of the run one ``pwrite`` (all data before any entry). The slots
+        must differ. Falls back to one :meth:`put` after another when the free frames would
+        run out (a put then syncs by itself) or a slot repeats."""
+        items = list(items)
+        if len(items) < 2 or len({slot for slot, _, _ in items}) < len(items) or len(items) > len(self._free):
+            for slot, block, data in items:
+                self.put(slot, block, data)
+            return
+        bs = self._bs
+        views = []
+        for slot, block, data in items:
+            if not 0 <= slot < self._slots:
+                raise IndexError(f"NVRAM slot {slot} outside 0..{self._slots - 1}")
+            if block < 0:
+                raise ValueError(f"block number {block} is negative")
+            try:
+                view = memoryview(data)
+            except TypeError as exc:
+                raise ValueError(f"NVRAM put needs one contiguous block of {bs} bytes ({exc})") from None
+            if view.nbytes != bs or not view.contiguous:
+                raise ValueError(f"NVRAM put needs one contiguous block of {bs} bytes "
+                                 f"({view.nbytes} bytes{'' if view.contiguous else ', not contiguous'})")
+            views.append(view)
+        with self._mu:
+            fd = self._fd
+            if fd < 0:
+                raise ValueError(f"NVRAM file {self.path} is closed")
+            free = self._free  # only puts (this thread) take frames: still enough
+            frames = [free.pop() for _ in items]
+            runs = _runs(frames)
+            try:
+                for a, b in runs:  # the data first ...
+                    os.pwritev(fd, views[a:b], self._data_off + frames[a] * bs)
+            except OSError:
+                for f in frames:
+                    free.append(f)
+                raise
+            seqs, entries = [], []
+            for (slot, block, _), view in zip(items, views):
+                seq = self._seq = self._seq + 1
+                seqs.append(seq)
+                entries.append(_ENTRY.pack(seq, block, slot, _crc32(view, _crc32(_KEY.pack(seq, block, slot, RECORD))), RECORD))
+            for a, b in runs:  # ... the entries last
+                os.pwrite(fd, b"".join(entries[a:b]), self._table_off + frames[a] * ENTRY_SIZE)
+            for (slot, _, _), f, seq in zip(items, frames, seqs):
+                self._recorded(slot, f, seq)
+
+    def _recorded(self, slot: int, f: int, seq: int) -> None:
+        """Bookkeeping once frame ``f`` holds ``slot``'s new record ``seq`` (with ``_mu`` held)."""
+        self._fseq[f] = seq
+        held = self._held[slot]
+        held.append(f)
+        n = len(held)
+        if not self._live[slot]:
+            self._live[slot] = True
+            self._used += 1
+        if n == 2 and held[0] != self._anchor[slot] and not self._pending:
+            self._release(held.pop(0))  # the common rewrite: the older record is not needed
+        elif n > 1:
+            self._trim(slot, held)
+        self._touched.add(slot)
+        if f < self._lo:
+            self._lo = f
+        if f > self._hi:
+            self._hi = f
 
     def clear(self, slot: int) -> None:
         """Empty ``slot`` (its block was destaged). Clearing an empty slot does nothing."""
@@ -678,6 +733,17 @@ class Nvram:
         """Make bytes ``start``..``end`` of the file durable: one ``fdatasync`` (which
         covers the whole file, a superset; the range is what the tests' disk model records)."""
         os.fdatasync(self._fd)
+
+
+def _runs(frames: list[int]) -> list[tuple[int, int]]:
+    """Index ranges [a, b) of ``frames`` whose frames are consecutive numbers."""
+    runs, a = [], 0
+    for i in range(1, len(frames)):
+        if frames[i] != frames[i - 1] + 1:
+            runs.append((a, i))
+            a = i
+    runs.append((a, len(frames)))
+    return runs
 
 
 class FreeFrames:

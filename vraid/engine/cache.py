@@ -354,10 +354,14 @@ class WriteBackCache:
             m.overwrites += overwrites
             m.write_hits += n - overwrites
             m.write_blocks += n
-            if journal is not None:
-                for r in range(r0, r1 + 1):
-                    block = self.mapping.block_of(ext.stripe, k, row0 + r)
-                    slots[(k, r)] = journal.put(block, data[k, r], slots.get((k, r)))
+        if journal is not None:  # every block of the unit this write touched, in one batch
+            keys = [(k, r) for k, r0, r1 in cells for r in range(r0, r1 + 1)]
+            block_of, stripe = self.mapping.block_of, ext.stripe
+            items = [(block_of(stripe, k, row0 + r), data[k, r], slots.get((k, r))) for k, r in keys]
+            put_many = getattr(journal, "put_many", None)  # optional in the Journal protocol
+            handles = put_many(items) if put_many is not None and len(items) > 1 else [journal.put(*it) for it in items]
+            for key, handle in zip(keys, handles):
+                slots[key] = handle
         key = span.key
         unit.version += 1
         if shadow:

@@ -72,6 +72,12 @@ class Journal(Protocol):
         """
         ...
 
+    def put_many(self, items: "list[tuple[int, Data, Hashable | None]]") -> list[Hashable]:
+        """Optional: :meth:`put` of each ``(block, data, replaces)`` (distinct blocks); their
+        handles in order. A medium may write them together (fewer system calls); each record
+        has the guarantees of one :meth:`put`. The cache uses it when a journal has it."""
+        ...
+
     async def sync(self) -> None:
         """Return once every put and clear made before the call is durable."""
         ...
@@ -113,8 +119,27 @@ class NvramJournal:
             slot = self._free.pop()
         else:
             slot = replaces
-        self.nvram.put(slot, block, data)
+        try:
+            self.nvram.put(slot, block, data)
+        except BaseException:
+            if replaces is None:
+                self._free.append(slot)  # nothing was recorded in it
+            raise
         return slot
+
+    def put_many(self, items: list[tuple[int, Data, Any]]) -> list[int]:
+        new = sum(1 for _, _, replaces in items if replaces is None)
+        if new > len(self._free):
+            raise RuntimeError(f"NVRAM {self.nvram.path}: {new} slots needed, {len(self._free)} free")
+        slots = [self._free.pop() if replaces is None else replaces for _, _, replaces in items]
+        try:
+            self.nvram.put_many([(slot, block, data) for slot, (block, data, _) in zip(slots, items)])
+        except BaseException:
+            for slot, (_, _, replaces) in zip(reversed(slots), reversed(items)):
+                if replaces is None:
+                    self._free.append(slot)  # the batch recorded nothing (or its frames went back)
+            raise
+        return slots
 
     async def sync(self) -> None:
         await trio.to_thread.run_sync(self.nvram.sync)

@@ -171,17 +171,10 @@ class ImageFS(pyfuse3.Operations):
     # no_xattr flag): otherwise every write() is preceded by a getxattr of
     # "security.capability" (the kernel checks for privileges to drop), a second FUSE
     # request per write that halved the random-write rate (docs/performance.md).
-    async def getxattr(self, inode, name, ctx):
+    async def _no_xattr(self, *args, **kwargs):
         raise pyfuse3.FUSEError(errno.ENOSYS)
 
-    async def listxattr(self, inode, ctx):
-        raise pyfuse3.FUSEError(errno.ENOSYS)
-
-    async def setxattr(self, inode, name, value, ctx):
-        raise pyfuse3.FUSEError(errno.ENOSYS)
-
-    async def removexattr(self, inode, name, ctx):
-        raise pyfuse3.FUSEError(errno.ENOSYS)
+    getxattr = listxattr = setxattr = removexattr = _no_xattr
 
     # Everything that would change the directory is refused.
     async def _refuse(self, *args, **kwargs):

@@ -154,8 +154,6 @@ _TABLE = np.dtype([("seq", "<u8"), ("block", "<u8"), ("slot", "<u4"), ("crc", "<
 _crc32 = zlib.crc32
 
 
-
-
 class NvramError(VraidError):
     """The NVRAM file is missing, damaged, in use or belongs to another array."""
 
@@ -387,32 +385,17 @@ class Nvram:
         Survives the process dying once this returns, a power loss once a
         later :meth:`sync` has returned.
         """
-        if not 0 <= slot < self._slots:
-            raise IndexError(f"NVRAM slot {slot} outside 0..{self._slots - 1}")
-        if block < 0:
-            raise ValueError(f"block number {block} is negative")
-        bs = self._bs
+        view = self._record_view(slot, block, data)
         mu = self._mu
         mu.acquire()
         try:
+            fd = self._open_fd()
             free = self._free
             if not free:
                 self._forced_sync()
             f = free.pop()
-            fd = self._fd
-            off = self._data_off + f * bs
             try:
-                if fd < 0:
-                    raise ValueError("closed")
-                view = memoryview(data)
-                if view.nbytes != bs or not view.contiguous:
-                    raise ValueError(f"{view.nbytes} bytes{'' if view.contiguous else ', not contiguous'}")
-                os.pwrite(fd, view, off)  # the data first ...
-            except (IndexError, TypeError, ValueError, BufferError) as exc:
-                free.append(f)
-                if fd < 0:
-                    raise ValueError(f"NVRAM file {self.path} is closed") from None
-                raise ValueError(f"NVRAM put needs one contiguous block of {bs} bytes ({exc})") from None
+                os.pwrite(fd, view, self._data_off + f * self._bs)  # the data first ...
             except OSError:
                 free.append(f)
                 raise
@@ -435,24 +418,9 @@ class Nvram:
                 self.put(slot, block, data)
             return
         bs = self._bs
-        views = []
-        for slot, block, data in items:
-            if not 0 <= slot < self._slots:
-                raise IndexError(f"NVRAM slot {slot} outside 0..{self._slots - 1}")
-            if block < 0:
-                raise ValueError(f"block number {block} is negative")
-            try:
-                view = memoryview(data)
-            except TypeError as exc:
-                raise ValueError(f"NVRAM put needs one contiguous block of {bs} bytes ({exc})") from None
-            if view.nbytes != bs or not view.contiguous:
-                raise ValueError(f"NVRAM put needs one contiguous block of {bs} bytes "
-                                 f"({view.nbytes} bytes{'' if view.contiguous else ', not contiguous'})")
-            views.append(view)
+        views = [self._record_view(slot, block, data) for slot, block, data in items]
         with self._mu:
-            fd = self._fd
-            if fd < 0:
-                raise ValueError(f"NVRAM file {self.path} is closed")
+            fd = self._open_fd()
             free = self._free  # only puts (this thread) take frames: still enough
             frames = [free.pop() for _ in items]
             runs = _runs(frames)
@@ -472,6 +440,28 @@ class Nvram:
                 os.pwrite(fd, b"".join(entries[a:b]), self._table_off + frames[a] * ENTRY_SIZE)
             for (slot, _, _), f, seq in zip(items, frames, seqs):
                 self._recorded(slot, f, seq)
+
+    def _record_view(self, slot: int, block: int, data: Any) -> memoryview:
+        """``data`` as the bytes of one record for ``slot`` and ``block``; IndexError or
+        ValueError, before anything is taken or written, if any of them is unfit."""
+        if not 0 <= slot < self._slots:
+            raise IndexError(f"NVRAM slot {slot} outside 0..{self._slots - 1}")
+        if block < 0:
+            raise ValueError(f"block number {block} is negative")
+        try:
+            view = memoryview(data)
+        except TypeError as exc:
+            raise ValueError(f"NVRAM put needs one contiguous block of {self._bs} bytes ({exc})") from None
+        if view.nbytes != self._bs or not view.contiguous:
+            raise ValueError(f"NVRAM put needs one contiguous block of {self._bs} bytes "
+                             f"({view.nbytes} bytes{'' if view.contiguous else ', not contiguous'})")
+        return view
+
+    def _open_fd(self) -> int:
+        """The file descriptor (with ``_mu`` held); ValueError once closed."""
+        if self._fd < 0:
+            raise ValueError(f"NVRAM file {self.path} is closed")
+        return self._fd
 
     def _recorded(self, slot: int, f: int, seq: int) -> None:
         """Bookkeeping once frame ``f`` holds ``slot``'s new record ``seq`` (with ``_mu`` held)."""
@@ -749,12 +739,12 @@ def _runs(frames: list[int]) -> list[tuple[int, int]]:
 class FreeFrames:
     """The free frames, handed out in ascending order from a cursor that wraps around.
 
-    Consecutive puts take consecutive frames, so the pages a ``sync()`` must write are
-    contiguous runs of the file rather than pages scattered over it: the file's writeback
-    is then sequential. Measured on this machine's disk: a synchronous writeback of ten
-    scattered 4 KiB pages took 26 ms, of one page 3.5 ms; a LIFO free list (the previous
-    allocator) scattered a random workload's records over the whole file
-    (docs/performance.md).
+    Consecutive puts take consecutive frames, so the records of one :meth:`Nvram.put_many`
+    are usually one run of the file, written with one ``pwritev``, and what a ``sync()``
+    writes back is contiguous runs rather than pages scattered over the file. (The LIFO
+    free list this replaced scattered a random workload's records over the whole file;
+    on its own, before the stores became pwrites, the new order gave dbench no
+    measurable gain: docs/performance.md.)
 
     A list's interface as the tests use it: ``len``, truth, ``pop()``, ``append(frame)``,
     ``[-1]`` (the frame the next ``pop()`` gives) and iteration over the free frames.

@@ -113,24 +113,13 @@ class NvramJournal:
         return len(self._free)
 
     def put(self, block: int, data: Data, replaces: Any = None) -> int:
-        if replaces is None:
-            if not self._free:
-                raise RuntimeError(f"NVRAM {self.nvram.path}: all {self.nvram.slots} slots are taken")
-            slot = self._free.pop()
-        else:
-            slot = replaces
-        try:
-            self.nvram.put(slot, block, data)
-        except BaseException:
-            if replaces is None:
-                self._free.append(slot)  # nothing was recorded in it
-            raise
-        return slot
+        return self.put_many([(block, data, replaces)])[0]
 
     def put_many(self, items: list[tuple[int, Data, Any]]) -> list[int]:
         new = sum(1 for _, _, replaces in items if replaces is None)
         if new > len(self._free):
-            raise RuntimeError(f"NVRAM {self.nvram.path}: {new} slots needed, {len(self._free)} free")
+            raise RuntimeError(f"NVRAM {self.nvram.path}: {new} slot(s) needed, {len(self._free)} of "
+                               f"{self.nvram.slots} free")
         slots = [self._free.pop() if replaces is None else replaces for _, _, replaces in items]
         try:
             self.nvram.put_many([(slot, block, data) for slot, (block, data, _) in zip(slots, items)])

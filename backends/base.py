@@ -49,6 +49,18 @@ class Store(abc.ABC):
     async def flush(self) -> None:
         """Return once everything written before is durable."""
 
+    #: True when :meth:`write_durable` makes only its own bytes durable (a member file:
+    #: ``pwritev`` with ``RWF_DSYNC``), without the cost of flushing everything written
+    #: before it; the write-intent bitmap then skips its member flushes
+    durable_writes: bool = False
+
+    async def write_durable(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """Store ``data`` at ``offset`` and return once it is durable. This default writes
+        and then flushes the whole store; a store with :attr:`durable_writes` makes just
+        this write durable."""
+        await self.write(offset, data)
+        await self.flush()
+
     def close(self) -> None:
         """Release resources; the default has none."""
 

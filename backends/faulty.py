@@ -247,7 +247,19 @@ class FaultyStore(StoreWrapper):
         await self._delay()
         return await self.inner.read(offset, length)
 
+    @property
+    def durable_writes(self) -> bool:  # type: ignore[override]
+        return self.inner.durable_writes
+
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        await self._write(offset, data, durable=False)
+
+    async def write_durable(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """A write with the faults of :meth:`write` (a torn one lands its part volatile),
+        then durable in the inner store."""
+        await self._write(offset, data, durable=True)
+
+    async def _write(self, offset: int, data: bytes | bytearray | memoryview, durable: bool) -> None:
         self._before("write", offset, len(data))
         power = self.power
         if power is not None and power.requests > power.after:
@@ -261,7 +273,10 @@ class FaultyStore(StoreWrapper):
             self.injected["torn"] += 1
             raise _eio(self.name, f"power lost: only {landed} of {len(view)} bytes at {offset} were written")
         await self._delay()
-        await self.inner.write(offset, data)
+        if durable:
+            await self.inner.write_durable(offset, data)
+        else:
+            await self.inner.write(offset, data)
 
     def prefetch(self, offset: int, length: int) -> None:
         self.inner.prefetch(offset, length)

@@ -31,6 +31,7 @@ THREADED_READS = os.environ.get("VRAID_FILE_THREADS", "0") == "1" and hasattr(os
 #: worker threads one member file may keep busy with reads at once
 THREADS_PER_MEMBER = 4
 _NOWAIT = getattr(os, "RWF_NOWAIT", 0)
+_DSYNC = getattr(os, "RWF_DSYNC", 0)
 
 
 class FileStore(Store):
@@ -85,6 +86,19 @@ class FileStore(Store):
     async def flush(self) -> None:
         await trio.to_thread.run_sync(os.fsync, self._fd)
 
+    #: ``RWF_DSYNC`` (Linux 4.7): a write that returns once its own bytes are durable
+    durable_writes = _DSYNC != 0
+
+    async def write_durable(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """``pwritev`` with ``RWF_DSYNC`` in a worker thread: durable when it returns, as
+        ``O_DSYNC`` promises (the bytes and what is needed to read them back), and only
+        this range is written out, not the rest of the member's dirty pages, which an
+        ``fsync`` would wait for (the write-intent bitmap's set writes, docs/crash-and-scrub.md)."""
+        if not _DSYNC:
+            return await super().write_durable(offset, data)
+        check_range(self, offset, len(data))
+        await trio.to_thread.run_sync(_pwrite_all, self._fd, data, offset, _DSYNC)
+
     def prefetch(self, offset: int, length: int) -> None:
         """Start reading ahead (posix_fadvise WILLNEED) without waiting: when a
         batch runs inline, its reads on all members are then in flight at once."""
@@ -123,8 +137,8 @@ class FileStore(Store):
             self._fd = -1
 
 
-def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, offset: int) -> None:
+def _pwrite_all(fd: int, data: bytes | bytearray | memoryview, offset: int, flags: int = 0) -> None:
     view = memoryview(data)
     while view:
-        n = os.pwrite(fd, view, offset)
+        n = os.pwritev(fd, [view], offset, flags) if flags else os.pwrite(fd, view, offset)
         view, offset = view[n:], offset + n

@@ -13,6 +13,9 @@ alone is gentler than a power cut. This wrapper closes the gap:
 * :meth:`flush` writes the layer through to the inner store, then flushes the
   inner store (for a member file: ``pwrite`` then ``fsync``), and only then
   forgets the blocks it wrote;
+* :meth:`write_durable` (the write-intent bitmap's set writes) goes around the layer:
+  its blocks are written to the inner store and made durable there at once, as
+  ``RWF_DSYNC`` does on a member file, and the rest of the layer stays volatile;
 * when the process dies (``kill -9``) the layer dies with it: exactly the
   writes not yet flushed are lost, as in a power cut. :meth:`drop` does the
   same inside a test.
@@ -24,8 +27,7 @@ or the inner store). ``write_sync`` (superblocks) is a write plus a flush: it
 writes the whole layer through, as a cache flush of a disk would.
 
 Memory: the layer holds what the array wrote to the member since its last
-flush. The array flushes at every host fsync and at every write-intent bitmap
-update; with ext4 on a loop device on the image every journal commit arrives
+flush. The array flushes at every host fsync; with ext4 on a loop device on the image every journal commit arrives
 as an fsync (5-10 a second under steady writes), so the layer holds a few
 seconds of writes, bounded by the member's size. Without host fsyncs (a raw
 image written with no sync) it grows until the next flush.
@@ -162,6 +164,24 @@ class VolatileStore(StoreWrapper):
             await self.inner.flush()
             self._forget(snapshot)
             self.stats["flushes"] += 1
+
+    #: a durable write goes around the layer (see write_durable)
+    durable_writes = True
+
+    async def write_durable(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """Write ``data`` through to the inner store and make it durable there, leaving the
+        rest of the layer volatile (as ``RWF_DSYNC`` does on a member file): the blocks it
+        covers leave the layer first (only whole blocks: the write-intent bitmap's pages).
+        Under the flush lock, so that a write-back in progress cannot land an older copy
+        of these blocks over it afterwards."""
+        check_range(self, offset, len(data))
+        bs = self.block_size
+        if offset % bs or len(data) % bs:
+            raise ValueError(f"durable write of {len(data)} bytes at {offset} is not whole blocks of {bs}")
+        async with self._flushing:
+            for b in range(offset // bs, (offset + len(data)) // bs):
+                self._dirty.pop(b, None)
+            await self.inner.write_durable(offset, data)
 
     def prefetch(self, offset: int, length: int) -> None:
         self.inner.prefetch(offset, length)

@@ -183,3 +183,72 @@ def test_create_records_the_chunk_in_the_superblock(tmp_path):
     assert asm.superblocks[0].params[PARAM] == default_chunk(g)
     create(tmp_path / "b", g, 8 << 20, bitmap_chunk=0)
     assert assemble(tmp_path / "b").superblocks[1].params[PARAM] == 0
+
+
+def _file_stores(g: Geometry, directory) -> list:
+    from vraid.backends.file import FileStore
+
+    return [FileStore.create(directory / f"m{i}.img", g.member_size) for i in range(g.ndisks)]
+
+
+def test_a_set_write_on_member_files_is_durable_without_flushing_the_members(tmp_path, monkeypatch):
+    """Member files make the bitmap page alone durable (RWF_DSYNC): setting a bit never
+    fsyncs a member, which would also write out every data page it holds dirty."""
+    from vraid.backends.file import FileStore
+
+    if not FileStore.durable_writes:
+        pytest.skip("no RWF_DSYNC on this system")
+    g = _geometry()
+    stores = _file_stores(g, tmp_path)
+    flushes: list[str] = []
+    durable: list[tuple[str, int]] = []
+    original_flush, original_durable = FileStore.flush, FileStore.write_durable
+
+    async def counting_flush(self):
+        flushes.append(self.name)
+        await original_flush(self)
+
+    async def counting_durable(self, offset, data):
+        durable.append((self.name, offset))
+        await original_durable(self, offset, data)
+
+    monkeypatch.setattr(FileStore, "flush", counting_flush)
+    monkeypatch.setattr(FileStore, "write_durable", counting_durable)
+
+    async def main():
+        bitmap = WriteIntentBitmap(g, 4)
+        async with open_array(g, stores, intent=bitmap) as array:
+            await array.write(0, b"a" * 8192)  # chunk 0
+            await array.write(9 * g.stripe_data_bytes, b"b" * 4096)  # chunk 2
+            assert bitmap.stats.set_writes == 2 and bitmap.stats.bits_set == 2
+            assert flushes == []  # no member flushed to set a bit
+            assert sorted(durable) == sorted((s.name, bitmap.offset) for s in stores for _ in range(2))
+            assert _on_disk(g, 4, [FileStore(s.path) for s in stores]) == {0, 2}  # on the files themselves
+            assert await array.read(9 * g.stripe_data_bytes, 4096) == b"b" * 4096
+
+    trio.run(main)
+    for s in stores:
+        s.close()
+
+
+def test_a_member_without_durable_writes_makes_a_set_write_write_then_flush():
+    g = _geometry()
+    stores = _stores(g)
+    flushed: list[str] = []
+    for store in stores:
+        original = store.flush
+
+        async def flush(original=original, name=store.name):
+            flushed.append(name)
+            await original()
+
+        store.flush = flush
+
+    async def main():
+        bitmap = WriteIntentBitmap(g, 4)
+        async with open_array(g, stores, intent=bitmap) as array:
+            await array.write(0, b"c" * 4096)
+            assert sorted(flushed) == sorted(s.name for s in stores)  # the old way: every member flushed
+            assert _on_disk(g, 4, stores) == {0}
+
+    trio.run(main)

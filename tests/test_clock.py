@@ -78,3 +78,21 @@ def test_trio_clock_under_mock_clock_keeps_sleeping_normally():
         assert clock.now() == 0.5
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def test_an_uncontended_checkpoint_may_be_skipped_on_the_real_clock_only():
+    """TrioClock.may_skip_checkpoint: always on trio's real clock (a mount), never under
+    MockClock (tests rely on its interleavings), as ``alone`` under a VirtualClock."""
+    clock = TrioClock()
+    seen: list[tuple[str, bool]] = []
+
+    async def main(kind: str) -> None:
+        seen.append((kind, clock.may_skip_checkpoint()))
+        if kind == "virtual":
+            seen.append(("alone", clock.alone()))
+
+    trio.run(main, "real")
+    trio.run(main, "mock", clock=trio.testing.MockClock(autojump_threshold=0))
+    trio.run(main, "virtual", clock=VirtualClock())
+    assert seen[:2] == [("real", True), ("mock", False)]
+    assert seen[2][1] == seen[3][1]  # under a VirtualClock: exactly when alone

@@ -328,3 +328,23 @@ def test_a_power_cut_under_concurrent_writes_reads_and_fsyncs_keeps_every_fsynce
             continue
         allowed = {payload(wid, b) for wid, _ in hist[floor:]}
         assert data[b * BS : (b + 1) * BS] in allowed, f"block {b} lost write {hist[floor][0]}, which a completed fsync covered"
+
+
+def test_a_durable_write_survives_a_power_cut_and_leaves_the_rest_of_the_layer_volatile():
+    inner, vol = _pair()
+
+    async def main():
+        await vol.write(0, b"v" * BS)  # volatile
+        await vol.write(2 * BS, b"w" * BS)  # volatile, then overwritten durably
+        await vol.write_durable(2 * BS, b"d" * BS)
+        assert await vol.read(2 * BS, BS) == b"d" * BS
+        assert inner.read_sync(2 * BS, BS) == b"d" * BS  # in the inner store already
+        assert vol.dirty_blocks == 1
+        with pytest.raises(ValueError, match="whole blocks"):
+            await vol.write_durable(100, b"x" * 10)
+
+    _run(main)
+    before = inner.read_sync(0, BS)
+    assert vol.drop() == 1
+    assert vol.read_sync(0, BS) == before != b"v" * BS  # the volatile write is lost
+    assert vol.read_sync(2 * BS, BS) == b"d" * BS  # the durable one is not

@@ -121,6 +121,11 @@ class Xor(Redundancy):
         return out
 
     def update(self, checks: np.ndarray, old: np.ndarray, new: np.ndarray, columns: Sequence[int]) -> None:
+        if len(old) == 1:  # one column: P ^= old ^ new in place, no temporaries
+            p = checks[0]
+            np.bitwise_xor(p, old[0], out=p)
+            np.bitwise_xor(p, new[0], out=p)
+            return
         delta = np.bitwise_xor.reduce(old ^ new, axis=0)
         checks[0] ^= delta
 

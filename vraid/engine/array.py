@@ -56,7 +56,7 @@ from .readpath import ReadCache, ReadPath
 from .target import RaidTarget
 from vraid.core.rxw import Plan
 from vraid.policies.prefetch import NoPrefetch
-from .stripe import StripeBuffer, execute
+from .stripe import BufferPool, StripeBuffer, execute, writes_of
 
 Transform = Callable[[Plan], Plan]
 log = logging.getLogger(__name__)
@@ -138,8 +138,11 @@ class Array:
         if intent is not None:
             intent.attach(self.members, self.clock)
         self._locks: dict[int, trio.Lock] = {}
-        #: the clock's "a checkpoint now would resume only the caller" test (None: always checkpoint)
-        self._alone = getattr(self.clock, "alone", None)
+        #: whole-stripe buffers the write-through writes reuse (vraid.engine.stripe.BufferPool)
+        self._buffers = BufferPool(self.mapping)
+        #: the clock's "an uncontended lock may skip its checkpoint" test (None: always checkpoint;
+        #: TrioClock.may_skip_checkpoint)
+        self._alone = getattr(self.clock, "may_skip_checkpoint", None)
         self.started_at = 0.0
         # -- failures (vraid.ondisk.failures, vraid.engine.degraded, vraid.engine.rebuild) --
         self.health = MemberHealth(geometry.ndisks, failed)
@@ -488,13 +491,14 @@ class Array:
         first_block = ext.start // block
         last_block = (ext.start + ext.length - 1) // block
         async with self._stripe_lock(ext.stripe):
-            buf = StripeBuffer(self.mapping, ext.stripe)
+            buf = self._buffers.take(ext.stripe)
             if ext.start % block or (ext.start + ext.length) % block:
                 await self._fill_partial_blocks(buf, ext, first_block, last_block)
             if not self.members.no_data:  # the metadata-only simulation keeps no bytes
                 buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
             z = _dirty_z(g.u, g.data_disks, first_block, last_block)
             await self._execute_plan(buf, z, Priority.HOST)
+        self._buffers.give(buf)  # only now: every member request into it has finished
 
     async def write_plan(self, buf: StripeBuffer, z, *, priority: Priority = Priority.DESTAGE,
                          cause: Cause | None = None) -> Plan:
@@ -522,7 +526,7 @@ class Array:
             self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=buf.row0,
                                           missing=sorted(missing) if missing else [],
                                           cause=cause or _CAUSE_OF_PRIORITY[priority]))
-            intent = self.intent if self.intent is not None and any(r.op == "write" for r in plan.requests) else None
+            intent = self.intent if self.intent is not None and writes_of(plan) else None
             if intent is not None:
                 try:
                     await intent.begin(buf.stripe)  # the bit is durable before any data write
@@ -718,8 +722,9 @@ class Array:
 class _StripeLock:
     """``async with array._stripe_lock(stripe)``: the stripe's trio.Lock, made on first use
     and dropped when nobody holds or waits for it. An uncontended acquire skips trio's
-    checkpoint when the clock says it would only resume the caller alone (virtual time,
-    :meth:`vraid.engine.clock.TrioClock.alone`): same order of tasks, no scheduler pass."""
+    checkpoint when the clock allows it (:meth:`vraid.engine.clock.TrioClock.may_skip_checkpoint`:
+    in virtual time when it would resume the caller alone, so the order of tasks stays the
+    same; on a mount's real clock always): no scheduler pass."""
 
     __slots__ = ("array", "stripe", "lock")
 

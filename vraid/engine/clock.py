@@ -32,6 +32,7 @@ from typing import Protocol
 
 import trio
 from trio._core._run import GLOBAL_RUN_CONTEXT  # private: the runner's run queue and deadlines
+from trio._core._run import SystemClock  # private: trio's real clock (a mount's), told apart from test clocks
 
 
 #: advance_alone scans the tasks for the rest of trio's current batch only up to this many
@@ -107,6 +108,7 @@ class TrioClock:
         self.scale = scale
         self._runner = None
         self._virtual: VirtualClock | None = None
+        self._system = False
 
     def _clock(self) -> VirtualClock | None:
         """The loop's VirtualClock, or None for any other clock (looked up once per run)."""
@@ -115,6 +117,7 @@ class TrioClock:
             self._runner = runner
             clock = runner.clock
             self._virtual = clock if isinstance(clock, VirtualClock) else None
+            self._system = isinstance(clock, SystemClock)
         return self._virtual
 
     def now(self) -> float:
@@ -140,6 +143,19 @@ class TrioClock:
         VirtualClock, see :meth:`VirtualClock.advance_alone`): the caller may skip it."""
         virtual = self._clock()
         return virtual is not None and virtual.advance_alone(virtual.time)
+
+    def may_skip_checkpoint(self) -> bool:
+        """True when the caller may go on without a checkpoint where it would take one only
+        to let other tasks run (an uncontended lock): under a VirtualClock when that
+        checkpoint would resume the caller alone (:meth:`alone`: the order of tasks, and so
+        a simulation's results, stay the same); always on trio's real clock (a mount), where
+        no recorded order is kept and a scheduler pass per host write cost about a third of a
+        write-through write's CPU (docs/performance.md); never under any other clock
+        (``MockClock`` in tests, whose interleavings the tests rely on)."""
+        virtual = self._clock()
+        if virtual is not None:
+            return virtual.advance_alone(virtual.time)
+        return self._system
 
     async def sleep_until(self, deadline: float) -> None:
         """Sleep until the loop's clock reads ``deadline`` (unscaled; a checkpoint, or

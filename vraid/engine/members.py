@@ -91,6 +91,8 @@ class Request:
     _batch: "_Batch | None" = None
     #: the member's epoch when the request was queued (see :meth:`Member.retire`)
     _epoch: int = 0
+    #: a write that must be durable when it completes (``Store.write_durable``)
+    durable: bool = False
 
 
 class _Batch:
@@ -297,8 +299,13 @@ class Member:
                 self.stats.busy_seconds += self.clock.now() - self._busy_since
             self._slot.set()
 
-    async def _execute(self, req: Request, store: Store | None = None, busy: bool = True) -> None:
-        start = self.clock.now()
+    async def _execute(self, req: Request, store: Store | None = None, busy: bool = True, start: float | None = None) -> float:
+        """Run ``req`` on ``store`` (default the member's); ``start``: the clock's reading
+        just before, if the caller has it. Returns the clock's reading when it ended."""
+        now = self.clock.now
+        if start is None:
+            start = now()
+        end = start
         st = self.stats
         store = store or self.store
         try:
@@ -312,7 +319,10 @@ class Member:
                 st.read_bytes += req.length
             else:
                 assert req.buffer is not None
-                await store.write(req.offset, req.buffer)
+                if req.durable:
+                    await store.write_durable(req.offset, req.buffer)
+                else:
+                    await store.write(req.offset, req.buffer)
                 st.writes += 1
                 st.write_bytes += req.length
             if req.offset == self._last_end:
@@ -323,9 +333,11 @@ class Member:
             req.error = exc
         finally:
             if busy:
-                st.busy_seconds += self.clock.now() - start
+                end = now()
+                st.busy_seconds += end - start
             if req._batch is not None:
                 req._batch.finish_one()
+        return end
 
 
 class Members:
@@ -360,8 +372,10 @@ class Members:
                 await nursery.start(disk.serve)
             task_status.started()
 
-    async def run(self, requests: Sequence[Request]) -> None:
-        """Submit ``requests`` (to any members) and wait until all are done.
+    async def run(self, requests: Sequence[Request], *, queued: bool = False) -> None:
+        """Submit ``requests`` (to any members) and wait until all are done. ``queued``:
+        through the members' queues even when they could run inline one after another (so
+        that requests that wait, such as durable writes, wait on all members at once).
 
         Raises:
             MemberIOError: for the first request that failed, after all finished.
@@ -369,16 +383,17 @@ class Members:
         if not requests:
             return
         disks = self.disks
-        if all(disks[r.disk].can_inline for r in requests):
+        if not queued and all(disks[r.disk].can_inline for r in requests):
             if len(requests) > 1:  # reads that would block one after another: start them all first
                 for req in requests:
                     if req.op == "read":
                         disks[req.disk].store.prefetch(req.offset, req.length)
+            t = self.clock.now()
             for req in requests:  # instant stores, idle members: no hand-off
-                await disks[req.disk]._execute(req)
+                t = await disks[req.disk]._execute(req, start=t)  # one clock read per request
             self._raise_first_error(requests)
             return
-        if self._can_charge(requests):
+        if not queued and self._can_charge(requests):
             done = -math.inf  # timing models, idle members, one request each: one sleep for the batch
             for req in requests:
                 done = max(done, await disks[req.disk].charge(req))

@@ -105,7 +105,8 @@ def check_chunk(geometry: "Geometry", chunk: int) -> None:
 
 @dataclass
 class BitmapStats:
-    #: bitmap writes that set bits (each one write and flush of every member)
+    #: bitmap writes that set bits (each a durable write of the pages on every member, or,
+    #: where a member cannot make one write durable alone, a write and a flush of every member)
     set_writes: int = 0
     #: bitmap writes that cleared bits
     clear_writes: int = 0
@@ -232,8 +233,11 @@ class WriteIntentBitmap:
             for c in batch:
                 self.bits[c >> 3] |= 1 << (c & 7)
             try:
-                await self._write_pages(batch)
-                await self.members.flush()
+                if self._durable_writes():  # only the bitmap pages are made durable
+                    await self._write_pages(batch, durable=True)
+                else:  # the pages, then a flush of every member (all it holds)
+                    await self._write_pages(batch)
+                    await self.members.flush()
             except BaseException:
                 self.want |= batch
                 raise
@@ -244,7 +248,17 @@ class WriteIntentBitmap:
             self._committing = None
             done.set()
 
-    async def _write_pages(self, chunks: Iterable[int]) -> None:
+    def _durable_writes(self) -> bool:
+        """Whether every member the bitmap is written to can make one write durable on its
+        own (``Store.durable_writes``: member files, with ``RWF_DSYNC``). A set write then
+        costs a durable write of its page per member, where a member flush would also wait
+        for every data page the member holds dirty (with sequential writes: a synchronous
+        write-out of the last chunk's data before each new chunk's first write)."""
+        members = self.members
+        assert members is not None
+        return all(d.store.durable_writes for d in members.disks if d.index not in members.excluded)
+
+    async def _write_pages(self, chunks: Iterable[int], durable: bool = False) -> None:
         from vraid.engine.members import Request
 
         pages = sorted({(c >> 3) // self.page for c in chunks})
@@ -256,8 +270,8 @@ class WriteIntentBitmap:
                 for disk in range(len(self.members)):
                     if disk in self.members.excluded:
                         continue  # a failed member gets nothing (vraid.ondisk.failures)
-                    requests.append(Request(disk, "write", self.offset + start, self.page, data))
-            await self.members.run(requests)
+                    requests.append(Request(disk, "write", self.offset + start, self.page, data, durable=durable))
+            await self.members.run(requests, queued=durable)  # durable writes wait on all members at once
 
     # -- clearing ----------------------------------------------------------------
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:

@@ -204,8 +204,17 @@ class Geometry:
 
     def columns(self, stripe: int) -> tuple[int, ...]:
         """Members in rxw-matrix column order: data strips in order, parity last."""
-        p = self.parity_disk(stripe)
-        return self.data_disks_of(stripe) + (() if p is None else (p,))
+        table = self._columns_table
+        return table[stripe % len(table)]
+
+    @cached_property
+    def _columns_table(self) -> tuple[tuple[int, ...], ...]:
+        """:meth:`columns` per parity position (the layouts repeat every N stripes)."""
+        out = []
+        for s in range(self.ndisks if self.redundancy.parity_columns else 1):
+            p = self.parity_disk(s)
+            out.append(self.data_disks_of(s) + (() if p is None else (p,)))
+        return tuple(out)
 
     def locate(self, block: int) -> BlockAddress:
         """Where logical block ``block`` lives."""

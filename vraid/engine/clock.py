@@ -118,6 +118,7 @@ class TrioClock:
             clock = runner.clock
             self._virtual = clock if isinstance(clock, VirtualClock) else None
             self._system = isinstance(clock, SystemClock)
+            self._current_time = clock.current_time  # bound once: now() is called several times a request
         return self._virtual
 
     def now(self) -> float:
@@ -127,7 +128,7 @@ class TrioClock:
             return trio.current_time()
         if runner is self._runner:
             virtual = self._virtual
-            return virtual.time if virtual is not None else runner.clock.current_time()
+            return virtual.time if virtual is not None else self._current_time()
         virtual = self._clock()
         return virtual.time if virtual is not None else trio.current_time()
 

@@ -141,6 +141,8 @@ class Settings:
     dbench: int = 0
     #: seconds of the memory soak (0: none; then nothing else runs)
     soak: int = 0
+    #: simulated writes per vraid run of bench/sim_speed.py's floor case (0: not run)
+    sim_requests: int = 0
 
 
 @dataclass(frozen=True)
@@ -903,9 +905,38 @@ def machine_facts() -> dict[str, object]:
     }
 
 
+def run_sim_speed(settings: Settings) -> dict[str, object]:
+    """bench/sim_speed.py's floor case (``vraid sim``, hdd model, closed loop, one outstanding,
+    each run between two heapq-floor runs; also ``--no-data``) in a child process, after the
+    mounts are gone: its figures and the paired ratios vraid/floor."""
+    out = settings.workdir / "sim_speed.json"
+    cmd = [sys.executable, str(BENCH_DIR / "sim_speed.py"), "--only-floor-case", "--no-data",
+           "--requests", str(settings.sim_requests), "--repeat", str(max(settings.repeat, 3)),
+           "--floor-requests", "50000", "--json", str(out)]
+    log("simulator: " + " ".join(cmd[1:]))
+    run(cmd, timeout=3600)
+    return json.loads(out.read_text())
+
+
+def print_sim(sim: dict) -> None:
+    if not sim:
+        return
+    target = sim.get("floor_target", 0.1)
+    print(f"vraid sim speed against the heapq floor (bench/sim_speed.py, closed loop, one outstanding, "
+          f"medians of paired ratios; target: hdd model >= {target})")
+    for row in sim.get("rows", []):
+        if "ratio_to_floor" not in row:
+            continue
+        name = row["model"] + (" --no-data" if row["no_data"] else "")
+        ratio = row["ratio_to_floor"]
+        verdict = ("PASS" if ratio >= target else "MISS") if row["model"].startswith("hdd") and not row["no_data"] else "-"
+        print(f"  {name:28} {row['requests_per_s']:>8,} writes/s  floor {statistics.median(row['floor_rates']):>9,.0f}/s  "
+              f"vraid/floor {ratio:.4f} = 1/{1 / ratio:.0f}  {verdict}")
+
+
 def write_json(path: Path, settings: Settings, rows: list[Row], series: list[Series],
                mounted: dict[str, Mounted], started: dt.datetime, memory: dict | None = None,
-               soak: dict | None = None) -> None:
+               soak: dict | None = None, sim: dict | None = None) -> None:
     """Save settings, machine facts, every run, the medians and the verdicts."""
     document = {
         "schema": 2,
@@ -920,11 +951,13 @@ def write_json(path: Path, settings: Settings, rows: list[Row], series: list[Ser
             "configs": {t: list(CONFIGS[t]) for t in settings.targets if t in CONFIGS},
             "routes": {route: {"direct": direct} for route, direct in ROUTES.items()},
             "dbench_s": settings.dbench, "dbench_clients": DBENCH_CLIENTS, "soak_s": settings.soak,
+            "sim_requests": settings.sim_requests,
         },
         "mounts": {t: {"read_ahead_kb": m.read_ahead_kb} for t, m in mounted.items()},
         "jobs": [asdict(job) for job in (*JOBS, DBENCH_JOB)],
         "memory_kib": memory or {},
         "soak": soak or {},
+        "sim_speed": sim or {},
         "series": [
             {"target": s.target, "route": s.route, "job": s.job.name,
              "runs": [asdict(r) for r in s.runs], "median": asdict(s.median())}
@@ -969,6 +1002,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--soak", type=int, default=0, metavar="SECONDS",
                         help="only the memory soak: fio randrw 4k, 4 jobs x depth 16, for this long on each vraid target, "
                              "sampling the daemon's RSS (the docs record a 600 s run)")
+    parser.add_argument("--sim", type=int, metavar="REQUESTS",
+                        help="simulated writes per run of bench/sim_speed.py's floor case, run after the mounts "
+                             "(default 4000, quick 1000; 0 skips it)")
     parser.add_argument("--size", type=parse_size, help="region each job covers (default 256M, quick 64M)")
     parser.add_argument("--runtime", type=int, help="cap per job in seconds (default 10, quick 3)")
     parser.add_argument("--vraid", type=Path, default=REPO_DIR / ".venv" / "bin" / "vraid", help="vraid CLI")
@@ -1053,6 +1089,7 @@ def benchmark(args: argparse.Namespace) -> int:
             out=args.out, keep_workdir=args.keep_workdir,
             dbench=args.dbench if args.dbench is not None else (8 if args.quick else 30),
             soak=args.soak,
+            sim_requests=args.sim if args.sim is not None else (1000 if args.quick else 4000),
         )
         check_environment(settings)
         if settings.soak:
@@ -1061,6 +1098,7 @@ def benchmark(args: argparse.Namespace) -> int:
             log(f"results written to {settings.out}")
             return 0
         series, mounted, memory = run_benchmark(settings)
+        sim = run_sim_speed(settings) if settings.sim_requests else {}
     rows = build_rows(series)
     title = (f"fio psync iodepth 1 unless named, {settings.size // MiB} MiB region ({RAND_WRITE_REGION // MiB} MiB for "
              f"random writes), <= {settings.runtime} s per job, median of {settings.repeat}; vraid configurations: "
@@ -1068,7 +1106,8 @@ def benchmark(args: argparse.Namespace) -> int:
     print_table(rows, settings.targets, title)
     print_cpu(rows, settings.targets)
     print_memory(memory)
-    write_json(settings.out, settings, rows, series, mounted, started, memory)
+    print_sim(sim)
+    write_json(settings.out, settings, rows, series, mounted, started, memory, sim=sim)
     log(f"results written to {settings.out}")
     return 0
 

@@ -49,14 +49,15 @@ def _scrub(stores, g: Geometry = G, **kw) -> ScrubProgress:
        batch=st.sampled_from([1, 3, 8, 64]))
 def test_scrub_counts_exactly_the_damaged_pbgs_and_repair_fixes_them(hits, batch):
     stores = _filled()
-    damaged = set()
+    flips: dict[tuple[int, int, int], int] = {}
     for stripe, row, disk, byte in hits:  # flip one byte of a data or parity block
         off = G.member_offset(stripe, row) + byte
         old = stores[disk].read_sync(off, 1)[0]
         stores[disk].write_sync(off, bytes([old ^ 0x5A]))
-        # two flips of the same byte cancel out
-        damaged ^= {(stripe, row, disk, byte)}
-    rows = {(s, r) for s, r, _, _ in damaged}
+        flips[stripe, row, byte] = flips.get((stripe, row, byte), 0) + 1
+    # every flip XORs the same 0x5A into the row's parity sum at that byte: an even number of
+    # them there (twice on one member, or once each on two members) leaves it consistent
+    rows = {(s, r) for (s, r, _), n in flips.items() if n % 2}
     found = _scrub(stores, batch=batch)
     assert found.mismatches == len(rows)
     assert found.mismatched_stripes == len({s for s, _ in rows})

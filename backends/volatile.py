@@ -11,7 +11,7 @@ alone is gentler than a power cut. This wrapper closes the gap:
 * every write since the member's last flush stays in an in-memory layer (one
   entry per block, the newest contents); reads see it (read your writes);
 * :meth:`flush` writes the layer through to the inner store, then flushes the
-  inner store (for a member file: ``pwrite`` then ``fsync``), and only then
+  inner store (for a member file: ``pwrite`` then ``fdatasync``), and only then
   forgets the blocks it wrote;
 * :meth:`write_durable` (the write-intent bitmap's set writes) goes around the layer:
   its blocks are written to the inner store and made durable there at once, as

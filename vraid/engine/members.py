@@ -425,7 +425,8 @@ class Members:
             raise exc
 
     async def flush(self) -> None:
-        """Flush every member concurrently (fsync of member files), except the failed ones.
+        """Flush every member concurrently, except the failed ones (a member file store
+        syncs only if written since its last flush: ``backends/file.py``).
 
         Raises:
             MemberIOError: naming every member whose flush failed.

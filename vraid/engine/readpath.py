@@ -98,6 +98,7 @@ class ReadPath:
         #: member requests, split reads and parallelism loss (seed 001's metrics)
         self.stats = ReadPathMetrics(self.geometry.strip_size, target.clock.now, self._busy)
         self._state: Any = None  # the prefetch policy's state last published
+        self._disks: list | None = None  # the members whose busy seconds _busy reads
 
     @property
     def prefetching(self) -> bool:
@@ -198,8 +199,11 @@ class ReadPath:
 
     def _busy(self) -> list[float]:
         """Every member's busy seconds so far (for the parallelism loss)."""
-        members = getattr(getattr(self.target, "raid", None), "members", None)
-        return [d.stats.busy_seconds for d in members.disks] if members is not None else []
+        disks = self._disks
+        if disks is None:  # looked up once: the member objects stay (a spare replaces a store)
+            members = getattr(getattr(self.target, "raid", None), "members", None)
+            disks = self._disks = members.disks if members is not None else []
+        return [d.stats.busy_seconds for d in disks]
 
     def _dirty(self, first: int, length: int) -> np.ndarray:
         if self.cache is None:

@@ -193,9 +193,13 @@ class ReadPath:
         return await self._members(first, length, [(first, length)])
 
     async def _members(self, offset: int, length: int, ranges: list[tuple[int, int]]) -> bytes:
-        self.stats.count_host(ranges)
-        with self.stats.waiting():
+        stats = self.stats
+        stats.count_host(ranges)
+        stats.wait_begin()  # what stats.waiting() does, without a generator per read
+        try:
             return await self.target.read(offset, length)
+        finally:
+            stats.wait_end()
 
     def _busy(self) -> list[float]:
         """Every member's busy seconds so far (for the parallelism loss)."""

@@ -303,8 +303,11 @@ class WriteBackCache:
             fb = ext.start // bs
             lb = (ext.start + ext.length - 1) // bs
             aligned = not (ext.start % bs or (ext.start + ext.length) % bs)
+            # a whole stripe: its bytes as (data strip, row, block), the units' own layout
+            whole = (src[ext.host_offset : ext.host_offset + ext.length].reshape(g.data_disks, g.u, bs)
+                     if ext.start == 0 and ext.length == g.stripe_data_bytes else None)
             for span in self._spans(ext.stripe, fb, lb):
-                if aligned and self._absorb_now(span, ext, src, fb, lb, seq, batch):
+                if aligned and self._absorb_now(span, ext, src, fb, lb, seq, batch, whole):
                     continue
                 if batch is not None:
                     self._put_batch(batch)
@@ -335,7 +338,7 @@ class WriteBackCache:
         return out
 
     def _absorb_now(self, span: "UnitSpan", ext, src: np.ndarray, fb: int, lb: int, seq: int,
-                    batch: "_Batch | None") -> bool:
+                    batch: "_Batch | None", whole: np.ndarray | None = None) -> bool:
         """:meth:`_absorb` of a block-aligned part of a write if it needs no await (journal
         room, a unit now); its journal records join ``batch``. False, with nothing changed,
         if it would have to wait: then :meth:`_absorb` does it."""
@@ -349,7 +352,7 @@ class WriteBackCache:
             unit = self._try_allocate(span)
             if unit is None:
                 return False
-        self._commit(unit, span, ext, src, cells, seq, batch)
+        self._commit(unit, span, ext, src, cells, seq, batch, whole)
         return True
 
     def _put_batch(self, batch: "_Batch") -> None:
@@ -365,9 +368,11 @@ class WriteBackCache:
             slots[key] = handle
 
     def _commit(self, unit: Unit, span: "UnitSpan", ext, src: np.ndarray, cells, seq: int,
-                batch: "_Batch | None") -> None:
+                batch: "_Batch | None", whole: np.ndarray | None = None) -> None:
         """Copy the write's bytes into ``unit`` (its shadow while destaged), mark them D, count
-        them and queue their journal records in ``batch``. No await: one atomic step."""
+        them and queue their journal records in ``batch``. No await: one atomic step.
+        ``whole``: the write's bytes of the unit's stripe as (data strip, row, block) when it
+        covers the whole stripe (then every row of the unit is written: one copy)."""
         g = self.geometry
         bs, strip, nd = g.block_size, g.strip_size, g.data_disks
         key = span.key
@@ -385,6 +390,15 @@ class WriteBackCache:
         flat = data.reshape(nd, -1)  # a view: the buffers are contiguous
         base = row0 * bs
         off = ext.host_offset - start
+        if whole is not None:  # every block of the unit: one copy, one state update
+            data[:] = whole[:, row0 : row0 + span.rows]
+            n = state.size
+            overwrites = int(np.count_nonzero(state == D))
+            state.fill(D)
+            m.overwrites += overwrites
+            m.write_hits += n - overwrites
+            m.write_blocks += n
+            cells = ()
         for k, r0, r1 in cells:
             strip0 = k * strip
             lo = max(start, strip0 + (row0 + r0) * bs)
@@ -406,7 +420,7 @@ class WriteBackCache:
             block_of, stripe = self.mapping.block_of, ext.stripe
             items, dests = batch.items, batch.dests
             fresh = 0
-            for k, r0, r1 in cells:
+            for k, r0, r1 in (((k, 0, span.rows - 1) for k in range(nd)) if whole is not None else cells):
                 rows = data[k]
                 for r in range(r0, r1 + 1):
                     cell = (k, r)
@@ -544,10 +558,21 @@ class WriteBackCache:
             if not fill and ext.stripe not in self._per_stripe:
                 continue  # nothing of this stripe is cached, and nothing will be filled in
             fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
+            if ext.start == 0 and ext.length == g.stripe_data_bytes:  # a whole stripe: (strip, row, block)
+                h = ext.host_offset
+                whole = view[h : h + ext.length].reshape(g.data_disks, g.u, bs)
+                whole_hits = hits[h // bs : (h + ext.length) // bs].reshape(g.data_disks, g.u)
+            else:
+                whole = None
             for span in self._spans(ext.stripe, fb, lb):
                 unit = self.units.get(span.key)
                 if unit is not None:
-                    _copy_valid(unit, span, ext, fb, lb, view, hits, g)
+                    if whole is not None and unit.shadow_state is None and unit.state.all():
+                        # every block of the unit valid (E is 0), no shadow: its rows in one copy
+                        whole[:, span.row0 : span.row0 + span.rows] = unit.data
+                        whole_hits[:, span.row0 : span.row0 + span.rows] = True
+                    else:
+                        _copy_valid(unit, span, ext, fb, lb, view, hits, g)
                     seen.append((unit, unit.version, ext, fb, lb))
                 elif fill:
                     absent.append((span, ext, fb, lb))

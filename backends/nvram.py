@@ -409,20 +409,25 @@ class Nvram:
     def put_many(self, items: Sequence[tuple[int, int, Any]]) -> None:
         """:meth:`put` of each ``(slot, block, data)``, with the same guarantees per record,
         in fewer system calls: the data of a run of consecutive frames is one ``pwritev``,
-        then the entries of the run one ``pwrite`` (all data before any entry). The slots
-        must differ. Falls back to one :meth:`put` after another when the free frames would
-        run out (a put then syncs by itself) or a slot repeats."""
+        then the entries of the run one ``pwrite`` (all data before any entry), then the
+        entries of the frames the batch gave back are zeroed, one ``pwrite`` per run of
+        consecutive frames (after every new entry: a kill in between leaves both records of
+        a slot, and replay takes the newer). The slots must differ. Falls back to one
+        :meth:`put` after another when the free frames would run out (a put then syncs by
+        itself) or a slot repeats."""
         items = list(items)
-        if len(items) < 2 or len({slot for slot, _, _ in items}) < len(items) or len(items) > len(self._free):
+        n = len(items)
+        if n < 2 or len({slot for slot, _, _ in items}) < n or n > len(self._free):
             for slot, block, data in items:
                 self.put(slot, block, data)
             return
         bs = self._bs
-        views = [self._record_view(slot, block, data) for slot, block, data in items]
+        record_view = self._record_view
+        views = [record_view(slot, block, data) for slot, block, data in items]
         with self._mu:
             fd = self._open_fd()
             free = self._free  # only puts (this thread) take frames: still enough
-            frames = [free.pop() for _ in items]
+            frames = free.take(n)
             runs = _runs(frames)
             try:
                 for a, b in runs:  # the data first ...
@@ -431,15 +436,44 @@ class Nvram:
                 for f in frames:
                     free.append(f)
                 raise
-            seqs, entries = [], []
-            for (slot, block, _), view in zip(items, views):
-                seq = self._seq = self._seq + 1
-                seqs.append(seq)
-                entries.append(_ENTRY.pack(seq, block, slot, _crc32(view, _crc32(_KEY.pack(seq, block, slot, RECORD))), RECORD))
-            for a, b in runs:  # ... the entries last
-                os.pwrite(fd, b"".join(entries[a:b]), self._table_off + frames[a] * ENTRY_SIZE)
-            for (slot, _, _), f, seq in zip(items, frames, seqs):
-                self._recorded(slot, f, seq)
+            seq0 = self._seq
+            self._seq = seq0 + n
+            pack, key, crc32 = _ENTRY.pack, _KEY.pack, _crc32
+            entries = [pack(seq, block, slot, crc32(view, crc32(key(seq, block, slot, RECORD))), RECORD)
+                       for seq, (slot, block, _), view in zip(range(seq0 + 1, seq0 + n + 1), items, views)]
+            toff = self._table_off
+            for a, b in runs:  # ... the entries next
+                os.pwrite(fd, b"".join(entries[a:b]), toff + frames[a] * ENTRY_SIZE)
+            gone: list[int] = []  # older records given back: zeroed below, after every new entry
+            recorded, fseq, held_of, anchor, live = self._recorded, self._fseq, self._held, self._anchor, self._live
+            simple, tombs = not self._pending, self._tombs
+            for (slot, _, _), f, seq in zip(items, frames, range(seq0 + 1, seq0 + n + 1)):
+                held = held_of[slot]
+                if simple and len(held) == 1 and live[slot] and held[0] != anchor[slot] and held[0] not in tombs:
+                    # _recorded's common rewrite, inline: the older record is not needed
+                    fseq[f] = seq
+                    gone.append(held[0])
+                    held[0] = f
+                else:
+                    recorded(slot, f, seq, gone)
+            self._touched.update(slot for slot, _, _ in items)
+            lo, hi = min(frames), max(frames)
+            if lo < self._lo:
+                self._lo = lo
+            if hi > self._hi:
+                self._hi = hi
+            if gone:
+                gone.sort()
+                for a, b in _runs(gone):
+                    os.pwrite(fd, bytes(ENTRY_SIZE * (b - a)), toff + gone[a] * ENTRY_SIZE)
+                fseq = self._fseq
+                for f in gone:
+                    fseq[f] = 0
+                    free.append(f)
+                if gone[0] < self._lo:
+                    self._lo = gone[0]
+                if gone[-1] > self._hi:
+                    self._hi = gone[-1]
 
     def _record_view(self, slot: int, block: int, data: Any) -> memoryview:
         """``data`` as the bytes of one record for ``slot`` and ``block``; IndexError or
@@ -463,8 +497,10 @@ class Nvram:
             raise ValueError(f"NVRAM file {self.path} is closed")
         return self._fd
 
-    def _recorded(self, slot: int, f: int, seq: int) -> None:
-        """Bookkeeping once frame ``f`` holds ``slot``'s new record ``seq`` (with ``_mu`` held)."""
+    def _recorded(self, slot: int, f: int, seq: int, gone: list[int] | None = None) -> None:
+        """Bookkeeping once frame ``f`` holds ``slot``'s new record ``seq`` (with ``_mu`` held).
+        ``gone``: where the common rewrite leaves the slot's older frame for the caller to
+        zero and give back (:meth:`put_many`), instead of :meth:`_release` now."""
         self._fseq[f] = seq
         held = self._held[slot]
         held.append(f)
@@ -473,7 +509,11 @@ class Nvram:
             self._live[slot] = True
             self._used += 1
         if n == 2 and held[0] != self._anchor[slot] and not self._pending:
-            self._release(held.pop(0))  # the common rewrite: the older record is not needed
+            old = held.pop(0)  # the common rewrite: the older record is not needed
+            if gone is None or old in self._tombs:
+                self._release(old)
+            else:
+                gone.append(old)
         elif n > 1:
             self._trim(slot, held)
         self._touched.add(slot)
@@ -779,6 +819,18 @@ class FreeFrames:
         self._n -= 1
         self._cursor = f + 1
         return f
+
+    def take(self, n: int) -> list[int]:
+        """``n`` frames, as ``n`` pops give them (at least ``n`` must be free): the
+        next ``n`` after the cursor in one step when they are all free."""
+        c = self._cursor
+        m = self._map
+        if c + n <= len(m) and m.find(0, c, c + n) < 0:
+            m[c : c + n] = bytes(n)
+            self._n -= n
+            self._cursor = c + n
+            return list(range(c, c + n))
+        return [self.pop() for _ in range(n)]
 
     def append(self, f: int) -> None:
         if self._map[f]:

@@ -293,21 +293,160 @@ class WriteBackCache:
         seq = self.write_seq
         bs = g.block_size
         dirty = len(self.dirty_keys)
+        journal = self.journal
+        # units absorbed without an await share one journal batch (_absorb_now); a unit that
+        # must wait (for journal room, for a free unit, for a partial block's fill) first puts
+        # that batch, then goes through _absorb as before. Each unit sees the same checks, in
+        # the same order, as when every unit went through _absorb: only the puts are merged.
+        batch = _Batch(journal.available()) if journal is not None else None
         for ext in self.mapping.extents(offset, len(data)):
             fb = ext.start // bs
             lb = (ext.start + ext.length - 1) // bs
+            aligned = not (ext.start % bs or (ext.start + ext.length) % bs)
+            # a whole stripe: its bytes as (data strip, row, block), the units' own layout
+            whole = (src[ext.host_offset : ext.host_offset + ext.length].reshape(g.data_disks, g.u, bs)
+                     if ext.start == 0 and ext.length == g.stripe_data_bytes else None)
             for span in self._spans(ext.stripe, fb, lb):
+                if aligned and self._absorb_now(span, ext, src, fb, lb, seq, batch, whole):
+                    continue
+                if batch is not None:
+                    self._put_batch(batch)
                 await self._absorb(span, ext, src, fb, lb, seq)
+                if batch is not None:
+                    batch.available = journal.available()
+        if batch is not None:
+            self._put_batch(batch)
         # an overwrite of dirty units changes nothing a count-based scheduler reads
         if (len(self.dirty_keys) != dirty or self.waiters or not self.quiet_overwrites
                 or not getattr(self.scheduler, "decides_on_counts", False)):
             self._notify()
 
+    def _cells(self, span: "UnitSpan", fb: int, lb: int) -> list[tuple[int, int, int]]:
+        """(data strip, first row, last row) of the unit's blocks among fb..lb (rows relative to the unit)."""
+        g = self.geometry
+        u, row0, rows = g.u, span.row0, span.rows
+        out = []
+        for k in range(g.data_disks):
+            lo = fb - k * u - row0
+            hi = lb - k * u - row0
+            if lo < 0:
+                lo = 0
+            if hi >= rows:
+                hi = rows - 1
+            if lo <= hi:
+                out.append((k, lo, hi))
+        return out
+
+    def _absorb_now(self, span: "UnitSpan", ext, src: np.ndarray, fb: int, lb: int, seq: int,
+                    batch: "_Batch | None", whole: np.ndarray | None = None) -> bool:
+        """:meth:`_absorb` of a block-aligned part of a write if it needs no await (journal
+        room, a unit now); its journal records join ``batch``. False, with nothing changed,
+        if it would have to wait: then :meth:`_absorb` does it."""
+        cells = self._cells(span, fb, lb)
+        if not cells:
+            return True
+        if batch is not None and batch.available < sum(r1 - r0 + 1 for _, r0, r1 in cells):
+            return False
+        unit = self.units.get(span.key)
+        if unit is None:
+            unit = self._try_allocate(span)
+            if unit is None:
+                return False
+        self._commit(unit, span, ext, src, cells, seq, batch, whole)
+        return True
+
+    def _put_batch(self, batch: "_Batch") -> None:
+        """Put the records collected in ``batch`` into the journal (one put_many), note their handles."""
+        if not batch.items:
+            return
+        items, dests = batch.items, batch.dests
+        batch.items, batch.dests = [], []
+        journal = self.journal
+        put_many = getattr(journal, "put_many", None)  # optional in the Journal protocol
+        handles = put_many(items) if put_many is not None and len(items) > 1 else [journal.put(*it) for it in items]
+        for (slots, key), handle in zip(dests, handles):
+            slots[key] = handle
+
+    def _commit(self, unit: Unit, span: "UnitSpan", ext, src: np.ndarray, cells, seq: int,
+                batch: "_Batch | None", whole: np.ndarray | None = None) -> None:
+        """Copy the write's bytes into ``unit`` (its shadow while destaged), mark them D, count
+        them and queue their journal records in ``batch``. No await: one atomic step.
+        ``whole``: the write's bytes of the unit's stripe as (data strip, row, block) when it
+        covers the whole stripe (then every row of the unit is written: one copy)."""
+        g = self.geometry
+        bs, strip, nd = g.block_size, g.strip_size, g.data_disks
+        key = span.key
+        self.clean.pop(key, None)  # pinned: a clean unit must not be evicted while we fill it
+        if unit.destaging and unit.shadow is None:
+            unit.shadow = self._new_buffer(span)
+            unit.shadow_state = np.zeros_like(unit.state)
+        shadow = unit.destaging
+        data = unit.shadow if shadow else unit.data
+        state = unit.shadow_state if shadow else unit.state
+        assert data is not None and state is not None
+        row0 = span.row0
+        start, end = ext.start, ext.start + ext.length
+        m = self.metrics
+        flat = data.reshape(nd, -1)  # a view: the buffers are contiguous
+        base = row0 * bs
+        off = ext.host_offset - start
+        if whole is not None:  # every block of the unit: one copy, one state update
+            data[:] = whole[:, row0 : row0 + span.rows]
+            n = state.size
+            overwrites = int(np.count_nonzero(state == D))
+            state.fill(D)
+            m.overwrites += overwrites
+            m.write_hits += n - overwrites
+            m.write_blocks += n
+            cells = ()
+        for k, r0, r1 in cells:
+            strip0 = k * strip
+            lo = max(start, strip0 + (row0 + r0) * bs)
+            hi = min(end, strip0 + (row0 + r1 + 1) * bs)
+            flat[k, lo - strip0 - base : hi - strip0 - base] = src[off + lo : off + hi]
+            n = r1 - r0 + 1
+            if n == 1:  # one block: numpy scalars, not a comparison array
+                overwrites = 1 if state[k, r0] == D else 0
+                state[k, r0] = D
+            else:
+                before = state[k, r0 : r1 + 1]
+                overwrites = int(np.count_nonzero(before == D))
+                before[:] = D
+            m.overwrites += overwrites
+            m.write_hits += n - overwrites
+            m.write_blocks += n
+        if batch is not None:  # every block of the unit this write touched
+            slots = unit.shadow_slots if shadow else unit.slots
+            block_of, stripe = self.mapping.block_of, ext.stripe
+            items, dests = batch.items, batch.dests
+            fresh = 0
+            for k, r0, r1 in (((k, 0, span.rows - 1) for k in range(nd)) if whole is not None else cells):
+                rows = data[k]
+                for r in range(r0, r1 + 1):
+                    cell = (k, r)
+                    old = slots.get(cell)
+                    if old is None:
+                        fresh += 1
+                    items.append((block_of(stripe, k, row0 + r), rows[r], old))
+                    dests.append((slots, cell))
+            batch.available -= fresh
+        unit.version += 1
+        if shadow:
+            unit.shadow_oldest = min(unit.shadow_oldest, seq)
+        else:
+            was_dirty = unit.oldest != math.inf
+            unit.oldest = min(unit.oldest, seq)
+            if was_dirty:
+                self.order.written(key)
+            else:
+                self.order.dirtied(key)
+        self.clean.pop(key, None)
+        self.dirty_keys.add(key)
+
     async def _absorb(self, span: "UnitSpan", ext, src: np.ndarray, fb: int, lb: int, seq: int) -> None:
         g = self.geometry
-        bs, u, strip, nd = g.block_size, g.u, g.strip_size, g.data_disks
-        row0 = span.row0
-        cells = [(k, r0, r1) for k in range(nd) if (r := _rows_in(k, u, row0, span.rows, fb, lb)) for r0, r1 in [r]]
+        bs = g.block_size
+        cells = self._cells(span, fb, lb)
         if not cells:
             return
         journal = self.journal
@@ -324,8 +463,7 @@ class WriteBackCache:
         data = unit.shadow if shadow else unit.data
         state = unit.shadow_state if shadow else unit.state
         assert data is not None and state is not None
-        start, end = ext.start, ext.start + ext.length
-        if start % bs or end % bs:  # a sub-block write needs the rest of its block(s)
+        if ext.start % bs or (ext.start + ext.length) % bs:  # a sub-block write needs the rest of its block(s)
             try:
                 current = await self._fill_partial(unit, span, ext, fb, lb, data, state, shadow)
             except BaseException:
@@ -334,47 +472,10 @@ class WriteBackCache:
                 raise
             if not current:  # evicted, or a destage began or ended, while the fill read: start over
                 return await self._absorb(span, ext, src, fb, lb, seq)
-        m = self.metrics
-        slots = unit.shadow_slots if shadow else unit.slots
-        flat = data.reshape(nd, -1)  # a view: the buffers are contiguous
-        base = row0 * bs
-        for k, r0, r1 in cells:
-            strip0 = k * strip
-            lo = max(start, strip0 + (row0 + r0) * bs)
-            hi = min(end, strip0 + (row0 + r1 + 1) * bs)
-            flat[k, lo - strip0 - base : hi - strip0 - base] = src[ext.host_offset + lo - start : ext.host_offset + hi - start]
-            n = r1 - r0 + 1
-            if n == 1:  # one block: numpy scalars, not a comparison array
-                overwrites = 1 if state[k, r0] == D else 0
-                state[k, r0] = D
-            else:
-                before = state[k, r0 : r1 + 1]
-                overwrites = int(np.count_nonzero(before == D))
-                before[:] = D
-            m.overwrites += overwrites
-            m.write_hits += n - overwrites
-            m.write_blocks += n
-        if journal is not None:  # every block of the unit this write touched, in one batch
-            keys = [(k, r) for k, r0, r1 in cells for r in range(r0, r1 + 1)]
-            block_of, stripe = self.mapping.block_of, ext.stripe
-            items = [(block_of(stripe, k, row0 + r), data[k, r], slots.get((k, r))) for k, r in keys]
-            put_many = getattr(journal, "put_many", None)  # optional in the Journal protocol
-            handles = put_many(items) if put_many is not None and len(items) > 1 else [journal.put(*it) for it in items]
-            for key, handle in zip(keys, handles):
-                slots[key] = handle
-        key = span.key
-        unit.version += 1
-        if shadow:
-            unit.shadow_oldest = min(unit.shadow_oldest, seq)
-        else:
-            was_dirty = unit.oldest != math.inf
-            unit.oldest = min(unit.oldest, seq)
-            if was_dirty:
-                self.order.written(key)
-            else:
-                self.order.dirtied(key)
-        self.clean.pop(key, None)
-        self.dirty_keys.add(key)
+        batch = _Batch(0) if journal is not None else None
+        self._commit(unit, span, ext, src, cells, seq, batch)
+        if batch is not None:
+            self._put_batch(batch)
 
     def _current(self, unit: Unit, span, state, shadow: bool) -> bool:
         """Whether ``state`` is still what a write chose before an await: the unit not
@@ -457,10 +558,21 @@ class WriteBackCache:
             if not fill and ext.stripe not in self._per_stripe:
                 continue  # nothing of this stripe is cached, and nothing will be filled in
             fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
+            if ext.start == 0 and ext.length == g.stripe_data_bytes:  # a whole stripe: (strip, row, block)
+                h = ext.host_offset
+                whole = view[h : h + ext.length].reshape(g.data_disks, g.u, bs)
+                whole_hits = hits[h // bs : (h + ext.length) // bs].reshape(g.data_disks, g.u)
+            else:
+                whole = None
             for span in self._spans(ext.stripe, fb, lb):
                 unit = self.units.get(span.key)
                 if unit is not None:
-                    _copy_valid(unit, span, ext, fb, lb, view, hits, g)
+                    if whole is not None and unit.shadow_state is None and unit.state.all():
+                        # every block of the unit valid (E is 0), no shadow: its rows in one copy
+                        whole[:, span.row0 : span.row0 + span.rows] = unit.data
+                        whole_hits[:, span.row0 : span.row0 + span.rows] = True
+                    else:
+                        _copy_valid(unit, span, ext, fb, lb, view, hits, g)
                     seen.append((unit, unit.version, ext, fb, lb))
                 elif fill:
                     absent.append((span, ext, fb, lb))
@@ -790,6 +902,17 @@ class WriteBackCache:
             "paused": self.paused,
             "nvram": self.journal is not None,
         } | self.metrics.to_dict()
+
+
+class _Batch:
+    """Journal records of the units one host write absorbed without an await, put together."""
+
+    __slots__ = ("available", "items", "dests")
+
+    def __init__(self, available: int) -> None:
+        self.available = available  # journal room left once these records are put
+        self.items: list[tuple[int, Any, Any]] = []  # (block, data, replaces)
+        self.dests: list[tuple[dict, tuple[int, int]]] = []  # where each record's handle goes
 
 
 def _rows_in(k: int, u: int, row0: int, rows: int, fb: int, lb: int) -> tuple[int, int] | None:

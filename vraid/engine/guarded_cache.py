@@ -15,6 +15,19 @@ if TYPE_CHECKING:
     from .guard import PolicyGuard
 
 
+_UNIT_SPAN: Any = None
+
+
+def _unit_span() -> Any:
+    """vraid.policies.cache.UnitSpan, imported on first use (the policies import the engine)."""
+    global _UNIT_SPAN
+    if _UNIT_SPAN is None:
+        from vraid.policies.cache import UnitSpan
+
+        _UNIT_SPAN = UnitSpan
+    return _UNIT_SPAN
+
+
 # -- cache organisation ------------------------------------------------------------------------
 class PinnedOrganisation:
     """What replaces a failed cache organisation: every unit the cache holds keeps its key and
@@ -89,18 +102,20 @@ class GuardedOrganisation(Guarded):
         return self._call("span", lambda p: p.span(key), lambda s: self._check_span(s, getattr(s, "stripe", None)))
 
     def _check_span(self, s: Any, stripe: Any) -> None:
-        from vraid.policies.cache import UnitSpan
-
         g = self._guard.geometry
-        if not isinstance(s, UnitSpan):
+        if not isinstance(s, _unit_span()):
             raise _Invalid(f"gave {type(s).__name__}, not a UnitSpan")
-        if not (_whole(s.key) and s.stripe == stripe and _whole(s.row0) and _whole(s.rows, 1) and s.row0 + s.rows <= g.u):
-            raise _Invalid(f"{s} is not rows of stripe {stripe} (0..{g.u - 1})")
-        if self._blocks is not None and s.rows * g.data_disks > self._blocks:
+        key, row0, rows = s.key, s.row0, s.rows
+        # plain ints first (what every organisation gives): the same test without _whole's calls
+        if not (type(key) is int and type(row0) is int and type(rows) is int and key >= 0 and row0 >= 0 and rows >= 1
+                and s.stripe == stripe and row0 + rows <= g.u):
+            if not (_whole(key) and s.stripe == stripe and _whole(row0) and _whole(rows, 1) and row0 + rows <= g.u):
+                raise _Invalid(f"{s} is not rows of stripe {stripe} (0..{g.u - 1})")
+        if self._blocks is not None and rows * g.data_disks > self._blocks:
             raise _Invalid(f"{s} holds more than unit_blocks() = {self._blocks} blocks")
-        unit = self.held.get(s.key)
-        if unit is not None and unit.span != s:
-            raise _Invalid(f"{s} reuses key {s.key}, which the cache holds for {unit.span}")
+        unit = self.held.get(key)
+        if unit is not None and unit.span is not s and unit.span != s:
+            raise _Invalid(f"{s} reuses key {key}, which the cache holds for {unit.span}")
 
     def _check_units(self, spans: list, stripe: int, first: int, last: int) -> None:
         for s in spans:

@@ -5,7 +5,8 @@
 One table per vraid configuration (MB/s and IOPS of the passthrough and of
 the configuration, the ratio, for a cache configuration also the ratio to
 write-through, the target and the verdict), the daemons' CPU per request and
-their memory, all as ``bench/run.py`` measured them in that one run.
+their memory, and the simulator's speed against the heapq floor, all as
+``bench/run.py`` measured them in that one run.
 """
 
 from __future__ import annotations
@@ -72,6 +73,22 @@ def main(path: str) -> None:
         for t, m in memory.items():
             print(f"| {t} | {m.get('VmHWM', 0) / 1024:.0f} MiB | {m.get('VmRSS', 0) / 1024:.0f} MiB | "
                   f"{m.get('RssAnon', 0) / 1024:.0f} MiB | {m.get('RssFile', 0) / 1024:.0f} MiB |")
+    sim = doc.get("sim_speed") or {}
+    paired = [r for r in sim.get("rows", []) if "ratio_to_floor" in r]
+    if paired:
+        target = sim.get("floor_target", 0.1)
+        print(f"\n`vraid sim` against the heapq floor (closed loop, one outstanding, {paired[0]['requests']:,} writes a run, "
+              f"median of {len(paired[0]['rates'])} paired runs):\n")
+        print("| `--disk-model` | vraid writes/s | floor writes/s | vraid/floor | target | verdict |")
+        print("|---|--:|--:|--:|---|---|")
+        for r in paired:
+            name = r["model"] + (" `--no-data`" if r["no_data"] else "")
+            ratio = r["ratio_to_floor"]
+            counted = r["model"].startswith("hdd") and not r["no_data"]
+            verdict = ("PASS" if ratio >= target else "MISS") if counted else "-"
+            floor = sorted(r["floor_rates"])[len(r["floor_rates"]) // 2]
+            print(f"| {name} | {r['requests_per_s']:,} | {floor:,} | {ratio:.4f} = 1/{1 / ratio:.0f} | "
+                  f"{'>= ' + str(target) if counted else ''} | {verdict} |")
 
 
 if __name__ == "__main__":

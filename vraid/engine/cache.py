@@ -376,14 +376,7 @@ class WriteBackCache:
         g = self.geometry
         bs, strip, nd = g.block_size, g.strip_size, g.data_disks
         key = span.key
-        self.clean.pop(key, None)  # pinned: a clean unit must not be evicted while we fill it
-        if unit.destaging and unit.shadow is None:
-            unit.shadow = self._new_buffer(span)
-            unit.shadow_state = np.zeros_like(unit.state)
-        shadow = unit.destaging
-        data = unit.shadow if shadow else unit.data
-        state = unit.shadow_state if shadow else unit.state
-        assert data is not None and state is not None
+        shadow, data, state = self._pin_target(unit, span)
         row0 = span.row0
         start, end = ext.start, ext.start + ext.length
         m = self.metrics
@@ -455,14 +448,7 @@ class WriteBackCache:
             while journal.available() < need:
                 await self._wait_for_progress()
         unit = await self._allocate(span)
-        self.clean.pop(span.key, None)  # pinned: a clean unit must not be evicted while we fill it
-        if unit.destaging and unit.shadow is None:
-            unit.shadow = self._new_buffer(span)
-            unit.shadow_state = np.zeros_like(unit.state)
-        shadow = unit.destaging
-        data = unit.shadow if shadow else unit.data
-        state = unit.shadow_state if shadow else unit.state
-        assert data is not None and state is not None
+        shadow, data, state = self._pin_target(unit, span)
         if ext.start % bs or (ext.start + ext.length) % bs:  # a sub-block write needs the rest of its block(s)
             try:
                 current = await self._fill_partial(unit, span, ext, fb, lb, data, state, shadow)
@@ -476,6 +462,20 @@ class WriteBackCache:
         self._commit(unit, span, ext, src, cells, seq, batch)
         if batch is not None:
             self._put_batch(batch)
+
+    def _pin_target(self, unit: Unit, span: "UnitSpan") -> tuple[bool, np.ndarray, np.ndarray]:
+        """Pin ``unit`` (a clean unit must not be evicted while a write fills it) and say where
+        a write to it goes now: (shadow?, data, states): its shadow while it is being destaged
+        (the DDIRTY entries, made on first use), else the unit itself."""
+        self.clean.pop(span.key, None)
+        if unit.destaging and unit.shadow is None:
+            unit.shadow = self._new_buffer(span)
+            unit.shadow_state = np.zeros_like(unit.state)
+        shadow = unit.destaging
+        data = unit.shadow if shadow else unit.data
+        state = unit.shadow_state if shadow else unit.state
+        assert data is not None and state is not None
+        return shadow, data, state
 
     def _current(self, unit: Unit, span, state, shadow: bool) -> bool:
         """Whether ``state`` is still what a write chose before an await: the unit not

@@ -150,8 +150,8 @@ class TrioClock:
         to let other tasks run (an uncontended lock): under a VirtualClock when that
         checkpoint would resume the caller alone (:meth:`alone`: the order of tasks, and so
         a simulation's results, stay the same); always on trio's real clock (a mount), where
-        no recorded order is kept and a scheduler pass per host write cost about a third of a
-        write-through write's CPU (docs/performance.md); never under any other clock
+        no recorded order is kept and each write-through write otherwise passed once through
+        trio's scheduler only to take a free stripe lock; never under any other clock
         (``MockClock`` in tests, whose interleavings the tests rely on)."""
         virtual = self._clock()
         if virtual is not None:

@@ -445,23 +445,9 @@ class Nvram:
             for a, b in runs:  # ... the entries next
                 os.pwrite(fd, b"".join(entries[a:b]), toff + frames[a] * ENTRY_SIZE)
             gone: list[int] = []  # older records given back: zeroed below, after every new entry
-            recorded, fseq, held_of, anchor, live = self._recorded, self._fseq, self._held, self._anchor, self._live
-            simple, tombs = not self._pending, self._tombs
+            recorded = self._recorded
             for (slot, _, _), f, seq in zip(items, frames, range(seq0 + 1, seq0 + n + 1)):
-                held = held_of[slot]
-                if simple and len(held) == 1 and live[slot] and held[0] != anchor[slot] and held[0] not in tombs:
-                    # _recorded's common rewrite, inline: the older record is not needed
-                    fseq[f] = seq
-                    gone.append(held[0])
-                    held[0] = f
-                else:
-                    recorded(slot, f, seq, gone)
-            self._touched.update(slot for slot, _, _ in items)
-            lo, hi = min(frames), max(frames)
-            if lo < self._lo:
-                self._lo = lo
-            if hi > self._hi:
-                self._hi = hi
+                recorded(slot, f, seq, gone)
             if gone:
                 gone.sort()
                 for a, b in _runs(gone):

@@ -325,17 +325,7 @@ class WriteBackCache:
         """(data strip, first row, last row) of the unit's blocks among fb..lb (rows relative to the unit)."""
         g = self.geometry
         u, row0, rows = g.u, span.row0, span.rows
-        out = []
-        for k in range(g.data_disks):
-            lo = fb - k * u - row0
-            hi = lb - k * u - row0
-            if lo < 0:
-                lo = 0
-            if hi >= rows:
-                hi = rows - 1
-            if lo <= hi:
-                out.append((k, lo, hi))
-        return out
+        return [(k, *r) for k in range(g.data_disks) if (r := _rows_in(k, u, row0, rows, fb, lb))]
 
     def _absorb_now(self, span: "UnitSpan", ext, src: np.ndarray, fb: int, lb: int, seq: int,
                     batch: "_Batch | None", whole: np.ndarray | None = None) -> bool:

@@ -383,15 +383,7 @@ class Members:
         if not requests:
             return
         disks = self.disks
-        if len(requests) == 1 and not queued:  # one request (a read of one strip): the same, fewer steps
-            req = requests[0]
-            disk = disks[req.disk]
-            if disk.can_inline:
-                await disk._execute(req)
-                if req.error is not None:
-                    self._raise_first_error(requests)
-                return
-        if not queued and all(disks[r.disk].can_inline for r in requests):
+        if not queued and self._can_inline(requests):
             if len(requests) > 1:  # reads that would block one after another: start them all first
                 for req in requests:
                     if req.op == "read":
@@ -414,6 +406,15 @@ class Members:
             self.disks[req.disk].submit(req)
         await batch.done.wait()
         self._raise_first_error(requests)
+
+    def _can_inline(self, requests: Sequence[Request]) -> bool:
+        """:attr:`Member.can_inline` for every request's member (a loop, not a generator:
+        this runs for every host request)."""
+        disks = self.disks
+        for r in requests:
+            if not disks[r.disk].can_inline:
+                return False
+        return True
 
     def _can_charge(self, requests: Sequence[Request]) -> bool:
         """One request per member, and :attr:`Member.can_charge` for each."""

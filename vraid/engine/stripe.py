@@ -57,7 +57,6 @@ class StripeBuffer:
         self.temp: np.ndarray | None = None
         #: the memory ``temp`` takes when a plan needs it (a pooled buffer's own; None: new)
         self._temp_store: np.ndarray | None = None
-        self._tflat_store: tuple[np.ndarray, tuple[memoryview, ...]] | None = None
         #: byte views of data and checks when both are C-contiguous (() when not; None: not made yet)
         self._flat: tuple[memoryview, ...] | None = None
         self._tflat: tuple[np.ndarray, tuple[memoryview, ...]] | None = None  # the same for temp
@@ -87,12 +86,7 @@ class StripeBuffer:
             tmp = self._temp()
             tflat = self._tflat
             if tflat is None or tflat[0] is not tmp:
-                tflat = self._tflat_store
-                if tflat is None or tflat[0] is not tmp:
-                    tflat = (tmp, _flat_views(tmp, None))
-                    if tmp is self._temp_store:
-                        self._tflat_store = tflat
-                self._tflat = tflat
+                tflat = self._tflat = (tmp, _flat_views(tmp, None))
             if tflat[1] and 0 <= first_row and first_row + rows <= tmp.shape[1]:
                 block = tmp.shape[2]
                 start = (column * tmp.shape[1] + first_row) * block
@@ -137,12 +131,12 @@ class BufferPool:
         buf = StripeBuffer(self.mapping, stripe, data=data, checks=checks)
         buf._temp_store = temp
         buf._flat = flat
-        buf._tflat_store = tflat
+        buf._tflat = tflat
         return buf
 
     def give(self, buf: StripeBuffer) -> None:
         if len(self._free) < self.limit and buf._temp_store is not None:
-            self._free.append((buf.data, buf.checks, buf._temp_store, buf._flat, buf._tflat_store))
+            self._free.append((buf.data, buf.checks, buf._temp_store, buf._flat, buf._tflat))
 
 
 def _flat_views(data: np.ndarray, checks: np.ndarray | None) -> tuple[memoryview, ...]:
@@ -174,7 +168,9 @@ async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: 
         _scatter(buf, m, column, first_row, rows, scratch)
     if plan.parity and not members.no_data:  # metadata-only simulation: no bytes to XOR
         _parity(spec, buf)
-    buf.temp = buf._tflat = None  # t's temporary memory is released once the parity is done (seed 000 III-C)
+    buf.temp = None  # t's temporary memory is released once the parity is done (seed 000 III-C) ...
+    if buf._temp_store is None:  # ... unless it is a pooled buffer's own (kept, with its views)
+        buf._tflat = None
     writes = [buf.request(column, "write", first_row, rows, priority=priority) for column, first_row, rows in spec.writes]
     await members.run(writes)
 

@@ -6,7 +6,10 @@ open file description) holds it for its whole life, and the kernel drops it
 when the daemon exits, however it exits (kill -9 included). A second mount of
 the same array, even one started in the same instant, fails to take it and
 is refused naming the first mount's pid and mountpoint, which the holder
-writes into the file.
+writes into the file: every holder writes its pid as soon as it has the lock
+(a mount then adds its mountpoint), and a refused command that finds the file
+still empty (the holder took the lock an instant before) reads it again for up
+to two seconds before it answers.
 
 The file is also taken briefly by commands that change an unmounted array's
 superblocks (``vraid fail``, ``vraid add``, ``vraid check --repair``), so none
@@ -22,6 +25,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import time
 from pathlib import Path
 
 from vraid.errors import MountError
@@ -56,12 +60,16 @@ class ArrayLock:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             holder = _read(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                holder = _wait_for_claim(fd, holder)
             os.close(fd)
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise MountError(f"cannot lock {path}: {exc.strerror}", "is the array directory on a local filesystem?") from exc
             raise MountError(f"cannot {what} {directory}: {describe(holder)} holds it",
                              _hint(holder)) from None
-        return cls(directory, fd)
+        lock = cls(directory, fd)
+        lock.claim(os.getpid())  # at once, so that a refusal can name the holder (a mount adds its mountpoint)
+        return lock
 
     def claim(self, pid: int, mountpoint: Path | str = "") -> None:
         """Write who holds the lock (``pid`` and the mountpoint it serves), for a refused second mount."""
@@ -104,6 +112,21 @@ def holder_of(directory: Path) -> dict[str, str] | None:
         return None
     finally:
         os.close(fd)
+
+
+#: how long a refused command waits for the holder to write who it is (it does so right after
+#: taking the lock: a mount started in the same instant otherwise finds the file still empty)
+CLAIM_WAIT = 2.0
+
+
+def _wait_for_claim(fd: int, holder: dict[str, str]) -> dict[str, str]:
+    """``holder``, or, while it names no pid yet, the file read again until it does (at most
+    :data:`CLAIM_WAIT` seconds): what the refusal names."""
+    deadline = time.monotonic() + CLAIM_WAIT
+    while not holder.get("pid") and time.monotonic() < deadline:
+        time.sleep(0.01)
+        holder = _read(fd)
+    return holder
 
 
 def _read(fd: int) -> dict[str, str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from vraid.fuse import control
+from vraid.ondisk.lock import holder_of
 
 from mountutil import VRAID, daemon_pid, is_mounted, requires_mount, run, vraid, wait_gone
 
@@ -71,8 +72,7 @@ def test_two_mounts_of_one_array_started_together_one_is_refused(tmp_path, sessi
     text = " ".join(refused[2].split())
     assert f"mounted at {mounted[0]}" in text or f"the mount at {mounted[0]}" in text, text
     assert str(daemon_pid(mounted[0])) in text or "already mounted" in text, text
-    holder = dict(line.split("=", 1) for line in (arr / "vraid.lock").read_text().splitlines())
-    assert holder == {"pid": str(daemon_pid(mounted[0])), "mountpoint": str(mounted[0])}
+    assert holder_of(arr) == {"pid": str(daemon_pid(mounted[0])), "mountpoint": str(mounted[0])}
     assert stat.S_IMODE((arr / "vraid.lock").stat().st_mode) == 0o600
     # the first mount goes on serving, and its umount waits for the right daemon
     vraid("status", mounted[0])

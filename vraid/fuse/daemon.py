@@ -35,7 +35,7 @@ import pyfuse3
 import trio
 
 from . import control, mountinfo
-from vraid.ondisk.lock import ArrayLock
+from vraid.ondisk.lock import ArrayLock, describe, holder_of
 from vraid.engine.array import Array
 from vraid.engine.build import Engine, EngineConfig, build_engine
 from vraid.ondisk.assemble import Assembled, assemble
@@ -163,16 +163,24 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
                              f"run `vraid umount {existing.mountpoint}` (or `fusermount3 -u {existing.mountpoint}`), "
                              "then mount again: the mount resyncs what the crash left")
         raise MountError(f"{directory} is already mounted at {existing.mountpoint}", f"use that mount, or `vraid umount {existing.mountpoint}`")
-    if control.alive(control.socket_path(asm.directory, asm.uuid)):
-        raise MountError(f"a vraid daemon is already serving {directory}", "unmount it first")
     sock = control.socket_path(asm.directory, asm.uuid)
+    if control.alive(sock):
+        raise _already_served(asm.directory)
     if os.path.lexists(sock) and not sock.is_socket():
         control.bind(sock)  # raises: names what is in the way
-    if control.alive(sock):
-        raise MountError(f"a vraid daemon is already serving {directory}", "unmount it first")
     if opts is not None and opts.nvram is not None:
         _check_new_file(opts.nvram, "--nvram", may_exist=True)
     return asm
+
+
+def _already_served(directory: Path) -> MountError:
+    """The refusal when a daemon answers on the array's socket but its mount is not in
+    /proc/mounts yet (one started an instant before this one): it names that mount from
+    the array lock, which every daemon writes as soon as it holds it."""
+    holder = holder_of(directory) or {}
+    where = holder.get("mountpoint")
+    return MountError(f"a vraid daemon is already serving {directory}: {describe(holder)}",
+                      f"use that mount, or `vraid umount {where}` first" if where else "unmount it first")
 
 
 def _check_new_file(path: Path, flag: str, *, may_exist: bool = False) -> None:
@@ -193,8 +201,8 @@ def mount(directory: Path, mountpoint: Path, opts: MountOptions) -> str:
     """Mount; return the message to show. Raises MountError/VraidError before any change."""
     asm = prepare(directory, mountpoint, opts)
     mountpoint = mountpoint.resolve()
-    lock = ArrayLock.acquire(asm.directory)  # held by the daemon for its life (inherited over the fork)
-    lock.claim(os.getpid(), mountpoint)  # the daemon writes its own pid once forked
+    # held by the daemon for its life (inherited over the fork); "starting" until the daemon's pid is known
+    lock = ArrayLock.acquire(asm.directory, mountpoint=mountpoint, starting=not opts.foreground)
     if opts.foreground:
         _configure_logging(opts.debug_fuse)
         try:

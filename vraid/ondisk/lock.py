@@ -5,11 +5,13 @@ array directory changes; the daemon (the forked child, which inherits the
 open file description) holds it for its whole life, and the kernel drops it
 when the daemon exits, however it exits (kill -9 included). A second mount of
 the same array, even one started in the same instant, fails to take it and
-is refused naming the first mount's pid and mountpoint, which the holder
-writes into the file: every holder writes its pid as soon as it has the lock
-(a mount then adds its mountpoint), and a refused command that finds the file
-still empty (the holder took the lock an instant before) reads it again for up
-to two seconds before it answers.
+is refused naming the first mount's daemon pid and mountpoint, which the holder
+writes into the file. Every holder writes who it is as soon as it has the lock,
+in one ``pwrite`` of a fixed-size record, so a reader never finds the file
+emptied by a rewrite. A mount that has not forked its daemon yet marks its
+record ``starting``; a refused command that finds the file still empty, or a
+record still starting (the holder took the lock an instant before), reads it
+again for up to two seconds before it answers.
 
 The file is also taken briefly by commands that change an unmounted array's
 superblocks (``vraid fail``, ``vraid add``, ``vraid check --repair``), so none
@@ -42,8 +44,10 @@ class ArrayLock:
         self.fd: int | None = fd
 
     @classmethod
-    def acquire(cls, directory: Path, *, what: str = "mount") -> "ArrayLock":
-        """Take the lock without waiting.
+    def acquire(cls, directory: Path, *, what: str = "mount", mountpoint: Path | str = "",
+                starting: bool = False) -> "ArrayLock":
+        """Take the lock without waiting, and claim it at once for this process (serving
+        ``mountpoint``, if a mount; ``starting`` while its daemon is yet to be forked).
 
         Raises:
             MountError: when another process holds it (naming its pid and mountpoint),
@@ -68,17 +72,22 @@ class ArrayLock:
             raise MountError(f"cannot {what} {directory}: {describe(holder)} holds it",
                              _hint(holder)) from None
         lock = cls(directory, fd)
-        lock.claim(os.getpid())  # at once, so that a refusal can name the holder (a mount adds its mountpoint)
+        lock.claim(os.getpid(), mountpoint, starting=starting)  # at once, so that a refusal can name the holder
         return lock
 
-    def claim(self, pid: int, mountpoint: Path | str = "") -> None:
-        """Write who holds the lock (``pid`` and the mountpoint it serves), for a refused second mount."""
+    def claim(self, pid: int, mountpoint: Path | str = "", *, starting: bool = False) -> None:
+        """Write who holds the lock (``pid`` and the mountpoint it serves; ``starting`` while
+        the pid is not yet the daemon's), for a refused second mount.
+
+        One ``pwrite`` of a record padded to :data:`RECORD` bytes replaces the last one
+        whole: no truncate, so a concurrent reader never finds the file empty."""
         if self.fd is None:
             return
-        text = f"pid={pid}\nmountpoint={mountpoint}\n".encode()
+        text = f"pid={pid}\nmountpoint={mountpoint}\n" + ("starting=yes\n" if starting else "")
+        data = text.encode().ljust(RECORD, b"\n")
         try:
-            os.ftruncate(self.fd, 0)
-            os.pwrite(self.fd, text, 0)
+            os.pwrite(self.fd, data, 0)
+            os.ftruncate(self.fd, len(data))  # a no-op but after a record longer than RECORD
         except OSError:
             pass  # the lock is what matters; the text is only for the message
 
@@ -115,15 +124,20 @@ def holder_of(directory: Path) -> dict[str, str] | None:
 
 
 #: how long a refused command waits for the holder to write who it is (it does so right after
-#: taking the lock: a mount started in the same instant otherwise finds the file still empty)
+#: taking the lock, and a mount again once its daemon is forked: a mount started in the same
+#: instant otherwise finds the file still empty, or naming the process that forks the daemon)
 CLAIM_WAIT = 2.0
+
+#: the size of a claim record: every claim overwrites the whole of the last one (a path
+#: longer than this makes a longer record; the next claim cuts the file back)
+RECORD = 4096
 
 
 def _wait_for_claim(fd: int, holder: dict[str, str]) -> dict[str, str]:
-    """``holder``, or, while it names no pid yet, the file read again until it does (at most
-    :data:`CLAIM_WAIT` seconds): what the refusal names."""
+    """``holder``, or, while it names no pid yet or is still starting, the file read again
+    until it is settled (at most :data:`CLAIM_WAIT` seconds): what the refusal names."""
     deadline = time.monotonic() + CLAIM_WAIT
-    while not holder.get("pid") and time.monotonic() < deadline:
+    while (not holder.get("pid") or holder.get("starting")) and time.monotonic() < deadline:
         time.sleep(0.01)
         holder = _read(fd)
     return holder
@@ -131,7 +145,7 @@ def _wait_for_claim(fd: int, holder: dict[str, str]) -> dict[str, str]:
 
 def _read(fd: int) -> dict[str, str]:
     try:
-        raw = os.pread(fd, 4096, 0).decode(errors="replace")
+        raw = os.pread(fd, 1 << 16, 0).decode(errors="replace")
     except OSError:
         return {}
     out = {}
@@ -146,6 +160,8 @@ def describe(holder: dict[str, str] | None) -> str:
     """"the mount at M (daemon pid P)", or what is known of the holder."""
     holder = holder or {}
     pid, where = holder.get("pid"), holder.get("mountpoint")
+    if where and holder.get("starting"):
+        return f"vraid process {pid or 'unknown'} (starting a mount at {where})"
     if where:
         return f"the mount at {where} (daemon pid {pid or 'unknown'})"
     if pid:

@@ -47,6 +47,46 @@ def test_nvram_crash_loses_nothing_acknowledged(org, scheduler, tmp_path):
     )
 
 
+#: whole stripes written around the cache over the runs of the test below, by organisation
+BYPASSED: dict[str, int] = {}
+
+
+class MountedCacheMatchesModel(CachedArrayMatchesModel):
+    """The cache as a mount runs it (``as_mounted``), its bypasses counted."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, as_mounted=True, **kwargs)
+
+    def _open(self, **kwargs):
+        old = getattr(self, "portal", None)
+        if old is not None and old.array.cache is not None:
+            self._count(old)
+        return super()._open(**kwargs)
+
+    def _count(self, portal) -> None:
+        cache = portal.array.cache
+        key = cache.organisation.name
+        BYPASSED[key] = BYPASSED.get(key, 0) + cache.bypassed_stripes - getattr(cache, "_counted", 0)
+        cache._counted = cache.bypassed_stripes
+
+    def teardown(self) -> None:
+        self._count(self.portal)
+        super().teardown()
+
+
+@pytest.mark.parametrize("org", ORGS)
+@pytest.mark.parametrize("nvram", [False, True], ids=["volatile", "nvram"])
+def test_a_cache_as_a_mount_runs_it_matches_the_model(org, nvram, tmp_path):
+    """Coalesced destages, no fill on read misses, whole stripes around the cache: the
+    settings of every mount, with crashes and replays when there is NVRAM."""
+    unit = GEOMETRY.geometry().stripe_data_bytes
+    cfg = CacheConfig(org, size=4 * unit, destage="hlwm:high=0.6,low=0.3")
+    BYPASSED.pop(org, None)
+    run_state_machine_as_test(lambda: MountedCacheMatchesModel(cfg, "file" if nvram else "memory", tmp_path, nvram=nvram),
+                              settings=settings(SETTINGS, max_examples=10))
+    assert BYPASSED.get(org, 0) > 0, "no run wrote a whole stripe around the cache"
+
+
 # -- the read path: a read cache and a prefetch policy under the same model ------------------
 #: blocks prefetched over a test's runs, by policy spec (the draws must reach prefetching)
 PREFETCHED: dict[str, int] = {}

@@ -300,3 +300,11 @@ def test_the_header_names_a_policy_fault_only_when_there_is_one():
     text = " ".join(render_text(panels.header(snap), width=200).split())
     assert "POLICY FAULT (+1 earlier): destage_order myorder.py:Bad failed in next: returned 7" in text
     assert "now lrw" in text
+
+
+def test_a_mount_s_counters_show_the_stripes_written_around_the_cache():
+    snap = fixed_snapshot()
+    assert "around cache" not in render_text(panels.counters_panel(snap))  # a simulation: no such row
+    snap["cache"] = dict(snap["cache"], bypass_whole_stripes=True, bypassed_stripes=1234)
+    text = render_text(panels.counters_panel(snap))
+    assert "stripes around cache" in text and "1,234" in text

@@ -402,7 +402,7 @@ class Array:
             await self.placed.shutdown()  # buffers written out, a checkpoint of the directory
         await self.members.flush()
         if self.cache is not None and self.cache.journal is not None:
-            await self.cache.journal.reset()  # only now: the members hold everything, durably
+            await self.cache.reset_journal()  # only now: the members hold everything, durably
         if self.intent is not None:
             await self.intent.clean()  # the members are flushed: no stripe is mid-write
 

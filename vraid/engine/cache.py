@@ -181,9 +181,10 @@ class WriteBackCache:
         self.last_host = 0.0  # set when the destager starts (the clock needs a running loop)
         self.metrics = CacheMetrics()
         self.journal = journal
-        #: journal records of destaged blocks, cleared only once the target is flushed: until
-        #: then a power loss could lose the member copy, and the journal's copy must survive it
-        self._pending_release: list[Any] = []
+        #: journal records of destaged blocks (handle, stripe), cleared only once the target is
+        #: flushed: until then a power loss could lose the member copy, and the journal's copy
+        #: must survive it
+        self._pending_release: list[tuple[Any, int]] = []
         self._settling = False
         self._changed = trio.Event()
         self._progress = trio.Event()
@@ -204,6 +205,21 @@ class WriteBackCache:
         self.quiet_overwrites = False
         #: units held per stripe: a read of a stripe with none skips the unit lookups
         self._per_stripe: dict[int, int] = {}
+        #: write a host write's whole stripes straight to the target when the cache holds
+        #: nothing of them (see :meth:`_may_bypass`): the mount daemon turns it on; simulations
+        #: keep the papers' caches, which absorb every write
+        self.bypass_whole_stripes = False
+        #: stripes being written around the cache now, and the event their end sets
+        self._bypassing: dict[int, trio.Event] = {}
+        #: journal records awaiting release (``_pending_release``) per stripe
+        self._pending_stripes: dict[int, int] = {}
+        #: bumped when the journal is emptied (:meth:`reset_journal`)
+        self._journal_epoch = 0
+        #: whole stripes written around the cache (a counter for status and ``vraid top``)
+        self.bypassed_stripes = 0
+        #: a bypass wrote to the target since the last flush of the target (with a journal,
+        #: ``flush`` must then flush the target too: the journal does not hold those blocks)
+        self._bypass_unflushed = False
         self.hwm: float | None = None
         self.lwm: float | None = None
         self.last_error: MemberIOError | None = None
@@ -255,9 +271,14 @@ class WriteBackCache:
             del self._per_stripe[stripe]
 
     async def _allocate(self, span: "UnitSpan") -> Unit:
-        """A unit for ``span``; waits (a write cache miss) until one can be had."""
+        """A unit for ``span``; waits (a write cache miss) until one can be had, and while
+        its stripe is being written around the cache (no unit of it may appear meanwhile)."""
         missed = False
         while True:
+            bypass = self._bypassing.get(span.stripe)
+            if bypass is not None:
+                await bypass.wait()
+                continue
             unit = self.units.get(span.key)
             if unit is not None:
                 return unit
@@ -306,6 +327,15 @@ class WriteBackCache:
             # a whole stripe: its bytes as (data strip, row, block), the units' own layout
             whole = (src[ext.host_offset : ext.host_offset + ext.length].reshape(g.data_disks, g.u, bs)
                      if ext.start == 0 and ext.length == g.stripe_data_bytes else None)
+            if whole is not None and self.bypass_whole_stripes and self._may_bypass(ext.stripe):
+                if batch is not None:
+                    self._put_batch(batch)
+                if await self._bypass(ext.stripe, whole):
+                    if batch is not None:
+                        batch.available = journal.available()
+                    continue
+                if batch is not None:
+                    batch.available = journal.available()
             for span in self._spans(ext.stripe, fb, lb):
                 if aligned and self._absorb_now(span, ext, src, fb, lb, seq, batch, whole):
                     continue
@@ -320,6 +350,56 @@ class WriteBackCache:
         if (len(self.dirty_keys) != dirty or self.waiters or not self.quiet_overwrites
                 or not getattr(self.scheduler, "decides_on_counts", False)):
             self._notify()
+
+    def _may_bypass(self, stripe: int) -> bool:
+        """Whether a host write of all of ``stripe`` may go around the cache, straight to
+        the target as a full-stripe write (no parity read: nothing for a cache to save).
+
+        Only if the cache holds nothing of the stripe that the write would have to merge
+        with: no dirty or destaging unit, no journal record still awaiting release (a
+        replay after a crash would put those older blocks over the new ones), no bypass of
+        it already running. Clean units of the stripe are dropped (they would be stale).
+        A deliberate difference from the seeds' caches, which absorb every write: a mount
+        turns it on (``bypass_whole_stripes``), as controllers and bcache send large
+        sequential writes around their caches, so that a cache never makes a sequential
+        writer pay for copying and journaling blocks it would destage whole anyway."""
+        if stripe in self._bypassing or stripe in self._pending_stripes:
+            return False
+        if stripe in self._per_stripe:
+            held = [unit for span in self._spans(stripe, 0, self.geometry.u - 1)
+                    if (unit := self.units.get(span.key)) is not None]
+            if any(unit.span.key not in self.clean for unit in held):
+                return False  # dirty, destaging, or pinned by a write in progress
+            for unit in held:
+                key = unit.span.key
+                del self.clean[key]
+                del self.units[key]
+                self._forget_stripe(stripe)
+                self._pool.append(unit.data)
+                self.metrics.evictions += 1
+        return True
+
+    async def _bypass(self, stripe: int, whole: np.ndarray) -> bool:
+        """Write ``whole`` (the stripe's data as (data strip, row, block)) to the target as
+        one full-stripe write at host priority. No unit of the stripe may appear until it
+        ends (writes and read fills of the stripe wait or skip, see :meth:`_allocate` and
+        :meth:`read`). False if the target failed: the caller absorbs the stripe instead,
+        as without a bypass, and the destager writes it later."""
+        g = self.geometry
+        done = self._bypassing[stripe] = trio.Event()
+        try:
+            buf = StripeBuffer(self.mapping, stripe, row0=0, rows=g.u, data=np.array(whole))
+            await self.target.write_unit(buf, (("D",) * g.data_disks,) * g.u, priority=Priority.HOST, cause=Cause.HOST)
+        except MemberIOError as exc:
+            log.warning("write of stripe %d around the cache failed (%s): the cache takes it", stripe, exc)
+            return False
+        finally:
+            del self._bypassing[stripe]
+            self.write_seq += 1  # a read whose member read overlapped this write fills nothing in
+            done.set()
+        self._bypass_unflushed = True
+        self.bypassed_stripes += 1
+        return True
 
     def _cells(self, span: "UnitSpan", fb: int, lb: int) -> list[tuple[int, int, int]]:
         """(data strip, first row, last row) of the unit's blocks among fb..lb (rows relative to the unit)."""
@@ -337,6 +417,8 @@ class WriteBackCache:
             return True
         if batch is not None and batch.available < sum(r1 - r0 + 1 for _, r0, r1 in cells):
             return False
+        if self._bypassing and span.stripe in self._bypassing:
+            return False  # _absorb waits for the bypass to end
         unit = self.units.get(span.key)
         if unit is None:
             unit = self._try_allocate(span)
@@ -586,7 +668,7 @@ class WriteBackCache:
                 self._touch(unit.span.key)
             if self.write_seq == seq:  # no write meanwhile: the members' bytes are the newest
                 for span, ext, fb, lb in absent:
-                    if span.key in self.units:
+                    if span.key in self.units or span.stripe in self._bypassing:
                         continue
                     unit = self._try_allocate(span)
                     if unit is None:
@@ -779,8 +861,10 @@ class WriteBackCache:
                             unit.data[j, i - base] = data[j, i]
                         unit.state[j, i - base] = C
                 unit.state[unit.state == D] = C
-                if self.journal is not None:
-                    self._pending_release.extend(unit.slots.values())
+                if self.journal is not None and unit.slots:
+                    stripe = unit.span.stripe
+                    self._pending_release.extend((handle, stripe) for handle in unit.slots.values())
+                    self._pending_stripes[stripe] = self._pending_stripes.get(stripe, 0) + len(unit.slots)
                     unit.slots.clear()
                 unit.oldest = math.inf
                 base += rows
@@ -804,19 +888,38 @@ class WriteBackCache:
         self._settling = True
         try:
             batch, self._pending_release = self._pending_release, []
+            epoch = self._journal_epoch
             try:
                 await self.target.flush()
             except MemberIOError as exc:  # the records stay: the journal still holds those blocks
-                self._pending_release = batch + self._pending_release
+                if epoch == self._journal_epoch:
+                    self._pending_release = batch + self._pending_release
                 self.last_error = exc
                 log.error("flush before clearing journal records failed: %s", exc)
                 return
-            for handle in batch:
+            if epoch != self._journal_epoch:
+                return  # the journal was emptied meanwhile: these slots may hold new records now
+            pending = self._pending_stripes
+            for handle, stripe in batch:
                 self.journal.clear(handle)
+                n = pending[stripe] - 1
+                if n:
+                    pending[stripe] = n
+                else:
+                    del pending[stripe]
         finally:
             self._settling = False
         self._progressed()
         self._notify()
+
+    async def reset_journal(self) -> None:
+        """Empty the journal once the members hold everything durably (a shutdown). The
+        records still awaiting release are forgotten with it: their slots are free again,
+        and a later :meth:`_settle` clearing them would clear the new records put there."""
+        self._pending_release = []
+        self._pending_stripes = {}
+        self._journal_epoch += 1  # a _settle in flight must not clear its (now stale) records
+        await self.journal.reset()
 
     def _end_destage(self, unit: Unit, covered: float, ok: bool) -> None:
         key = unit.span.key
@@ -855,6 +958,13 @@ class WriteBackCache:
         """Return once every write acknowledged before the call is durable."""
         if self.journal is not None:
             await self.journal.sync()
+            if self._bypass_unflushed:  # stripes written around the cache: on the target only
+                self._bypass_unflushed = False
+                try:
+                    await self.target.flush()
+                except BaseException:
+                    self._bypass_unflushed = True
+                    raise
             return
         await self.drain(self.write_seq)
         await self.target.flush()
@@ -891,7 +1001,8 @@ class WriteBackCache:
             "lwm": self.lwm,
             "paused": self.paused,
             "nvram": self.journal is not None,
-        } | self.metrics.to_dict()
+        } | self.metrics.to_dict() | (
+            {"bypass_whole_stripes": True, "bypassed_stripes": self.bypassed_stripes} if self.bypass_whole_stripes else {})
 
 
 class _Batch:

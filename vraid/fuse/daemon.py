@@ -334,6 +334,7 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         array.cache.coalesce = True  # adjacent dirty units of a stripe destaged at once
         array.cache.fill_misses = False  # a read miss costs what it costs without a cache
         array.cache.quiet_overwrites = True  # no destager wake-up for an overwrite of dirty units
+        array.cache.bypass_whole_stripes = True  # whole stripes the cache holds nothing of go straight to the members
     params = dict(asm.ref.params)
     if engine.nvram is not None:
         params["nvram"] = str(engine.nvram.path)

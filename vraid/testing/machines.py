@@ -264,8 +264,11 @@ class ArrayMatchesModel(RuleBasedStateMachine):
 
 class CachedArrayMatchesModel(ArrayMatchesModel):
     def __init__(self, cache: CacheConfig, backend: str, workdir: Path, nvram: bool = False, *,
-                 options: dict | None = None, geometry: "Config | None" = None) -> None:
+                 options: dict | None = None, geometry: "Config | None" = None, as_mounted: bool = False) -> None:
         self.cache = cache
+        #: the cache settings the mount daemon makes (coalesced destages, no fill on a read
+        #: miss, quiet overwrites, whole stripes around the cache), not the papers' cache
+        self.as_mounted = as_mounted
         self.options = dict(options or {})
         self.nvram_path = workdir / f"nvram-{id(self)}" if nvram else None
         self.nvram = None
@@ -277,6 +280,10 @@ class CachedArrayMatchesModel(ArrayMatchesModel):
         portal = ArrayPortal(self.g, self.stores, cache=self.cache, nvram=self.nvram_path, uuid=UUID, was_clean=was_clean,
                              **self.options)
         self.nvram = portal.engine.nvram
+        if self.as_mounted:
+            c = portal.array.cache
+            c.coalesce = c.quiet_overwrites = c.bypass_whole_stripes = True
+            c.fill_misses = False
         return portal
 
     def _drain(self) -> None:

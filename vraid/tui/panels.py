@@ -419,6 +419,8 @@ def counter_rows(snap: dict[str, Any]) -> list[tuple[int, str, str]]:
         rows.append((3, "write hit ratio", _pct(cache.get("write_hits", 0) / wb if wb else 0.0)))
         rows.append((6, "overwrite ratio", _pct(cache.get("overwrite_ratio", 0.0))))
         rows.append((8, "write misses", f"{cache.get('write_misses', 0):,}"))
+        if cache.get("bypass_whole_stripes"):
+            rows.append((8, "stripes around cache", f"{cache.get('bypassed_stripes', 0):,}"))
         d = f"{cache.get('destages_finished', 0):,}"
         if rates:
             d += f"  ({_num(rates.get('destages_per_s', 0.0))}/s)"

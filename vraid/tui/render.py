@@ -161,6 +161,8 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
             f"{cache['dirty_units']}/{cache['capacity_units']}", pct(cache["occupancy"]), pct(cache["hwm"]), pct(cache["lwm"]),
             pct(cache["read_hit_ratio"]), pct(cache["overwrite_ratio"]), str(cache["write_misses"]), str(cache["destages_finished"]),
         )
+        if cache.get("bypass_whole_stripes"):  # a mount: whole stripes go around the cache (docs/cache.md)
+            t.caption = f"{cache.get('bypassed_stripes', 0):,} whole stripes written around the cache"
         out.append(t)
     if st.get("log"):
         out.append(log_table(st["log"]))

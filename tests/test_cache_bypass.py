@@ -1,0 +1,254 @@
+"""Whole stripes written around the write-back cache (``WriteBackCache.bypass_whole_stripes``,
+set by the mount daemon): a host write's whole stripes that the cache holds nothing of go to
+the members as full-stripe writes; everything else is absorbed as before, and nothing a read
+returns, a flush promises or a replay after a kill puts back is ever older than the last write."""
+
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+import trio
+import trio.testing
+
+from vraid.backends.base import StoreWrapper
+from vraid.backends.memory import MemoryStore
+from vraid.backends.nvram import Nvram
+from vraid.core.geometry import Geometry
+from vraid.engine.array import CacheConfig, open_array
+from vraid.errors import MemberIOError
+
+K = 1024
+
+
+def _geometry() -> Geometry:
+    return Geometry(level=5, ndisks=5, stripes=8, block_size=4 * K, strip_size=16 * K, data_offset=64 * K)
+
+
+def _data(tag: int, n: int) -> bytes:
+    return np.random.default_rng(tag).integers(0, 256, n, dtype=np.uint8).tobytes()
+
+
+def _run(fn):
+    return trio.run(fn, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+def _members_image(g, stores) -> bytes:
+    out = bytearray()
+    for s in range(g.stripes):
+        for k in range(g.data_disks):
+            inner = stores[g.data_disk(s, k)]
+            inner = getattr(inner, "inner", inner)
+            out += inner.read_sync(g.member_offset(s), g.strip_size)
+    return bytes(out)
+
+
+class SlowStore(StoreWrapper):
+    """Every request takes 10 ms of virtual time; ``fail_writes`` makes writes fail."""
+
+    def __init__(self, inner) -> None:
+        super().__init__(inner)
+        self.fail_writes = False
+        self.flushes = 0
+
+    async def read(self, offset, length):
+        await trio.sleep(0.01)
+        return await self.inner.read(offset, length)
+
+    async def write(self, offset, data):
+        await trio.sleep(0.01)
+        if self.fail_writes:
+            raise OSError(5, "injected")
+        await self.inner.write(offset, data)
+
+    async def flush(self):
+        self.flushes += 1
+        await self.inner.flush()
+
+
+def _stores(g):
+    return [SlowStore(MemoryStore(g.member_size, f"m{i}")) for i in range(g.ndisks)]
+
+
+def _cfg(org: str, g) -> CacheConfig:
+    return CacheConfig(org, size=4 * g.stripe_data_bytes, destage="hlwm:high=1.0,low=0.99")  # no destage by itself
+
+
+@pytest.mark.parametrize("org", ["pbg", "stripe"])
+def test_whole_stripes_the_cache_holds_nothing_of_go_to_the_members(org):
+    g = _geometry()
+    sd = g.stripe_data_bytes
+
+    async def main():
+        stores = _stores(g)
+        async with open_array(g, stores, cache=_cfg(org, g)) as a:
+            a.cache.bypass_whole_stripes = True
+            data = _data(1, 2 * sd + 3 * 4 * K)  # two whole stripes and three blocks of a third
+            await a.write(sd, data)
+            assert a.cache.bypassed_stripes == 2
+            assert {u.span.stripe for u in a.cache.units.values()} == {3}  # only the partial stripe is cached
+            assert _members_image(g, stores)[sd : 3 * sd] == data[: 2 * sd]  # parity with it: a full-stripe write
+            assert await a.read(sd, len(data)) == data
+            assert a.cache.status()["bypassed_stripes"] == 2
+            await a.flush()
+            assert _members_image(g, stores)[sd : sd + len(data)] == data
+
+    _run(main)
+
+
+def test_off_by_default_every_write_is_absorbed():
+    g = _geometry()
+
+    async def main():
+        async with open_array(g, _stores(g), cache=_cfg("stripe", g)) as a:
+            await a.write(0, _data(1, g.stripe_data_bytes))
+            assert a.cache.bypassed_stripes == 0 and len(a.cache.dirty_keys) == 1
+            assert "bypassed_stripes" not in a.cache.status()  # a simulation's status stays as it was
+
+    _run(main)
+
+
+@pytest.mark.parametrize("org", ["pbg", "stripe"])
+def test_a_stripe_with_dirty_blocks_is_absorbed_and_one_with_clean_blocks_drops_them(org):
+    g = _geometry()
+    sd = g.stripe_data_bytes
+
+    async def main():
+        stores = _stores(g)
+        async with open_array(g, stores, cache=_cfg(org, g)) as a:
+            cache = a.cache
+            cache.bypass_whole_stripes = True
+            await a.write(100, b"d" * 10)  # stripe 0: a dirty unit
+            new = _data(2, sd)
+            await a.write(0, new)
+            assert cache.bypassed_stripes == 0 and await a.read(0, sd) == new  # merged in the cache
+            await a.flush()
+            await cache.drain()
+            assert cache.units and not cache.dirty_keys  # clean units of stripe 0 remain
+            newer = _data(3, sd)
+            await a.write(0, newer)
+            assert cache.bypassed_stripes == 1 and not cache.units  # the stale clean copies are gone
+            assert await a.read(0, sd) == newer
+            assert _members_image(g, stores)[:sd] == newer
+
+    _run(main)
+
+
+def test_a_stripe_whose_journal_records_await_release_is_absorbed(tmp_path):
+    """A destaged stripe's NVRAM records are cleared only after the members are flushed; a
+    replay after a kill would put them over a bypass's newer blocks, so no bypass until then."""
+    g = _geometry()
+    sd = g.stripe_data_bytes
+    nv = Nvram.create(tmp_path / "nv.bin", slots=8 * sd // g.block_size, block_size=g.block_size,
+                      array_uuid=str(uuid.uuid4()))
+
+    async def main():
+        async with open_array(g, _stores(g), cache=_cfg("stripe", g), nvram=nv) as a:
+            cache = a.cache
+            cache.bypass_whole_stripes = True
+            await a.write(0, b"x" * 4 * K)
+            await cache.destage_one()
+            assert cache._pending_stripes == {0: 1}
+            for key in list(cache.clean):  # evicted: nothing of stripe 0 in the cache but the record
+                cache.units.pop(key)
+                cache._forget_stripe(0)
+            cache.clean.clear()
+            await a.write(0, _data(4, sd))
+            assert cache.bypassed_stripes == 0 and cache.dirty_keys  # absorbed, journaled anew
+            await cache._settle()
+            assert cache._pending_stripes == {}
+            await cache.drain()
+            await cache._settle()
+            await a.write(sd, _data(5, sd))
+            assert cache.bypassed_stripes == 1
+
+    _run(main)
+    nv.close()
+
+
+def test_a_flush_with_nvram_flushes_the_members_after_a_bypass(tmp_path):
+    g = _geometry()
+    sd = g.stripe_data_bytes
+    nv = Nvram.create(tmp_path / "nv.bin", slots=8 * sd // g.block_size, block_size=g.block_size,
+                      array_uuid=str(uuid.uuid4()))
+
+    async def main():
+        stores = _stores(g)
+        async with open_array(g, stores, cache=_cfg("stripe", g), nvram=nv) as a:
+            a.cache.bypass_whole_stripes = True
+            await a.write(4 * K, b"y" * 4 * K)
+            await a.flush()  # only the NVRAM: nothing went to the members
+            assert sum(s.flushes for s in stores) == 0
+            await a.write(sd, _data(6, sd))
+            await a.flush()
+            assert all(s.flushes == 1 for s in stores)
+            await a.flush()  # nothing new around the cache
+            assert all(s.flushes == 1 for s in stores)
+
+    _run(main)
+    nv.close()
+
+
+@pytest.mark.parametrize("org", ["pbg", "stripe"])
+def test_reads_and_writes_during_a_bypass_never_leave_older_bytes_in_the_cache(org):
+    """A read of the stripe while its bypass is on the members must not fill the cache with
+    what it read (it may be the old bytes); a write to it waits for the bypass, then wins."""
+    g = _geometry()
+    sd = g.stripe_data_bytes
+
+    async def main():
+        stores = _stores(g)
+        async with open_array(g, stores, cache=_cfg(org, g)) as a:
+            cache = a.cache
+            cache.bypass_whole_stripes = True
+            old = _data(7, sd)
+            await a.write_through(0, old)
+            new = _data(8, sd)
+            got = {}
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(a.write, 0, new)
+                await trio.sleep(0.001)
+                assert 0 in cache._bypassing
+
+                async def read():
+                    got["read"] = await a.read(0, sd)
+
+                nursery.start_soon(read)
+                await trio.sleep(0.001)
+                nursery.start_soon(a.write, 8 * K, b"w" * 4 * K)
+            bs = g.block_size  # a read racing a write: each block old or new
+            assert all(got["read"][i : i + bs] in (old[i : i + bs], new[i : i + bs]) for i in range(0, sd, bs))
+            expect = bytearray(new)
+            expect[8 * K : 12 * K] = b"w" * 4 * K
+            assert await a.read(0, sd) == bytes(expect)
+            await a.flush()
+            assert _members_image(g, stores)[:sd] == bytes(expect)
+
+    _run(main)
+
+
+def test_a_bypass_the_members_refuse_is_absorbed_instead():
+    g = _geometry()
+    sd = g.stripe_data_bytes
+
+    async def main():
+        stores = _stores(g)
+        async with open_array(g, stores, cache=_cfg("stripe", g)) as a:
+            cache = a.cache
+            cache.bypass_whole_stripes = True
+            original = cache.target.write_unit
+
+            async def failing(*args, **kwargs):
+                raise MemberIOError(1, "refused the write")
+
+            cache.target.write_unit = failing
+            data = _data(9, sd)
+            await a.write(0, data)
+            assert cache.bypassed_stripes == 0 and cache.dirty_keys and not cache._bypassing
+            cache.target.write_unit = original
+            assert await a.read(0, sd) == data
+            await a.flush()
+            assert _members_image(g, stores)[:sd] == data
+
+    _run(main)

@@ -252,3 +252,41 @@ def test_a_bypass_the_members_refuse_is_absorbed_instead():
             assert _members_image(g, stores)[:sd] == data
 
     _run(main)
+
+
+def test_two_flushes_at_once_both_wait_for_the_members_after_a_bypass(tmp_path):
+    """The second of two concurrent fsyncs must not return before the members are flushed
+    just because the first one is already flushing them."""
+    g = _geometry()
+    sd = g.stripe_data_bytes
+    nv = Nvram.create(tmp_path / "nv.bin", slots=8 * sd // g.block_size, block_size=g.block_size,
+                      array_uuid=str(uuid.uuid4()))
+
+    async def main():
+        stores = _stores(g)
+        async with open_array(g, stores, cache=_cfg("stripe", g), nvram=nv) as a:
+            a.cache.bypass_whole_stripes = True
+            await a.write(0, _data(10, sd))
+            flush = a.cache.target.flush
+            done = []
+
+            async def slow_flush():
+                await trio.sleep(1.0)
+                await flush()
+                done.append(trio.current_time())
+
+            a.cache.target.flush = slow_flush
+            returned = []
+
+            async def fsync():
+                await a.flush()
+                returned.append(trio.current_time())
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(fsync)
+                await trio.sleep(0.1)
+                nursery.start_soon(fsync)
+            assert done and all(t >= done[0] for t in returned), (done, returned)
+
+    _run(main)
+    nv.close()

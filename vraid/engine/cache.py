@@ -217,9 +217,11 @@ class WriteBackCache:
         self._journal_epoch = 0
         #: whole stripes written around the cache (a counter for status and ``vraid top``)
         self.bypassed_stripes = 0
-        #: a bypass wrote to the target since the last flush of the target (with a journal,
-        #: ``flush`` must then flush the target too: the journal does not hold those blocks)
-        self._bypass_unflushed = False
+        #: bypasses completed, and how many of them the last completed flush of the target
+        #: covers (with a journal, ``flush`` must flush the target too while any is not
+        #: covered: the journal does not hold those blocks)
+        self._bypass_gen = 0
+        self._bypass_flushed = 0
         self.hwm: float | None = None
         self.lwm: float | None = None
         self.last_error: MemberIOError | None = None
@@ -397,7 +399,7 @@ class WriteBackCache:
             del self._bypassing[stripe]
             self.write_seq += 1  # a read whose member read overlapped this write fills nothing in
             done.set()
-        self._bypass_unflushed = True
+        self._bypass_gen += 1
         self.bypassed_stripes += 1
         return True
 
@@ -958,13 +960,10 @@ class WriteBackCache:
         """Return once every write acknowledged before the call is durable."""
         if self.journal is not None:
             await self.journal.sync()
-            if self._bypass_unflushed:  # stripes written around the cache: on the target only
-                self._bypass_unflushed = False
-                try:
-                    await self.target.flush()
-                except BaseException:
-                    self._bypass_unflushed = True
-                    raise
+            gen = self._bypass_gen
+            if gen > self._bypass_flushed:  # stripes written around the cache: on the target only
+                await self.target.flush()  # (each of two flushes at once waits for its own)
+                self._bypass_flushed = max(self._bypass_flushed, gen)
             return
         await self.drain(self.write_seq)
         await self.target.flush()

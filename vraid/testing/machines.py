@@ -263,11 +263,13 @@ class ArrayMatchesModel(RuleBasedStateMachine):
 
 
 class CachedArrayMatchesModel(ArrayMatchesModel):
+    #: the cache settings the mount daemon makes (coalesced destages, no fill on a read
+    #: miss, quiet overwrites, whole stripes around the cache), not the papers' cache
+    as_mounted = False
+
     def __init__(self, cache: CacheConfig, backend: str, workdir: Path, nvram: bool = False, *,
                  options: dict | None = None, geometry: "Config | None" = None, as_mounted: bool = False) -> None:
         self.cache = cache
-        #: the cache settings the mount daemon makes (coalesced destages, no fill on a read
-        #: miss, quiet overwrites, whole stripes around the cache), not the papers' cache
         self.as_mounted = as_mounted
         self.options = dict(options or {})
         self.nvram_path = workdir / f"nvram-{id(self)}" if nvram else None

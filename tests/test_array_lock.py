@@ -18,6 +18,18 @@ def test_a_holder_names_its_pid_as_soon_as_it_has_the_lock(tmp_path):
             ArrayLock.acquire(tmp_path)
 
 
+def _refusal_while(directory, claim) -> str:
+    """The refusal of a lock attempt made while ``claim`` runs 0.2 s later in another thread."""
+    timer = threading.Timer(0.2, claim)
+    timer.start()
+    try:
+        with pytest.raises(MountError) as refused:
+            ArrayLock.acquire(directory)
+    finally:
+        timer.join()
+    return str(refused.value)
+
+
 def test_a_refusal_waits_for_the_claim_of_a_holder_that_has_only_just_taken_the_lock(tmp_path):
     """Two mounts started in the same instant: the second may find the lock taken and the
     file still empty; it waits for the first to write who it is, then names its mountpoint."""
@@ -25,14 +37,8 @@ def test_a_refusal_waits_for_the_claim_of_a_holder_that_has_only_just_taken_the_
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)  # another open file: a separate flock holder
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        timer = threading.Timer(0.2, lambda: os.pwrite(fd, b"pid=4242\nmountpoint=/mnt/first\n", 0))
-        timer.start()
-        try:
-            with pytest.raises(MountError) as refused:
-                ArrayLock.acquire(tmp_path)
-        finally:
-            timer.join()
-        assert "the mount at /mnt/first (daemon pid 4242) holds it" in str(refused.value)
+        refusal = _refusal_while(tmp_path, lambda: os.pwrite(fd, b"pid=4242\nmountpoint=/mnt/first\n", 0))
+        assert "the mount at /mnt/first (daemon pid 4242) holds it" in refusal
     finally:
         os.close(fd)
 
@@ -43,14 +49,8 @@ def test_a_refusal_waits_while_the_holder_is_still_forking_its_daemon(tmp_path):
     lock = ArrayLock.acquire(tmp_path, mountpoint="/mnt/first", starting=True)
     try:
         assert holder_of(tmp_path)["starting"] == "yes"
-        timer = threading.Timer(0.2, lambda: lock.claim(4242, "/mnt/first"))
-        timer.start()
-        try:
-            with pytest.raises(MountError) as refused:
-                ArrayLock.acquire(tmp_path)
-        finally:
-            timer.join()
-        assert "the mount at /mnt/first (daemon pid 4242) holds it" in str(refused.value)
+        refusal = _refusal_while(tmp_path, lambda: lock.claim(4242, "/mnt/first"))
+        assert "the mount at /mnt/first (daemon pid 4242) holds it" in refusal
         assert holder_of(tmp_path) == {"pid": "4242", "mountpoint": "/mnt/first"}
     finally:
         lock.release()

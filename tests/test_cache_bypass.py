@@ -10,7 +10,6 @@ import uuid
 import numpy as np
 import pytest
 import trio
-import trio.testing
 
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
@@ -18,6 +17,7 @@ from vraid.backends.nvram import Nvram
 from vraid.core.geometry import Geometry
 from vraid.engine.array import CacheConfig, open_array
 from vraid.errors import MemberIOError
+from tests.test_cache import _members_image, _run
 
 K = 1024
 
@@ -30,18 +30,10 @@ def _data(tag: int, n: int) -> bytes:
     return np.random.default_rng(tag).integers(0, 256, n, dtype=np.uint8).tobytes()
 
 
-def _run(fn):
-    return trio.run(fn, clock=trio.testing.MockClock(autojump_threshold=0))
-
-
-def _members_image(g, stores) -> bytes:
-    out = bytearray()
-    for s in range(g.stripes):
-        for k in range(g.data_disks):
-            inner = stores[g.data_disk(s, k)]
-            inner = getattr(inner, "inner", inner)
-            out += inner.read_sync(g.member_offset(s), g.strip_size)
-    return bytes(out)
+def _nvram(tmp_path, g) -> Nvram:
+    """An NVRAM file with room for eight stripes' blocks."""
+    return Nvram.create(tmp_path / "nv.bin", slots=8 * g.stripe_data_bytes // g.block_size, block_size=g.block_size,
+                        array_uuid=str(uuid.uuid4()))
 
 
 class SlowStore(StoreWrapper):
@@ -140,8 +132,7 @@ def test_a_stripe_whose_journal_records_await_release_is_absorbed(tmp_path):
     replay after a kill would put them over a bypass's newer blocks, so no bypass until then."""
     g = _geometry()
     sd = g.stripe_data_bytes
-    nv = Nvram.create(tmp_path / "nv.bin", slots=8 * sd // g.block_size, block_size=g.block_size,
-                      array_uuid=str(uuid.uuid4()))
+    nv = _nvram(tmp_path, g)
 
     async def main():
         async with open_array(g, _stores(g), cache=_cfg("stripe", g), nvram=nv) as a:
@@ -170,8 +161,7 @@ def test_a_stripe_whose_journal_records_await_release_is_absorbed(tmp_path):
 def test_a_flush_with_nvram_flushes_the_members_after_a_bypass(tmp_path):
     g = _geometry()
     sd = g.stripe_data_bytes
-    nv = Nvram.create(tmp_path / "nv.bin", slots=8 * sd // g.block_size, block_size=g.block_size,
-                      array_uuid=str(uuid.uuid4()))
+    nv = _nvram(tmp_path, g)
 
     async def main():
         stores = _stores(g)
@@ -259,8 +249,7 @@ def test_two_flushes_at_once_both_wait_for_the_members_after_a_bypass(tmp_path):
     just because the first one is already flushing them."""
     g = _geometry()
     sd = g.stripe_data_bytes
-    nv = Nvram.create(tmp_path / "nv.bin", slots=8 * sd // g.block_size, block_size=g.block_size,
-                      array_uuid=str(uuid.uuid4()))
+    nv = _nvram(tmp_path, g)
 
     async def main():
         stores = _stores(g)

@@ -332,12 +332,11 @@ class WriteBackCache:
             if whole is not None and self.bypass_whole_stripes and self._may_bypass(ext.stripe):
                 if batch is not None:
                     self._put_batch(batch)
-                if await self._bypass(ext.stripe, whole):
-                    if batch is not None:
-                        batch.available = journal.available()
-                    continue
+                bypassed = await self._bypass(ext.stripe, whole)
                 if batch is not None:
                     batch.available = journal.available()
+                if bypassed:
+                    continue
             for span in self._spans(ext.stripe, fb, lb):
                 if aligned and self._absorb_now(span, ext, src, fb, lb, seq, batch, whole):
                     continue

@@ -60,10 +60,11 @@ def daemon_pid(mountpoint: Path) -> int:
 
 
 def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` runs and is not a zombie; a read racing its exit (ESRCH) counts as gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             return not f.read().split(") ", 1)[1].startswith("Z")
-    except (FileNotFoundError, IndexError):
+    except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
 
 

@@ -620,14 +620,34 @@ class WriteBackCache:
         first = offset // bs * bs
         end = -(-(offset + length) // bs) * bs
         nblocks = (end - first) // bs
+        extents = list(self.mapping.extents(first, end - first))
+        fill = self.fill_misses
+        m = self.metrics
+        if not fill and not any(ext.stripe in self._per_stripe for ext in extents):
+            # nothing of the range cached, nothing to fill in: the members' bytes as they are
+            m.read_blocks += nblocks
+            below = await (fetch(first, end - first, np.ones(nblocks, dtype=bool)) if fetch is not None
+                           else self.target.read(first, end - first))
+            head = offset - first
+            return bytes(below) if head == 0 and length == len(below) else bytes(below[head : head + length])
+        spans_of_one = None  # the units of a one-extent read, asked of the organisation once
+        if len(extents) == 1:
+            ext = extents[0]
+            fb = ext.start // bs
+            spans_of_one = self._spans(ext.stripe, fb, fb + nblocks - 1)
+            held = self._strip_hit(ext, nblocks, spans_of_one) if ext.stripe in self._per_stripe else None
+            if held is not None:
+                m.read_blocks += nblocks
+                m.read_hit_blocks += nblocks
+                head = offset - first
+                return held if head == 0 and length == len(held) else held[head : head + length]
         out = bytearray(end - first)
         view = np.frombuffer(out, dtype=np.uint8)
         hits = np.zeros(nblocks, dtype=bool)
         seen: list[tuple[Unit, int, object, int, int]] = []
         absent: list[tuple["UnitSpan", object, int, int]] = []
         seq = self.write_seq
-        fill = self.fill_misses
-        for ext in self.mapping.extents(first, end - first):
+        for ext in extents:
             if not fill and ext.stripe not in self._per_stripe:
                 continue  # nothing of this stripe is cached, and nothing will be filled in
             fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
@@ -637,7 +657,7 @@ class WriteBackCache:
                 whole_hits = hits[h // bs : (h + ext.length) // bs].reshape(g.data_disks, g.u)
             else:
                 whole = None
-            for span in self._spans(ext.stripe, fb, lb):
+            for span in self._spans(ext.stripe, fb, lb) if spans_of_one is None else spans_of_one:
                 unit = self.units.get(span.key)
                 if unit is not None:
                     if whole is not None and unit.shadow_state is None and unit.state.all():
@@ -650,7 +670,6 @@ class WriteBackCache:
                 elif fill:
                     absent.append((span, ext, fb, lb))
         cached = int(np.count_nonzero(hits))
-        m = self.metrics
         m.read_blocks += nblocks
         m.read_hit_blocks += cached
         if cached == nblocks:
@@ -678,6 +697,50 @@ class WriteBackCache:
                     _fill_empty(unit, span, ext, fb, lb, view, g)
         head = offset - first
         return bytes(out[head : head + length])
+
+    def _strip_hit(self, ext, nblocks: int, spans: list["UnitSpan"]) -> bytes | None:
+        """The read's fast path: the blocks of ``ext`` (``nblocks`` of them; ``spans``, the
+        units holding them) lie in one data strip and the cache holds every one valid, in
+        units without a shadow: their bytes, one copy per unit, the units touched as the
+        general path touches them. None, with nothing changed, for anything else (the
+        general path then serves the read)."""
+        g = self.geometry
+        bs, u = g.block_size, g.u
+        fb = ext.start // bs
+        k = fb // u
+        base = fb - k * u  # the first block's row in strip k
+        last = base + nblocks - 1
+        if last >= u:
+            return None
+        units = self.units
+        runs, touched = [], []
+        for span in spans:
+            unit = units.get(span.key)
+            if unit is None or unit.shadow_state is not None:
+                return None
+            touched.append(span.key)
+            lo = max(0, base - span.row0)
+            hi = min(span.rows - 1, last - span.row0)
+            if lo > hi:
+                continue
+            state = unit.state[k]
+            if not (state[lo] if lo == hi else state[lo : hi + 1].all()):  # E is 0: a block not held
+                return None
+            runs.append((span.row0 + lo - base, unit, lo, hi))
+        if sum(hi - lo + 1 for _, _, lo, hi in runs) != nblocks:
+            return None
+        if len(runs) == 1:
+            _, unit, lo, hi = runs[0]
+            data = unit.data[k, lo : hi + 1].tobytes()
+        else:
+            out = bytearray(nblocks * bs)
+            view = memoryview(out)  # a bytearray's own slice assignment takes no numpy array
+            for at, unit, lo, hi in runs:
+                view[at * bs : (at + hi - lo + 1) * bs] = unit.data[k, lo : hi + 1].reshape(-1)
+            data = bytes(out)
+        for key in touched:
+            self._touch(key)
+        return data
 
     def block_states(self, first: int, end: int) -> np.ndarray:
         """Per block of the block-aligned byte range first..end: E, C or D as the cache

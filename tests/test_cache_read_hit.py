@@ -1,0 +1,128 @@
+"""The write-back cache's read fast path (``WriteBackCache._strip_hit``): a read inside one
+data strip that the cache holds whole is served with one copy per unit.
+
+It must give what the general path gives: the same bytes, the same hit counts and the same
+order of units afterwards, whether it serves the read or hands it back (a block not held, a
+shadow, a read across strips). Two arrays take the same writes and reads, one of them with
+the fast path switched off, with trio's order of tasks made reproducible (the destager runs
+beside them) as the simulator makes it.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import trio
+
+from tests.test_cache import SlowStore, _geometry, _run, _stores
+from vraid.backends.memory import MemoryStore
+from vraid.engine.array import CacheConfig, open_array
+from vraid.sim.driver import deterministic_trio
+
+K = 1024
+
+
+def _reads(g, rnd: random.Random, n: int) -> list[tuple[int, int]]:
+    """Reads inside one strip (aligned or not), across strips and whole stripes."""
+    out = []
+    for _ in range(n):
+        kind = rnd.randrange(4)
+        if kind == 0:  # blocks of one strip
+            strip = rnd.randrange(g.capacity // g.strip_size)
+            b0 = rnd.randrange(g.u)
+            out.append((strip * g.strip_size + b0 * g.block_size, rnd.randint(1, g.u - b0) * g.block_size))
+        elif kind == 1:  # bytes inside one strip, unaligned
+            at = rnd.randrange(g.capacity - 100)
+            end = min(g.capacity, (at // g.strip_size + 1) * g.strip_size)
+            out.append((at, rnd.randint(1, end - at)))
+        elif kind == 2:  # across strips
+            at = rnd.randrange(g.capacity - 3 * g.strip_size)
+            out.append((at, rnd.randint(g.strip_size, 3 * g.strip_size)))
+        else:  # a whole stripe
+            out.append((rnd.randrange(g.stripes) * g.stripe_data_bytes, g.stripe_data_bytes))
+    return out
+
+
+@pytest.mark.parametrize("fill", [False, True], ids=["mount", "sim"])
+@pytest.mark.parametrize("org", ["pbg", "stripe"])
+def test_the_fast_path_serves_what_the_general_path_serves(org, fill):
+    g = _geometry(stripes=8, strip=16 * K)
+    rnd = random.Random(7)
+    writes = []
+    for _ in range(60):
+        at = rnd.randrange(g.capacity // g.block_size) * g.block_size + rnd.choice([0, 0, 512])
+        writes.append((at, rnd.randbytes(rnd.choice([512, 4 * K, 8 * K, 12 * K]))))
+    reads = _reads(g, rnd, 300)
+
+    async def one(fast: bool):
+        cfg = CacheConfig(org, size=g.stripe_data_bytes * 6, destage="hlwm:high=1.0,low=0.9")
+        async with open_array(g, _stores(g), cache=cfg) as a:
+            cache = a.cache
+            cache.fill_misses = fill
+            served = []
+            if fast:
+                inner = cache._strip_hit
+                cache._strip_hit = lambda *args: served.append(inner(*args)) or served[-1]
+            else:
+                cache._strip_hit = lambda *args: None
+            got = []
+            for i, (at, data) in enumerate(writes):
+                await a.write(at, data[: g.capacity - at])
+                if i % 10 == 9:
+                    for at2, n in reads[i * 5 : i * 5 + 50]:
+                        got.append(await a.read(at2, n))
+            m = cache.metrics.to_dict()
+            return got, (m["read_blocks"], m["read_hit_blocks"]), cache.order.keys(), list(cache.clean), served
+
+    with deterministic_trio(1):
+        fast = _run(one, True)
+    with deterministic_trio(1):
+        slow = _run(one, False)
+    assert fast[0] == slow[0]
+    assert fast[1:4] == slow[1:4]
+    served = fast[4]
+    assert any(s is not None for s in served) and any(s is None for s in served)  # both paths ran
+
+
+def test_a_read_of_a_block_written_during_its_destage_is_the_newest():
+    """A unit with a shadow (DDIRTY) is left to the general path, which prefers the shadow."""
+    g = _geometry()
+
+    async def main():
+        stores = [SlowStore(MemoryStore(g.member_size, f"m{i}"), 0.01) for i in range(g.ndisks)]
+        cfg = CacheConfig("pbg", size=1 << 20, destage="hlwm:high=1.0,low=0.9")
+        async with open_array(g, stores, cache=cfg) as a:
+            cache = a.cache
+            await a.write(0, b"A" * 4096)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(cache.destage_one)
+                await trio.sleep(0.005)
+                await a.write(0, b"B" * 4096)
+                unit = next(iter(cache.units.values()))
+                assert unit.shadow_state is not None
+                ext = next(iter(cache.mapping.extents(0, 4096)))
+                assert cache._strip_hit(ext, 1, cache._spans(ext.stripe, 0, 0)) is None
+                assert await a.read(0, 4096) == b"B" * 4096
+                assert await a.read(100, 50) == b"B" * 50
+
+    _run(main)
+
+
+def test_a_read_miss_of_a_stripe_the_cache_holds_nothing_of_is_filled_in_a_simulation():
+    """Without ``fill_misses`` (a mount) a miss is not kept; with it (a simulation) the
+    second read of the same blocks hits, for a read inside one strip and across strips."""
+    g = _geometry()
+
+    async def main(fill):
+        cfg = CacheConfig("pbg", size=1 << 20, destage="hlwm:high=1.0,low=0.9")
+        async with open_array(g, _stores(g), cache=cfg) as a:
+            a.cache.fill_misses = fill
+            for at, n in ((5 * g.stripe_data_bytes + 4 * K, 8 * K), (2 * g.stripe_data_bytes - 4 * K, 12 * K)):
+                before = a.cache.metrics.read_hit_blocks
+                await a.read(at, n)
+                await a.read(at, n)
+                assert a.cache.metrics.read_hit_blocks - before == (n // (4 * K) if fill else 0)
+
+    _run(main, True)
+    _run(main, False)

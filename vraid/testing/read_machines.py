@@ -16,7 +16,7 @@ from pathlib import Path
 import trio
 from hypothesis import note
 from hypothesis import strategies as st
-from hypothesis.stateful import rule
+from hypothesis.stateful import initialize, rule
 
 from vraid.backends.base import StoreWrapper
 from vraid.testing.machines import GEOMETRY, ArrayMatchesModel, CachedArrayMatchesModel
@@ -72,15 +72,31 @@ def read_cached(base, prefetch: str, counts: dict[str, int] | None = None):
             self.portal.call(trio.sleep, 0.005)  # let prefetches in flight land first
             fresh(self.portal.array, self.model)
 
+        @initialize(data=st.data())
+        def a_stream(self, data) -> None:
+            """Every run starts with one stream of four strips read a block at a time, which
+            every prefetch policy acts on (MSP's counter reaches its threshold, SASEQP's
+            reads reach its marker inside a strip): random draws alone did not always."""
+            strips = self.capacity // self.g.strip_size
+            self._walk(data.draw(st.integers(0, strips - 4), label="stream strip"), 4, self.g.block_size)
+
         @rule(data=st.data())
         def read_sequential(self, data) -> None:
-            """Strip after strip: what NextStrip prefetches is then read."""
+            """Strip after strip, in reads of a strip or of a block: what NextStrip prefetches
+            is then read, and SASEQP (whose window a strip-sized read at a strip's start
+            never passes) sees reads inside a strip reach its marker."""
             g = self.g
             first = data.draw(st.integers(0, self.capacity // g.strip_size - 1), label="strip")
             n = data.draw(st.integers(1, 4), label="strips")
-            for s in range(first, min(first + n, self.capacity // g.strip_size)):
-                got = self.portal.read(s * g.strip_size, g.strip_size)
-                assert got == bytes(self.model[s * g.strip_size : (s + 1) * g.strip_size])
+            self._walk(first, n, data.draw(st.sampled_from([g.strip_size, g.block_size]), label="read size"))
+
+        def _walk(self, first: int, n: int, size: int) -> None:
+            """Read strips first..first+n-1 (as many as the array has) in reads of ``size``."""
+            g = self.g
+            end = min(first + n, self.capacity // g.strip_size) * g.strip_size
+            for at in range(first * g.strip_size, end, size):
+                got = self.portal.read(at, size)
+                assert got == bytes(self.model[at : at + size])
 
     ReadCachedModel.__name__ = f"ReadCached{base.__name__}"
     return ReadCachedModel

@@ -976,6 +976,15 @@ class WriteBackCache:
         self._progressed()
         self._notify()
 
+    def serve_a_mount(self) -> None:
+        """The settings of a live mount, unlike the papers' cache that simulations keep:
+        coalesced destages, no fill on a read miss, no destager wake-up for a quiet
+        overwrite, whole stripes around the cache (each attribute says why)."""
+        self.coalesce = True
+        self.fill_misses = False
+        self.quiet_overwrites = True
+        self.bypass_whole_stripes = True
+
     async def reset_journal(self) -> None:
         """Empty the journal once the members hold everything durably (a shutdown). The
         records still awaiting release are forgotten with it: their slots are free again,

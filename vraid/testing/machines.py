@@ -283,9 +283,7 @@ class CachedArrayMatchesModel(ArrayMatchesModel):
                              **self.options)
         self.nvram = portal.engine.nvram
         if self.as_mounted:
-            c = portal.array.cache
-            c.coalesce = c.quiet_overwrites = c.bypass_whole_stripes = True
-            c.fill_misses = False
+            portal.array.cache.serve_a_mount()
         return portal
 
     def _drain(self) -> None:

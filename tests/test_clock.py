@@ -96,3 +96,54 @@ def test_an_uncontended_checkpoint_may_be_skipped_on_the_real_clock_only():
     trio.run(main, "virtual", clock=VirtualClock())
     assert seen[:2] == [("real", True), ("mock", False)]
     assert seen[2][1] == seen[3][1]  # under a VirtualClock: exactly when alone
+
+
+#: a pair where now + (deadline - now) rounds one ulp below the deadline
+ROUNDS_SHORT = (384.46496893048953, 919.1861245949602)
+
+_SLEEPS = """
+import random, sys, trio, trio.testing
+from vraid.engine.clock import TrioClock, VirtualClock
+
+def deadlines():
+    rnd = random.Random(5)
+    now, out = 0.0, [{a}, {b}]
+    now = out[-1]
+    for _ in range(400):  # jumps of up to 3x the time so far, where the rounding happens
+        now = now + now * rnd.uniform(0.0, 2.0) + rnd.random()
+        out.append(now)
+    return out
+
+async def main(own):
+    clock, times = TrioClock(), []
+    for i, d in enumerate(deadlines()):
+        if own and i % 2:
+            await clock.sleep_until(d)  # alone: VirtualClock.advance_alone
+        else:
+            await trio.sleep_until(d)  # the run loop: VirtualClock.deadline_to_sleep_time
+        times.append(repr(trio.current_time()))
+    return times
+
+for own in (True, False):
+    mock = trio.run(main, own, clock=trio.testing.MockClock(autojump_threshold=0))
+    virtual = trio.run(main, own, clock=VirtualClock())
+    print("same" if mock == virtual else "differ", len(mock), flush=True)
+"""
+
+
+def test_a_jump_that_rounds_short_of_its_deadline_lands_on_it_as_mock_clocks_does():
+    """now + (deadline - now) can round below the deadline; MockClock then jumps again and
+    lands on it. VirtualClock once answered "sleep for ever" there, and its loop hung (the
+    msc-ct run of 2026-11-23). In a child process, so that a hang fails the test."""
+    import subprocess
+    import sys
+
+    now, deadline = ROUNDS_SHORT
+    assert now + (deadline - now) < deadline
+    code = _SLEEPS.format(a=repr(now), b=repr(deadline))
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"a run under VirtualClock hung (printed {exc.stdout!r})")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["same", "402"] * 2

@@ -19,10 +19,19 @@ does, but cheaper in two ways (issue 17, simulator speed):
   just moves the time forward and returns, with no trip through the scheduler at all
   (:meth:`VirtualClock.advance_alone`; :meth:`TrioClock.sleep_until` uses it).
 
-Both give the same times as MockClock, computed with the same float arithmetic
-(``now + (deadline - now)``), and the same order of tasks: a pass that runs one task
-draws nothing from trio's scheduling random generator (see the simulator's docstring
-on deterministic scheduling), so leaving such passes out changes no later order.
+Both give the same times as MockClock, computed with the same float arithmetic, and the
+same order of tasks: a pass that runs one task draws nothing from trio's scheduling random
+generator (see the simulator's docstring on deterministic scheduling), so leaving such
+passes out changes no later order.
+
+The float arithmetic: MockClock's autojump moves the time by ``deadline - now``, and
+``now + (deadline - now)`` can round to just *below* the deadline when the deadline is more
+than twice ``now`` (``384.46496893048953 + (919.1861245949602 - 384.46496893048953)`` is one
+ulp short). The deadline then has not expired, MockClock jumps again in the next pass, by
+the now exact difference, and lands on the deadline. :func:`_jump` does the same in one
+step. Until 2026-11-26 VirtualClock answered such a pass with "sleep for ever" (the deadline
+had not come), and trio's loop waited in ``epoll`` for a day: the hang an msc-ct run over the
+page-cache workload (long idle gaps, large jumps) met on 2026-11-23.
 """
 
 from __future__ import annotations
@@ -47,6 +56,15 @@ class Clock(Protocol):
         """Let ``seconds`` pass (a checkpoint even when 0)."""
 
 
+def _jump(now: float, deadline: float) -> float:
+    """The time MockClock(autojump_threshold=0) reaches when it jumps from ``now`` to the
+    next deadline ``deadline`` (> now): ``now + (deadline - now)``, and if that rounds below
+    the deadline, the second jump of its next pass, ``t + (deadline - t)``, which is the
+    deadline exactly (``t`` is within an ulp of it, so the difference is exact)."""
+    t = now + (deadline - now)
+    return deadline if t < deadline else t
+
+
 class VirtualClock(trio.abc.Clock):
     """Virtual time for ``trio.run(..., clock=VirtualClock())`` (see the module doc)."""
 
@@ -69,7 +87,7 @@ class VirtualClock(trio.abc.Clock):
             runner = GLOBAL_RUN_CONTEXT.runner
             if runner.waiting_for_idle:
                 return 999999999
-            self.time = now + jump
+            self.time = _jump(now, deadline)
         return 0 if deadline <= self.time else 999999999
 
     def advance_alone(self, deadline: float) -> bool:
@@ -92,7 +110,7 @@ class VirtualClock(trio.abc.Clock):
                 return False
         now = self.time
         if deadline > now:
-            self.time = now + (deadline - now)
+            self.time = _jump(now, deadline)
         return True
 
 

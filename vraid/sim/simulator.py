@@ -5,13 +5,15 @@
 over in-memory members, each behind the timing model of ``disk_model``, with the policies,
 faults, NVRAM and write-intent bitmap asked for; and runs it inside
 ``trio.run(..., clock=loop_clock())``: whenever every task is blocked, the clock jumps to
-the next deadline, so a disk's modelled 5 ms seek costs no wall time. The clock is trio's
-``MockClock(autojump_threshold=0)``. :class:`vraid.engine.clock.VirtualClock` (a sleep that
-would wake its task alone does not even pass through trio's scheduler) is faster, but an
-msc-ct run over the page-cache workload hung under it (every task blocked with no deadline:
-a wakeup lost by its shortcut; cause not found yet), so it is not used here; ``tests/test_clock.py``
-keeps checking that it gives the same results. Nothing here is a second implementation of the controller: the code that serves a
-FUSE mount in real time is the code that runs here; only the clock differs (``vraid.engine.clock``).
+the next deadline, so a disk's modelled 5 ms seek costs no wall time. The clock is
+:class:`vraid.engine.clock.VirtualClock`: the times and the order of tasks of trio's
+``MockClock(autojump_threshold=0)``, with fewer passes of trio's scheduler (a sleep that
+would wake its task alone does not pass through it at all); ``tests/test_clock.py`` checks
+that both give the same results. (From 2026-11-23 to 11-26 the simulator ran on MockClock
+because an msc-ct run hung under VirtualClock; the cause was a float rounding in its jump,
+fixed, see that module.) Nothing here is a second implementation of the controller: the code
+that serves a FUSE mount in real time is the code that runs here; only the clock differs
+(``vraid.engine.clock``).
 
 Requests come from :func:`vraid.sim.workload.parse_workload`:
 
@@ -43,10 +45,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import trio
-import trio.testing
 
 from vraid.engine.array import Array
 from vraid.engine.build import DEFAULT_CACHE_SIZE, EngineConfig, open_engine
+from vraid.engine.clock import VirtualClock
 from vraid.engine.guard import PolicyFault
 from vraid.backends.memory import NullStore
 from vraid.backends.models import ModelSpec, parse_model
@@ -206,8 +208,8 @@ class SimResult:
 
 # ---------------------------------------------------------------------- the run
 def loop_clock() -> trio.abc.Clock:
-    """The trio clock a simulation runs on (see the module docstring for why not VirtualClock)."""
-    return trio.testing.MockClock(autojump_threshold=0)
+    """The trio clock a simulation runs on (see the module docstring)."""
+    return VirtualClock()
 
 
 def run_sim(config: SimConfig, *, observe: Callable[[Array], None] | None = None) -> SimResult:

@@ -78,7 +78,6 @@ from typing import Any, Iterable
 
 import numpy as np
 import trio
-import trio.testing
 
 from vraid.backends.memory import MemoryStore
 from vraid.engine.build import EngineConfig, open_engine
@@ -334,10 +333,11 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
         return _aggregate(setup, periods, counters, samples, rates, marks, learned,
                           {"drain_blocks": drain_blocks, "drain_seconds": drain_seconds, "reused": reused[0]})
 
-    from vraid.sim.driver import deterministic_trio  # the simulator's reproducible task order
+    from vraid.sim import simulator  # the simulator's clock and its reproducible task order
+    from vraid.sim.driver import deterministic_trio
 
     with deterministic_trio(seed):
-        out = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+        out = trio.run(main, clock=simulator.loop_clock())
     out["setup"] = setup.describe() | {"scheduler": scheduler, "loop": loop}
     return out
 

@@ -126,3 +126,27 @@ def test_a_read_miss_of_a_stripe_the_cache_holds_nothing_of_is_filled_in_a_simul
 
     _run(main, True)
     _run(main, False)
+
+
+def test_a_mount_reads_a_row_pbg_does_not_hold_from_below_in_a_stripe_it_holds_others_of():
+    """On a mount (no fill), a read whose units are all absent goes below at once, even in a
+    stripe the cache holds other rows of; the bytes are the members' and nothing is kept."""
+    g = _geometry()
+
+    async def main():
+        stores = _stores(g)
+        cfg = CacheConfig("pbg", size=1 << 20, destage="hlwm:high=1.0,low=0.9")
+        async with open_array(g, stores, cache=cfg) as a:
+            cache = a.cache
+            cache.serve_a_mount()
+            await a.write(0, b"old!" * (g.stripe_data_bytes // 4))  # a whole stripe: around the cache
+            assert not cache.units
+            await a.write(0, b"new!" * 1024)  # row 0 of strip 0: one unit
+            held = len(cache.units)
+            row1 = 4 * K  # row 1 of strip 0: not held
+            assert await a.read(row1, 4 * K) == b"old!" * 1024
+            assert await a.read(row1 + 100, 200) == (b"old!" * 1024)[100:300]
+            assert len(cache.units) == held and cache.metrics.read_hit_blocks == 0
+            assert await a.read(0, 4 * K) == b"new!" * 1024 and cache.metrics.read_hit_blocks == 1
+
+    _run(main)

@@ -625,11 +625,7 @@ class WriteBackCache:
         m = self.metrics
         if not fill and not any(ext.stripe in self._per_stripe for ext in extents):
             # nothing of the range cached, nothing to fill in: the members' bytes as they are
-            m.read_blocks += nblocks
-            below = await (fetch(first, end - first, np.ones(nblocks, dtype=bool)) if fetch is not None
-                           else self.target.read(first, end - first))
-            head = offset - first
-            return bytes(below) if head == 0 and length == len(below) else bytes(below[head : head + length])
+            return await self._below(offset, length, first, end, fetch)
         spans_of_one = None  # the units of a one-extent read, asked of the organisation once
         if len(extents) == 1:
             ext = extents[0]
@@ -641,6 +637,9 @@ class WriteBackCache:
                 m.read_hit_blocks += nblocks
                 head = offset - first
                 return held if head == 0 and length == len(held) else held[head : head + length]
+            units = self.units
+            if not fill and not any(span.key in units for span in spans_of_one):
+                return await self._below(offset, length, first, end, fetch)  # none of its units held
         out = bytearray(end - first)
         view = np.frombuffer(out, dtype=np.uint8)
         hits = np.zeros(nblocks, dtype=bool)
@@ -697,6 +696,16 @@ class WriteBackCache:
                     _fill_empty(unit, span, ext, fb, lb, view, g)
         head = offset - first
         return bytes(out[head : head + length])
+
+    async def _below(self, offset: int, length: int, first: int, end: int, fetch) -> bytes:
+        """A read of blocks first..end-1 that the cache holds none of and fills nothing
+        from (``fill_misses`` off): the bytes from below, as they are."""
+        nblocks = (end - first) // self.geometry.block_size
+        self.metrics.read_blocks += nblocks
+        below = await (fetch(first, end - first, np.ones(nblocks, dtype=bool)) if fetch is not None
+                       else self.target.read(first, end - first))
+        head = offset - first
+        return bytes(below) if head == 0 and length == len(below) else bytes(below[head : head + length])
 
     def _strip_hit(self, ext, nblocks: int, spans: list["UnitSpan"]) -> bytes | None:
         """The read's fast path: the blocks of ``ext`` (``nblocks`` of them; ``spans``, the

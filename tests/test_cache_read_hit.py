@@ -1,9 +1,10 @@
-"""The write-back cache's read fast path (``WriteBackCache._strip_hit``): a read inside one
-data strip that the cache holds whole is served with one copy per unit.
+"""The write-back cache's read fast path (``WriteBackCache._strip_lookup``): a read inside one
+data strip that the cache holds whole is served with one copy per unit, and on a mount one
+it holds none of goes straight below.
 
 It must give what the general path gives: the same bytes, the same hit counts and the same
-order of units afterwards, whether it serves the read or hands it back (a block not held, a
-shadow, a read across strips). Two arrays take the same writes and reads, one of them with
+order of units and cache contents afterwards, whether it serves the read or hands it back
+(some blocks held, a shadow, a read across strips). Two arrays take the same writes and reads, one of them with
 the fast path switched off, with trio's order of tasks made reproducible (the destager runs
 beside them) as the simulator makes it.
 """
@@ -62,10 +63,10 @@ def test_the_fast_path_serves_what_the_general_path_serves(org, fill):
             cache.fill_misses = fill
             served = []
             if fast:
-                inner = cache._strip_hit
-                cache._strip_hit = lambda *args: served.append(inner(*args)) or served[-1]
+                inner = cache._strip_lookup
+                cache._strip_lookup = lambda *args: served.append(inner(*args)) or served[-1]
             else:
-                cache._strip_hit = lambda *args: None
+                cache._strip_lookup = lambda *args: None
             got = []
             for i, (at, data) in enumerate(writes):
                 await a.write(at, data[: g.capacity - at])
@@ -73,16 +74,17 @@ def test_the_fast_path_serves_what_the_general_path_serves(org, fill):
                     for at2, n in reads[i * 5 : i * 5 + 50]:
                         got.append(await a.read(at2, n))
             m = cache.metrics.to_dict()
-            return got, (m["read_blocks"], m["read_hit_blocks"]), cache.order.keys(), list(cache.clean), served
+            held = {key: (unit.state.tobytes(), unit.data.tobytes()) for key, unit in cache.units.items()}
+            return got, (m["read_blocks"], m["read_hit_blocks"]), cache.order.keys(), list(cache.clean), held, served
 
     with deterministic_trio(1):
         fast = _run(one, True)
     with deterministic_trio(1):
         slow = _run(one, False)
     assert fast[0] == slow[0]
-    assert fast[1:4] == slow[1:4]
-    served = fast[4]
-    assert any(s is not None for s in served) and any(s is None for s in served)  # both paths ran
+    assert fast[1:5] == slow[1:5]
+    kinds = {None if s is None else s[0] for s in fast[5]}
+    assert kinds == {None, True, False}  # every path ran: general, all held, none held
 
 
 def test_a_read_of_a_block_written_during_its_destage_is_the_newest():
@@ -102,7 +104,7 @@ def test_a_read_of_a_block_written_during_its_destage_is_the_newest():
                 unit = next(iter(cache.units.values()))
                 assert unit.shadow_state is not None
                 ext = next(iter(cache.mapping.extents(0, 4096)))
-                assert cache._strip_hit(ext, 1, cache._spans(ext.stripe, 0, 0)) is None
+                assert cache._strip_lookup(ext, 1, cache._spans(ext.stripe, 0, 0)) is None
                 assert await a.read(0, 4096) == b"B" * 4096
                 assert await a.read(100, 50) == b"B" * 50
 

@@ -631,15 +631,18 @@ class WriteBackCache:
             ext = extents[0]
             fb = ext.start // bs
             spans_of_one = self._spans(ext.stripe, fb, fb + nblocks - 1)
-            held = self._strip_hit(ext, nblocks, spans_of_one) if ext.stripe in self._per_stripe else None
-            if held is not None:
-                m.read_blocks += nblocks
-                m.read_hit_blocks += nblocks
-                head = offset - first
-                return held if head == 0 and length == len(held) else held[head : head + length]
-            units = self.units
-            if not fill and not any(span.key in units for span in spans_of_one):
-                return await self._below(offset, length, first, end, fetch)  # none of its units held
+            found = self._strip_lookup(ext, nblocks, spans_of_one) if ext.stripe in self._per_stripe else None
+            if found is not None:
+                if found[0]:  # every block held
+                    held = found[1]
+                    m.read_blocks += nblocks
+                    m.read_hit_blocks += nblocks
+                    head = offset - first
+                    return held if head == 0 and length == len(held) else held[head : head + length]
+                if not fill:  # none held, no unit to allocate
+                    units = self.units
+                    seen = [(units[key], units[key].version) for key in found[1]]
+                    return await self._below(offset, length, first, end, fetch, seen, ext)
         out = bytearray(end - first)
         view = np.frombuffer(out, dtype=np.uint8)
         hits = np.zeros(nblocks, dtype=bool)
@@ -697,22 +700,39 @@ class WriteBackCache:
         head = offset - first
         return bytes(out[head : head + length])
 
-    async def _below(self, offset: int, length: int, first: int, end: int, fetch) -> bytes:
-        """A read of blocks first..end-1 that the cache holds none of and fills nothing
-        from (``fill_misses`` off): the bytes from below, as they are."""
-        nblocks = (end - first) // self.geometry.block_size
+    async def _below(self, offset: int, length: int, first: int, end: int, fetch,
+                     seen: list[tuple[Unit, int]] = (), ext=None) -> bytes:
+        """A read of blocks first..end-1 that the cache holds none of and allocates no
+        unit for (``fill_misses`` off): the bytes from below. ``seen``: units of the one
+        extent ``ext`` that hold other blocks, with their versions before the read; as in
+        the general path, their empty blocks of the range are filled from what was read if
+        they did not change meanwhile, and they are touched."""
+        g = self.geometry
+        nblocks = (end - first) // g.block_size
         self.metrics.read_blocks += nblocks
         below = await (fetch(first, end - first, np.ones(nblocks, dtype=bool)) if fetch is not None
                        else self.target.read(first, end - first))
+        if seen:
+            view = np.frombuffer(below, dtype=np.uint8)
+            fb = ext.start // g.block_size
+            for unit, version in seen:
+                if self.units.get(unit.span.key) is unit and unit.version == version and not unit.destaging:
+                    _fill_empty(unit, unit.span, ext, fb, fb + nblocks - 1, view, g)
+                self._touch(unit.span.key)
         head = offset - first
         return bytes(below) if head == 0 and length == len(below) else bytes(below[head : head + length])
 
-    def _strip_hit(self, ext, nblocks: int, spans: list["UnitSpan"]) -> bytes | None:
-        """The read's fast path: the blocks of ``ext`` (``nblocks`` of them; ``spans``, the
-        units holding them) lie in one data strip and the cache holds every one valid, in
-        units without a shadow: their bytes, one copy per unit, the units touched as the
-        general path touches them. None, with nothing changed, for anything else (the
-        general path then serves the read)."""
+    def _strip_lookup(self, ext, nblocks: int, spans: list["UnitSpan"]) -> tuple[bool, Any] | None:
+        """The read's fast path, for the blocks of ``ext`` (``nblocks`` of them, inside one
+        data strip; ``spans``, the units holding them), in units without a shadow:
+
+        * ``(True, data)``: the cache holds every block valid: their bytes, one copy per
+          unit, the units touched as the general path touches them;
+        * ``(False, keys)``: it holds none of them (no unit, or only empty blocks of the
+          units ``keys``, which the caller touches once it has read them from below, as the
+          general path does);
+        * None, with nothing changed, for anything else (the general path serves the read).
+        """
         g = self.geometry
         bs, u = g.block_size, g.u
         fb = ext.start // bs
@@ -723,20 +743,35 @@ class WriteBackCache:
             return None
         units = self.units
         runs, touched = [], []
+        held = missed = 0
         for span in spans:
             unit = units.get(span.key)
-            if unit is None or unit.shadow_state is not None:
+            if unit is None:
+                missed += 1
+                continue
+            if unit.shadow_state is not None:
                 return None
             touched.append(span.key)
             lo = max(0, base - span.row0)
             hi = min(span.rows - 1, last - span.row0)
             if lo > hi:
                 continue
-            state = unit.state[k]
-            if not (state[lo] if lo == hi else state[lo : hi + 1].all()):  # E is 0: a block not held
-                return None
-            runs.append((span.row0 + lo - base, unit, lo, hi))
-        if sum(hi - lo + 1 for _, _, lo, hi in runs) != nblocks:
+            state = unit.state[k]  # E is 0: a block not held
+            if lo == hi:
+                valid = state[lo] != E
+            else:
+                rows = state[lo : hi + 1]
+                valid = bool(rows.all())
+                if not valid and rows.any():
+                    return None  # some held, some not
+            if valid:
+                held += hi - lo + 1
+                runs.append((span.row0 + lo - base, unit, lo, hi))
+            else:
+                missed += 1
+        if not held:
+            return False, touched
+        if missed or held != nblocks:
             return None
         if len(runs) == 1:
             _, unit, lo, hi = runs[0]
@@ -749,7 +784,7 @@ class WriteBackCache:
             data = bytes(out)
         for key in touched:
             self._touch(key)
-        return data
+        return True, data
 
     def block_states(self, first: int, end: int) -> np.ndarray:
         """Per block of the block-aligned byte range first..end: E, C or D as the cache

@@ -108,7 +108,7 @@ from vraid.engine.clock import TrioClock, VirtualClock
 
 def deadlines():
     rnd = random.Random(5)
-    now, out = 0.0, [{a}, {b}]
+    out = [{a}, {b}]
     now = out[-1]
     for _ in range(400):  # jumps of up to 3x the time so far, where the rounding happens
         now = now + now * rnd.uniform(0.0, 2.0) + rnd.random()

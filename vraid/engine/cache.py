@@ -640,8 +640,7 @@ class WriteBackCache:
                     head = offset - first
                     return held if head == 0 and length == len(held) else held[head : head + length]
                 if not fill:  # none held, no unit to allocate
-                    units = self.units
-                    seen = [(units[key], units[key].version) for key in found[1]]
+                    seen = [(unit, unit.version) for unit in found[1]]
                     return await self._below(offset, length, first, end, fetch, seen, ext)
         out = bytearray(end - first)
         view = np.frombuffer(out, dtype=np.uint8)
@@ -728,9 +727,9 @@ class WriteBackCache:
 
         * ``(True, data)``: the cache holds every block valid: their bytes, one copy per
           unit, the units touched as the general path touches them;
-        * ``(False, keys)``: it holds none of them (no unit, or only empty blocks of the
-          units ``keys``, which the caller touches once it has read them from below, as the
-          general path does);
+        * ``(False, units)``: it holds none of them (no unit, or only empty blocks of
+          ``units``, which the caller fills and touches once it has read them from below, as
+          the general path does);
         * None, with nothing changed, for anything else (the general path serves the read).
         """
         g = self.geometry
@@ -751,7 +750,7 @@ class WriteBackCache:
                 continue
             if unit.shadow_state is not None:
                 return None
-            touched.append(span.key)
+            touched.append(unit)
             lo = max(0, base - span.row0)
             hi = min(span.rows - 1, last - span.row0)
             if lo > hi:
@@ -782,8 +781,8 @@ class WriteBackCache:
             for at, unit, lo, hi in runs:
                 view[at * bs : (at + hi - lo + 1) * bs] = unit.data[k, lo : hi + 1].reshape(-1)
             data = bytes(out)
-        for key in touched:
-            self._touch(key)
+        for unit in touched:
+            self._touch(unit.span.key)
         return True, data
 
     def block_states(self, first: int, end: int) -> np.ndarray:

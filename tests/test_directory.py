@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from vraid.core.directory import (LW, NOWHERE, PW, Dirty, DirectoryError, Release, StripeDirectory, StripeWrite,
-                                  Swap)
+from vraid.core.directory import (DIRTY, LW, NOWHERE, PW, Dirty, DirectoryError, Forget, Release, StripeDirectory,
+                                  StripeWrite, Swap)
 from vraid.core.directory_format import (DirectoryFormatError, decode_checkpoint, decode_journal,
                                          encode_checkpoint, encode_step, recover)
 from vraid.core.geometry import Geometry
@@ -63,7 +63,8 @@ def test_steps_that_do_not_fit_are_refused_and_change_nothing():
     bad = [StripeWrite(LW, 0, 0, ((1, 0),)),                     # stripe 0 is not free
            StripeWrite(LW, 4, 1, ((1, 0),)),                     # slot is the parity member
            StripeWrite(PW, 4, d.parity[4], ((d.home(0) ^ 1 if d.home(0) ^ 1 != d.parity[4] else d.home(0) ^ 2, 0),)),
-           Swap(0, d.home(0), 1)]                                 # the partner slot is not dirty
+           Swap(0, d.home(0), 1),                                 # the partner slot is not dirty
+           Forget(0, d.home(0))]                                  # nor is this one
     for step in bad:
         with pytest.raises(DirectoryError):
             d.apply(step)
@@ -180,6 +181,19 @@ def test_directory_equals_the_model_and_a_crash_replays_to_the_last_durable_step
     assert _view(got) == views[whole]
 
 
+def test_forget_gives_up_a_named_stale_copy_and_keeps_the_slot_dirty():
+    g = _geometry(4, 6)
+    d = StripeDirectory.fresh(g, 4)
+    slot = d.loc[2]
+    d.apply(Dirty(2))  # the update is in a buffer: the slot is dirty and still named
+    assert d.named(*slot) == 2 and d.locate(2 * g.u).stripe == slot[0]
+    d.apply(Forget(*slot))
+    assert d.named(*slot) == -1 and d.loc[2] == NOWHERE and d.state[slot[0]][slot[1]] == DIRTY
+    with pytest.raises(LookupError):
+        d.locate(2 * g.u)
+    d.check()
+
+
 def test_checkpoint_crc_shape_and_torn_records():
     g = _geometry(4, 10)
     d = StripeDirectory.fresh(g, 8, hot=3)
@@ -193,8 +207,8 @@ def test_checkpoint_crc_shape_and_torn_records():
         decode_checkpoint(cp, _geometry(5, 10))
     with pytest.raises(DirectoryFormatError, match="magic"):
         decode_checkpoint(b"x" * len(cp), g)
-    rec = encode_step(1, Dirty(3)) + encode_step(2, Release(9))
-    assert decode_journal(rec) == ([(1, Dirty(3)), (2, Release(9))], len(rec), False)
-    assert decode_journal(rec[:-1])[0] == [(1, Dirty(3))] and decode_journal(rec[:-1])[2]
+    rec = encode_step(1, Dirty(3)) + encode_step(2, Release(9)) + encode_step(3, Forget(7, 2))
+    assert decode_journal(rec) == ([(1, Dirty(3)), (2, Release(9)), (3, Forget(7, 2))], len(rec), False)
+    assert decode_journal(rec[:-1])[0] == [(1, Dirty(3)), (2, Release(9))] and decode_journal(rec[:-1])[2]
     skipped = encode_step(1, Dirty(3)) + encode_step(3, Dirty(4))  # a gap in the sequence ends the journal
     assert decode_journal(skipped)[0] == [(1, Dirty(3))]

@@ -37,7 +37,12 @@ frozen data that the placement policies return and the journal stores, see
   strip at (``stripe``, ``member``) into the DIRTY slot (``partner``, ``member``); the
   victim's slot becomes DIRTY;
 * :class:`Release` ``(stripe)``: the stripe's DIRTY slots become FREE (a free stripe
-  when none stays LIVE).
+  when none stays LIVE);
+* :class:`Forget` ``(stripe, member)``: the DIRTY slot's stale copy is given up (its
+  strip's only copy is in a buffer, location ``NOWHERE``); the slot stays DIRTY. The
+  engine's own step, never a policy's: it journals it before overwriting such a slot, so
+  that a directory recovered after a crash never names a slot whose content is gone
+  (:mod:`vraid.engine.directory_store`).
 
 A slot a strip may move to is always on the same member (its *home*) unless the
 directory was made with ``migrate=True`` (DPSR, where blocks move between disks).
@@ -93,7 +98,13 @@ class Release:
     stripe: int
 
 
-Step = Union[Dirty, StripeWrite, Swap, Release]
+@dataclass(frozen=True)
+class Forget:
+    stripe: int
+    member: int
+
+
+Step = Union[Dirty, StripeWrite, Swap, Release, Forget]
 
 
 class DirectoryError(ValueError):
@@ -293,6 +304,14 @@ class StripeDirectory:
         st = self.state[stripe]
         return [m for m in range(self.geometry.ndisks) if st[m] == LIVE]
 
+    def named(self, stripe: int, member: int) -> int:
+        """The strip whose stale copy DIRTY slot (``stripe``, ``member``) is, still named by
+        :meth:`locate` (its update sits in a buffer); -1 when none."""
+        if self.state[stripe][member] != DIRTY:
+            return -1
+        L = self.owner[stripe][member]
+        return L if L >= 0 and self.loc[L] == (stripe, member) else -1
+
     def is_dirty(self, strip: int) -> bool:
         s, m = self.loc[strip]
         return s < 0 or self.state[s][m] == DIRTY
@@ -342,6 +361,8 @@ class StripeDirectory:
             self._swap(step)
         elif isinstance(step, Release):
             self._release(step.stripe)
+        elif isinstance(step, Forget):
+            self._drop_copy(step.stripe, step.member)
         self.seq += 1
 
     def check_step(self, step: Step) -> None:
@@ -363,6 +384,10 @@ class StripeDirectory:
         elif isinstance(step, Release):
             if not 0 <= step.stripe < self.stripes:
                 raise DirectoryError(f"{step}: no such stripe")
+        elif isinstance(step, Forget):
+            s, m = step.stripe, step.member
+            if not (0 <= s < self.stripes and 0 <= m < self.geometry.ndisks) or self.state[s][m] != DIRTY:
+                raise DirectoryError(f"{step}: forgets the copy of a slot that is not dirty")
         else:
             raise DirectoryError(f"unknown step {step!r}")
 

@@ -32,7 +32,7 @@ import zlib
 
 import numpy as np
 
-from .directory import NOWHERE, Dirty, Release, Step, StripeDirectory, StripeWrite, Swap
+from .directory import NOWHERE, Dirty, Forget, Release, Step, StripeDirectory, StripeWrite, Swap
 from .geometry import Geometry
 
 MAGIC = b"VRAIDDIR"
@@ -40,7 +40,7 @@ VERSION = 1
 _HEAD = struct.Struct("<8sHHIIIHBxQ")  # magic, version, ndisks, stripes, strips, hot, next_parity, migrate, seq
 _REC_HEAD = struct.Struct("<HQB")  # length, seq, type
 _CRC = struct.Struct("<I")
-_T_DIRTY, _T_WRITE, _T_SWAP, _T_RELEASE = 1, 2, 3, 4
+_T_DIRTY, _T_WRITE, _T_SWAP, _T_RELEASE, _T_FORGET = 1, 2, 3, 4, 5
 _KINDS = {"LW": 0, "PW": 1}
 _KIND_NAMES = {v: k for k, v in _KINDS.items()}
 
@@ -128,6 +128,8 @@ def encode_step(seq: int, step: Step) -> bytes:
         kind, payload = _T_SWAP, struct.pack("<IHI", step.stripe, step.member, step.partner)
     elif isinstance(step, Release):
         kind, payload = _T_RELEASE, struct.pack("<I", step.stripe)
+    elif isinstance(step, Forget):
+        kind, payload = _T_FORGET, struct.pack("<IH", step.stripe, step.member)
     else:
         raise TypeError(f"not a directory step: {step!r}")
     head = _REC_HEAD.pack(_REC_HEAD.size - 2 + len(payload), seq, kind)
@@ -147,6 +149,8 @@ def _decode_payload(kind: int, p: bytes) -> Step:
         return Swap(*struct.unpack("<IHI", p))
     if kind == _T_RELEASE:
         return Release(*struct.unpack("<I", p))
+    if kind == _T_FORGET:
+        return Forget(*struct.unpack("<IH", p))
     raise ValueError(f"unknown record type {kind}")
 
 

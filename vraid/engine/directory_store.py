@@ -14,13 +14,19 @@ overwrite a slot that the *durable* directory still names as some strip's place.
 
 **The rule.** The engine never writes a slot that a step not yet committed *vacated*
 (a LIVE slot that became DIRTY: its strip moved, or was rewritten into a write buffer,
-or an old parity slot given up by a large write). Before such a write it commits. So
+or an old parity slot given up by a large write; a DIRTY slot whose stale copy the
+directory still named, given up by a :class:`~vraid.core.directory.Release` or by the
+engine's own :class:`~vraid.core.directory.Forget` just before a swap overwrites it).
+Before such a write it commits. So
 after a power cut the recovered directory (the newest whole checkpoint plus the journal
 up to its first torn record) names, for every strip, a slot that still holds a copy of
 it as of that commit or later: every strip reads back as its last flushed content or
-newer. A strip written since the last flush whose only copy was in the (volatile)
-write buffer, and whose old slot was recycled after a commit, may be lost: it reads as
-zeros (a drive's volatile write cache loses such writes too; a flush is what promises).
+newer, never another strip's bytes. A strip written since the last flush whose only
+copy was in the (volatile) write buffer, and whose old slot was recycled after a
+commit, may be lost: it reads as zeros (a drive's volatile write cache loses such
+writes too; a flush is what promises). Only whole strips written since the flush are
+ever in a buffer (:mod:`vraid.engine.placed` writes part of any other strip in place),
+so a block nobody wrote since the flush is never lost.
 
 **Checkpoints.** When the journal would overflow, a checkpoint of the whole directory
 goes to the slot not holding the newest one, the members are flushed, and the journal
@@ -33,7 +39,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from vraid.core.directory import Dirty, Release, Step, StripeDirectory, StripeWrite, Swap
+from vraid.core.directory import DIRTY, Dirty, Forget, Release, Step, StripeDirectory, StripeWrite, Swap
 from vraid.core.directory_format import (DirectoryFormatError, decode_checkpoint, decode_journal, encode_checkpoint,
                                          encode_step)
 from vraid.errors import VraidError
@@ -161,7 +167,13 @@ class DirectoryStore:
                 self.vacated.add((step.stripe, d.parity[step.stripe]))
         elif isinstance(step, Swap):
             self.vacated.add((step.stripe, step.member))
-        elif not isinstance(step, Release):
+        elif isinstance(step, Release):
+            for m, st in enumerate(d.state[step.stripe]):
+                if st == DIRTY and d.named(step.stripe, m) >= 0:
+                    self.vacated.add((step.stripe, m))
+        elif isinstance(step, Forget):
+            self.vacated.add((step.stripe, step.member))
+        else:
             return
         self.pending.append(encode_step(d.seq + 1, step))
         self.stats["records"] += 1

@@ -6,7 +6,14 @@ The placement (``policies/placement``: ``multibuffer``, ``dpsr``) only decides; 
 * a host write is split into logical strips (the directory's unit); for each one the
   policy's :meth:`write` steps are performed, then the strip's new bytes go into the
   write buffer (:attr:`PlacedWrites.buffer`, keyed by logical strip). A write of part of
-  a strip first reads the rest from the buffer or from the strip's slot;
+  a strip that is in the buffer changes the buffered copy. A write of part of a strip
+  that is *not* in the buffer is made in place instead (a RAID-5 small write at its live
+  slot; the policy is not asked): buffering it would carry the strip's other blocks,
+  flushed long ago, into the volatile buffer, and a crash after their old slot was
+  recycled would lose them, which a disk must never do to blocks nobody wrote. The
+  paper's unit of writing is its block (``u = 1``), so its writes never take this path;
+  with a file system on top, choose the strip size equal to its block size so that
+  its writes are buffered;
 * a read is served from the buffer for the strips it holds (the newest copy; the disk's
   copy is stale once a strip is buffered), from the members through the directory for
   the rest;
@@ -42,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import trio
 
-from vraid.core.directory import NOWHERE, Dirty, DirectoryError, Release, StripeWrite, Swap
+from vraid.core.directory import NOWHERE, Dirty, DirectoryError, Forget, Release, StripeWrite, Swap
 from vraid.errors import VraidError
 from .members import Priority
 from .stripe import StripeBuffer
@@ -86,7 +93,7 @@ class PlacedWrites:
         self.idle = 0.05
         self.last_host = -1e9
         self.stats = {"host_strips": 0, "read_hits": 0, "steps": 0, "LW": 0, "PW": 0, "swaps": 0, "releases": 0,
-                      "in_place": 0, "flushes": 0, "lost": 0, "sizes": {},
+                      "in_place": 0, "partial_in_place": 0, "forgets": 0, "flushes": 0, "lost": 0, "sizes": {},
                       "background_cleanings": 0}
         placement.attach(self.directory)
         store.attach(array.members)
@@ -145,6 +152,11 @@ class PlacedWrites:
                 L, within = divmod(pos, S)
                 n = min(S - within, end - pos)
                 piece = view[pos - offset : pos - offset + n]
+                if n < S and L not in self.buffer and not self.directory.is_dirty(L):
+                    await self.array.write_through(pos, piece)  # module docstring: part of a strip in place
+                    self.stats["partial_in_place"] += 1
+                    pos += n
+                    continue
                 if n == S:
                     new: bytes | bytearray = bytes(piece)
                 else:
@@ -214,6 +226,7 @@ class PlacedWrites:
         for attempt in (0, 1):
             try:
                 steps = list(ask(self.placement))
+                self._forget_ahead(steps)
                 for step in steps:
                     await self._perform(step)
                 return
@@ -223,6 +236,22 @@ class PlacedWrites:
                 if not _is_policy_error(exc) or attempt:
                     raise
                 self._fault(call, exc)
+
+    def _forget_ahead(self, steps: list) -> None:
+        """The stale copies the swaps of one answer overwrite, forgotten before the first of
+        them (one commit for the whole answer; :meth:`_perform` forgets any left, one by one)."""
+        d = self.directory
+        for step in steps:
+            try:
+                if not isinstance(step, Swap) or not (0 <= step.partner < d.stripes and 0 <= step.member < len(d.state[0])):
+                    continue
+                if d.named(step.partner, step.member) >= 0:
+                    forget = Forget(step.partner, step.member)
+                    self.store.noted(forget)
+                    d.apply(forget)
+                    self.stats["forgets"] += 1
+            except Exception:  # noqa: BLE001 - a malformed step is refused when its turn comes
+                continue
 
     def _fault(self, call: str, exc: BaseException) -> None:
         if self._faulted:
@@ -300,7 +329,14 @@ class PlacedWrites:
             d.check_step(step)
         except DirectoryError as exc:
             raise _Refused(f"a step the directory refuses: {exc}") from exc
-        if store.must_commit_before(store.writes_of(step)):
+        writes = store.writes_of(step)
+        for slot in writes:  # a stale copy the directory still names: forgotten durably before it goes
+            if d.named(*slot) >= 0:
+                forget = Forget(*slot)
+                store.noted(forget)
+                d.apply(forget)
+                self.stats["forgets"] += 1
+        if store.must_commit_before(writes):
             await store.commit(forced=True)
         if isinstance(step, StripeWrite):
             await self._stripe_write(step)

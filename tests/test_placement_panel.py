@@ -16,7 +16,7 @@ PLACEMENT = {
     "write_hit_ratio": 0.25, "buffered": 12, "buffered_per_disk": {"0": 4, "1": 0, "2": 3, "3": 3, "4": 2},
     "free_stripes": 40, "stripes": 400, "strips": 1520,
     "stats": {"host_strips": 900, "read_hits": 7, "steps": 1200, "LW": 180, "PW": 9, "swaps": 120, "releases": 60,
-              "in_place": 0, "flushes": 3, "lost": 0, "sizes": {"4": 180, "2": 5, "1": 4}},
+              "in_place": 0, "partial_in_place": 12, "forgets": 5, "flushes": 3, "lost": 0, "sizes": {"4": 180, "2": 5, "1": 4}},
     "directory": {"records": 1200, "commits": 70, "checkpoints": 1, "forced_commits": 67, "journal_bytes": 20480,
                   "journal_size": 1 << 20, "pending_records": 2, "seq": 1200},
 }

@@ -604,11 +604,12 @@ def placement_panel(snap: dict[str, Any]) -> Panel:
     ratio = pl.get("write_hit_ratio")
     lines.append(Text(f"cleaner: {stats.get('swaps', 0)} swaps, {stats.get('releases', 0)} releases "
                       f"({stats.get('background_cleanings', 0)} cleanings in idle time)   "
-                      f"in place {stats.get('in_place', 0)}   buffer hits: writes "
+                      f"in place {stats.get('in_place', 0)} + {stats.get('partial_in_place', 0)} parts of strips   buffer hits: writes "
                       f"{'-' if ratio is None else f'{100 * ratio:.0f}%'}, reads {stats.get('read_hits', 0)} strips"))
     d = pl.get("directory") or {}
     lines.append(Text(f"directory: step {d.get('seq', 0)}, {d.get('commits', 0)} commits "
-                      f"({d.get('forced_commits', 0)} before reusing a slot), {d.get('checkpoints', 0)} checkpoints, "
+                      f"({d.get('forced_commits', 0)} before reusing a slot; {stats.get('forgets', 0)} stale copies forgotten), "
+                      f"{d.get('checkpoints', 0)} checkpoints, "
                       f"journal {format_size(d.get('journal_bytes', 0))}/{format_size(d.get('journal_size', 0))}"))
     if stats.get("lost"):
         lines.append(Text(f"{stats['lost']} strips lost their only copy in the last crash", style="yellow"))

@@ -307,9 +307,10 @@ def placement_table(pl: dict[str, Any]) -> Table:
               + (", ".join(f"{k}: {sizes[k]}" for k in sorted(sizes, key=int)) or "none"))
     t.add_row("cleaner", f"{stats.get('swaps', 0)} swaps, {stats.get('releases', 0)} releases "
               f"({stats.get('background_cleanings', 0)} cleanings in idle time); "
-              f"{stats.get('in_place', 0)} in-place writes")
+              f"{stats.get('in_place', 0)} in-place writes, {stats.get('partial_in_place', 0)} writes of part of a strip in place")
     d = pl.get("directory") or {}
-    t.add_row("directory", f"step {d.get('seq', 0)}, {d.get('commits', 0)} commits, {d.get('checkpoints', 0)} checkpoints, "
+    t.add_row("directory", f"step {d.get('seq', 0)}, {d.get('commits', 0)} commits ({stats.get('forgets', 0)} stale copies "
+              f"forgotten before a swap), {d.get('checkpoints', 0)} checkpoints, "
               f"journal {format_size(d.get('journal_bytes', 0))} of {format_size(d.get('journal_size', 0))}")
     if stats.get("lost"):
         t.add_row("last crash", f"{stats['lost']} strips written since the last flush lost their only copy")

@@ -173,3 +173,13 @@ def test_fig2_no_dirty_block_on_one_disk_gives_a_partial_free_stripe():
     assert d.state[partner][m_swap] == LIVE and not d.is_free(v)
     # DPSR's collector wants a whole free stripe: the same plan is no use to it
     assert DIRTY not in d.state[v]
+
+
+def test_create_says_which_writes_multibuffering_buffers(tmp_path):
+    from mountutil import vraid
+
+    small = " ".join(vraid("create", tmp_path / "a", "--disks", "4", "--disk-size", "8M", "--strip", "4K",
+                           "--placement", "multibuffer").stdout.split())
+    assert "only whole-strip writes are buffered" in small and "mkfs.ext4 -b 4096" in small
+    large = " ".join(vraid("create", tmp_path / "b", "--disks", "4", "--disk-size", "8M", "--placement", "dpsr").stdout.split())
+    assert "create with --strip 4K" in large

@@ -174,6 +174,10 @@ def cmd_create(args) -> int:
         console.print(f"placement: {placement[0]}; {d.strips} strips of data in {d.stripes} stripes "
                       f"({len(d.free_stripes)} free), image {format_size(d.capacity)}; stripe directory at the end "
                       "of every member", highlight=False)
+        hint = (f"give a file system {format_size(g.strip_size)} blocks: mkfs.ext4 -b {g.strip_size}"
+                if g.strip_size <= 4096 else "file systems write blocks of at most 4K, so create with --strip 4K")
+        console.print(f"only whole-strip writes are buffered, a write of part of a strip is made in place; {hint}",
+                      highlight=False)
     spares = f"; spares: {', '.join(p.name for p in asm.spares)}" if asm.spares else ""
     console.print(f"members: {', '.join(p.name for p in asm.paths)}{spares}; settings: {args.dir / 'vraid.toml'}", highlight=False)
     return 0

@@ -385,6 +385,11 @@ class Array:
             except MemberIOError as exc:
                 attempt += 1
                 self._member_error(exc, attempt)
+                if (self.cache is None and self.log is None
+                        and not self.redundancy.survives(len(self.health.missing_roles))):
+                    # retried, the flush would skip every failed member and "succeed": nothing
+                    # the lost members held is durable any more (on the members alone), so EIO
+                    raise
         self.events.publish(FlushEvent(time=self.clock.now()))
 
     async def shutdown(self) -> None:

@@ -85,3 +85,11 @@ def test_vraid_fuzz_finds_a_placement_that_returns_a_bad_step(tmp_path: Path):
     found = run("placement", f"{path}:BadStep", examples=10, seed=1).failure
     assert found is not None and "refuses" in str(found.error), found
     assert run("placement", "multibuffer:buffer=4", examples=3, seed=1).failure is None
+
+
+def test_vraid_fuzz_with_crashes_cuts_the_power_under_a_placement(tmp_path: Path):
+    from vraid.testing.fuzz import cases, run
+
+    names = [c.name for c in cases("placement", "multibuffer:buffer=4", with_crashes=True)]
+    assert names[-1] == "crash-placement" and "crash-placement" not in [c.name for c in cases("placement", "dpsr")]
+    assert run("placement", "dpsr:buffer=4", examples=3, seed=1, with_crashes=True, case="crash-placement").failure is None

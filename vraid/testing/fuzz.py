@@ -116,9 +116,11 @@ def _read_cases(prefetch: str, options: dict) -> list[Case]:
     return out
 
 
-def _placement_cases(spec: str, options: dict) -> list[Case]:
+def _placement_cases(spec: str, options: dict, with_crashes: bool = False) -> list[Case]:
     """A remapped array (seed 004) under the placement: reads, flushes, clean remounts and
-    crashes against the model (:mod:`vraid.testing.placed_machines`; crashes are always on)."""
+    crashes against the model (:mod:`vraid.testing.placed_machines`; crashes are always on);
+    ``with_crashes``: power cuts too (:mod:`vraid.testing.placed_crash_machine`)."""
+    from vraid.testing.placed_crash_machine import PlacedCrashMachine
     from vraid.testing.placed_machines import CASES, PlacedArrayMatchesModel
 
     options = {k: v for k, v in options.items() if k != "policies"}  # the machine installs the placement
@@ -129,6 +131,11 @@ def _placement_cases(spec: str, options: dict) -> list[Case]:
         seen.add(config)
         out.append(Case(config.id, f"{config.id}: writes, reads, flushes, remounts and crashes against the model",
                         lambda workdir, config=config: PlacedArrayMatchesModel(config, spec, workdir, options=options)))
+    if with_crashes:
+        machine = _settled(PlacedCrashMachine)
+        out.append(Case("crash-placement", "power cuts during writes, flushes and cleanings, reassembly, the directory "
+                        "recovered and the bitmap resynced; every block checked",
+                        lambda workdir: machine(spec, workdir, options=options)))
     return out
 
 
@@ -152,7 +159,7 @@ def cases(family: str, spec: str, *, with_crashes: bool = False) -> list[Case]:
     if family == "ct":
         return _ct_cases(spec, options) + (_crash_cases(options, ("write-through", "nvram")) if with_crashes else [])
     if family == "placement" and registry.parse(family, spec).name != "static":
-        return _placement_cases(spec, options)
+        return _placement_cases(spec, options, with_crashes)
     if family in ("queue_order", "placement"):
         return _read_cases("none", options) + (_crash_cases(options, ("write-through", "nvram")) if with_crashes else [])
     if family == "prefetch":

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -55,8 +56,11 @@ def _bytes(seed: int, n: int) -> bytes:
 
 
 class PlacedCrashMachine(RuleBasedStateMachine):
-    def __init__(self, spec: str, workdir: Path) -> None:
+    def __init__(self, spec: str, workdir: Path, *, options: dict | None = None) -> None:
         super().__init__()
+        #: EngineConfig keywords over the mount's (``vraid fuzz``: on_policy_fault); the
+        #: placement is the array's own (recorded by create), never taken from here
+        self.options = {k: v for k, v in (options or {}).items() if k != "policies"}
         self.dir = Path(tempfile.mkdtemp(dir=workdir))
         policy = registry.create("placement", spec, registry.Context())
         self.spec = registry.parse("placement", spec).text
@@ -97,6 +101,8 @@ class PlacedCrashMachine(RuleBasedStateMachine):
                                   power=self.power) for s in asm.stores]
         config = engine_config(asm, MountOptions())
         assert config.policies.get("placement") == self.spec, config.policies
+        if self.options:
+            config = replace(config, **self.options)
         asm.mark(clean=False)
         self.asm = asm
         self.portal = Session(config)

@@ -32,7 +32,9 @@ What each step costs here (seed 004 counts its own costs; where vraid differs it
   parity because its free slots count as zeros; vraid's free slots keep their old bytes,
   so it reads them too (one more read per strip written);
 * ``Swap``: read the live strip, small-write it into the partner's dirty slot;
-* ``InPlace``: a RAID-5 small write at the strip's slot (DPSR's fallback).
+* ``InPlace``: a RAID-5 small write at the strip's slot (DPSR's fallback);
+* ``Forget`` (the engine's own, not the paper's): no I/O of its own, but a commit before
+  the swap that overwrites the stale copy it gives up (:mod:`.directory_store`).
 
 Every step is checked against the directory before its I/O
 (:meth:`~vraid.core.directory.StripeDirectory.check_step`): a step that does not fit is

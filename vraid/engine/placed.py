@@ -247,13 +247,18 @@ class PlacedWrites:
             try:
                 if not isinstance(step, Swap) or not (0 <= step.partner < d.stripes and 0 <= step.member < len(d.state[0])):
                     continue
-                if d.named(step.partner, step.member) >= 0:
-                    forget = Forget(step.partner, step.member)
-                    self.store.noted(forget)
-                    d.apply(forget)
-                    self.stats["forgets"] += 1
+                self._forget((step.partner, step.member))
             except Exception:  # noqa: BLE001 - a malformed step is refused when its turn comes
                 continue
+
+    def _forget(self, slot: tuple[int, int]) -> None:
+        """If the directory still names a stale copy at ``slot``: a Forget of it, noted for
+        the next commit (which the rule then forces before the slot is written)."""
+        if self.directory.named(*slot) >= 0:
+            forget = Forget(*slot)
+            self.store.noted(forget)
+            self.directory.apply(forget)
+            self.stats["forgets"] += 1
 
     def _fault(self, call: str, exc: BaseException) -> None:
         if self._faulted:
@@ -333,11 +338,7 @@ class PlacedWrites:
             raise _Refused(f"a step the directory refuses: {exc}") from exc
         writes = store.writes_of(step)
         for slot in writes:  # a stale copy the directory still names: forgotten durably before it goes
-            if d.named(*slot) >= 0:
-                forget = Forget(*slot)
-                store.noted(forget)
-                d.apply(forget)
-                self.stats["forgets"] += 1
+            self._forget(slot)
         if store.must_commit_before(writes):
             await store.commit(forced=True)
         if isinstance(step, StripeWrite):

@@ -50,6 +50,20 @@ def _bytes(seed: int, n: int) -> bytes:
     return np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8).tobytes()
 
 
+def behind_power_cut(asm, g: Geometry, *, seed: int) -> PowerCut:
+    """Open ``asm``'s member stores behind one power cut (not armed: ``after`` is set later)."""
+    asm.open_stores()
+    power = PowerCut(NEVER, seed=seed)
+    asm.stores = [FaultyStore(s, clock=TrioClock(), block_size=g.block_size, data_offset=g.data_offset, power=power)
+                  for s in asm.stores]
+    return power
+
+
+def assert_scrub_clean(portal) -> None:
+    result = portal.call(scrub_array, portal.array)
+    assert result.mismatches == 0, f"scrub found {result.mismatches} mismatches in stripes {result.stripes}"
+
+
 class CrashMachine(RuleBasedStateMachine):
     def __init__(self, mode: str, workdir: Path, *, options: dict | None = None) -> None:
         super().__init__()
@@ -73,11 +87,8 @@ class CrashMachine(RuleBasedStateMachine):
         (``vraid.engine.build``: NVRAM opened and replayed, the bitmap's set chunks loaded,
         recovery run), with the members behind one power cut."""
         asm = assemble(self.dir / "arr")
-        asm.open_stores()
         was_clean = asm.was_clean
-        self.power = PowerCut(NEVER, seed=self.crashes)
-        asm.stores = [FaultyStore(s, clock=TrioClock(), block_size=self.g.block_size, data_offset=self.g.data_offset,
-                                  power=self.power) for s in asm.stores]
+        self.power = behind_power_cut(asm, self.g, seed=self.crashes)
         opts = MountOptions()
         if self.nvram_path is not None:
             opts = MountOptions(cache="stripe", cache_size=str(3 * self.g.stripe_data_bytes),
@@ -105,8 +116,7 @@ class CrashMachine(RuleBasedStateMachine):
 
     # -- checks --------------------------------------------------------------------
     def _scrub(self) -> None:
-        result = self.portal.call(scrub_array, self.portal.array)
-        assert result.mismatches == 0, f"scrub found {result.mismatches} mismatches in stripes {result.stripes}"
+        assert_scrub_clean(self.portal)
 
     def _adopt(self, uncertain: dict[int, tuple[bytes, bytes]]) -> None:
         """Read everything back; blocks of an interrupted write may be old or new."""

@@ -28,31 +28,22 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
-from vraid.backends.faulty import FaultyStore, PowerCut
 from vraid.core.geometry import RESERVED, Geometry
-from vraid.engine.clock import TrioClock
-from vraid.engine.scrub import scrub_array
 from vraid.fuse.daemon import MountOptions, engine_config
 from vraid.ondisk.assemble import assemble, create
 from vraid.ondisk.directory_area import DirectoryArea, logical_stripes, spare_of
 from vraid.policies import registry
+from vraid.testing.crash_machine import CHUNK, K, _bytes, assert_scrub_clean, behind_power_cut
 from vraid.testing.session import Session
+from vraid.testing.since_flush import SinceFlush
 
-K = 1024
-NEVER = 1 << 60
-CHUNK = 2  # stripes per bitmap bit
 STRIPES = 24
 #: a journal of a few blocks: it fills within a run, so checkpoints are cut too
 JOURNAL = 4 * 4 * K
-
-
-def _bytes(seed: int, n: int) -> bytes:
-    return np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8).tobytes()
 
 
 class PlacedCrashMachine(RuleBasedStateMachine):
@@ -74,31 +65,19 @@ class PlacedCrashMachine(RuleBasedStateMachine):
         self.g = g
         self.capacity = logical * g.stripe_data_bytes
         self.model = bytearray(self.capacity)
+        self.since = SinceFlush(g.block_size, g.strip_size, self.model)
         self.crashes = 0
-        self._flushed()
         self._mount()
-
-    # -- the model ----------------------------------------------------------------------
-    def _flushed(self) -> None:
-        """What a crash must keep from now on: the model as it is."""
-        self.flushed_model = bytes(self.model)
-        #: block -> its contents written since the last flush (each version)
-        self.versions: dict[int, set[bytes]] = {}
 
     def _written(self, offset: int, payload: bytes) -> None:
         self.model[offset : offset + len(payload)] = payload
-        bs = self.g.block_size
-        for b in range(offset // bs, (offset + len(payload) - 1) // bs + 1):
-            self.versions.setdefault(b, set()).add(bytes(self.model[b * bs : (b + 1) * bs]))
+        self.since.written(offset, len(payload), self.model)
 
     # -- mounting, as the daemon does ---------------------------------------------------
     def _mount(self) -> None:
         asm = assemble(self.dir / "arr")
-        asm.open_stores()
         was_clean = asm.was_clean
-        self.power = PowerCut(NEVER, seed=self.crashes)
-        asm.stores = [FaultyStore(s, clock=TrioClock(), block_size=self.g.block_size, data_offset=self.g.data_offset,
-                                  power=self.power) for s in asm.stores]
+        self.power = behind_power_cut(asm, self.g, seed=self.crashes)
         config = engine_config(asm, MountOptions())
         assert config.policies.get("placement") == self.spec, config.policies
         if self.options:
@@ -114,29 +93,6 @@ class PlacedCrashMachine(RuleBasedStateMachine):
         self.portal.close()
         self.asm.mark(clean=True)
         self.asm.close()
-
-    # -- checks ---------------------------------------------------------------------------
-    def _scrub(self) -> None:
-        result = self.portal.call(scrub_array, self.portal.array)
-        assert result.mismatches == 0, f"scrub found {result.mismatches} mismatches in stripes {result.stripes}"
-
-    def _check_after_crash(self) -> None:
-        bs, S = self.g.block_size, self.g.strip_size
-        per_strip = S // bs
-        got = self.portal.read(0, self.capacity)
-        zeros = bytes(bs)
-        for b in range(self.capacity // bs):
-            now, flushed = got[b * bs : (b + 1) * bs], self.flushed_model[b * bs : (b + 1) * bs]
-            written = self.versions.get(b)
-            if written is None:
-                assert now == flushed, f"block {b}, not written since the last flush, changed in the crash"
-                continue
-            L = b // per_strip
-            whole = all(c in self.versions for c in range(L * per_strip, (L + 1) * per_strip))
-            assert now == flushed or now in written or (whole and now == zeros), \
-                f"block {b} (strip {L}) reads back as none of its versions since the last flush"
-        self.model = bytearray(got)
-        self._flushed()
 
     # -- rules ----------------------------------------------------------------------------
     def _draw_write(self, data) -> tuple[int, bytes]:
@@ -162,7 +118,7 @@ class PlacedCrashMachine(RuleBasedStateMachine):
     def flush(self) -> None:
         note("flush")
         self.portal.flush()
-        self._flushed()
+        self.since.flushed(self.model)
 
     @rule()
     def clean(self) -> None:
@@ -175,7 +131,7 @@ class PlacedCrashMachine(RuleBasedStateMachine):
         self._unmount()
         self._mount()
         assert self.portal.read(0, self.capacity) == bytes(self.model), "a clean remount changed the data"
-        self._flushed()
+        self.since.flushed(self.model)
 
     @rule(data=st.data(), then=st.sampled_from(["write", "flush", "clean"]))
     def crash(self, data, then: str) -> None:
@@ -189,7 +145,7 @@ class PlacedCrashMachine(RuleBasedStateMachine):
             self.portal.write(offset, payload)
             if then == "flush":
                 self.portal.flush()
-                self._flushed()
+                self.since.flushed(self.model)
             elif then == "clean":
                 while not self.power.dead and self.portal.call(self.portal.array.placed.clean_once):
                     pass
@@ -200,13 +156,16 @@ class PlacedCrashMachine(RuleBasedStateMachine):
         self.asm.close()
         self.crashes += 1
         self._mount()
-        self._check_after_crash()
-        self._scrub()
+        got = self.portal.read(0, self.capacity)
+        self.since.check(got)
+        self.model = bytearray(got)
+        self.since.flushed(self.model)
+        assert_scrub_clean(self.portal)
 
     def teardown(self) -> None:
         try:
             assert self.portal.read(0, self.capacity) == bytes(self.model), "a full read differs from the model"
-            self._scrub()
+            assert_scrub_clean(self.portal)
             self._unmount()
             self._mount()
             assert self.portal.read(0, self.capacity) == bytes(self.model), "a clean remount changed the data"

@@ -12,12 +12,10 @@ strips through a stripe directory (:mod:`vraid.engine.placed`), and checks:
   equals the one in memory after a flush: the journal and checkpoints hold everything;
 * a clean remount (unmount = drain + checkpoint) gives back the model;
 * the background cleaner (a rule of its own, so runs repeat exactly) never changes what reads return;
-* a crash (the engine dropped, no flush), checked per block as a disk's contract asks:
-  a block not written since the last flush reads back exactly, even when a write since
-  then changed another part of its strip; a block written since reads back as its flushed
-  content or one of the versions written since, or as zeros when its whole strip was
-  written since the flush (a strip whose only copy was in the volatile write buffer and
-  whose old slot was recycled; docs/multibuffer.md). The array goes on from what it reads.
+* a crash (the engine dropped, no flush), checked per block as a disk's contract asks
+  (:class:`~vraid.testing.since_flush.SinceFlush`: a block not written since the last
+  flush reads back exactly, one written since as one of its versions, or zeros when its
+  whole strip was); the array goes on from what it reads.
 """
 
 from __future__ import annotations
@@ -36,6 +34,7 @@ from vraid.ondisk.directory_area import PARAM, DirectoryArea, logical_stripes, s
 from vraid.policies import registry
 from vraid.testing.machines import ArrayMatchesModel, Config
 from vraid.testing.portal import ArrayPortal
+from vraid.testing.since_flush import SinceFlush
 
 UUID = "00000000-0000-4000-8000-000000000004"
 
@@ -54,15 +53,7 @@ class PlacedArrayMatchesModel(ArrayMatchesModel):
         super().__init__(config, "memory", workdir, options=self.options)
         self.capacity = logical * g.stripe_data_bytes
         self.model = bytearray(self.capacity)
-        self.since_flush: set[int] = set()
-        self._flushed()
-
-    def _flushed(self) -> None:
-        """The model is what a crash must keep: no block written since."""
-        self.since_flush.clear()
-        #: block index -> its contents written since the last flush (each version)
-        self.versions: dict[int, set[bytes]] = {}
-        self.flushed_model = bytes(self.model)
+        self.since = SinceFlush(g.block_size, g.strip_size, self.model)
 
     def _open(self, *, was_clean: bool = True) -> ArrayPortal:
         if not hasattr(self, "_formatted"):
@@ -75,10 +66,7 @@ class PlacedArrayMatchesModel(ArrayMatchesModel):
 
     def _write(self, offset: int, length: int, seed: int, what: str) -> None:
         super()._write(offset, length, seed, what)
-        S, B = self.g.strip_size, self.g.block_size
-        self.since_flush.update(range(offset // S, (offset + length - 1) // S + 1))
-        for b in range(offset // B, (offset + length - 1) // B + 1):
-            self.versions.setdefault(b, set()).add(bytes(self.model[b * B : (b + 1) * B]))
+        self.since.written(offset, length, self.model)
 
     # -- checks ---------------------------------------------------------------------------
     def check_members(self) -> None:
@@ -104,7 +92,7 @@ class PlacedArrayMatchesModel(ArrayMatchesModel):
     def flush(self) -> None:
         note("flush")
         self.portal.flush()
-        self._flushed()
+        self.since.flushed(self.model)
         self.check_members()
 
     @rule()
@@ -112,7 +100,7 @@ class PlacedArrayMatchesModel(ArrayMatchesModel):
         note("remount (clean: unmount drains the buffers and checkpoints)")
         self.portal.shutdown()
         self.portal.close()
-        self._flushed()
+        self.since.flushed(self.model)
         self.portal = self._open()
 
     @rule()
@@ -122,26 +110,13 @@ class PlacedArrayMatchesModel(ArrayMatchesModel):
 
     @rule()
     def crash(self) -> None:
-        note(f"crash with strips {sorted(self.since_flush)} written since the last flush")
+        note(f"crash with strips {self.since.strips()} written since the last flush")
         self.portal.close()
         self.portal = self._open(was_clean=False)
-        S, B = self.g.strip_size, self.g.block_size
-        per_strip = S // B
         got = self.portal.read(0, self.capacity)
-        zeros = bytes(B)
-        for b in range(self.capacity // B):
-            now, flushed = got[b * B : (b + 1) * B], self.flushed_model[b * B : (b + 1) * B]
-            written = self.versions.get(b)
-            if written is None:
-                assert now == flushed, f"block {b} (strip {b // per_strip}), not written since the last flush, changed in the crash"
-                continue
-            L = b // per_strip
-            whole = all(c in self.versions for c in range(L * per_strip, (L + 1) * per_strip))
-            assert now == flushed or now in written or (whole and now == zeros), \
-                f"block {b} (strip {L}) reads back as none of its versions since the last flush" + \
-                ("" if whole else " (and its strip was not all written since, so zeros are not allowed)")
+        self.since.check(got)
         self.model = bytearray(got)  # the written blocks: whatever version survived
-        self._flushed()
+        self.since.flushed(self.model)
 
     def teardown(self) -> None:
         try:

@@ -24,7 +24,7 @@ FOUND = 3
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     """Register ``fuzz`` on the ``vraid`` parser."""
-    from vraid.testing.fuzz import DEFAULT_EXAMPLES, DEFAULT_STEPS
+    from vraid.testing.fuzz_budget import DEFAULT_EXAMPLES, DEFAULT_STEPS
 
     p = sub.add_parser(
         "fuzz", help="fuzz your own policy: the array against a model with it plugged in (hypothesis)",

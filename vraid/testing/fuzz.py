@@ -30,12 +30,11 @@ from hypothesis.stateful import run_state_machine_as_test
 from vraid.engine.array import CacheConfig
 from vraid.errors import VraidError
 from vraid.policies import registry
+from vraid.testing.fuzz_budget import DEFAULT_EXAMPLES, DEFAULT_STEPS
 from vraid.testing.fuzz_checks import PolicyFailure, find as _find
 
 #: families ``vraid fuzz`` takes, in the registry's order
 FAMILIES = tuple(registry.FAMILIES)
-DEFAULT_EXAMPLES = 20
-DEFAULT_STEPS = 30
 #: wall seconds hypothesis may spend shrinking a failure (its own limit is 300 s; every example
 #: here starts an engine, so shrinking is what takes the time of a failing run)
 SHRINK_SECONDS = 20

@@ -56,7 +56,7 @@ from .readpath import ReadCache, ReadPath
 from .target import RaidTarget
 from vraid.core.rxw import Plan
 from vraid.policies.prefetch import NoPrefetch
-from .stripe import BufferPool, StripeBuffer, execute, writes_of
+from .stripe import BufferPool, StripeBuffer, execute, one_column_rmw, writes_of
 
 Transform = Callable[[Plan], Plan]
 log = logging.getLogger(__name__)
@@ -143,6 +143,8 @@ class Array:
         #: the clock's "an uncontended lock may skip its checkpoint" test (None: always checkpoint;
         #: TrioClock.may_skip_checkpoint)
         self._alone = getattr(self.clock, "may_skip_checkpoint", None)
+        #: stripe writes done by :meth:`_small_write` (inline, without a stripe buffer)
+        self.small_writes = 0
         self.started_at = 0.0
         # -- failures (vraid.ondisk.failures, vraid.engine.degraded, vraid.engine.rebuild) --
         self.health = MemberHealth(geometry.ndisks, failed)
@@ -495,15 +497,88 @@ class Array:
         block = g.block_size
         first_block = ext.start // block
         last_block = (ext.start + ext.length - 1) // block
+        z = _dirty_z(g.u, g.data_disks, first_block, last_block)
+        attempt = 0
+        if not (ext.start % block or (ext.start + ext.length) % block):
+            attempt = await self._small_write(ext, src, z)
+            if attempt < 0:
+                return
         async with self._stripe_lock(ext.stripe):
             buf = self._buffers.take(ext.stripe)
             if ext.start % block or (ext.start + ext.length) % block:
                 await self._fill_partial_blocks(buf, ext, first_block, last_block)
             if not self.members.no_data:  # the metadata-only simulation keeps no bytes
                 buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]
-            z = _dirty_z(g.u, g.data_disks, first_block, last_block)
-            await self._execute_plan(buf, z, Priority.HOST)
+            await self._execute_plan(buf, z, Priority.HOST, attempt=attempt)
         self._buffers.give(buf)  # only now: every member request into it has finished
+
+    async def _small_write(self, ext: Extent, src: np.ndarray, z) -> int:
+        """A write of whole blocks of one data strip, done without a stripe buffer when
+        nothing can interleave with it: the small write of seed 000 II-A (read the old data
+        and the old parity, XOR the change into the parity, write both), run inline.
+
+        The same plan, plan event, metrics, write-intent bit and member requests as
+        :meth:`_execute_plan` on a stripe buffer, with the host's bytes written as they
+        are and the parity computed in a block-sized array. Taken only when the general
+        path would not yield either (no stripe lock held or waited for, a stripe lock would
+        take no checkpoint, the intent bit already durable, both members inline), so the
+        order of tasks, and a simulation's results, stay those of the general path.
+
+        Returns -1 when the write is done, otherwise the attempts it made (0: not taken;
+        1: a member failed, and the general path goes on degraded from there).
+        """
+        stripe = ext.stripe
+        if self.ct is not None or self.health.degraded or stripe in self._locks or self.redundancy.parity_columns != 1:
+            return 0
+        intent = self.intent
+        if intent is not None and not intent.ready(stripe):
+            return 0
+        columns = self.mapping.columns(stripe)
+        plan = _build_plan(stripe, z, columns, True)
+        shape = one_column_rmw(plan)
+        if shape is None:
+            return 0
+        k, first, rows, parity_read_first, parity_written_first = shape
+        data_disk, parity_disk = columns[k], columns[-1]
+        members = self.members
+        disks = members.disks
+        alone = self._alone
+        if not (disks[data_disk].can_inline and disks[parity_disk].can_inline) or alone is None or not alone():
+            return 0
+        m = self.metrics
+        m.plans += 1
+        m.count_cycle_totals(_cycle_totals(plan.z, plan.parity))
+        self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=0, missing=[],
+                                      cause=_CAUSE_OF_PRIORITY[Priority.HOST]))
+        if intent is not None:
+            await intent.begin(stripe)  # durable already: returns at once
+        g = self.geometry
+        n = rows * g.block_size
+        at = self.mapping.member_offset(stripe, first)
+        parity = np.empty((1, n), dtype=np.uint8)
+        old = Request(data_disk, "read", at, n, priority=Priority.HOST)
+        checks = Request(parity_disk, "read", at, n, memoryview(parity).cast("B"), Priority.HOST)
+        ok = False
+        try:
+            await members.run([checks, old] if parity_read_first else [old, checks])
+            new = src[ext.host_offset : ext.host_offset + ext.length]
+            if not members.no_data:  # the metadata-only simulation: no bytes to XOR
+                self.redundancy.update(parity, np.frombuffer(old.result, dtype=np.uint8).reshape(1, n),  # type: ignore[arg-type]
+                                       new.reshape(1, n), (k,))
+            data = Request(data_disk, "write", at, n, memoryview(new), Priority.HOST)
+            written = Request(parity_disk, "write", at, n, memoryview(parity).cast("B"), Priority.HOST)
+            await members.run([written, data] if parity_written_first else [data, written])
+            ok = True
+            self.small_writes += 1
+            return -1
+        except MemberIOError as exc:
+            self._member_error(exc, 1)
+            if exc.op == "write" and self.redundancy.survives(len(self.health.missing(stripe))):
+                return -1  # every other member holds its new blocks: the failed one's are rebuilt from them
+            return 1  # failed while reading: nothing was written; the general path plans again without it
+        finally:
+            if intent is not None:
+                intent.end(stripe, ok)
 
     async def write_plan(self, buf: StripeBuffer, z, *, priority: Priority = Priority.DESTAGE,
                          cause: Cause | None = None) -> Plan:
@@ -512,8 +587,8 @@ class Array:
         async with self._stripe_lock(buf.stripe):
             return await self._execute_plan(buf, z, priority, cause)
 
-    async def _execute_plan(self, buf: StripeBuffer, z, priority: Priority, cause: Cause | None = None) -> Plan:
-        attempt = 0
+    async def _execute_plan(self, buf: StripeBuffer, z, priority: Priority, cause: Cause | None = None, *,
+                            attempt: int = 0) -> Plan:
         while True:
             missing = self.health.missing(buf.stripe) if self.health.degraded else _NONE
             if missing:  # vraid.engine.degraded: a plan that keeps parity right without the missing members

@@ -180,7 +180,7 @@ class _Spec:
     matrix: the reads (column, first row, rows, into temp? or None: scatter), the writes,
     and the parity rows (RCW rows as a slice or list, RMW rows with their dirty columns)."""
 
-    __slots__ = ("matrix", "requests", "reads", "writes", "rcw", "rmw")
+    __slots__ = ("matrix", "requests", "reads", "writes", "rcw", "rmw", "one_column")
 
     def __init__(self, plan: Plan, nd: int) -> None:
         m = self.matrix = plan.transformed
@@ -203,6 +203,32 @@ class _Spec:
                 (rcw_rows if kind == () else rmw_rows).append((i, kind))
         self.rcw = _rows([i for i, _ in rcw_rows]) if rcw_rows else None
         self.rmw = [(i, list(dirty), dirty) for i, dirty in rmw_rows]
+        self.one_column = _one_column(self, nd) if plan.parity else None
+
+
+def _one_column(spec: _Spec, nd: int) -> tuple[int, int, int, bool, bool] | None:
+    """``(k, first_row, rows, parity read first, parity written first)`` when the plan is the
+    read-modify-write of consecutive rows of one data column ``k`` and nothing else (seed 000
+    II-A's small write: read the old data into t and the old parity, then write both; one
+    parity column); None for any other plan."""
+    if spec.rcw is not None or not spec.rmw:
+        return None
+    rows = [i for i, _, _ in spec.rmw]
+    if {tuple(cols) for _, cols, _ in spec.rmw} != {(spec.rmw[0][1][0],)} or len(spec.rmw[0][1]) != 1:
+        return None
+    k, first, n = spec.rmw[0][1][0], rows[0], len(rows)
+    if rows != list(range(first, first + n)):
+        return None
+    if len(spec.reads) != 2 or set(spec.reads) != {(k, first, n, True), (nd, first, n, False)}:
+        return None
+    if len(spec.writes) != 2 or set(spec.writes) != {(k, first, n), (nd, first, n)}:
+        return None
+    return k, first, n, spec.reads[0][0] == nd, spec.writes[0][0] == nd
+
+
+def one_column_rmw(plan: Plan) -> tuple[int, int, int, bool, bool] | None:
+    """What :func:`_one_column` says of ``plan`` (worked out once per matrix)."""
+    return _spec(plan).one_column
 
 
 #: id(plan.transformed) -> its _Spec; an entry holds its matrix, so the id stays its own

@@ -190,6 +190,10 @@ class WriteIntentBitmap:
         self.members = members
         self.clock = clock
 
+    def ready(self, stripe: int) -> bool:
+        """True when :meth:`begin` of ``stripe`` would return at once (its bit is durable)."""
+        return stripe // self.chunk in self.durable
+
     async def begin(self, stripe: int) -> None:
         """Return once the bit of ``stripe``'s chunk is durable on every member."""
         c = stripe // self.chunk

@@ -1,0 +1,250 @@
+"""The inline small write (``Array._small_write``): a write of whole blocks of one data strip,
+done without a stripe buffer when nothing can interleave with it, must leave exactly what the
+general path leaves: the members' bytes, the plans and their events, the metrics, the member
+statistics and the write-intent bits; and a member that fails under it is failed and the
+write carried on degraded, as the general path does."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import trio
+
+from vraid.backends.memory import MemoryStore
+from vraid.core.geometry import RESERVED, Geometry
+from vraid.engine.array import Array, open_array
+from vraid.engine.events import PlanEvent
+from vraid.engine.scrub import scrub_array
+from vraid.ondisk.bitmap import WriteIntentBitmap
+
+BS = 4096
+
+
+class FailingStore(MemoryStore):
+    """An instant memory member whose reads or writes fail once ``fail`` names the op."""
+
+    fail: str | None = None
+
+    async def read(self, offset, length):
+        if self.fail == "read":
+            raise OSError(5, "injected read error")
+        return await super().read(offset, length)
+
+    async def write(self, offset, data):
+        if self.fail == "write":
+            raise OSError(5, "injected write error")
+        await super().write(offset, data)
+
+
+def _geometry(ndisks: int = 5) -> Geometry:
+    return Geometry(5, ndisks, 24, BS, 16 * 1024, data_offset=RESERVED)
+
+
+def _writes(g: Geometry, n: int, seed: int) -> list[tuple[int, bytes]]:
+    """Random writes inside one stripe each: mostly one to four whole blocks of one strip (the
+    small write), some across strips and some unaligned (the general path). One stripe each,
+    so that every write is one task and the order of the plans is the same on every run (the
+    stripes of a larger write run as concurrent tasks, which trio orders at random)."""
+    rng = random.Random(seed)
+    per, stripe_bytes = g.strip_size // BS, g.stripe_data_bytes
+    out = []
+    for _ in range(n):
+        kind = rng.random()
+        base = rng.randrange(g.capacity // stripe_bytes) * stripe_bytes
+        if kind < 0.7:
+            first = rng.randrange(per)
+            off = base + rng.randrange(g.data_disks) * g.strip_size + first * BS
+            length = rng.randint(1, per - first) * BS
+        elif kind < 0.85:
+            first = rng.randrange(stripe_bytes // BS - 1)
+            off, length = base + first * BS, rng.randint(2, stripe_bytes // BS - first) * BS
+        else:
+            off = base + rng.randrange(stripe_bytes - 3 * BS)
+            length = rng.randint(1, 3 * BS)
+        out.append((off, rng.randbytes(length)))
+    return out
+
+
+async def _run(g: Geometry, stores, writes, *, inline: bool, bitmap: bool = True):
+    """Apply ``writes``; return what the general path must agree on."""
+    intent = WriteIntentBitmap(g, 2) if bitmap else None
+    plans: list[tuple] = []
+    async with open_array(g, stores, intent=intent) as array:
+        if not inline:
+            async def general(ext, src, z):
+                return 0
+
+            array._small_write = general
+        array.events.subscribe(lambda e: plans.append((e.plan.stripe, e.plan.z, e.plan.transformed, e.plan.requests,
+                                                       e.row0, tuple(e.missing), e.cause))
+                               if isinstance(e, PlanEvent) else None)
+        for off, data in writes:
+            await array.write(off, data)
+        taken = array.small_writes
+        timed = ("response", "_ms", "seconds", "busy", "utilization")  # wall-clock figures differ run to run
+        metrics = {k: v for k, v in array.metrics.to_dict().items() if not any(t in k for t in timed)}
+        stats = [{k: v for k, v in d.stats.to_dict().items() if k != "busy_seconds"} for d in array.members.disks]
+        bits = sorted(intent.durable) if intent is not None else None
+        health = [m["state"] for m in array.status()["members"]]
+        scrub = await scrub_array(array)
+    return {"plans": plans, "metrics": metrics, "stats": stats, "bits": bits, "health": health,
+            "mismatches": scrub.mismatches, "bytes": [bytes(s.read_sync(0, s.size)) for s in stores]}, taken
+
+
+@pytest.mark.parametrize("ndisks", [3, 4, 5])
+def test_the_inline_small_write_leaves_what_the_general_path_leaves(ndisks):
+    g = _geometry(ndisks)
+    writes = _writes(g, 300, seed=ndisks)
+
+    async def main():
+        fast, taken = await _run(g, [MemoryStore(g.member_size) for _ in range(ndisks)], writes, inline=True)
+        slow, none = await _run(g, [MemoryStore(g.member_size) for _ in range(ndisks)], writes, inline=False)
+        assert none == 0
+        # 3 and 4 disks: the plans choose RCW for these writes (as cheap or cheaper), never inline
+        assert taken > 100 if ndisks == 5 else taken == 0
+        assert fast == slow
+        assert fast["mismatches"] == 0
+
+    trio.run(main)
+
+
+def test_the_data_reads_back_and_parity_rebuilds_a_lost_member():
+    g = _geometry()
+    writes = _writes(g, 200, seed=7)
+    model = bytearray(g.capacity)
+    for off, data in writes:
+        model[off : off + len(data)] = data
+    stores = [MemoryStore(g.member_size) for _ in range(g.ndisks)]
+
+    async def main():
+        async with open_array(g, stores, intent=WriteIntentBitmap(g, 2)) as array:
+            for off, data in writes:
+                await array.write(off, data)
+            assert array.small_writes > 100
+            assert await array.read(0, g.capacity) == bytes(model)
+            array.fail_member(2, "test")
+            assert await array.read(0, g.capacity) == bytes(model)  # member 2 rebuilt from parity
+
+    trio.run(main)
+
+
+@pytest.mark.parametrize("op, disk_role", [("read", "data"), ("read", "parity"), ("write", "data"), ("write", "parity")])
+def test_a_member_failing_under_the_inline_small_write_is_failed_and_the_write_done_degraded(op, disk_role):
+    g = _geometry()
+    off, data = 5 * g.strip_size + BS, bytes(range(256)) * 32  # two blocks of one strip
+    stripe = off // g.stripe_data_bytes
+
+    async def main(inline: bool):
+        stores = [FailingStore(g.member_size) for _ in range(g.ndisks)]
+        plans = []
+        async with open_array(g, stores, intent=WriteIntentBitmap(g, 2)) as array:
+            if not inline:
+                async def general(ext, src, z):
+                    return 0
+
+                array._small_write = general
+            await array.write(0, b"\x01" * 4 * BS)  # the bitmap bit of stripe 0's chunk...
+            await array.write(off, b"\x02" * len(data))  # ... and of this one, durable: the inline path may run
+            columns = array.mapping.columns(stripe)
+            victim = columns[(off % g.stripe_data_bytes) // g.strip_size] if disk_role == "data" else columns[-1]
+            stores[victim].fail = op
+            array.events.subscribe(lambda e: plans.append((e.plan.z, tuple(e.missing))) if isinstance(e, PlanEvent) else None)
+            await array.write(off, data)
+            state = [m["state"] for m in array.status()["members"]]
+            stores[victim].fail = None
+            read = await array.read(off, len(data))
+            metrics = {k: array.metrics.to_dict()[k] for k in ("plans", "host_writes")}
+            return state, read, plans, metrics, array.small_writes
+
+    fast = trio.run(main, True)
+    slow = trio.run(main, False)
+    assert fast[:4] == slow[:4]
+    state, read, plans, _, _ = fast
+    assert read == data
+    assert state.count("failed") == 1
+    if op == "read":
+        assert len(plans) == 2 and plans[1][1]  # planned again, degraded
+    else:
+        assert len(plans) == 1  # the other member holds its new blocks; the failed one is rebuilt from them
+    assert fast[4] == 1  # only the write before the failure went inline (and, on a write error, none after)
+
+
+def test_the_inline_small_write_waits_its_turn_behind_a_held_stripe_lock():
+    """A stripe another task holds is never written inline: the write queues on the lock."""
+    import trio.testing
+
+    g = _geometry()
+    order = []
+
+    async def main():
+        async with open_array(g, [MemoryStore(g.member_size) for _ in range(g.ndisks)]) as array:
+            held = array._stripe_lock(0)
+            await held.__aenter__()
+
+            async def writer():
+                await array.write(BS, b"\x07" * BS)
+                order.append("write")
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(writer)
+                await trio.testing.wait_all_tasks_blocked()
+                order.append("released")
+                await held.__aexit__(None, None, None)
+            assert array.small_writes == 0
+            assert await array.read(BS, BS) == b"\x07" * BS
+            await array.write(BS, b"\x08" * BS)  # nothing held now: inline
+            assert array.small_writes == 1
+
+    trio.run(main)
+    assert order == ["released", "write"]
+
+
+def test_no_data_mode_takes_the_inline_path_without_bytes():
+    """The metadata-only simulation (``members.no_data``) runs the same plans, no XOR."""
+    g = _geometry()
+    writes = [(s * g.strip_size, b"\x05" * BS) for s in range(20)]
+
+    async def main():
+        async with open_array(g, [MemoryStore(g.member_size) for _ in range(g.ndisks)]) as array:
+            array.members.no_data = True
+            for off, data in writes:
+                await array.write(off, data)
+            assert array.small_writes == len(writes)
+            assert array.metrics.plans == len(writes)
+
+    trio.run(main)
+
+
+def test_a_stripe_lock_object_is_never_left_behind():
+    g = _geometry()
+
+    async def main():
+        async with open_array(g, [MemoryStore(g.member_size) for _ in range(g.ndisks)]) as array:
+            for off, data in _writes(g, 100, seed=3):
+                await array.write(off, data)
+            assert array._locks == {}
+            assert isinstance(array, Array)
+
+    trio.run(main)
+
+
+def test_the_inline_write_xors_through_the_redundancy_scheme():
+    """The parity arithmetic stays in vraid.core.redundancy (the seam rules): the inline
+    path's parity equals the XOR of the row's data blocks."""
+    g = _geometry()
+    stores = [MemoryStore(g.member_size) for _ in range(g.ndisks)]
+
+    async def main():
+        async with open_array(g, stores) as array:
+            await array.write(3 * g.strip_size, b"\x0f" * BS)
+            await array.write(3 * g.strip_size, b"\xf0" * BS)
+            assert array.small_writes == 2
+            stripe = 3 // g.data_disks
+            columns = array.mapping.columns(stripe)
+            at = array.mapping.member_offset(stripe, 0)
+            rows = [np.frombuffer(stores[d].read_sync(at, BS), np.uint8) for d in columns]
+            assert not np.bitwise_xor.reduce(rows).any()
+
+    trio.run(main)

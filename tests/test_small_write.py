@@ -248,3 +248,55 @@ def test_the_inline_write_xors_through_the_redundancy_scheme():
             assert not np.bitwise_xor.reduce(rows).any()
 
     trio.run(main)
+
+
+# -- against a plain model, with a member failing at a random moment ------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+G5 = _geometry()
+_BLOCKS = G5.capacity // BS
+
+
+@st.composite
+def _write_ops(draw):
+    """Writes, mostly whole blocks inside one strip (the inline path's), some unaligned or
+    spanning strips and stripes."""
+    n = draw(st.integers(1, 40))
+    ops = []
+    for _ in range(n):
+        if draw(st.booleans()):
+            strip = draw(st.integers(0, G5.capacity // G5.strip_size - 1))
+            per = G5.strip_size // BS
+            first = draw(st.integers(0, per - 1))
+            off, length = strip * G5.strip_size + first * BS, draw(st.integers(1, per - first)) * BS
+        else:
+            off = draw(st.integers(0, G5.capacity - 1))
+            length = draw(st.integers(1, min(3 * G5.stripe_data_bytes, G5.capacity - off)))
+        ops.append((off, length, draw(st.integers(0, 255))))
+    return ops
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=_write_ops(), fail=st.none() | st.tuples(st.integers(0, 39), st.integers(0, 4), st.sampled_from(["read", "write"])))
+def test_writes_read_back_as_the_model_with_a_member_failing_anywhere(ops, fail):
+    model = bytearray(G5.capacity)
+    stores = [FailingStore(G5.member_size) for _ in range(G5.ndisks)]
+
+    async def main():
+        async with open_array(G5, stores, intent=WriteIntentBitmap(G5, 2)) as array:
+            for i, (off, length, byte) in enumerate(ops):
+                if fail is not None and i == fail[0]:
+                    stores[fail[1]].fail = fail[2]
+                data = bytes([byte]) * length
+                await array.write(off, data)
+                model[off : off + length] = data
+            for s in stores:
+                s.fail = None
+            assert await array.read(0, G5.capacity) == bytes(model)
+            failed = [m["state"] for m in array.status()["members"]].count("failed")
+            assert failed <= 1
+            if not failed:
+                assert (await scrub_array(array)).mismatches == 0
+
+    trio.run(main)

@@ -143,6 +143,8 @@ class Array:
         #: the clock's "an uncontended lock may skip its checkpoint" test (None: always checkpoint;
         #: TrioClock.may_skip_checkpoint)
         self._alone = getattr(self.clock, "may_skip_checkpoint", None)
+        #: the static layout (reads inside one strip compute their member request directly)
+        self._static = type(self.mapping) is StaticMapping
         #: stripe writes done by :meth:`_small_write` (inline, without a stripe buffer)
         self.small_writes = 0
         self.started_at = 0.0
@@ -245,11 +247,26 @@ class Array:
         block = g.block_size
         first = offset // block * block
         end = -(-(offset + length) // block) * block
-        requests: list[Request] = []
-        for ext in self.mapping.extents(first, end - first):
-            requests += self._read_requests(ext, priority)
-        await self.members.run(requests)
-        data = requests[0].result if len(requests) == 1 else b"".join(r.result for r in requests)  # type: ignore[misc]
+        strip = g.strip_size
+        if first // strip == (end - 1) // strip and self._static:  # inside one strip: one member request
+            stripe, k = divmod(first // strip, g.data_disks)
+            mapping = self.mapping
+            req = Request(mapping.data_disk(stripe, k), "read", mapping.member_offset(stripe) + first % strip, end - first,
+                          priority=priority)
+            disk = self.members.disks[req.disk]
+            if disk.can_inline:  # what Members.run does for one inline request
+                await disk._execute(req)
+                if req.error is not None:
+                    Members._raise_first_error((req,))
+            else:
+                await self.members.run((req,))
+            data = req.result
+        else:
+            requests: list[Request] = []
+            for ext in self.mapping.extents(first, end - first):
+                requests += self._read_requests(ext, priority)
+            await self.members.run(requests)
+            data = requests[0].result if len(requests) == 1 else b"".join(r.result for r in requests)  # type: ignore[misc]
         head = offset - first
         if head == 0 and len(data) == length:
             return data  # aligned: the member's bytes, no copy

@@ -20,6 +20,8 @@ Crash consistency: with a write-intent hook (``Array(intent=...)``, the
 bitmap of :mod:`vraid.ondisk.bitmap`), every plan, resync and repair that writes a
 stripe first awaits ``intent.begin(stripe)`` and reports ``intent.end(stripe,
 ok)`` afterwards (:meth:`Array.intent_of`); the hook decides what to record.
+``intent.ready(stripe)`` says whether ``begin`` would return at once (the inline small
+write, :meth:`Array._small_write`, runs only then).
 
 Seams: every logical-to-physical translation goes through ``Array.mapping``
 (:mod:`vraid.core.mapping`; the geometry's static layout unless another is

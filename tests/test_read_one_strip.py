@@ -13,6 +13,8 @@ from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import LAYOUTS, RESERVED, Geometry
 from vraid.engine.array import Array, open_array
 
+from test_small_write import FailingStore
+
 BS = 4096
 
 
@@ -32,15 +34,6 @@ def test_the_direct_request_is_the_one_the_extents_give(layout, ndisks):
         assert (req.disk, req.offset, req.length) == (mapping.data_disk(stripe, k), mapping.member_offset(stripe) + first % strip, n)
 
 
-class FailingStore(MemoryStore):
-    fail = False
-
-    async def read(self, offset, length):
-        if self.fail:
-            raise OSError(5, "injected read error")
-        return await super().read(offset, length)
-
-
 def test_a_member_failing_under_a_one_strip_read_is_failed_and_the_read_reconstructed():
     g = Geometry(5, 5, 8, BS, 16 * 1024, data_offset=RESERVED)
     stores = [FailingStore(g.member_size) for _ in range(5)]
@@ -50,7 +43,7 @@ def test_a_member_failing_under_a_one_strip_read_is_failed_and_the_read_reconstr
         async with open_array(g, stores) as array:
             await array.write(0, data)
             disk = array.mapping.data_disk(0, 1)
-            stores[disk].fail = True
+            stores[disk].fail = "read"
             reads = array.members.disks[disk].stats.reads
             assert await array.read(g.strip_size + 100, 3000) == data[g.strip_size + 100 : g.strip_size + 3100]
             assert array.members.disks[disk].stats.errors == 1 and array.members.disks[disk].stats.reads == reads

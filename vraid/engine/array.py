@@ -255,13 +255,7 @@ class Array:
             mapping = self.mapping
             req = Request(mapping.data_disk(stripe, k), "read", mapping.member_offset(stripe) + first % strip, end - first,
                           priority=priority)
-            disk = self.members.disks[req.disk]
-            if disk.can_inline:  # what Members.run does for one inline request
-                await disk._execute(req)
-                if req.error is not None:
-                    Members._raise_first_error((req,))
-            else:
-                await self.members.run((req,))
+            await self.members.run((req,))
             data = req.result
         else:
             requests: list[Request] = []
@@ -517,14 +511,15 @@ class Array:
         first_block = ext.start // block
         last_block = (ext.start + ext.length - 1) // block
         z = _dirty_z(g.u, g.data_disks, first_block, last_block)
+        partial = ext.start % block or (ext.start + ext.length) % block
         attempt = 0
-        if not (ext.start % block or (ext.start + ext.length) % block):
+        if not partial:
             attempt = await self._small_write(ext, src, z)
             if attempt < 0:
                 return
         async with self._stripe_lock(ext.stripe):
             buf = self._buffers.take(ext.stripe)
-            if ext.start % block or (ext.start + ext.length) % block:
+            if partial:
                 await self._fill_partial_blocks(buf, ext, first_block, last_block)
             if not self.members.no_data:  # the metadata-only simulation keeps no bytes
                 buf.flat[ext.start : ext.start + ext.length] = src[ext.host_offset : ext.host_offset + ext.length]

@@ -383,6 +383,14 @@ class Members:
         if not requests:
             return
         disks = self.disks
+        if len(requests) == 1 and not queued:  # one request (a read inside one strip): no batch checks
+            req = requests[0]
+            disk = disks[req.disk]
+            if disk.can_inline:
+                await disk._execute(req)
+                if req.error is not None:
+                    self._raise_first_error(requests)
+                return
         if not queued and self._can_inline(requests):
             if len(requests) > 1:  # reads that would block one after another: start them all first
                 for req in requests:

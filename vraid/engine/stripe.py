@@ -213,10 +213,12 @@ def _one_column(spec: _Spec, nd: int) -> tuple[int, int, int, bool, bool] | None
     parity column); None for any other plan."""
     if spec.rcw is not None or not spec.rmw:
         return None
-    rows = [i for i, _, _ in spec.rmw]
-    if {tuple(cols) for _, cols, _ in spec.rmw} != {(spec.rmw[0][1][0],)} or len(spec.rmw[0][1]) != 1:
+    columns = {tuple(cols) for _, cols, _ in spec.rmw}  # the data columns each RMW row XORs out
+    if len(columns) != 1 or len(next(iter(columns))) != 1:
         return None
-    k, first, n = spec.rmw[0][1][0], rows[0], len(rows)
+    ((k,),) = columns
+    rows = [i for i, _, _ in spec.rmw]
+    first, n = rows[0], len(rows)
     if rows != list(range(first, first + n)):
         return None
     if len(spec.reads) != 2 or set(spec.reads) != {(k, first, n, True), (nd, first, n, False)}:

@@ -152,3 +152,29 @@ def test_a_mount_reads_a_row_pbg_does_not_hold_from_below_in_a_stripe_it_holds_o
             assert await a.read(0, 4 * K) == b"new!" * 1024 and cache.metrics.read_hit_blocks == 1
 
     _run(main)
+
+
+def test_the_one_extent_of_a_read_is_the_mappings():
+    """A read inside one stripe's data skips the extent list on the static layout: the one
+    extent it works out is the mapping's, and a range across stripes (or another layout)
+    is left to the mapping."""
+    g = _geometry(stripes=8, strip=16 * K)
+
+    async def main():
+        async with open_array(g, _stores(g), cache=CacheConfig("pbg", size=1 << 20)) as a:
+            cache = a.cache
+            rnd = random.Random(3)
+            bs = g.block_size
+            for _ in range(500):
+                first = rnd.randrange(g.capacity // bs) * bs
+                end = first + rnd.randint(1, min(3 * g.u, g.capacity // bs - first // bs)) * bs
+                whole = list(cache.mapping.extents(first, end - first))
+                got = cache._one_extent(first, end)
+                if len(whole) == 1:
+                    assert got == whole[0]
+                else:
+                    assert got is None
+            cache._static = False  # a directory (placement) layout: always the mapping's list
+            assert cache._one_extent(0, bs) is None
+
+    _run(main)

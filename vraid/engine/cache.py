@@ -74,6 +74,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import trio
 
+from vraid.core.geometry import Extent
+from vraid.core.mapping import StaticMapping
 from vraid.errors import MemberIOError
 from .events import Cause, DestageEvent, WatermarksEvent
 from .members import Priority
@@ -205,6 +207,9 @@ class WriteBackCache:
         self.quiet_overwrites = False
         #: units held per stripe: a read of a stripe with none skips the unit lookups
         self._per_stripe: dict[int, int] = {}
+        #: the static layout: a host range inside one stripe's data is one extent of that
+        #: stripe, worked out by division (a read need not build the extent list)
+        self._static = type(self.mapping) is StaticMapping
         #: write a host write's whole stripes straight to the target when the cache holds
         #: nothing of them (see :meth:`_may_bypass`): the mount daemon turns it on; simulations
         #: keep the papers' caches, which absorb every write
@@ -612,7 +617,7 @@ class WriteBackCache:
 
         ``fetch(offset, length, need)``: where the misses come from (the read
         path's read cache, then the target); ``need`` marks the blocks of the
-        block-aligned range the cache does not hold. Default: the target.
+        block-aligned range the cache does not hold (None: all of them). Default: the target.
         """
         g = self.geometry
         bs = g.block_size
@@ -620,8 +625,14 @@ class WriteBackCache:
         first = offset // bs * bs
         end = -(-(offset + length) // bs) * bs
         nblocks = (end - first) // bs
-        extents = list(self.mapping.extents(first, end - first))
         fill = self.fill_misses
+        one = self._one_extent(first, end)
+        if one is not None:  # most host reads
+            if not fill and one.stripe not in self._per_stripe:  # nothing of it cached: as below
+                return await self._below(offset, length, first, end, fetch)
+            extents = [one]
+        else:
+            extents = list(self.mapping.extents(first, end - first))
         m = self.metrics
         if not fill and not any(ext.stripe in self._per_stripe for ext in extents):
             # nothing of the range cached, nothing to fill in: the members' bytes as they are
@@ -699,6 +710,16 @@ class WriteBackCache:
         head = offset - first
         return bytes(out[head : head + length])
 
+    def _one_extent(self, first: int, end: int) -> Extent | None:
+        """The one extent of the host range first..end-1 when the layout is static and the
+        range lies inside one stripe's data (what ``mapping.extents`` gives, by division);
+        None otherwise (the caller asks the mapping)."""
+        per = self.geometry.stripe_data_bytes
+        stripe = first // per
+        if not self._static or (end - 1) // per != stripe:
+            return None
+        return Extent(stripe, first - stripe * per, end - first, 0)
+
     async def _below(self, offset: int, length: int, first: int, end: int, fetch,
                      seen: list[tuple[Unit, int]] = (), ext=None) -> bytes:
         """A read of blocks first..end-1 that the cache holds none of and allocates no
@@ -709,7 +730,7 @@ class WriteBackCache:
         g = self.geometry
         nblocks = (end - first) // g.block_size
         self.metrics.read_blocks += nblocks
-        below = await (fetch(first, end - first, np.ones(nblocks, dtype=bool)) if fetch is not None
+        below = await (fetch(first, end - first, None) if fetch is not None  # None: every block needed
                        else self.target.read(first, end - first))
         if seen:
             view = np.frombuffer(below, dtype=np.uint8)

@@ -19,6 +19,7 @@ from vraid.backends.nvram import ENTRY_SIZE, Nvram
 from vraid.engine.array import CacheConfig, open_array
 from vraid.engine.cache import WriteBackCache
 from vraid.core.geometry import Geometry
+from vraid.sim.driver import deterministic_trio
 
 K = 1024
 
@@ -134,3 +135,78 @@ def test_put_many_rewrites_replay_after_a_kill(tmp_path):
         assert got == {100 + s: _block(40 + s if s % 2 == 0 else 20 + s) for s in range(12) if s != 3}
         table = np.frombuffer(os.pread(again._fd, again.frames * ENTRY_SIZE, 4096), dtype="<u8").reshape(-1, 4)
         assert np.count_nonzero(table[:, 0]) == 11  # every superseded or cleared entry zeroed
+
+
+def _block_writes(org: str, tmp, one_block: bool, monkeypatch) -> tuple[list, bytes]:
+    """Single-block writes (aligned, and 4 KiB unaligned across two rows or strips), some while
+    a destage is in flight, then a snapshot after each group; ``one_block``: _commit's
+    shortcut for one whole block on or off."""
+    monkeypatch.setattr(WriteBackCache, "_one_block", one_block)
+    pinned = WriteBackCache._pin_target
+    shadows = []
+
+    def pin(self, unit, span):
+        out = pinned(self, unit, span)
+        shadows.append(out[0])
+        return out
+
+    monkeypatch.setattr(WriteBackCache, "_pin_target", pin)
+    g = _geometry()
+    bs = g.block_size
+    path = tmp / f"nv-blocks-{org}-{one_block}.bin"  # room for 48 blocks: writes wait for journal room too
+    nv = Nvram.create(path, slots=48, block_size=bs, array_uuid=str(uuid.uuid4()))
+    rng = np.random.default_rng(5)
+    blocks = 4 * g.stripe_data_bytes // bs
+    writes = []
+    for i in range(60):
+        at = int(rng.integers(0, blocks)) * bs
+        if i % 3 == 2:
+            at += int(rng.integers(1, bs))  # straddles the next block: another row (pbg) or strip
+        writes.append((at, _data(100 + i, bs)))
+    for b in range(blocks):  # during a destage: every block, so some go to the destaged unit's shadow ...
+        writes.append((b * bs, _data(200 + b, bs)))
+    for b in range(0, blocks, 5):  # ... then unaligned ones (their fills read the members)
+        writes.append((b * bs + int(rng.integers(1, bs)), _data(400 + b, bs)))
+    snaps = []
+
+    async def main():
+        stores = [SlowStore(MemoryStore(g.member_size, f"m{i}")) for i in range(g.ndisks)]
+        cfg = CacheConfig(org, size=8 * g.stripe_data_bytes, destage="hlwm:high=1.0,low=0.99")
+        async with open_array(g, stores, cache=cfg, nvram=nv) as a:
+            cache = a.cache
+            for at, data in writes[:60]:
+                await a.write(at, data)
+            snaps.append(_snapshot(cache))
+            async with trio.open_nursery() as nursery:  # the next writes of a destaged unit go to its shadow
+                nursery.start_soon(cache.destage_one)
+                await trio.sleep(0.005)
+                for at, data in writes[60 : 60 + blocks]:
+                    await a.write(at, data)
+                snaps.append(_snapshot(cache))
+                for at, data in writes[60 + blocks :]:
+                    await a.write(at, data)
+                snaps.append(_snapshot(cache))
+            snaps.append(_snapshot(cache))
+            image = await a.read(0, 4 * g.stripe_data_bytes)
+            await a.flush()
+            return image
+
+    with deterministic_trio(3):  # sub-block writes read from the members: the order of tasks, reproducible
+        image = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    nv.close()
+    expect = bytearray(4 * g.stripe_data_bytes)
+    for at, data in writes:
+        expect[at : at + len(data)] = data[: len(expect) - at]
+    assert image == bytes(expect)
+    assert any(shadows)  # some writes did go to a destaged unit's shadow (DDIRTY)
+    return snaps, image
+
+
+@pytest.mark.parametrize("org", ["pbg", "stripe"])
+def test_the_one_block_commit_equals_the_general_steps(org, tmp_path, monkeypatch):
+    general, image1 = _block_writes(org, tmp_path, False, monkeypatch)
+    shortcut, image2 = _block_writes(org, tmp_path, True, monkeypatch)
+    assert image1 == image2
+    assert len(shortcut) == len(general) == 4
+    for i, (a, b) in enumerate(zip(shortcut, general)):
+        assert a == b, f"state after group {i} differs"

@@ -155,9 +155,9 @@ def test_a_mount_reads_a_row_pbg_does_not_hold_from_below_in_a_stripe_it_holds_o
 
 
 def test_the_one_extent_of_a_read_is_the_mappings():
-    """A read inside one stripe's data skips the extent list on the static layout: the one
-    extent it works out is the mapping's, and a range across stripes (or another layout)
-    is left to the mapping."""
+    """A read or write inside one stripe's data skips the extent list on the static layout:
+    the one extent it works out is the mapping's, and a range across stripes (or another
+    layout) is left to the mapping."""
     g = _geometry(stripes=8, strip=16 * K)
 
     async def main():
@@ -165,9 +165,12 @@ def test_the_one_extent_of_a_read_is_the_mappings():
             cache = a.cache
             rnd = random.Random(3)
             bs = g.block_size
-            for _ in range(500):
+            for i in range(1000):
                 first = rnd.randrange(g.capacity // bs) * bs
                 end = first + rnd.randint(1, min(3 * g.u, g.capacity // bs - first // bs)) * bs
+                if i % 2:  # a write's byte range need not be whole blocks
+                    first += rnd.randrange(bs)
+                    end = rnd.randint(first + 1, end)
                 whole = list(cache.mapping.extents(first, end - first))
                 got = cache._one_extent(first, end)
                 if len(whole) == 1:

@@ -283,7 +283,8 @@ class Array:
             )
         if not data:
             return
-        if (self.cache is not None or self.log is not None or self.placed is not None) and not self.redundancy.survives(len(self.health.missing_roles)):
+        if (self.health.degraded and (self.cache is not None or self.log is not None or self.placed is not None)
+                and not self.redundancy.survives(len(self.health.missing_roles))):
             self._check_writable(offset, len(data))  # refuse now what no destage could ever write
         self.reads.invalidate(offset, len(data))  # the read cache must not serve the old bytes
         try:

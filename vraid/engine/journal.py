@@ -113,7 +113,18 @@ class NvramJournal:
         return len(self._free)
 
     def put(self, block: int, data: Data, replaces: Any = None) -> int:
-        return self.put_many([(block, data, replaces)])[0]
+        if replaces is not None:  # a rewrite: the slot stays the block's
+            self.nvram.put(replaces, block, data)
+            return replaces
+        if not self._free:
+            raise RuntimeError(f"NVRAM {self.nvram.path}: 1 slot(s) needed, 0 of {self.nvram.slots} free")
+        slot = self._free.pop()
+        try:
+            self.nvram.put(slot, block, data)
+        except BaseException:
+            self._free.append(slot)  # nothing recorded
+            raise
+        return slot
 
     def put_many(self, items: list[tuple[int, Data, Any]]) -> list[int]:
         new = sum(1 for _, _, replaces in items if replaces is None)

@@ -139,7 +139,7 @@ class Array:
         self.intent = intent
         if intent is not None:
             intent.attach(self.members, self.clock)
-        self._locks: dict[int, trio.Lock] = {}
+        self._locks: dict[int, _StripeMutex] = {}
         #: whole-stripe buffers the write-through writes reuse (vraid.engine.stripe.BufferPool)
         self._buffers = BufferPool(self.mapping)
         #: the clock's "an uncontended lock may skip its checkpoint" test (None: always checkpoint;
@@ -519,6 +519,10 @@ class Array:
             if attempt < 0:
                 return
         async with self._stripe_lock(ext.stripe):
+            if not partial and not attempt:  # under the lock, whatever the members (a simulation's timed ones)
+                attempt = await self._small_write(ext, src, z, locked=True)
+                if attempt < 0:
+                    return
             buf = self._buffers.take(ext.stripe)
             if partial:
                 await self._fill_partial_blocks(buf, ext, first_block, last_block)
@@ -527,39 +531,50 @@ class Array:
             await self._execute_plan(buf, z, Priority.HOST, attempt=attempt)
         self._buffers.give(buf)  # only now: every member request into it has finished
 
-    async def _small_write(self, ext: Extent, src: np.ndarray, z) -> int:
-        """A write of whole blocks of one data strip, done without a stripe buffer when
-        nothing can interleave with it: the small write of seed 000 II-A (read the old data
-        and the old parity, XOR the change into the parity, write both), run inline.
+    async def _small_write(self, ext: Extent, src: np.ndarray, z, *, locked: bool = False) -> int:
+        """A write of whole blocks of one data strip, done without a stripe buffer: the
+        small write of seed 000 II-A (read the old data and the old parity, XOR the change
+        into the parity, write both).
 
         The same plan, plan event, metrics, write-intent bit and member requests as
         :meth:`_execute_plan` on a stripe buffer, with the host's bytes written as they
-        are and the parity computed in a block-sized array. Taken only when the general
-        path would not yield either (no stripe lock held or waited for, a stripe lock would
-        take no checkpoint, the intent bit already durable, both members inline), so the
-        order of tasks, and a simulation's results, stay those of the general path.
+        are and the parity computed in a block-sized array, and the same awaits in the same
+        order, so the order of tasks, and a simulation's results, stay those of the general
+        path. Taken only when the intent bit is already durable, and
+
+        * unlocked (a mount's file members): when nothing can interleave with it (no stripe
+          lock held or waited for, a stripe lock would take no checkpoint, both members
+          inline), so it runs without a stripe lock object;
+        * ``locked``: the caller holds the stripe lock (members that take time, such as a
+          simulation's disk models, or a stripe another write holds).
 
         Returns -1 when the write is done, otherwise the attempts it made (0: not taken;
         1: a member failed, and the general path goes on degraded from there).
         """
         stripe = ext.stripe
-        if self.ct is not None or self.health.degraded or stripe in self._locks or self.redundancy.parity_columns != 1:
+        if self.ct is not None or self.health.degraded or self.redundancy.parity_columns != 1:
+            return 0
+        if not locked and stripe in self._locks:
             return 0
         intent = self.intent
         if intent is not None and not intent.ready(stripe):
             return 0
         columns = self.mapping.columns(stripe)
+        members = self.members
+        disks = members.disks
+        if not locked and not (disks[columns[ext.start // self.geometry.strip_size]].can_inline
+                               and disks[columns[-1]].can_inline):
+            return 0  # (the data strip's member and the parity member: the only two the plan below can use)
         plan = _build_plan(stripe, z, columns, True)
         shape = one_column_rmw(plan)
         if shape is None:
             return 0
         k, first, rows, parity_read_first, parity_written_first = shape
         data_disk, parity_disk = columns[k], columns[-1]
-        members = self.members
-        disks = members.disks
-        alone = self._alone
-        if not (disks[data_disk].can_inline and disks[parity_disk].can_inline) or alone is None or not alone():
-            return 0
+        if not locked:
+            alone = self._alone
+            if alone is None or not alone():
+                return 0
         m = self.metrics
         m.plans += 1
         m.count_cycle_totals(_cycle_totals(plan.z, plan.parity))
@@ -814,12 +829,29 @@ class Array:
         }
 
 
+class _StripeMutex:
+    """One stripe's lock: whether it is held, and the tasks waiting for it (made on first
+    contention). Exactly trio.Lock's behaviour as the stripe locks use it: first come,
+    first served, and a release hands the lock to the first waiter; without trio.Lock's
+    per-object costs (a parking lot and a statistics object each time), which a
+    simulation paid for every request. No owner is recorded: every holder releases it
+    through ``async with``."""
+
+    __slots__ = ("held", "lot")
+
+    def __init__(self) -> None:
+        self.held = False
+        self.lot: trio.lowlevel.ParkingLot | None = None
+
+
 class _StripeLock:
-    """``async with array._stripe_lock(stripe)``: the stripe's trio.Lock, made on first use
-    and dropped when nobody holds or waits for it. An uncontended acquire skips trio's
-    checkpoint when the clock allows it (:meth:`vraid.engine.clock.TrioClock.may_skip_checkpoint`:
+    """``async with array._stripe_lock(stripe)``: the stripe's lock (:class:`_StripeMutex`),
+    made on first use and dropped when nobody holds or waits for it. An uncontended acquire
+    skips trio's checkpoint when the clock allows it (:meth:`vraid.engine.clock.TrioClock.may_skip_checkpoint`:
     in virtual time when it would resume the caller alone, so the order of tasks stays the
-    same; on a mount's real clock always): no scheduler pass."""
+    same; on a mount's real clock always): no scheduler pass. Otherwise it takes the same
+    checkpoints as ``trio.Lock.acquire``, so a simulation's order of tasks is the one
+    trio.Lock gave."""
 
     __slots__ = ("array", "stripe", "lock")
 
@@ -831,25 +863,38 @@ class _StripeLock:
         locks = self.array._locks
         lock = locks.get(self.stripe)
         if lock is None:
-            lock = locks[self.stripe] = trio.Lock()
+            lock = locks[self.stripe] = _StripeMutex()
         self.lock = lock
-        alone = self.array._alone
-        if alone is not None and not lock.locked() and alone():
-            lock.acquire_nowait()
-            return
+        if not lock.held:
+            alone = self.array._alone
+            if alone is not None and alone():
+                lock.held = True
+                return
         try:
-            await lock.acquire()
+            await trio.lowlevel.checkpoint_if_cancelled()
+            if not lock.held and not lock.lot:
+                lock.held = True
+                await trio.lowlevel.cancel_shielded_checkpoint()
+            else:
+                lot = lock.lot
+                if lot is None:
+                    lot = lock.lot = trio.lowlevel.ParkingLot()
+                await lot.park()  # the holder's release hands the lock over (held stays True)
         except BaseException:
             self._drop()
             raise
 
     async def __aexit__(self, *exc) -> None:
-        self.lock.release()
-        self._drop()
+        lock = self.lock
+        if lock.lot:
+            lock.lot.unpark(count=1)  # the first waiter holds it now
+        else:
+            lock.held = False
+            self.array._locks.pop(self.stripe, None)
 
     def _drop(self) -> None:
         lock = self.lock
-        if not lock.locked() and lock.statistics().tasks_waiting == 0:
+        if not lock.held and not lock.lot:
             self.array._locks.pop(self.stripe, None)
 
 

@@ -175,7 +175,8 @@ class Member:
         dt = self.store.charge(req.op, req.offset, req.length) * self._scale
         inner = self.store.inner  # type: ignore[attr-defined]
         now = self.clock.now()
-        await self._execute(req, store=inner)
+        # an instant store: no time passes, so the busy time is the charged one alone
+        await self._execute(req, store=inner, busy=False)
         self.busy_until = now + dt
         self.stats.busy_seconds += dt
         return self.busy_until
@@ -425,11 +426,23 @@ class Members:
         return True
 
     def _can_charge(self, requests: Sequence[Request]) -> bool:
-        """One request per member, and :attr:`Member.can_charge` for each."""
-        if len(requests) > 1 and len({r.disk for r in requests}) != len(requests):
+        """One request per member, and :attr:`Member.can_charge` for each (loops, not
+        generators: this runs for every batch of a simulation)."""
+        n = len(requests)
+        if n == 2:  # the reads, or the writes, of a small write
+            if requests[0].disk == requests[1].disk:
+                return False
+        elif n > 2 and len({r.disk for r in requests}) != n:
             return False
         disks = self.disks
-        return all(disks[r.disk].can_charge for r in requests)
+        now = self.clock.now()  # Member.can_charge for each, with one clock reading
+        for r in requests:
+            d = disks[r.disk]
+            store = d.store
+            if not (store.timed and store.inner.instant and not d._active and not d._queued  # type: ignore[attr-defined]
+                    and d.busy_until <= now):
+                return False
+        return True
 
     @staticmethod
     def _raise_first_error(requests: Sequence[Request]) -> None:

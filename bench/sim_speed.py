@@ -22,6 +22,11 @@ two floor runs), and the median of these paired ratios is reported (target: the 
 >= 0.1 of the floor). The machine's load drifts by several times within minutes; pairing
 keeps the drift out of the ratio, use ``--repeat 3`` or more. ``--no-data`` runs vraid's metadata-only mode
 (``vraid sim --no-data``) as extra rows.
+
+Where the hdd ratio goes: the ``none`` row is the engine without a timing model, and the
+last ratio printed is the hdd model without the engine (:func:`model_alone`: the member
+requests of one run replayed on fresh models, paired with the floor in the same way). The
+costs add up: 1/ratio(hdd) is about 1/ratio(none) + 1/ratio(model alone).
 """
 
 from __future__ import annotations
@@ -34,12 +39,15 @@ import platform
 import pstats
 import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from heapq_floor import run_floor  # noqa: E402
+from vraid.backends.memory import NullStore  # noqa: E402
+from vraid.backends.models import parse_model  # noqa: E402
 from vraid.sim.simulator import SimConfig, run_sim  # noqa: E402
 
 TARGET = 20_000
@@ -78,6 +86,56 @@ def floor_rate(requests: int, seed: int) -> float:
     """Host writes per wall second of one heapq-floor run."""
     _virtual, wall = run_floor(requests, seed=seed)
     return requests / wall
+
+
+class _ReplayClock:
+    """The clock a replayed model reads: the virtual time each request arrived at."""
+
+    scale = 1.0
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+
+def model_alone(model: str, requests: int, seed: int) -> dict:
+    """What the disk model alone costs per host request: one ``vraid sim`` run records every
+    member request its members' models charge (member, arrival time, op, offset, length);
+    they are then replayed on fresh models of the same members, with nothing else, and timed.
+    The replay must reproduce every charged time (checked), so it is the same model work;
+    requests/replay seconds is what vraid sim would reach with an engine that cost nothing."""
+    log: list[tuple[int, float, str, int, int, float]] = []
+    sizes: list[int] = []
+
+    def observe(array) -> None:
+        for d in array.members.disks:
+            store = d.store
+            sizes.append(store.size)
+            charge = store.charge
+
+            def recorded(op, offset, length, i=d.index, store=store, charge=charge):
+                dt = charge(op, offset, length)
+                log.append((i, store.clock.now(), op, offset, length, dt))
+                return dt
+
+            store.charge = recorded
+
+    run_sim(SimConfig(disk_model=model, workload=CASES[0][1], requests=requests, seed=seed, no_data=True), observe=observe)
+    spec = parse_model(model)
+    clock = _ReplayClock()
+    fresh = [spec.wrap(NullStore(size, name=f"disk{i}"), clock) for i, size in enumerate(sizes)]
+    charges = [(fresh[i].charge, t, op, offset, length) for i, t, op, offset, length, _ in log]
+    got = []
+    started = time.perf_counter()
+    for charge, t, op, offset, length in charges:
+        clock.t = t
+        got.append(charge(op, offset, length))
+    wall = time.perf_counter() - started
+    if got != [dt for *_, dt in log]:
+        raise RuntimeError("the replayed model charged other times than in the run")
+    return {"model": model, "requests": requests, "member_requests": len(log), "requests_per_s": requests / wall}
 
 
 def profile(model: str, workload: str, requests: int, top: int) -> str:
@@ -137,6 +195,15 @@ def main(argv: list[str] | None = None) -> int:
             if row["model"] == MODELS[0]:
                 verdict = f"  (target >= {FLOOR_TARGET}: {'PASS' if ratios[name] >= FLOOR_TARGET else 'MISS'})"
             print(f"vraid/floor, {name:24} {ratios[name]:.4f}  = 1/{1 / ratios[name]:.0f}{verdict}")
+    # where the hdd ratio goes: the model's own share, measured paired with the floor as above
+    alone_ratios = []
+    for _ in range(args.repeat):
+        before = floor_rate(args.floor_requests, args.seed)
+        alone = model_alone(MODELS[0], args.requests, args.seed)
+        alone_ratios.append(alone["requests_per_s"] / ((before + floor_rate(args.floor_requests, args.seed)) / 2))
+    alone["ratio_to_floor"] = statistics.median(alone_ratios)
+    ratio = alone["ratio_to_floor"]
+    print(f"{MODELS[0]} model alone (its member requests replayed, no engine) / floor: {ratio:.4f} = 1/{1 / ratio:.1f}")
     print()
     for label, _ in cases:
         hdd, none = (next(r for r in rows if r["case"] == label and r["model"] == m and not r["no_data"])
@@ -147,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{hdd['requests_per_s'] / TARGET:.2f} {verdict}")
     report = {"schema": 1, "python": platform.python_version(), "machine": platform.machine(),
               "target_requests_per_s": TARGET, "rows": rows, "floor_requests": args.floor_requests,
-              "ratio_to_floor": ratios, "floor_target": FLOOR_TARGET}
+              "ratio_to_floor": ratios, "floor_target": FLOOR_TARGET, "model_alone": alone}
     if args.profile:
         text = profile(MODELS[0], CASES[0][1], args.requests, args.profile)
         print("\n" + text)

@@ -57,6 +57,8 @@ def _writes(g: Geometry, n: int, seed: int) -> list[tuple[int, bytes]]:
             first = rng.randrange(per)
             off = base + rng.randrange(g.data_disks) * g.strip_size + first * BS
             length = rng.randint(1, per - first) * BS
+        elif kind < 0.75:  # a whole stripe (the full-stripe write)
+            off, length = base, stripe_bytes
         elif kind < 0.85:
             first = rng.randrange(stripe_bytes // BS - 1)
             off, length = base + first * BS, rng.randint(2, stripe_bytes // BS - first) * BS
@@ -68,11 +70,13 @@ def _writes(g: Geometry, n: int, seed: int) -> list[tuple[int, bytes]]:
 
 
 def _general_path_only(array: Array) -> None:
-    """Turn the small write off on ``array`` (inline and locked): every write takes the general path."""
+    """Turn the small and full-stripe writes off on ``array`` (inline and locked): every write
+    takes the general path."""
     async def general(ext, src, z, locked=False):
         return 0
 
     array._small_write = general
+    array._full_stripe_write = general
 
 
 async def _run(g: Geometry, stores, writes, *, inline: bool, bitmap: bool = True):
@@ -88,6 +92,7 @@ async def _run(g: Geometry, stores, writes, *, inline: bool, bitmap: bool = True
         for off, data in writes:
             await array.write(off, data)
         taken = array.small_writes
+        full = array.full_stripe_writes
         timed = ("response", "_ms", "seconds", "busy", "utilization")  # wall-clock figures differ run to run
         metrics = {k: v for k, v in array.metrics.to_dict().items() if not any(t in k for t in timed)}
         stats = [{k: v for k, v in d.stats.to_dict().items() if k != "busy_seconds"} for d in array.members.disks]
@@ -95,7 +100,7 @@ async def _run(g: Geometry, stores, writes, *, inline: bool, bitmap: bool = True
         health = [m["state"] for m in array.status()["members"]]
         scrub = await scrub_array(array)
     return {"plans": plans, "metrics": metrics, "stats": stats, "bits": bits, "health": health,
-            "mismatches": scrub.mismatches, "bytes": [bytes(s.read_sync(0, s.size)) for s in stores]}, taken
+            "mismatches": scrub.mismatches, "bytes": [bytes(s.read_sync(0, s.size)) for s in stores]}, (taken, full)
 
 
 @pytest.mark.parametrize("ndisks", [3, 4, 5])
@@ -104,11 +109,12 @@ def test_the_inline_small_write_leaves_what_the_general_path_leaves(ndisks):
     writes = _writes(g, 300, seed=ndisks)
 
     async def main():
-        fast, taken = await _run(g, [MemoryStore(g.member_size) for _ in range(ndisks)], writes, inline=True)
+        fast, (taken, full) = await _run(g, [MemoryStore(g.member_size) for _ in range(ndisks)], writes, inline=True)
         slow, none = await _run(g, [MemoryStore(g.member_size) for _ in range(ndisks)], writes, inline=False)
-        assert none == 0
+        assert none == (0, 0)
         # 3 and 4 disks: the plans choose RCW for these writes (as cheap or cheaper), never inline
         assert taken > 100 if ndisks == 5 else taken == 0
+        assert full > 5  # whole stripes: written from the host's bytes, on any number of members
         assert fast == slow
         assert fast["mismatches"] == 0
 
@@ -319,6 +325,7 @@ def test_a_simulation_gives_the_same_results_with_the_small_write_under_the_lock
     fast = run_sim(config, observe=arrays.append).to_json()
     assert arrays[0].small_writes > 0
     monkeypatch.setattr(Array, "_small_write", lambda self, ext, src, z, locked=False: _zero())
+    monkeypatch.setattr(Array, "_full_stripe_write", lambda self, ext, src, z: _zero())
     slow = run_sim(config, observe=arrays.append).to_json()
     assert arrays[1].small_writes == 0
     assert fast == slow
@@ -326,3 +333,99 @@ def test_a_simulation_gives_the_same_results_with_the_small_write_under_the_lock
 
 async def _zero() -> int:
     return 0
+
+
+@pytest.mark.parametrize("role", ["data", "parity"])
+def test_a_member_failing_under_a_full_stripe_write_is_failed_and_the_write_done_degraded(role):
+    """A whole stripe written from the host's bytes: a member that fails under it is failed,
+    the write completes (the others hold their new blocks), as on the general path."""
+    g = _geometry()
+    stripe = 3
+    off = stripe * g.stripe_data_bytes
+    data = bytes(range(256)) * (g.stripe_data_bytes // 256)
+
+    async def main(direct: bool):
+        stores = [FailingStore(g.member_size) for _ in range(g.ndisks)]
+        plans = []
+        async with open_array(g, stores, intent=WriteIntentBitmap(g, 2)) as array:
+            if not direct:
+                _general_path_only(array)
+            await array.write(off, b"\x01" * len(data))  # sets the intent bit (general path) ...
+            await array.write(off, b"\x02" * len(data))  # ... durable now: the direct path runs
+            victim = array.mapping.columns(stripe)[0 if role == "data" else -1]
+            stores[victim].fail = "write"
+            array.events.subscribe(lambda e: plans.append((e.plan.z, tuple(e.missing))) if isinstance(e, PlanEvent) else None)
+            await array.write(off, data)
+            state = [m["state"] for m in array.status()["members"]]
+            stores[victim].fail = None
+            read = await array.read(off, len(data))
+            return state, read, plans, array.full_stripe_writes
+
+    fast = trio.run(main, True)
+    slow = trio.run(main, False)
+    assert fast[:3] == slow[:3]
+    state, read, plans, full = fast
+    assert read == data and state.count("failed") == 1 and len(plans) == 1
+    assert full == 1 and slow[3] == 0  # the second write went direct (a failed one is not counted)
+
+
+def test_raid0_and_no_data_full_stripe_writes():
+    """RAID-0 (no parity column) and the metadata-only simulation take the full-stripe path too."""
+    g0 = Geometry(level=0, ndisks=4, stripes=16, block_size=BS, strip_size=4 * BS, data_offset=RESERVED)
+    g5 = _geometry()
+
+    async def main():
+        async with open_array(g0, [MemoryStore(g0.member_size) for _ in range(g0.ndisks)]) as array:
+            data = bytes(range(256)) * (g0.stripe_data_bytes // 256)
+            await array.write(2 * g0.stripe_data_bytes, data)
+            assert array.full_stripe_writes == 1
+            assert await array.read(2 * g0.stripe_data_bytes, len(data)) == data
+        async with open_array(g5, [MemoryStore(g5.member_size) for _ in range(g5.ndisks)]) as array:
+            array.members.no_data = True
+            await array.write(0, b"\x05" * g5.stripe_data_bytes)
+            assert array.full_stripe_writes == 1 and array.metrics.plans == 1
+
+    trio.run(main)
+
+
+def test_a_mount_writes_the_stripes_of_a_large_write_in_the_writing_task():
+    """On trio's real clock with instant members the stripes of one host write are written one
+    after another by the writing task (no task per stripe); under a test or simulation clock,
+    or with members that take time, they stay concurrent tasks (their order is recorded)."""
+    import trio.testing
+
+    from vraid.backends.base import StoreWrapper
+
+    g = _geometry()
+    data = bytes(range(256)) * (3 * g.stripe_data_bytes // 256 + 8)
+    off = g.stripe_data_bytes - 1024  # a sub-block head, two whole stripes, a tail
+
+    class Slow(StoreWrapper):
+        instant = False
+
+        async def write(self, offset, buf):
+            await trio.sleep(0)
+            await self.inner.write(offset, buf)
+
+    async def main(stores, expect: bool):
+        async with open_array(g, stores) as array:
+            assert array._one_task() is expect
+            spawned = []
+            nursery = trio.open_nursery
+
+            def counting():
+                spawned.append(1)
+                return nursery()
+
+            trio.open_nursery = counting  # what write_through opens for concurrent stripes
+            try:
+                await array.write(off, data)
+            finally:
+                trio.open_nursery = nursery
+            assert bool(spawned) is not expect
+            assert await array.read(off, len(data)) == data
+
+    trio.run(main, [MemoryStore(g.member_size) for _ in range(g.ndisks)], True)
+    trio.run(main, [Slow(MemoryStore(g.member_size)) for _ in range(g.ndisks)], False)
+    trio.run(main, [MemoryStore(g.member_size) for _ in range(g.ndisks)], False,
+             clock=trio.testing.MockClock(autojump_threshold=0))

@@ -163,6 +163,12 @@ class TrioClock:
         virtual = self._clock()
         return virtual is not None and virtual.advance_alone(virtual.time)
 
+    def real(self) -> bool:
+        """True on trio's real clock (a mount), False under any other (the simulator's
+        VirtualClock, MockClock in tests), whose recorded order of tasks must stay as it is."""
+        self._clock()
+        return self._system
+
     def may_skip_checkpoint(self) -> bool:
         """True when the caller may go on without a checkpoint where it would take one only
         to let other tasks run (an uncontended lock): under a VirtualClock when that

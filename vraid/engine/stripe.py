@@ -180,7 +180,7 @@ class _Spec:
     matrix: the reads (column, first row, rows, into temp? or None: scatter), the writes,
     and the parity rows (RCW rows as a slice or list, RMW rows with their dirty columns)."""
 
-    __slots__ = ("matrix", "requests", "reads", "writes", "rcw", "rmw", "one_column")
+    __slots__ = ("matrix", "requests", "reads", "writes", "rcw", "rmw", "one_column", "full")
 
     def __init__(self, plan: Plan, nd: int) -> None:
         m = self.matrix = plan.transformed
@@ -204,6 +204,12 @@ class _Spec:
         self.rcw = _rows([i for i, _ in rcw_rows]) if rcw_rows else None
         self.rmw = [(i, list(dirty), dirty) for i, dirty in rmw_rows]
         self.one_column = _one_column(self, nd) if plan.parity else None
+        rows = len(m)
+        width = nd + (1 if plan.parity else 0)
+        full = not self.reads and sorted(self.writes) == [(j, 0, rows) for j in range(width)]
+        if plan.parity:
+            full = full and self.rcw == slice(0, rows) and not self.rmw
+        self.full = tuple(j for j, _, _ in self.writes) if full else None
 
 
 def _one_column(spec: _Spec, nd: int) -> tuple[int, int, int, bool, bool] | None:
@@ -226,6 +232,13 @@ def _one_column(spec: _Spec, nd: int) -> tuple[int, int, int, bool, bool] | None
     if len(spec.writes) != 2 or set(spec.writes) != {(k, first, n), (nd, first, n)}:
         return None
     return k, first, n, spec.reads[0][0] == nd, spec.writes[0][0] == nd
+
+
+def full_stripe_writes(plan: Plan) -> tuple[int, ...] | None:
+    """The columns ``plan`` writes, in its order, when it reads nothing and writes every
+    row of every column (a full-stripe write: seed 000 II-A, parity generated from the new
+    data alone); None for any other plan (worked out once per matrix)."""
+    return _spec(plan).full
 
 
 def one_column_rmw(plan: Plan) -> tuple[int, int, int, bool, bool] | None:

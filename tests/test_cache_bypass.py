@@ -232,11 +232,12 @@ def test_a_bypass_the_members_refuse_is_absorbed_instead():
             async def failing(*args, **kwargs):
                 raise MemberIOError(1, "refused the write")
 
-            cache.target.write_unit = failing
+            cache.target.write_unit = cache.target.write_stripe = failing  # (the bypass uses write_stripe)
             data = _data(9, sd)
             await a.write(0, data)
             assert cache.bypassed_stripes == 0 and cache.dirty_keys and not cache._bypassing
             cache.target.write_unit = original
+            del cache.target.write_stripe
             assert await a.read(0, sd) == data
             await a.flush()
             assert _members_image(g, stores)[:sd] == data

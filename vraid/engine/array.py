@@ -388,6 +388,13 @@ class Array:
                 for ext in extents:
                     nursery.start_soon(self._write_stripe, ext, src)
 
+    async def write_whole_stripe(self, stripe: int, data: np.ndarray) -> None:
+        """Write all data of ``stripe`` (``stripe_data_bytes`` in host order, any shape) through
+        to the members as a host write of exactly that stripe would be: a cache's write around
+        itself (vraid.engine.cache, ``bypass_whole_stripes``)."""
+        g = self.geometry
+        await self._write_stripe(Extent(stripe, 0, g.stripe_data_bytes, 0), data.reshape(-1))
+
     def _one_task(self) -> bool:
         """Whether the stripes of a host write may be written one after another by the writing
         task rather than as concurrent tasks: on a mount (trio's real clock) whose members all

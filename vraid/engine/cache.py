@@ -404,8 +404,12 @@ class WriteBackCache:
         g = self.geometry
         done = self._bypassing[stripe] = trio.Event()
         try:
-            buf = StripeBuffer(self.mapping, stripe, row0=0, rows=g.u, data=np.array(whole))
-            await self.target.write_unit(buf, (("D",) * g.data_disks,) * g.u, priority=Priority.HOST, cause=Cause.HOST)
+            write_stripe = getattr(self.target, "write_stripe", None)
+            if write_stripe is not None:  # the array's own path for a host write of the stripe
+                await write_stripe(stripe, whole)
+            else:
+                buf = StripeBuffer(self.mapping, stripe, row0=0, rows=g.u, data=np.array(whole))
+                await self.target.write_unit(buf, (("D",) * g.data_disks,) * g.u, priority=Priority.HOST, cause=Cause.HOST)
         except MemberIOError as exc:
             log.warning("write of stripe %d around the cache failed (%s): the cache takes it", stripe, exc)
             return False

@@ -98,6 +98,8 @@ class _Raid(Protocol):
 
     async def read_members(self, offset: int, length: int, *, priority: int = ...) -> bytes: ...
 
+    async def write_whole_stripe(self, stripe: int, data: Any) -> None: ...
+
 
 class RaidTarget:
     """The RAID planner/executor of an array as a destage target (the end of every chain)."""
@@ -119,6 +121,13 @@ class RaidTarget:
 
     async def read_blocks(self, buf: "StripeBuffer", cells: Iterable[Cell], *, priority: Priority = Priority.HOST) -> None:
         await self.raid.read_blocks(buf, list(cells), priority=priority)
+
+    async def write_stripe(self, stripe: int, whole: Any) -> None:
+        """Write ``whole``, all data of ``stripe`` as (data strip, row, block), as a host write
+        of it would be written through (the cache's writes around it): from these bytes
+        where they are, no copy into a stripe buffer when nothing interleaves (optional in
+        the Target protocol; a cache without it writes a unit of the whole stripe)."""
+        await self.raid.write_whole_stripe(stripe, whole)
 
     async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes:
         return await self.raid.read_members(offset, length, priority=priority)

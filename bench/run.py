@@ -932,6 +932,10 @@ def print_sim(sim: dict) -> None:
         verdict = ("PASS" if ratio >= target else "MISS") if row["model"].startswith("hdd") and not row["no_data"] else "-"
         print(f"  {name:28} {row['requests_per_s']:>8,} writes/s  floor {statistics.median(row['floor_rates']):>9,.0f}/s  "
               f"vraid/floor {ratio:.4f} = 1/{1 / ratio:.0f}  {verdict}")
+    alone = sim.get("model_alone")
+    if alone:
+        print(f"  {alone['model'] + ' model alone':28} {round(alone['requests_per_s']):>8,} writes/s  (its member requests "
+              f"replayed, no engine)  vraid/floor {alone['ratio_to_floor']:.4f} = 1/{1 / alone['ratio_to_floor']:.1f}")
 
 
 def write_json(path: Path, settings: Settings, rows: list[Row], series: list[Series],

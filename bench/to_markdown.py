@@ -89,6 +89,11 @@ def main(path: str) -> None:
             floor = sorted(r["floor_rates"])[len(r["floor_rates"]) // 2]
             print(f"| {name} | {r['requests_per_s']:,} | {floor:,} | {ratio:.4f} = 1/{1 / ratio:.0f} | "
                   f"{'>= ' + str(target) if counted else ''} | {verdict} |")
+        alone = sim.get("model_alone")
+        if alone:  # (runs of bench/sim_speed.py since 2026-11-26 late morning)
+            ratio = alone["ratio_to_floor"]
+            print(f"| {alone['model']} model alone (its member requests replayed, no engine) | "
+                  f"{round(alone['requests_per_s']):,} |  | {ratio:.4f} = 1/{1 / ratio:.1f} |  | - |")
 
 
 if __name__ == "__main__":

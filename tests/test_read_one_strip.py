@@ -67,3 +67,58 @@ def test_unaligned_reads_inside_and_across_strips_read_back():
                 assert await array.read(off, n) == model[off : off + n]
 
     trio.run(main)
+
+
+def test_the_direct_host_read_counts_what_the_read_path_counts():
+    """``Array._read_direct`` (no cache of any kind in front, member inline) leaves the same
+    bytes, read-path statistics, member statistics and metrics as the long path through
+    ``ReadPath``, the target and ``read_members``; also when a member fails under it."""
+    g = Geometry(5, 5, 8, BS, 16 * 1024, data_offset=RESERVED)
+    rng = random.Random(11)
+    model = rng.randbytes(g.capacity)
+    reads = []
+    for _ in range(400):
+        at = rng.randrange(g.capacity - 1)
+        reads.append((at, rng.randint(1, min(3 * BS, g.capacity - at))))  # inside one strip or across
+    reads.insert(200, ("fail", None))
+
+    async def main(direct: bool):
+        stores = [FailingStore(g.member_size) for _ in range(5)]
+        taken = []
+        async with open_array(g, stores) as array:
+            await array.write(0, model)
+            inner = array._read_direct
+            if direct:
+                async def counting(offset, length):
+                    out = await inner(offset, length)
+                    taken.append(out is not None)
+                    return out
+
+                array._read_direct = counting
+            else:
+                array._read_direct = _none  # never applies: every read takes the long path
+            got = []
+            for at, n in reads:
+                if at == "fail":
+                    stores[array.mapping.data_disk(3, 2)].fail = "read"
+                    at, n = 3 * g.stripe_data_bytes + 2 * g.strip_size + 100, 2000  # that member's strip
+                got.append(await array.read(at, n))
+            timed = ("seconds", "response", "_ms", "busy", "utilization", "idle")
+            stats = {k: v for k, v in vars(array.reads.stats).items() if not k.startswith("_") and not any(t in k for t in timed)
+                     and not callable(v)}
+            members = [{k: v for k, v in d.stats.to_dict().items() if k != "busy_seconds"} for d in array.members.disks]
+            metrics = {k: v for k, v in array.metrics.to_dict().items() if not any(t in k for t in timed)}
+            states = [m["state"] for m in array.status()["members"]]
+            return got, stats, members, metrics, states, taken
+
+    fast = trio.run(main, True)
+    slow = trio.run(main, False)
+    assert fast[:5] == slow[:5]
+    assert fast[0] == [model[at : at + n] for at, n in
+                       [(r if r[0] != "fail" else (3 * g.stripe_data_bytes + 2 * g.strip_size + 100, 2000)) for r in reads]]
+    assert fast[4].count("failed") == 1
+    assert sum(fast[5]) > 50 and not all(fast[5])  # many went direct; across strips and degraded ones did not
+
+
+async def _none(offset, length):
+    return None

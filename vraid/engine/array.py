@@ -226,17 +226,68 @@ class Array:
         length = max(0, min(length, self.capacity - offset))
         if length == 0 or offset < 0:
             return b""
-        data = await self.reads.read(offset, length)
+        data = await self._read_direct(offset, length) if self._plain_reads else None
+        if data is None:
+            data = await self.reads.read(offset, length)
         m = self.metrics
         m.host_reads += 1
         m.host_read_bytes += length
         m.response.add(self.clock.now() - start)
         return data
 
-    async def read_members(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes:
+    async def _read_direct(self, offset: int, length: int) -> bytes | None:
+        """A host read inside one strip of a healthy array on the static layout, with no cache
+        of any kind in front (:attr:`_plain_reads`) and its member inline: the one member
+        request made here, with the accounting the read path makes (``ReadPath.read``,
+        ``_members``, the target, :meth:`read_members`, ``Members.run``) and none of their
+        calls. None, with nothing done or counted, when it does not apply; a member error is
+        handed to :meth:`read_members`, which fails the member and reads degraded, as it would
+        have on the longer path."""
+        if self.health.degraded:
+            return None
+        g = self.geometry
+        block = g.block_size
+        first = offset // block * block
+        end = -(-(offset + length) // block) * block
+        strip = g.strip_size
+        if first // strip != (end - 1) // strip:
+            return None
+        stripe, k = divmod(first // strip, g.data_disks)
+        mapping = self.mapping
+        disk = self.members.disks[mapping.data_disk(stripe, k)]
+        if not disk.can_inline:
+            return None
+        stats = self.reads.stats
+        stats.host_reads += 1
+        stats.host_reads_to_members += 1  # count_host of one strip
+        stats.member_requests += 1
+        req = Request(disk.index, "read", mapping.member_offset(stripe) + first % strip, end - first, priority=Priority.HOST)
+        stats.wait_begin()
+        try:
+            await disk._execute(req)
+            if req.error is not None:
+                self._member_error(Members.error_of([req]), 1)
+                data = await self.read_members(first, end - first, attempt=1)
+            else:
+                data = req.result
+        finally:
+            stats.wait_end()
+        head = offset - first
+        if head == 0 and len(data) == length:  # type: ignore[arg-type]
+            return data  # type: ignore[return-value]
+        return data[head : head + length]  # type: ignore[index]
+
+    @property
+    def _plain_reads(self) -> bool:
+        """Whether host reads go straight to this array's members: the static layout, and no
+        write-back cache, read cache, prefetching, log disk or placement in front of them."""
+        rp = self.reads
+        return self._static and rp.cache is None and rp.read_cache is None and isinstance(rp.target, RaidTarget)
+
+    async def read_members(self, offset: int, length: int, *, priority: Priority = Priority.HOST, attempt: int = 0) -> bytes:
         """Read straight from the members (no cache); blocks of a missing member are
-        reconstructed, a member that fails is failed and the read retried degraded."""
-        attempt = 0
+        reconstructed, a member that fails is failed and the read retried degraded
+        (``attempt``: the failures handled before the call)."""
         while True:
             try:
                 return await self._read_members(offset, length, priority)

@@ -448,11 +448,17 @@ class Members:
     def _raise_first_error(requests: Sequence[Request]) -> None:
         failed = [req for req in requests if req.error is not None]
         if failed:
-            req = failed[0]
-            exc = MemberIOError(req.disk, f"{req.op} at {req.offset}+{req.length} failed: {req.error}")
-            exc.disks = sorted({r.disk for r in failed})  # every member that failed in this batch
-            exc.op = req.op if all(r.op == req.op for r in failed) else "mixed"
-            raise exc
+            raise Members.error_of(failed)
+
+    @staticmethod
+    def error_of(failed: Sequence[Request]) -> MemberIOError:
+        """The MemberIOError for the failed requests of one batch (at least one): the first
+        one's, naming every member that failed."""
+        req = failed[0]
+        exc = MemberIOError(req.disk, f"{req.op} at {req.offset}+{req.length} failed: {req.error}")
+        exc.disks = sorted({r.disk for r in failed})  # every member that failed in this batch
+        exc.op = req.op if all(r.op == req.op for r in failed) else "mixed"
+        return exc
 
     async def flush(self) -> None:
         """Flush every member concurrently, except the failed ones (a member file store

@@ -207,6 +207,8 @@ class _Unit:
     lambda s, a, b: [UnitSpan(1, s, a, G.u + 1)],                   # past the strip
     lambda s, a, b: [UnitSpan(1, s, a, 1), UnitSpan(2, s, a, 1)],   # overlapping, and rows left out
     lambda s, a, b: [],                                             # rows not covered
+    lambda s, a, b: [UnitSpan(1, s, a, 1)],                         # one unit, rows after it left out
+    lambda s, a, b: [UnitSpan(1, s, b, 1)],                         # one unit, rows before it left out
     lambda s, a, b: ["unit"],                                       # not a UnitSpan
     lambda s, a, b: 1 / 0,
 ])

@@ -339,7 +339,9 @@ class Array:
         if (self.health.degraded and (self.cache is not None or self.log is not None or self.placed is not None)
                 and not self.redundancy.survives(len(self.health.missing_roles))):
             self._check_writable(offset, len(data))  # refuse now what no destage could ever write
-        self.reads.invalidate(offset, len(data))  # the read cache must not serve the old bytes
+        reads = self.reads
+        if reads.read_cache is not None:
+            reads.invalidate(offset, len(data))  # the read cache must not serve the old bytes
         try:
             if self.cache is not None:
                 await self.cache.write(offset, data)
@@ -350,7 +352,8 @@ class Array:
             else:
                 await self.write_through(offset, data)
         finally:
-            self.reads.invalidate(offset, len(data))  # nor bytes a fetch read during the write
+            if reads.read_cache is not None:
+                reads.invalidate(offset, len(data))  # nor bytes a fetch read during the write
         m = self.metrics
         m.host_writes += 1
         m.host_write_bytes += len(data)

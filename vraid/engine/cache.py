@@ -438,7 +438,7 @@ class WriteBackCache:
         cells = self._cells(span, fb, lb)
         if not cells:
             return True
-        if batch is not None and batch.available < sum(r1 - r0 + 1 for _, r0, r1 in cells):
+        if batch is not None and batch.available < (1 if fb == lb else sum(r1 - r0 + 1 for _, r0, r1 in cells)):
             return False
         if self._bypassing and span.stripe in self._bypassing:
             return False  # _absorb waits for the bypass to end
@@ -475,9 +475,6 @@ class WriteBackCache:
         row0 = span.row0
         start, end = ext.start, ext.start + ext.length
         m = self.metrics
-        flat = data.reshape(nd, -1)  # a view: the buffers are contiguous
-        base = row0 * bs
-        off = ext.host_offset - start
         if whole is not None:  # every block of the unit: one copy, one state update
             data[:] = whole[:, row0 : row0 + span.rows]
             n = state.size
@@ -507,6 +504,10 @@ class WriteBackCache:
                 batch.dests.append((slots, cell))
                 batch = None  # recorded
             cells = ()
+        if cells:
+            flat = data.reshape(nd, -1)  # a view: the buffers are contiguous
+            base = row0 * bs
+            off = ext.host_offset - start
         for k, r0, r1 in cells:
             strip0 = k * strip
             lo = max(start, strip0 + (row0 + r0) * bs)

@@ -120,6 +120,11 @@ class GuardedOrganisation(Guarded):
     def _check_units(self, spans: list, stripe: int, first: int, last: int) -> None:
         for s in spans:
             self._check_span(s, stripe)
+        if len(spans) == 1:  # one unit (most answers): it must hold rows first..last itself
+            s = spans[0]
+            if not (s.row0 <= first and last < s.row0 + s.rows):
+                raise _Invalid(f"units of stripe {stripe} do not cover rows {first}..{last}")
+            return
         reach, end = first, None  # rows first..reach-1 covered; end: where the previous unit ends
         for s in sorted(spans, key=lambda s: s.row0):
             if end is not None and s.row0 < end:

@@ -659,11 +659,7 @@ class Array:
             alone = self._alone
             if alone is None or not alone():
                 return 0
-        m = self.metrics
-        m.plans += 1
-        m.count_cycle_totals(_cycle_totals(plan.z, plan.parity))
-        self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=0, missing=[],
-                                      cause=_CAUSE_OF_PRIORITY[Priority.HOST]))
+        self._planned(plan, 0, [], _CAUSE_OF_PRIORITY[Priority.HOST])
         if intent is not None:
             await intent.begin(stripe)  # durable already: returns at once
         g = self.geometry
@@ -721,24 +717,19 @@ class Array:
         alone = self._alone
         if alone is None or not alone():
             return 0
-        m = self.metrics
-        m.plans += 1
-        m.count_cycle_totals(_cycle_totals(plan.z, plan.parity))
-        self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=0, missing=[],
-                                      cause=_CAUSE_OF_PRIORITY[Priority.HOST]))
-        if intent is not None and writes:
+        self._planned(plan, 0, [], _CAUSE_OF_PRIORITY[Priority.HOST])
+        if intent is not None:
             await intent.begin(stripe)  # durable already: returns at once
         g = self.geometry
+        nd = g.data_disks
         n = g.u * g.block_size
         at = self.mapping.member_offset(stripe)
-        h = ext.host_offset
-        data = src[h : h + ext.length].reshape(g.data_disks, g.u, g.block_size)  # the host's bytes, strip by strip
+        flat = src[ext.host_offset : ext.host_offset + ext.length]
+        data = flat.reshape(nd, g.u, g.block_size)  # the host's bytes, strip by strip
         if members.no_data:  # the metadata-only simulation: no bytes to XOR (the members keep none)
             checks = np.empty((pc, g.u, g.block_size), dtype=np.uint8)
         else:
             checks = self.redundancy.generate(data)  # (RAID-0: no columns)
-        nd = g.data_disks
-        flat = src[h : h + ext.length]
         requests = [Request(columns[j], "write", at, n,
                             memoryview(flat[j * n : (j + 1) * n]) if j < nd else memoryview(checks[j - nd]).cast("B"),
                             Priority.HOST)
@@ -755,8 +746,19 @@ class Array:
                 return -1  # every other member holds its new blocks: the failed one's are rebuilt from them
             return 1
         finally:
-            if intent is not None and writes:
+            if intent is not None:
                 intent.end(stripe, ok)
+
+    def _planned(self, plan: Plan, row0: int, missing: list[int], cause: Cause) -> None:
+        """Count a plan about to run (its PBG cycles) and publish its plan event: every path
+        that writes a stripe (:meth:`_execute_plan`, :meth:`_small_write`, :meth:`_full_stripe_write`)."""
+        m = self.metrics
+        m.plans += 1
+        if type(plan) is Plan:
+            m.count_cycle_totals(_cycle_totals(plan.z, plan.parity))
+        else:
+            m.count_cycles(plan.cycles())
+        self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=row0, missing=missing, cause=cause))
 
     async def write_plan(self, buf: StripeBuffer, z, *, priority: Priority = Priority.DESTAGE,
                          cause: Cause | None = None) -> Plan:
@@ -776,14 +778,7 @@ class Array:
                 plan = _build_plan(buf.stripe, z, buf.columns, self.redundancy.parity_columns > 0)
                 if self.ct is not None:
                     plan = self.ct(plan)
-            self.metrics.plans += 1
-            if type(plan) is Plan:
-                self.metrics.count_cycle_totals(_cycle_totals(plan.z, plan.parity))
-            else:
-                self.metrics.count_cycles(plan.cycles())
-            self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=buf.row0,
-                                          missing=sorted(missing) if missing else [],
-                                          cause=cause or _CAUSE_OF_PRIORITY[priority]))
+            self._planned(plan, buf.row0, sorted(missing) if missing else [], cause or _CAUSE_OF_PRIORITY[priority])
             intent = self.intent if self.intent is not None and writes_of(plan) else None
             if intent is not None:
                 try:

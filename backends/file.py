@@ -60,6 +60,10 @@ class FileStore(Store):
         #: they differ while something written is not yet known durable (see ``flush``)
         self._written = 1  # a fresh store counts as written: an earlier process's pages may be unsynced
         self._synced = 0
+        #: bytes written so far and the count the last completed flush covered (see
+        #: ``unsynced_bytes``); None until a flush has covered what an earlier process left
+        self._wbytes = 0
+        self._sbytes: int | None = None
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], size: int) -> "FileStore":
@@ -100,22 +104,45 @@ class FileStore(Store):
         check_range(self, offset, len(data))
         _pwrite_all(self._fd, data, offset)
         self._written += 1
+        self._wbytes += len(data)
 
     @property
     def unsynced(self) -> bool:
         """True when something was written since the last completed flush began."""
         return self._written != self._synced
 
+    @property
+    def unsynced_bytes(self) -> int | None:
+        """Bytes written since the last completed flush began: about what a flush now has
+        to write out (less if the kernel wrote some back meanwhile). None before the first
+        flush, when an earlier process may have left any amount in the page cache."""
+        return None if self._sbytes is None else self._wbytes - self._sbytes
+
     async def flush(self) -> None:
         """Make every write that returned before this call durable (fdatasync; see the
         module docstring for why that suffices), or return at once if there was none
-        since the last completed flush began."""
-        covers = self._written
+        since the last completed flush began. The sync runs in a worker thread."""
+        covers, cbytes = self._written, self._wbytes
         if covers == self._synced:
             return
         await trio.to_thread.run_sync(os.fdatasync, self._fd)
+        self._covered(covers, cbytes)
+
+    def flush_inline(self) -> None:
+        """:meth:`flush` on the calling thread: blocks it until the sync returns. For a
+        caller that knows the sync is short (``unsynced_bytes`` small): a worker thread's
+        hand-off costs more than such a sync (vraid.engine.members, ``INLINE_FLUSH_BYTES``)."""
+        covers, cbytes = self._written, self._wbytes
+        if covers == self._synced:
+            return
+        os.fdatasync(self._fd)
+        self._covered(covers, cbytes)
+
+    def _covered(self, covers: int, cbytes: int) -> None:
+        """A sync that began at write count ``covers`` (``cbytes`` bytes) returned."""
         if covers > self._synced:  # flushes may overlap: never move backwards
             self._synced = covers
+            self._sbytes = cbytes if self._sbytes is None else max(self._sbytes, cbytes)
 
     #: ``RWF_DSYNC`` (Linux 4.7): a write that returns once its own bytes are durable
     durable_writes = _DSYNC != 0

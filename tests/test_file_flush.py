@@ -155,3 +155,107 @@ def test_a_flush_that_loses_more_members_than_raid5_survives_fails():
             assert not array.redundancy.survives(len(array.health.missing_roles))
 
     trio.run(main)
+
+
+# -- short flushes on the calling thread (Members._flush_inline) ------------------------------
+@pytest.fixture
+def sync_threads(monkeypatch):
+    """Every fdatasync of the test as (descriptor, whether it ran on the test's own thread)."""
+    calls: list[tuple[int, bool]] = []
+    real, main = os.fdatasync, threading.get_ident()
+
+    def recording(fd: int) -> None:
+        calls.append((fd, threading.get_ident() == main))
+        real(fd)
+
+    monkeypatch.setattr(os, "fdatasync", recording)
+    return calls
+
+
+def test_unsynced_bytes_counts_what_a_flush_would_write_out(tmp_path):
+    store = FileStore.create(tmp_path / "m0", 16 * BS)
+
+    async def main():
+        assert store.unsynced_bytes is None  # before the first flush: unknown
+        await store.write(0, b"a" * BS)
+        assert store.unsynced_bytes is None
+        await store.flush()
+        assert store.unsynced_bytes == 0
+        await store.write(BS, b"b" * 100)
+        await store.write(2 * BS, b"c" * BS)
+        assert store.unsynced_bytes == BS + 100
+        store.flush_inline()
+        assert store.unsynced_bytes == 0 and not store.unsynced
+
+    try:
+        trio.run(main)
+    finally:
+        store.close()
+
+
+def test_a_short_flush_syncs_on_the_trio_thread_and_a_long_or_first_one_in_threads(tmp_path, sync_threads, monkeypatch):
+    from vraid.engine import members
+
+    g, stores = _array_stores(tmp_path, 4)
+    fds = {s._fd: i for i, s in enumerate(stores)}
+
+    async def main():
+        async with open_array(g, stores) as array:
+            await array.flush()  # the first flush: what an earlier process left is unknown
+            assert sorted(fds[fd] for fd, _ in sync_threads) == [0, 1, 2, 3]
+            assert not any(inline for _, inline in sync_threads)
+            sync_threads.clear()
+            await array.write(0, b"w" * BS)  # two members, 2 blocks to write out
+            await array.flush()
+            written = {g.data_disk(0, 0), g.parity_disk(0)}
+            assert sorted(fds[fd] for fd, _ in sync_threads) == sorted(written)
+            assert all(inline for _, inline in sync_threads)
+            sync_threads.clear()
+            monkeypatch.setattr(members, "INLINE_FLUSH_BYTES", 2 * BS - 1)  # now one block short
+            await array.write(0, b"v" * BS)
+            await array.flush()
+            assert sorted(fds[fd] for fd, _ in sync_threads) == sorted(written)
+            assert not any(inline for _, inline in sync_threads)
+            assert not any(s.unsynced for s in stores)
+
+    try:
+        trio.run(main)
+        assert stores[g.data_disk(0, 0)].read_sync(g.data_offset, BS) == b"v" * BS
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_a_member_whose_short_flush_fails_is_named_and_the_others_are_still_synced(tmp_path, monkeypatch):
+    from vraid.errors import MemberIOError
+
+    g, stores = _array_stores(tmp_path, 4)
+    real, calls = os.fdatasync, []
+    bad = g.data_disk(0, 0)
+
+    def failing(fd: int) -> None:
+        calls.append(fd)
+        if fd == stores[bad]._fd:
+            raise OSError(5, "Input/output error")
+        real(fd)
+
+    async def main():
+        async with open_array(g, stores) as array:
+            await array.flush()
+            monkeypatch.setattr(os, "fdatasync", failing)
+            await array.write(0, b"w" * BS)
+            with pytest.raises(MemberIOError) as info:
+                await array.members.flush()
+            assert info.value.disks == [bad]
+            assert array.members.disks[bad].stats.errors == 1
+            parity = stores[g.parity_disk(0)]
+            assert parity._fd in calls and not parity.unsynced  # synced despite the failure
+            assert stores[bad].unsynced  # not claimed durable
+            await array.flush()  # the array fails the member and goes on degraded
+            assert array.health.degraded and bad in array.members.excluded
+
+    try:
+        trio.run(main)
+    finally:
+        for s in stores:
+            s.close()

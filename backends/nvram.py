@@ -377,6 +377,7 @@ class Nvram:
         self._pending: dict[int, int] = {}  # frame -> seq, being made durable by a running sync
         self._touched: set[int] = set()  # slots changed since the last sync began
         self._lo, self._hi = self._frames, -1  # frames changed since the last sync began
+        self._unsynced = 0  # record bytes put since the last sync began (see unsynced_bytes)
 
     # -- the data path -------------------------------------------------------------------
     def put(self, slot: int, block: int, data: bytes | bytearray | memoryview | np.ndarray) -> None:
@@ -488,6 +489,7 @@ class Nvram:
         ``gone``: where the common rewrite leaves the slot's older frame for the caller to
         zero and give back (:meth:`put_many`), instead of :meth:`_release` now."""
         self._fseq[f] = seq
+        self._unsynced += self._bs
         held = self._held[slot]
         held.append(f)
         n = len(held)
@@ -558,6 +560,7 @@ class Nvram:
                     return
                 touched, self._touched = self._touched, set()
                 self._lo, self._hi = self._frames, -1
+                unsynced, self._unsynced = self._unsynced, 0
                 snap = []
                 for slot in touched:
                     held = self._held[slot]
@@ -572,6 +575,7 @@ class Nvram:
                     self._pending.clear()
                     self._touched |= touched
                     self._lo, self._hi = min(self._lo, lo), max(self._hi, hi)
+                    self._unsynced += unsynced
                 raise NvramError(f"fdatasync of NVRAM file {self.path} failed: {exc.strerror}", "check the disk it lives on") from exc
             with self._mu:
                 self._pending.clear()
@@ -590,6 +594,15 @@ class Nvram:
                         if len(held) > 1:
                             self._trim(slot, held)
                 self.syncs += 1
+
+    @property
+    def unsynced_bytes(self) -> int | None:
+        """About what a :meth:`sync` now has to write out: the bytes of the records put
+        since the last sync began (the table entries besides them are not counted). None
+        while a sync runs in another thread: a sync now would wait for it."""
+        if self._sync_lock.locked():
+            return None
+        return self._unsynced
 
     def used(self) -> int:
         """Slots holding a block."""

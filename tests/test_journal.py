@@ -18,7 +18,7 @@ import trio
 import trio.testing
 
 from vraid.backends.memory import MemoryStore
-from vraid.backends.nvram import Nvram
+from vraid.backends.nvram import Nvram, NvramError
 from vraid.core.geometry import Geometry
 from vraid.engine.array import CacheConfig, open_array
 from vraid.backends.base import StoreWrapper
@@ -266,3 +266,66 @@ def test_destaged_records_are_cleared_only_after_the_members_are_flushed():
             assert journal.replay() == []
 
     _run(main)
+
+
+# -- short syncs on the trio thread ------------------------------------------------------------
+def test_nvram_counts_the_record_bytes_a_sync_has_to_write_out(tmp_path: Path, monkeypatch):
+    import os
+    import uuid
+
+    nv = Nvram.create(tmp_path / "nv", slots=8, block_size=512, array_uuid=str(uuid.uuid4()))
+    try:
+        assert nv.unsynced_bytes == 0
+        nv.put(0, 10, bytes(512))
+        nv.put(0, 10, bytes(512))  # a rewrite is another record to write out
+        nv.put_many([(1, 11, bytes(512)), (2, 12, bytes(512))])
+        assert nv.unsynced_bytes == 4 * 512
+        real = os.fdatasync
+
+        def failing(fd):
+            raise OSError(5, "Input/output error")
+
+        monkeypatch.setattr(os, "fdatasync", failing)
+        with pytest.raises(NvramError):
+            nv.sync()
+        assert nv.unsynced_bytes == 4 * 512  # nothing became durable
+        monkeypatch.setattr(os, "fdatasync", real)
+        nv.sync()
+        assert nv.unsynced_bytes == 0
+        with nv._sync_lock:  # a sync running in another thread
+            assert nv.unsynced_bytes is None
+    finally:
+        nv.close()
+
+
+def test_a_short_nvram_sync_runs_on_the_trio_thread_and_a_long_one_in_a_worker(tmp_path: Path, monkeypatch):
+    import threading
+    import uuid
+
+    from vraid.engine import journal as journal_module
+
+    nv = Nvram.create(tmp_path / "nv", slots=8, block_size=512, array_uuid=str(uuid.uuid4()))
+    j = NvramJournal(nv)
+    threads: list[bool] = []
+    real, main = nv.sync, threading.get_ident()
+
+    def recording():
+        threads.append(threading.get_ident() == main)
+        real()
+
+    nv.sync = recording
+
+    async def go():
+        j.put(1, bytes(512))
+        await j.sync()
+        monkeypatch.setattr(journal_module, "INLINE_FLUSH_BYTES", 511)
+        j.put(2, bytes(512))
+        await j.sync()
+
+    try:
+        trio.run(go)
+        assert threads == [True, False]
+        assert nv.unsynced_bytes == 0
+        assert sorted(block for block, _ in j.replay()) == [1, 2]
+    finally:
+        nv.close()

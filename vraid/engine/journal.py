@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Any, Hashable, Protocol
 import numpy as np
 import trio
 
+from .members import INLINE_FLUSH_BYTES
+
 if TYPE_CHECKING:
     from vraid.backends.nvram import Nvram
 
@@ -142,7 +144,15 @@ class NvramJournal:
         return slots
 
     async def sync(self) -> None:
-        await trio.to_thread.run_sync(self.nvram.sync)
+        """The NVRAM's sync, in a worker thread; on this thread when it has at most
+        ``INLINE_FLUSH_BYTES`` to write out (the rule and its reasons are the member
+        flush's: vraid.engine.members, ``Members._flush_inline``)."""
+        pending = self.nvram.unsynced_bytes
+        if pending is not None and pending <= INLINE_FLUSH_BYTES:
+            self.nvram.sync()
+            await trio.lowlevel.checkpoint()
+        else:
+            await trio.to_thread.run_sync(self.nvram.sync)
 
     def clear(self, handle: Any) -> None:
         self.nvram.clear(handle)

@@ -194,7 +194,7 @@ def test_unsynced_bytes_counts_what_a_flush_would_write_out(tmp_path):
 
 
 def test_a_short_flush_syncs_on_the_trio_thread_and_a_long_or_first_one_in_threads(tmp_path, sync_threads, monkeypatch):
-    from vraid.engine import members
+    from vraid.engine import inline_sync
 
     g, stores = _array_stores(tmp_path, 4)
     fds = {s._fd: i for i, s in enumerate(stores)}
@@ -211,7 +211,7 @@ def test_a_short_flush_syncs_on_the_trio_thread_and_a_long_or_first_one_in_threa
             assert sorted(fds[fd] for fd, _ in sync_threads) == sorted(written)
             assert all(inline for _, inline in sync_threads)
             sync_threads.clear()
-            monkeypatch.setattr(members, "INLINE_FLUSH_BYTES", 2 * BS - 1)  # now one block short
+            monkeypatch.setattr(inline_sync, "INLINE_SYNC_BYTES", 2 * BS - 1)  # now one block short
             await array.write(0, b"v" * BS)
             await array.flush()
             assert sorted(fds[fd] for fd, _ in sync_threads) == sorted(written)

@@ -302,7 +302,7 @@ def test_a_short_nvram_sync_runs_on_the_trio_thread_and_a_long_one_in_a_worker(t
     import threading
     import uuid
 
-    from vraid.engine import journal as journal_module
+    from vraid.engine import inline_sync
 
     nv = Nvram.create(tmp_path / "nv", slots=8, block_size=512, array_uuid=str(uuid.uuid4()))
     j = NvramJournal(nv)
@@ -318,7 +318,7 @@ def test_a_short_nvram_sync_runs_on_the_trio_thread_and_a_long_one_in_a_worker(t
     async def go():
         j.put(1, bytes(512))
         await j.sync()
-        monkeypatch.setattr(journal_module, "INLINE_FLUSH_BYTES", 511)
+        monkeypatch.setattr(inline_sync, "INLINE_SYNC_BYTES", 511)
         j.put(2, bytes(512))
         await j.sync()
 

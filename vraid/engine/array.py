@@ -180,7 +180,7 @@ class Array:
         if placement is not None:
             self.placed = placement(self)
             self.target = self.placed
-        journal = as_journal(journal, nvram)
+        journal = as_journal(journal, nvram, self.clock)
         if self.cache_config.enabled:
             from .cache import WriteBackCache
             from vraid.policies.registry import Context, create

@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any, Hashable, Protocol
 import numpy as np
 import trio
 
-from .members import INLINE_FLUSH_BYTES
+from .clock import Clock
+from .inline_sync import InlineSyncRule
 
 if TYPE_CHECKING:
     from vraid.backends.nvram import Nvram
@@ -102,8 +103,10 @@ class NvramJournal:
 
     name = "nvram"
 
-    def __init__(self, nvram: "Nvram") -> None:
+    def __init__(self, nvram: "Nvram", clock: Clock | None = None) -> None:
         self.nvram = nvram
+        #: when a sync runs on the trio thread (``clock`` times those syncs; None: untimed)
+        self.inline_sync = InlineSyncRule(clock)
         # the lowest slot first, as the cache always took them
         self._free: list[int] = list(range(nvram.slots - 1, -1, -1))
 
@@ -144,12 +147,10 @@ class NvramJournal:
         return slots
 
     async def sync(self) -> None:
-        """The NVRAM's sync, in a worker thread; on this thread when it has at most
-        ``INLINE_FLUSH_BYTES`` to write out (the rule and its reasons are the member
-        flush's: vraid.engine.members, ``Members._flush_inline``)."""
-        pending = self.nvram.unsynced_bytes
-        if pending is not None and pending <= INLINE_FLUSH_BYTES:
-            self.nvram.sync()
+        """The NVRAM's sync, in a worker thread; on this thread when it has little to
+        write out and such syncs have been short (:mod:`vraid.engine.inline_sync`)."""
+        if self.inline_sync.inline(self.nvram.unsynced_bytes):
+            self.inline_sync.run(self.nvram.sync)
             await trio.lowlevel.checkpoint()
         else:
             await trio.to_thread.run_sync(self.nvram.sync)
@@ -169,10 +170,11 @@ class NvramJournal:
         return f"<NvramJournal {self.nvram!r}>"
 
 
-def as_journal(journal: Any = None, nvram: "Nvram | None" = None) -> Journal | None:
-    """The journal to use given either a journal or (shorthand) an NVRAM file; None: volatile."""
+def as_journal(journal: Any = None, nvram: "Nvram | None" = None, clock: Clock | None = None) -> Journal | None:
+    """The journal to use given either a journal or (shorthand) an NVRAM file (its syncs
+    timed on ``clock``); None: volatile."""
     if journal is not None and nvram is not None:
         raise ValueError("give a journal or an NVRAM file, not both")
     if nvram is not None:
-        return NvramJournal(nvram)
+        return NvramJournal(nvram, clock)
     return journal

@@ -32,6 +32,7 @@ import trio
 
 from vraid.backends.base import Store
 from .clock import Clock
+from .inline_sync import InlineSyncRule
 from vraid.errors import MemberIOError
 from vraid.policies.queue import QueueOrder, queue_order as resolve_queue_order
 from .events import Cause
@@ -341,11 +342,6 @@ class Member:
         return end
 
 
-#: a flush whose members have together at most this many bytes to write out syncs them on
-#: the calling thread, one after another (``Members._flush_inline``)
-INLINE_FLUSH_BYTES = 1 << 20
-
-
 class Members:
     """All members of an array, driven concurrently."""
 
@@ -364,6 +360,8 @@ class Members:
         #: the metadata-only simulation (``vraid sim --no-data``): the stores keep no bytes, so
         #: the executor skips the parity computation (vraid.engine.stripe); timing is unchanged
         self.no_data = False
+        #: when a flush syncs the members on the trio thread (see :meth:`flush`)
+        self.inline_flush = InlineSyncRule(clock)
 
     def __len__(self) -> int:
         return len(self.disks)
@@ -470,16 +468,17 @@ class Members:
         written since its last flush: ``backends/file.py``).
 
         The members are flushed concurrently, each sync in a worker thread; but when every
-        member can sync on this thread and all of them together have at most
-        ``INLINE_FLUSH_BYTES`` to write out, they sync one after another right here
-        (:meth:`_flush_inline`).
+        member can sync on this thread, all of them together have little to write out and
+        such flushes have been short (:mod:`vraid.engine.inline_sync`), they sync one after
+        another right here (:meth:`_flush_inline`).
 
         Raises:
             MemberIOError: naming every member whose flush failed.
         """
         failed: list[tuple[int, BaseException]] = []
         disks = [disk for disk in self.disks if disk.index not in self.excluded]
-        if self._flush_inline(disks, failed):
+        if self.inline_flush.inline(self._unsynced_bytes(disks)):
+            self.inline_flush.run(lambda: self._flush_inline(disks, failed))
             await trio.lowlevel.checkpoint()
         else:
             async def one(disk: Member) -> None:
@@ -498,36 +497,32 @@ class Members:
             exc.op = "flush"
             raise exc
 
-    def _flush_inline(self, disks: list[Member], failed: list[tuple[int, BaseException]]) -> bool:
-        """Sync ``disks`` one after another on this thread if that is the cheaper way
-        (their failures go to ``failed``); False, with nothing done, if not.
-
-        Cheaper when the syncs are short: each worker-thread hand-off costs more than the
-        fdatasync of a file with little to write out (FUSE-NOTES item 8), and the
-        concurrent path makes one per written member. Under dbench on ext4 over a loop
-        device (an fsync of the image every 1-2 ms, half a MiB written between two) the
-        inline syncs took 0.6 ms at the median and nearly doubled the throughput
-        (docs/performance.md, "What changed on 2026-11-26 (afternoon)"). A flush with more
-        to write out stays concurrent, in threads, so that the daemon keeps serving reads
-        while the disk works. Only stores that offer ``flush_inline`` and know their
-        ``unsynced_bytes`` (member files after their first flush) qualify; a simulation's
-        stores do not, so its timing is unchanged."""
+    @staticmethod
+    def _unsynced_bytes(disks: list[Member]) -> int | None:
+        """What a flush of ``disks`` would write out, if every store can sync inline
+        (``flush_inline``) and tell (``unsynced_bytes``: member files after their first
+        flush; a simulation's stores cannot); None otherwise."""
         total = 0
         for disk in disks:
             store = disk.store
             pending = getattr(store, "unsynced_bytes", None)
             if pending is None or not hasattr(store, "flush_inline"):
-                return False
+                return None
             total += pending
-        if total > INLINE_FLUSH_BYTES:
-            return False
+        return total
+
+    @staticmethod
+    def _flush_inline(disks: list[Member], failed: list[tuple[int, BaseException]]) -> None:
+        """Sync ``disks`` one after another on this thread; their failures go to ``failed``.
+
+        Cheaper than the concurrent path, which makes a worker-thread hand-off per written
+        member, when the syncs are short (:mod:`vraid.engine.inline_sync`)."""
         for disk in disks:
             try:
                 disk.store.flush_inline()
             except (OSError, ValueError) as exc:
                 disk.stats.errors += 1
                 failed.append((disk.index, exc))
-        return True
 
     def stats(self) -> list[dict[str, float]]:
         return [d.stats.to_dict() | {"queue": d.queue_depth} for d in self.disks]

@@ -16,7 +16,7 @@ when
   ``INLINE_SYNC_PROBE`` is made inline to measure them again.
 
 Measured under dbench on this project's machine (docs/performance.md, "What changed on
-2026-11-26 (afternoon)"): the inline syncs took 0.6 ms at the median and the throughput rose
+2026-11-26 (afternoon)"): a flush's inline syncs took 0.6 ms at the median and the throughput rose
 by half. A simulation's stores count nothing, so its timing never takes this path.
 """
 

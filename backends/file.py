@@ -10,8 +10,8 @@ member flush then calls ``flush_inline`` on the trio thread
 it how much a sync would write out.
 
 ``flush`` syncs only a file written since its last completed flush: every
-write bumps a counter, a flush notes the counter before it syncs and records
-it as synced once the sync returned. A write that lands while a sync runs is
+write adds its length to a byte counter, a flush notes the counter before it
+syncs and records it as synced once the sync returned. A write that lands while a sync runs is
 thus left for the next flush (a flush promises what was written before it was
 issued), and a flush that finds nothing new returns at once. A fresh store
 counts as written: what an earlier process left in the page cache is synced
@@ -59,12 +59,9 @@ class FileStore(Store):
         self.name = self.path
         self._fd = os.open(self.path, (os.O_RDWR if writable else os.O_RDONLY) | os.O_CLOEXEC)
         self._size = os.fstat(self._fd).st_size
-        #: writes so far (bumped after each one) and the count the last completed flush covered;
-        #: they differ while something written is not yet known durable (see ``flush``)
-        self._written = 1  # a fresh store counts as written: an earlier process's pages may be unsynced
-        self._synced = 0
-        #: bytes written so far and the count the last completed flush covered (see
-        #: ``unsynced_bytes``); None until a flush has covered what an earlier process left
+        #: bytes written so far and the count the last completed flush covered; they differ
+        #: while something written is not yet known durable (see ``flush``). None until a
+        #: flush has covered what an earlier process may have left unsynced in the page cache
         self._wbytes = 0
         self._sbytes: int | None = None
 
@@ -106,13 +103,12 @@ class FileStore(Store):
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         check_range(self, offset, len(data))
         _pwrite_all(self._fd, data, offset)
-        self._written += 1
         self._wbytes += len(data)
 
     @property
     def unsynced(self) -> bool:
         """True when something was written since the last completed flush began."""
-        return self._written != self._synced
+        return self._wbytes != self._sbytes
 
     @property
     def unsynced_bytes(self) -> int | None:
@@ -125,27 +121,26 @@ class FileStore(Store):
         """Make every write that returned before this call durable (fdatasync; see the
         module docstring for why that suffices), or return at once if there was none
         since the last completed flush began. The sync runs in a worker thread."""
-        covers, cbytes = self._written, self._wbytes
-        if covers == self._synced:
+        covers = self._wbytes
+        if covers == self._sbytes:
             return
         await trio.to_thread.run_sync(os.fdatasync, self._fd)
-        self._covered(covers, cbytes)
+        self._covered(covers)
 
     def flush_inline(self) -> None:
         """:meth:`flush` on the calling thread: blocks it until the sync returns. For a
         caller that knows the sync is short (``unsynced_bytes`` small): a worker thread's
         hand-off costs more than such a sync (vraid.engine.inline_sync)."""
-        covers, cbytes = self._written, self._wbytes
-        if covers == self._synced:
+        covers = self._wbytes
+        if covers == self._sbytes:
             return
         os.fdatasync(self._fd)
-        self._covered(covers, cbytes)
+        self._covered(covers)
 
-    def _covered(self, covers: int, cbytes: int) -> None:
-        """A sync that began at write count ``covers`` (``cbytes`` bytes) returned."""
-        if covers > self._synced:  # flushes may overlap: never move backwards
-            self._synced = covers
-            self._sbytes = cbytes if self._sbytes is None else max(self._sbytes, cbytes)
+    def _covered(self, covers: int) -> None:
+        """A sync that began when ``covers`` bytes had been written returned."""
+        if self._sbytes is None or covers > self._sbytes:  # flushes may overlap: never move backwards
+            self._sbytes = covers
 
     #: ``RWF_DSYNC`` (Linux 4.7): a write that returns once its own bytes are durable
     durable_writes = _DSYNC != 0

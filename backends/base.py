@@ -26,6 +26,17 @@ class Store(abc.ABC):
     #: commands the store accepts at once through ``begin``/``end`` (tagged command
     #: queueing, ``backends.hdd``); 1: one request at a time through ``read``/``write``
     queue_depth: int = 1
+    #: True when :meth:`read` is :meth:`read_sync` and nothing more (an instant store that
+    #: never waits): the engine's direct host read then calls ``read_sync`` on the trio
+    #: thread instead of awaiting ``read`` (``Array._read_now``). A subclass that overrides
+    #: ``read`` without saying ``sync_reads`` again gets False (see ``__init_subclass__``), so
+    #: a store that injects faults or time in ``read`` is never bypassed.
+    sync_reads: bool = False
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "read" in cls.__dict__ and "sync_reads" not in cls.__dict__:
+            cls.sync_reads = False
 
     def charge(self, op: str, offset: int, length: int) -> float:
         """Account a request starting now and return its service time (model

@@ -52,6 +52,8 @@ _DSYNC = getattr(os, "RWF_DSYNC", 0)
 
 class FileStore(Store):
     instant = True
+    #: ``read`` is ``read_sync`` unless reads may go to worker threads
+    sync_reads = not THREADED_READS
     _limiter: "trio.CapacityLimiter | None" = None
 
     def __init__(self, path: str | os.PathLike[str], *, writable: bool = True) -> None:

@@ -17,6 +17,7 @@ from .base import Store, check_range
 
 class MemoryStore(Store):
     instant = True
+    sync_reads = True
 
     def __init__(self, size: int, name: str = "memory") -> None:
         self._data = mmap.mmap(-1, size) if size > 0 else bytearray(0)
@@ -56,6 +57,7 @@ class NullStore(Store):
     :class:`MemoryStore`; only the bytes are gone (no memory per member)."""
 
     instant = True
+    sync_reads = True
 
     def __init__(self, size: int, name: str = "null") -> None:
         self._size = size

@@ -69,10 +69,30 @@ def test_unaligned_reads_inside_and_across_strips_read_back():
     trio.run(main)
 
 
+class FailingSyncStore(MemoryStore):
+    """A memory member whose reads fail once ``fail`` says so, in ``read_sync`` (which its
+    ``read`` calls): it keeps ``sync_reads``, so the direct read runs on it."""
+
+    fail: str | None = None
+
+    def read_sync(self, offset, length):
+        if self.fail == "read":
+            raise OSError(5, "injected read error")
+        return super().read_sync(offset, length)
+
+
+def test_a_store_that_overrides_read_is_never_read_directly():
+    """``sync_reads`` is inherited only while ``read`` is: a store that puts faults or time
+    into ``read`` (test_small_write's FailingStore) must be awaited, never bypassed."""
+    assert MemoryStore.sync_reads and FailingSyncStore.sync_reads
+    assert not FailingStore.sync_reads
+
+
 def test_the_direct_host_read_counts_what_the_read_path_counts():
-    """``Array._read_direct`` (no cache of any kind in front, member inline) leaves the same
-    bytes, read-path statistics, member statistics and metrics as the long path through
-    ``ReadPath``, the target and ``read_members``; also when a member fails under it."""
+    """``Array._read_now`` (no cache of any kind in front, member idle and read synchronously)
+    leaves the same bytes, read-path statistics, member statistics and metrics as the long
+    path through ``ReadPath``, the target and ``read_members``; also when a member fails
+    under it."""
     g = Geometry(5, 5, 8, BS, 16 * 1024, data_offset=RESERVED)
     rng = random.Random(11)
     model = rng.randbytes(g.capacity)
@@ -83,20 +103,24 @@ def test_the_direct_host_read_counts_what_the_read_path_counts():
     reads.insert(200, ("fail", None))
 
     async def main(direct: bool):
-        stores = [FailingStore(g.member_size) for _ in range(5)]
+        stores = [FailingSyncStore(g.member_size) for _ in range(5)]
         taken = []
         async with open_array(g, stores) as array:
             await array.write(0, model)
-            inner = array._read_direct
+            inner = array._read_now
             if direct:
-                async def counting(offset, length):
-                    out = await inner(offset, length)
+                def counting(offset, length, start):
+                    try:
+                        out = inner(offset, length, start)
+                    except Exception:
+                        taken.append(True)
+                        raise
                     taken.append(out is not None)
                     return out
 
-                array._read_direct = counting
+                array._read_now = counting
             else:
-                array._read_direct = _none  # never applies: every read takes the long path
+                array._read_now = _none  # never applies: every read takes the long path
             got = []
             for at, n in reads:
                 if at == "fail":
@@ -117,8 +141,9 @@ def test_the_direct_host_read_counts_what_the_read_path_counts():
     assert fast[0] == [model[at : at + n] for at, n in
                        [(r if r[0] != "fail" else (3 * g.stripe_data_bytes + 2 * g.strip_size + 100, 2000)) for r in reads]]
     assert fast[4].count("failed") == 1
+    assert fast[2][fast[4].index("failed")]["errors"] == 1  # the failed read counted on its member
     assert sum(fast[5]) > 50 and not all(fast[5])  # many went direct; across strips and degraded ones did not
 
 
-async def _none(offset, length):
+def _none(offset, length, start):
     return None

@@ -226,7 +226,18 @@ class Array:
         length = max(0, min(length, self.capacity - offset))
         if length == 0 or offset < 0:
             return b""
-        data = await self._read_direct(offset, length) if self._plain_reads else None
+        data = None
+        if self._plain_reads:
+            try:
+                data = self._read_now(offset, length, start)
+            except MemberIOError as exc:  # its member failed: fail it, answer from the others
+                self._member_error(exc, 1)
+                stats = self.reads.stats
+                stats.wait_begin()
+                try:
+                    data = await self.read_members(offset, length, attempt=1)
+                finally:
+                    stats.wait_end()
         if data is None:
             data = await self.reads.read(offset, length)
         m = self.metrics
@@ -235,14 +246,23 @@ class Array:
         m.response.add(self.clock.now() - start)
         return data
 
-    async def _read_direct(self, offset: int, length: int) -> bytes | None:
+    def _read_now(self, offset: int, length: int, start: float) -> bytes | None:
         """A host read inside one strip of a healthy array on the static layout, with no cache
-        of any kind in front (:attr:`_plain_reads`) and its member inline: the one member
-        request made here, with the accounting the read path makes (``ReadPath.read``,
-        ``_members``, the target, :meth:`read_members`, ``Members.run``) and none of their
-        calls. None, with nothing done or counted, when it does not apply; a member error is
-        handed to :meth:`read_members`, which fails the member and reads degraded, as it would
-        have on the longer path."""
+        of any kind in front (:attr:`_plain_reads`), whose member is idle and reads
+        synchronously (``Store.sync_reads``): the one member request, made on this thread
+        with no await, and the accounting the read path makes for it (``ReadPath.read``,
+        ``_members``, the target, :meth:`read_members`, ``Member._execute``) without their
+        calls. ``start``: the clock's reading when the host read began. None, with nothing
+        done or counted, when it does not apply.
+
+        Nothing else runs while it does, so the parallelism loss of its wait
+        (``ReadStats.wait_end``) is known without the members' busy lists: every other
+        member was idle for the whole wait, its own member busy for all of it.
+
+        Raises:
+            MemberIOError: its member failed the read (counted as the member's error); the
+                caller fails the member and reads degraded, as the long path does.
+        """
         if self.health.degraded:
             return None
         g = self.geometry
@@ -254,28 +274,37 @@ class Array:
             return None
         stripe, k = divmod(first // strip, g.data_disks)
         mapping = self.mapping
-        disk = self.members.disks[mapping.data_disk(stripe, k)]
-        if not disk.can_inline:
+        disks = self.members.disks
+        disk = disks[mapping.data_disk(stripe, k)]
+        if not disk.store.sync_reads or disk._active or disk._queued:
             return None
         stats = self.reads.stats
         stats.host_reads += 1
         stats.host_reads_to_members += 1  # count_host of one strip
         stats.member_requests += 1
-        req = Request(disk.index, "read", mapping.member_offset(stripe) + first % strip, end - first, priority=Priority.HOST)
-        stats.wait_begin()
+        at = mapping.member_offset(stripe) + first % strip
+        n = end - first
+        ms = disk.stats
         try:
-            await disk._execute(req)
-            if req.error is not None:
-                self._member_error(Members.error_of([req]), 1)
-                data = await self.read_members(first, end - first, attempt=1)
-            else:
-                data = req.result
+            data = disk.store.read_sync(at, n)
+        except (OSError, ValueError, MemberIOError) as exc:
+            ms.errors += 1
+            raise Members.error_of([Request(disk.index, "read", at, n, priority=Priority.HOST, error=exc)]) from exc
         finally:
-            stats.wait_end()
+            span = self.clock.now() - start
+            ms.busy_seconds += span
+            if span > 0 and not stats._waiting:  # wait_begin/wait_end of a wait no other read shares
+                stats.wait_seconds += span
+                stats.idle_member_seconds += span * (len(disks) - 1)
+        ms.reads += 1
+        ms.read_bytes += n
+        if at == disk._last_end:
+            ms.contiguous += 1
+        disk._last_end = at + n
         head = offset - first
-        if head == 0 and len(data) == length:  # type: ignore[arg-type]
-            return data  # type: ignore[return-value]
-        return data[head : head + length]  # type: ignore[index]
+        if head == 0 and len(data) == length:
+            return data
+        return data[head : head + length]
 
     @property
     def _plain_reads(self) -> bool:

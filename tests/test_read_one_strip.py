@@ -147,3 +147,68 @@ def test_the_direct_host_read_counts_what_the_read_path_counts():
 
 def _none(offset, length, start):
     return None
+
+
+@pytest.mark.parametrize("org", ["pbg", "stripe"])
+def test_a_cache_that_holds_nothing_of_the_stripe_lets_the_read_go_direct(org):
+    """With a write-back cache as a mount runs it (no fill on a miss), a one-strip read of a
+    stripe the cache holds nothing of goes direct (``WriteBackCache.passes_by``) and leaves
+    what the long path through the cache leaves: bytes, the cache's read counts, the read
+    path's and members' statistics, the metrics; a stripe it holds blocks of never does."""
+    from vraid.engine.array import CacheConfig
+    from vraid.sim.driver import deterministic_trio
+
+    g = Geometry(5, 5, 16, BS, 16 * 1024, data_offset=RESERVED)
+    rng = random.Random(5)
+    ops = []
+    for i in range(600):
+        if i % 6 == 0:
+            ops.append(("w", rng.randrange(g.capacity // BS) * BS, rng.randbytes(rng.choice([BS, 3 * BS]))))
+        else:
+            at = rng.randrange(g.capacity - 1)
+            ops.append(("r", at, rng.randint(1, min(2 * BS, g.capacity - at))))
+
+    async def main(direct: bool):
+        cfg = CacheConfig(org, size=g.stripe_data_bytes * 4, destage="hlwm:high=1.0,low=0.9")
+        taken = []
+        async with open_array(g, [MemoryStore(g.member_size) for _ in range(5)], cache=cfg) as array:
+            cache = array.cache
+            cache.serve_a_mount()
+            inner = array._read_now
+
+            def counting(offset, length, start):
+                held = offset // g.stripe_data_bytes in cache._per_stripe
+                out = inner(offset, length, start)
+                assert out is None or not held  # never past a stripe the cache holds
+                taken.append(out is not None)
+                return out
+
+            array._read_now = counting if direct else _none
+            got = []
+            for op, at, x in ops:
+                if op == "w":
+                    await array.write(at, x[: g.capacity - at])
+                else:
+                    got.append(await array.read(at, x))
+            timed = ("seconds", "response", "_ms", "busy", "utilization", "idle")
+            stats = {k: v for k, v in vars(array.reads.stats).items() if not k.startswith("_") and not any(t in k for t in timed)
+                     and not callable(v)}
+            members = [{k: v for k, v in d.stats.to_dict().items() if k != "busy_seconds"} for d in array.members.disks]
+            metrics = {k: v for k, v in array.metrics.to_dict().items() if not any(t in k for t in timed)}
+            m = cache.metrics.to_dict()
+            return got, stats, members, metrics, (m["read_blocks"], m["read_hit_blocks"]), taken
+
+    with deterministic_trio(1):
+        fast = trio.run(main, True)
+    with deterministic_trio(1):
+        slow = trio.run(main, False)
+    assert fast[:5] == slow[:5]
+    model = bytearray(g.capacity)
+    want = []
+    for op, at, x in ops:
+        if op == "w":
+            model[at : at + len(x)] = x[: g.capacity - at]
+        else:
+            want.append(bytes(model[at : at + x]))
+    assert fast[0] == want
+    assert sum(fast[5]) > 100 and not all(fast[5])

@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time", default="real", metavar="MODE", help="real (modelled time passes, default), real:FACTOR (scaled, e.g. real:0.1), or none (ignore the model)")
     g = p.add_argument_group("policies (defaults from DIR/vraid.toml; `vraid policies` lists them)")
     add_policy_flags(g)
-    g.add_argument("--nvram", type=Path, metavar="FILE", help="keep dirty blocks in this mmap'd file (emulated battery-backed NVS): fsync then only msyncs, and a crash loses nothing acknowledged")
+    g.add_argument("--nvram", type=Path, metavar="FILE", help="keep dirty blocks in this file (emulated battery-backed NVS): an fsync of the image then syncs only this file, and a crash loses nothing acknowledged")
     p.add_argument("--fault", action="append", default=[], metavar="DISK:KEY=VALUE[,...]",
                    help="inject failures into a member (repeatable): disk2:eio=1000-1010, disk1:fail-after=5000, "
                         "disk0:latency=50ms,every=100 (or p=0.01,seed=7), disk3:torn-after=300, all:volatile (docs/crash-and-scrub.md)")

@@ -247,13 +247,15 @@ class Array:
         return data
 
     def _read_now(self, offset: int, length: int, start: float) -> bytes | None:
-        """A host read inside one strip of a healthy array on the static layout, with no cache
-        of any kind in front (:attr:`_plain_reads`), whose member is idle and reads
-        synchronously (``Store.sync_reads``): the one member request, made on this thread
-        with no await, and the accounting the read path makes for it (``ReadPath.read``,
-        ``_members``, the target, :meth:`read_members`, ``Member._execute``) without their
-        calls. ``start``: the clock's reading when the host read began. None, with nothing
-        done or counted, when it does not apply.
+        """A host read inside one strip of a healthy array on the static layout, with no read
+        cache, prefetching, log disk or placement in front (:attr:`_plain_reads`) and no
+        write-back cache either, or one that holds nothing of the stripe and fills nothing in
+        (``WriteBackCache.passes_by``, which counts the read as its own ``read`` does), whose
+        member is idle and reads synchronously (``Store.sync_reads``): the one member
+        request, made on this thread with no await, and the accounting the read path makes
+        for it (``ReadPath.read``, ``_members``, the target, :meth:`read_members`,
+        ``Member._execute``) without their calls. ``start``: the clock's reading when the
+        host read began. None, with nothing done or counted, when it does not apply.
 
         Nothing else runs while it does, so the parallelism loss of its wait
         (``ReadStats.wait_end``) is known without the members' busy lists: every other
@@ -278,7 +280,11 @@ class Array:
         disk = disks[mapping.data_disk(stripe, k)]
         if not disk.store.sync_reads or disk._active or disk._queued:
             return None
-        stats = self.reads.stats
+        rp = self.reads
+        cache = rp.cache
+        if cache is not None and not cache.passes_by(first, end, start):
+            return None
+        stats = rp.stats
         stats.host_reads += 1
         stats.host_reads_to_members += 1  # count_host of one strip
         stats.member_requests += 1
@@ -308,10 +314,11 @@ class Array:
 
     @property
     def _plain_reads(self) -> bool:
-        """Whether host reads go straight to this array's members: the static layout, and no
-        write-back cache, read cache, prefetching, log disk or placement in front of them."""
+        """Whether host reads may go straight to this array's members (:meth:`_read_now`): the
+        static layout, and no read cache, prefetching, log disk or placement in front of
+        them; a write-back cache only if it says so per read (``WriteBackCache.passes_by``)."""
         rp = self.reads
-        return self._static and rp.cache is None and rp.read_cache is None and isinstance(rp.target, RaidTarget)
+        return self._static and rp.read_cache is None and isinstance(rp.target, RaidTarget)
 
     async def read_members(self, offset: int, length: int, *, priority: Priority = Priority.HOST, attempt: int = 0) -> bytes:
         """Read straight from the members (no cache); blocks of a missing member are

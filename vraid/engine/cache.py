@@ -748,6 +748,18 @@ class WriteBackCache:
         head = offset - first
         return bytes(out[head : head + length])
 
+    def passes_by(self, first: int, end: int, now: float) -> bool:
+        """Whether a host read of the blocks first..end-1, inside one stripe's data, would go
+        straight below (:meth:`read`'s first branch): the cache fills nothing in on a miss
+        and holds nothing of the stripe. If so the read is counted here as :meth:`read`
+        counts it (``now``: when it arrived), and the caller reads the members itself
+        (``Array._read_now``): no organisation is asked, so no policy runs."""
+        if self.fill_misses or not self._static or first // self.geometry.stripe_data_bytes in self._per_stripe:
+            return False
+        self.last_host = now
+        self.metrics.read_blocks += (end - first) // self.geometry.block_size
+        return True
+
     def _one_extent(self, first: int, end: int) -> Extent | None:
         """The one extent of the host byte range first..end-1 (end > first) when the layout
         is static and the range lies inside one stripe's data (what ``mapping.extents`` gives,

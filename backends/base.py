@@ -32,11 +32,22 @@ class Store(abc.ABC):
     #: ``read`` without saying ``sync_reads`` again gets False (see ``__init_subclass__``), so
     #: a store that injects faults or time in ``read`` is never bypassed.
     sync_reads: bool = False
+    #: True when :meth:`write` is :meth:`write_now` and nothing more: a member request on
+    #: such a store may run with no await at all (``Member._execute_now``); inherited only
+    #: while ``write`` is, as ``sync_reads``
+    sync_writes: bool = False
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "read" in cls.__dict__ and "sync_reads" not in cls.__dict__:
             cls.sync_reads = False
+        if "write" in cls.__dict__ and "sync_writes" not in cls.__dict__:
+            cls.sync_writes = False
+
+    def write_now(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """:meth:`write` on the calling thread, without an await; only stores with
+        :attr:`sync_writes` implement it."""
+        raise NotImplementedError(f"{type(self).__name__} does not write synchronously")
 
     def charge(self, op: str, offset: int, length: int) -> float:
         """Account a request starting now and return its service time (model

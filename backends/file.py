@@ -52,8 +52,9 @@ _DSYNC = getattr(os, "RWF_DSYNC", 0)
 
 class FileStore(Store):
     instant = True
-    #: ``read`` is ``read_sync`` unless reads may go to worker threads
+    #: ``read`` is ``read_sync`` unless reads may go to worker threads; ``write`` is ``write_now``
     sync_reads = not THREADED_READS
+    sync_writes = True
     _limiter: "trio.CapacityLimiter | None" = None
 
     def __init__(self, path: str | os.PathLike[str], *, writable: bool = True) -> None:
@@ -103,6 +104,9 @@ class FileStore(Store):
         return bytes(buf[:n]) + rest if n else rest
 
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        self.write_now(offset, data)
+
+    def write_now(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         check_range(self, offset, len(data))
         _pwrite_all(self._fd, data, offset)
         self._wbytes += len(data)

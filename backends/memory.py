@@ -17,7 +17,7 @@ from .base import Store, check_range
 
 class MemoryStore(Store):
     instant = True
-    sync_reads = True
+    sync_reads = sync_writes = True
 
     def __init__(self, size: int, name: str = "memory") -> None:
         self._data = mmap.mmap(-1, size) if size > 0 else bytearray(0)
@@ -31,6 +31,9 @@ class MemoryStore(Store):
         return self.read_sync(offset, length)
 
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        self.write_now(offset, data)
+
+    def write_now(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         end = offset + len(data)
         if offset < 0 or end > len(self._data):
             check_range(self, offset, len(data))  # raises
@@ -57,7 +60,7 @@ class NullStore(Store):
     :class:`MemoryStore`; only the bytes are gone (no memory per member)."""
 
     instant = True
-    sync_reads = True
+    sync_reads = sync_writes = True
 
     def __init__(self, size: int, name: str = "null") -> None:
         self._size = size
@@ -71,6 +74,9 @@ class NullStore(Store):
         return self.read_sync(offset, length)
 
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        self.write_now(offset, data)
+
+    def write_now(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         check_range(self, offset, len(data))
 
     async def flush(self) -> None:

@@ -127,11 +127,7 @@ def test_the_direct_host_read_counts_what_the_read_path_counts():
                     stores[array.mapping.data_disk(3, 2)].fail = "read"
                     at, n = 3 * g.stripe_data_bytes + 2 * g.strip_size + 100, 2000  # that member's strip
                 got.append(await array.read(at, n))
-            timed = ("seconds", "response", "_ms", "busy", "utilization", "idle")
-            stats = {k: v for k, v in vars(array.reads.stats).items() if not k.startswith("_") and not any(t in k for t in timed)
-                     and not callable(v)}
-            members = [{k: v for k, v in d.stats.to_dict().items() if k != "busy_seconds"} for d in array.members.disks]
-            metrics = {k: v for k, v in array.metrics.to_dict().items() if not any(t in k for t in timed)}
+            stats, members, metrics = _untimed_counts(array)
             states = [m["state"] for m in array.status()["members"]]
             return got, stats, members, metrics, states, taken
 
@@ -147,6 +143,17 @@ def test_the_direct_host_read_counts_what_the_read_path_counts():
 
 def _none(offset, length, start):
     return None
+
+
+def _untimed_counts(array):
+    """The read path's statistics, every member's and the array's metrics, without the
+    figures that depend on the wall clock."""
+    timed = ("seconds", "response", "_ms", "busy", "utilization", "idle")
+    stats = {k: v for k, v in vars(array.reads.stats).items() if not k.startswith("_") and not any(t in k for t in timed)
+             and not callable(v)}
+    members = [{k: v for k, v in d.stats.to_dict().items() if k != "busy_seconds"} for d in array.members.disks]
+    metrics = {k: v for k, v in array.metrics.to_dict().items() if not any(t in k for t in timed)}
+    return stats, members, metrics
 
 
 @pytest.mark.parametrize("org", ["pbg", "stripe"])
@@ -190,11 +197,7 @@ def test_a_cache_that_holds_nothing_of_the_stripe_lets_the_read_go_direct(org):
                     await array.write(at, x[: g.capacity - at])
                 else:
                     got.append(await array.read(at, x))
-            timed = ("seconds", "response", "_ms", "busy", "utilization", "idle")
-            stats = {k: v for k, v in vars(array.reads.stats).items() if not k.startswith("_") and not any(t in k for t in timed)
-                     and not callable(v)}
-            members = [{k: v for k, v in d.stats.to_dict().items() if k != "busy_seconds"} for d in array.members.disks]
-            metrics = {k: v for k, v in array.metrics.to_dict().items() if not any(t in k for t in timed)}
+            stats, members, metrics = _untimed_counts(array)
             m = cache.metrics.to_dict()
             return got, stats, members, metrics, (m["read_blocks"], m["read_hit_blocks"]), taken
 

@@ -232,12 +232,8 @@ class Array:
                 data = self._read_now(offset, length, start)
             except MemberIOError as exc:  # its member failed: fail it, answer from the others
                 self._member_error(exc, 1)
-                stats = self.reads.stats
-                stats.wait_begin()
-                try:
+                with self.reads.stats.waiting():
                     data = await self.read_members(offset, length, attempt=1)
-                finally:
-                    stats.wait_end()
         if data is None:
             data = await self.reads.read(offset, length)
         m = self.metrics
@@ -278,7 +274,7 @@ class Array:
         mapping = self.mapping
         disks = self.members.disks
         disk = disks[mapping.data_disk(stripe, k)]
-        if not disk.store.sync_reads or disk._active or disk._queued:
+        if not (disk.store.sync_reads and disk.can_inline):
             return None
         rp = self.reads
         cache = rp.cache
@@ -302,11 +298,7 @@ class Array:
             if span > 0 and not stats._waiting:  # wait_begin/wait_end of a wait no other read shares
                 stats.wait_seconds += span
                 stats.idle_member_seconds += span * (len(disks) - 1)
-        ms.reads += 1
-        ms.read_bytes += n
-        if at == disk._last_end:
-            ms.contiguous += 1
-        disk._last_end = at + n
+        disk.counted(True, at, n)
         head = offset - first
         if head == 0 and len(data) == length:
             return data

@@ -355,20 +355,26 @@ class Member:
 
     def _done(self, req: Request, data: bytes | None) -> None:
         """``req`` succeeded (``data``: what a read returned): its result and counts."""
-        st = self.stats
         if req.op == "read":
             if req.buffer is None:
                 req.result = data
             else:
                 req.buffer[:] = data  # type: ignore[index]
+        self.counted(req.op == "read", req.offset, req.length)
+
+    def counted(self, read: bool, offset: int, length: int) -> None:
+        """Count a request that succeeded (a read, or a write), and where it ended (for the
+        next one's contiguity); also for a read the array makes itself (``Array._read_now``)."""
+        st = self.stats
+        if read:
             st.reads += 1
-            st.read_bytes += req.length
+            st.read_bytes += length
         else:
             st.writes += 1
-            st.write_bytes += req.length
-        if req.offset == self._last_end:
+            st.write_bytes += length
+        if offset == self._last_end:
             st.contiguous += 1
-        self._last_end = req.offset + req.length
+        self._last_end = offset + length
 
     def _ended(self, req: Request, start: float, busy: bool) -> float:
         """``req`` ended, well or not: the busy time (``busy``) and its batch. Returns the

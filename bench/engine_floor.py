@@ -15,6 +15,15 @@ same size in the page cache, one request at a time, and alternate round by round
   ``os.pread`` of the old data and old parity, one numpy XOR, two ``os.pwrite``; a read is
   one ``os.pread``. No plan, lock, bitmap, event, metric or trio.
 
+A third row, **cached write**, is issue 17's cached random write without FUSE: vraid's engine
+as ``vraid mount --cache stripe --cache-size 128M --nvram FILE`` builds it (a second array),
+whose random 4 KiB writes over the 48 MiB region all hit the cache and are absorbed, against
+the least a write-back cache with a durable journal can do per write (:class:`MinimalCache`):
+copy the block into memory and put one record into a journal file, the data and then an entry
+with its sequence number and CRC (two ``pwrite``s; each block alternates between two frames, so
+a torn record never spoils the older one). No organisation, policy guard, destage order,
+scheduler, metric or trio.
+
 Printed: CPU per request (``time.process_time``) of each, the minimum over the rounds, and
 vraid/minimal. Needs nothing but a writable work directory (no root, no FUSE)::
 
@@ -32,7 +41,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import struct
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +60,10 @@ BLOCK = 4096
 DISK_SIZE = 320 << 20
 #: random requests fall in the first 48 MiB of the image (as bench/run.py's random writes)
 REGION = 48 << 20
+#: the cached row's cache (as bench/run.py's cache configurations): REGION fits in it
+CACHE_SIZE = "128M"
+#: the rows: write-through writes and reads, and writes absorbed by a write-back cache
+OPS = ("write", "read", "cached write")
 
 
 class Minimal:
@@ -84,6 +99,37 @@ class Minimal:
             os.close(fd)
 
 
+class MinimalCache:
+    """A write-back cache's absorb at its least: the block copied into memory, and one record
+    (data, then a 16-byte entry: sequence, block, CRC) put into a journal file at one of the
+    block's two frames (the one not holding its newest record; replay takes the newer)."""
+
+    ENTRY = struct.Struct("<QII")
+
+    def __init__(self, directory: Path) -> None:
+        blocks = REGION // BLOCK
+        self.memory = np.zeros((blocks, BLOCK), dtype=np.uint8)
+        self.table = 2 * blocks * self.ENTRY.size  # the entries first, then the data frames
+        path = directory / "journal.bin"
+        with open(path, "wb") as f:  # written, so that every page is in the page cache
+            f.write(bytes(self.table + 2 * blocks * BLOCK))
+        self.fd = os.open(path, os.O_RDWR)
+        self.newest = bytearray(blocks)  # the frame (0/1) of each block's newest record
+        self.seq = 0
+
+    def write(self, offset: int, data: bytes) -> None:
+        block = offset // BLOCK
+        self.memory[block] = np.frombuffer(data, dtype=np.uint8)
+        other = self.newest[block] = 1 - self.newest[block]
+        frame = 2 * block + other
+        self.seq += 1
+        os.pwrite(self.fd, data, self.table + frame * BLOCK)  # the data first ...
+        os.pwrite(self.fd, self.ENTRY.pack(self.seq, block, zlib.crc32(data)), frame * self.ENTRY.size)  # ... the entry last
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
 def per_request(run, offsets: list[int]) -> float:
     """CPU microseconds per request of ``run(offsets)``."""
     c0 = time.process_time()
@@ -91,54 +137,78 @@ def per_request(run, offsets: list[int]) -> float:
     return (time.process_time() - c0) / len(offsets) * 1e6
 
 
-def measure(workdir: Path, requests: int, rounds: int, seed: int) -> dict:
-    array_dir = workdir / "array"
+def open_engine(workdir: Path, name: str, opts: MountOptions):
+    """An array made by ``vraid create`` in ``workdir/name`` and the engine ``vraid mount``
+    would build on it with ``opts``: (assembly, engine)."""
+    array_dir = workdir / name
     subprocess.run([sys.executable, "-m", "vraid", "create", str(array_dir), "--level", "5", "--disks", str(DISKS),
                     "--disk-size", str(DISK_SIZE), "--strip", str(STRIP)], check=True, capture_output=True)
-    mountpoint = workdir / "mnt"  # prepare() checks a mountpoint; nothing is mounted on it
+    mountpoint = workdir / f"{name}-mnt"  # prepare() checks a mountpoint; nothing is mounted on it
     mountpoint.mkdir()
-    opts = MountOptions()
     asm = prepare(array_dir, mountpoint, opts)
     asm.open_stores()
-    engine = build_engine(engine_config(asm, opts))
+    return asm, build_engine(engine_config(asm, opts))
+
+
+def measure(workdir: Path, requests: int, rounds: int, seed: int) -> dict:
+    opened = []
+    asm, engine = open_engine(workdir, "array", MountOptions())
+    opened.append((asm, engine))
     array = engine.array
+    casm, cengine = open_engine(workdir, "cached", MountOptions(cache="stripe", cache_size=CACHE_SIZE,
+                                                                 nvram=workdir / "nvram.bin"))
+    opened.append((casm, cengine))
+    cached = cengine.array
     minimal = Minimal(workdir)
+    mcache = MinimalCache(workdir)
     rng = random.Random(seed)
     offsets = [rng.randrange(REGION // BLOCK) * BLOCK for _ in range(requests)]
     data = rng.randbytes(BLOCK)
-    figures: dict[str, dict[str, list[float]]] = {op: {"vraid": [], "minimal": []} for op in ("write", "read")}
+    figures: dict[str, dict[str, list[float]]] = {op: {"vraid": [], "minimal": []} for op in OPS}
 
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(array.serve)
+            await nursery.start(cached.serve)
             await engine.recover()
-            for offset in offsets:  # warm: every block written once on both sides
+            await cengine.recover()
+            for offset in offsets:  # warm: every block written once on every side
                 await array.write(offset, data)
+                await cached.write(offset, data)
                 minimal.write(offset, data)
+                mcache.write(offset, data)
             for _ in range(rounds):
-                for op in ("write", "read"):
+                for op in OPS:
                     c0 = time.process_time()
                     if op == "write":
                         for offset in offsets:
                             await array.write(offset, data)
-                    else:
+                    elif op == "read":
                         for offset in offsets:
                             await array.read(offset, BLOCK)
+                    else:
+                        for offset in offsets:
+                            await cached.write(offset, data)
                     figures[op]["vraid"].append((time.process_time() - c0) / requests * 1e6)
                     if op == "write":
                         figures[op]["minimal"].append(per_request(lambda o: [minimal.write(x, data) for x in o], offsets))
-                    else:
+                    elif op == "read":
                         figures[op]["minimal"].append(per_request(lambda o: [minimal.read(x) for x in o], offsets))
+                    else:
+                        figures[op]["minimal"].append(per_request(lambda o: [mcache.write(x, data) for x in o], offsets))
             await array.shutdown()
+            await cached.shutdown()
             nursery.cancel_scope.cancel()
 
     try:
         trio.run(main)
     finally:
         minimal.close()
-        engine.close()
-        asm.mark(clean=True)
-        asm.close()
+        mcache.close()
+        for asm, engine in opened:
+            engine.close()
+            asm.mark(clean=True)
+            asm.close()
     return figures
 
 
@@ -158,12 +228,12 @@ def main() -> int:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"random 4 KiB requests, in process, CPU per request (min of {args.rounds} rounds of {args.requests:,})")
-    print(f"{'request':8s} {'vraid us':>9s} {'minimal us':>11s} {'vraid/minimal':>14s}")
+    print(f"{'request':12s} {'vraid us':>9s} {'minimal us':>11s} {'vraid/minimal':>14s}")
     out = {}
     for op, f in figures.items():
         v, m = min(f["vraid"]), min(f["minimal"])
         out[op] = {"vraid_us": v, "minimal_us": m, "ratio": v / m, "rounds": f}
-        print(f"{op:8s} {v:9.1f} {m:11.1f} {v / m:14.1f}")
+        print(f"{op:12s} {v:9.1f} {m:11.1f} {v / m:14.1f}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return 0

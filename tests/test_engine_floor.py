@@ -6,6 +6,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -41,12 +42,40 @@ def test_the_minimal_raid5_keeps_parity_and_reads_back(tmp_path):
         m.close()
 
 
+def test_the_minimal_cache_keeps_the_newest_record_of_each_block(tmp_path):
+    """MinimalCache, the cached row's baseline, does the work it stands for: each block's bytes
+    in memory, and in the journal file a whole record (data, entry with a CRC) whose newest
+    sequence number per block holds the block's newest bytes."""
+    ef = _module()
+    c = ef.MinimalCache(tmp_path)
+    try:
+        rng = np.random.default_rng(1)
+        written = {}
+        for b in rng.integers(0, 64, 200):
+            data = rng.integers(0, 256, ef.BLOCK, dtype=np.uint8).tobytes()
+            c.write(int(b) * ef.BLOCK, data)
+            written[int(b)] = data
+        newest: dict[int, tuple[int, bytes]] = {}
+        for frame in range(2 * 64):
+            seq, block, crc = c.ENTRY.unpack(os.pread(c.fd, c.ENTRY.size, frame * c.ENTRY.size))
+            if seq == 0:
+                continue
+            data = os.pread(c.fd, ef.BLOCK, c.table + frame * ef.BLOCK)
+            assert zlib.crc32(data) == crc and frame // 2 == block
+            if seq > newest.get(block, (0, b""))[0]:
+                newest[block] = (seq, data)
+        assert {b: d for b, (_, d) in newest.items()} == written
+        assert all(c.memory[b].tobytes() == d for b, d in written.items())
+    finally:
+        c.close()
+
+
 def test_the_benchmark_runs(tmp_path):
     out = subprocess.run([sys.executable, str(BENCH), "--requests", "30", "--rounds", "1", "--workdir", str(tmp_path),
                           "--json", str(tmp_path / "out.json")], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[1].split() == ["request", "vraid", "us", "minimal", "us", "vraid/minimal"]
-    assert [line.split()[0] for line in lines[2:]] == ["write", "read"]
+    assert [" ".join(line.split()[:-3]) for line in lines[2:]] == ["write", "read", "cached write"]
     assert (tmp_path / "out.json").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # the temporary array is gone

@@ -6,17 +6,19 @@ writes and reads on each image (iodepth 1, psync, caches dropped before every jo
 targets alternating job by job as in ``bench/run.py``):
 
 - ``passthrough``: ``bench/passthrough.py``, the baseline of every ratio;
-- ``vraid-null``: vraid's own daemon, FUSE layer, pyfuse3 and trio loop, exactly as
-  ``vraid mount`` starts them, with the engine taken out: ``Array.write`` returns at once and
-  ``Array.read`` returns zeros (this script's ``--as-vraid`` mode patches both before it
-  hands over to vraid's CLI, whose daemon is forked from it);
+- ``vraid-bare``: vraid's own daemon, FUSE layer, pyfuse3 and trio loop, exactly as
+  ``vraid mount`` starts them, with the engine replaced by the passthrough's work: one
+  ``os.pwrite``/``os.pread`` of the request on one sparse backing file (this script's
+  ``--as-vraid`` mode patches ``Array.write`` and ``Array.read`` before it hands over to
+  vraid's CLI, whose daemon is forked from it);
 - ``vraid``: write-through;
 - ``vraid-stripe``: ``--cache stripe --cache-size 128M --nvram FILE`` (the 48 MiB of the
   random writes fit in the cache).
 
 Printed per job and target: IOPS, the ratio to the passthrough, and the daemon's CPU per
-request (user + system, from /proc). ``vraid-null`` against ``passthrough`` is what vraid's
-use of FUSE, pyfuse3 and trio costs; every vraid row minus ``vraid-null`` is its engine.
+request (user + system, from /proc). ``vraid-bare`` against ``passthrough`` is what vraid's
+use of FUSE, pyfuse3 and trio costs beyond the passthrough's; every vraid row minus
+``vraid-bare`` is what its engine costs beyond one ``pwrite``/``pread`` of the request.
 Needs root, fio and fusermount3 (no loop device)::
 
     .venv/bin/python bench/fuse_floor.py                 # 3 rounds, 8 s per write job
@@ -37,21 +39,27 @@ BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))
 sys.path.insert(0, str(BENCH_DIR))
 
-NULL = "vraid-null"
-TARGETS = ("passthrough", NULL, "vraid", "vraid-stripe")
+BARE = "vraid-bare"
+#: where ``--as-vraid`` finds the backing file of ``vraid-bare``
+BACKING_ENV = "VRAID_BARE_BACKING"
+TARGETS = ("passthrough", BARE, "vraid", "vraid-stripe")
 JOB_NAMES = ("rand-write", "rand-read")
 
 
 def as_vraid(argv: list[str]) -> int:
-    """vraid's CLI with the engine's host reads and writes made no-ops (the ``vraid-null`` target)."""
+    """vraid's CLI with the engine's host reads and writes replaced by the passthrough's work:
+    one ``pwrite``/``pread`` on the file named by ``$VRAID_BARE_BACKING`` (the ``vraid-bare``
+    target)."""
     from vraid.cli.main import main
     from vraid.engine.array import Array
 
+    fd = os.open(os.environ[BACKING_ENV], os.O_RDWR)
+
     async def write(self, offset, data):  # noqa: ARG001 - the engine taken out
-        return None
+        os.pwrite(fd, data, offset)
 
     async def read(self, offset, length):  # noqa: ARG001
-        return bytes(length)
+        return os.pread(fd, length, offset)
 
     Array.write = write  # type: ignore[method-assign]
     Array.read = read  # type: ignore[method-assign]
@@ -64,10 +72,14 @@ def measure(settings, repeat: int) -> dict[str, dict[str, list[tuple[float, floa
 
     jobs = [job for job in bench.JOBS if job.name in JOB_NAMES]
     out: dict[str, dict[str, list[tuple[float, float]]]] = {j.name: {t: [] for t in TARGETS} for j in jobs}
-    null_settings = settings.__class__(**{**settings.__dict__, "vraid": settings.workdir / "vraid-null.sh"})
-    null_settings.vraid.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).resolve()}" --as-vraid "$@"\n')
-    null_settings.vraid.chmod(0o755)
-    bench.CONFIGS[NULL] = ()
+    bare_settings = settings.__class__(**{**settings.__dict__, "vraid": settings.workdir / "vraid-bare.sh"})
+    backing = settings.workdir / "vraid-bare-backing.img"
+    with open(backing, "wb") as f:  # sparse, as the passthrough's
+        f.truncate(bench.IMAGE_BYTES)
+    bare_settings.vraid.write_text(f'#!/bin/sh\n{BACKING_ENV}="{backing}" exec "{sys.executable}" '
+                                   f'"{Path(__file__).resolve()}" --as-vraid "$@"\n')
+    bare_settings.vraid.chmod(0o755)
+    bench.CONFIGS[BARE] = ()
     with contextlib.ExitStack() as mounts:
         mounted = {}
         for target in TARGETS:
@@ -76,7 +88,7 @@ def measure(settings, repeat: int) -> dict[str, dict[str, list[tuple[float, floa
                 mounted[target] = mounts.enter_context(bench.mount_passthrough(settings.workdir, settings.read_ahead_kb))
             else:
                 mounted[target] = mounts.enter_context(
-                    bench.mount_vraid(null_settings if target == NULL else settings, target))
+                    bench.mount_vraid(bare_settings if target == BARE else settings, target))
         for rep in range(1, repeat + 1):
             order = TARGETS if rep % 2 else tuple(reversed(TARGETS))
             for job in jobs:
@@ -95,15 +107,15 @@ def measure(settings, repeat: int) -> dict[str, dict[str, list[tuple[float, floa
 def report(figures: dict[str, dict[str, list[tuple[float, float]]]]) -> dict:
     """Print the medians; return them (and every run) for --json."""
     summary: dict = {}
-    print(f"\n{'job':18s} {'target':13s} {'IOPS':>9s} {'/passthrough':>13s} {'CPU us/req':>11s} {'engine us':>10s}")
+    print(f"\n{'job':18s} {'target':13s} {'IOPS':>9s} {'/passthrough':>13s} {'CPU us/req':>11s} {'- bare us':>10s}")
     for job, by_target in figures.items():
         pt = statistics.median(i for i, _ in by_target["passthrough"])
-        null_cpu = statistics.median(c for _, c in by_target[NULL])
+        bare_cpu = statistics.median(c for _, c in by_target[BARE])
         summary[job] = {}
         for target, runs in by_target.items():
             iops = statistics.median(i for i, _ in runs)
             cpu = statistics.median(c for _, c in runs)
-            engine = cpu - null_cpu if target.startswith("vraid") and target != NULL else None
+            engine = cpu - bare_cpu if target.startswith("vraid") and target != BARE else None
             summary[job][target] = {"iops": iops, "ratio": iops / pt, "cpu_us": cpu, "engine_us": engine, "runs": runs}
             print(f"{job:18s} {target:13s} {iops:9.0f} {iops / pt:13.2f} {cpu:11.1f} "
                   f"{'' if engine is None else f'{engine:10.1f}'}")

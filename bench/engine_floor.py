@@ -34,14 +34,15 @@ vraid/minimal. Needs nothing but a writable work directory (no root, no FUSE)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
-import struct
 import time
 import zlib
 from pathlib import Path
@@ -151,16 +152,30 @@ def open_engine(workdir: Path, name: str, opts: MountOptions):
 
 
 def measure(workdir: Path, requests: int, rounds: int, seed: int) -> dict:
-    opened = []
-    asm, engine = open_engine(workdir, "array", MountOptions())
-    opened.append((asm, engine))
+    with contextlib.ExitStack() as stack:  # every engine and file closed, whatever fails
+        return _measure(stack, workdir, requests, rounds, seed)
+
+
+def _measure(stack: contextlib.ExitStack, workdir: Path, requests: int, rounds: int, seed: int) -> dict:
+    def opened(name: str, opts: MountOptions):
+        asm, engine = open_engine(workdir, name, opts)
+
+        def close() -> None:
+            engine.close()
+            asm.mark(clean=True)
+            asm.close()
+
+        stack.callback(close)
+        return engine
+
+    engine = opened("array", MountOptions())
     array = engine.array
-    casm, cengine = open_engine(workdir, "cached", MountOptions(cache="stripe", cache_size=CACHE_SIZE,
-                                                                 nvram=workdir / "nvram.bin"))
-    opened.append((casm, cengine))
+    cengine = opened("cached", MountOptions(cache="stripe", cache_size=CACHE_SIZE, nvram=workdir / "nvram.bin"))
     cached = cengine.array
     minimal = Minimal(workdir)
+    stack.callback(minimal.close)
     mcache = MinimalCache(workdir)
+    stack.callback(mcache.close)
     rng = random.Random(seed)
     offsets = [rng.randrange(REGION // BLOCK) * BLOCK for _ in range(requests)]
     data = rng.randbytes(BLOCK)
@@ -200,15 +215,7 @@ def measure(workdir: Path, requests: int, rounds: int, seed: int) -> dict:
             await cached.shutdown()
             nursery.cancel_scope.cancel()
 
-    try:
-        trio.run(main)
-    finally:
-        minimal.close()
-        mcache.close()
-        for asm, engine in opened:
-            engine.close()
-            asm.mark(clean=True)
-            asm.close()
+    trio.run(main)
     return figures
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import statistics
@@ -72,7 +73,7 @@ def measure(settings, repeat: int) -> dict[str, dict[str, list[tuple[float, floa
 
     jobs = [job for job in bench.JOBS if job.name in JOB_NAMES]
     out: dict[str, dict[str, list[tuple[float, float]]]] = {j.name: {t: [] for t in TARGETS} for j in jobs}
-    bare_settings = settings.__class__(**{**settings.__dict__, "vraid": settings.workdir / "vraid-bare.sh"})
+    bare_settings = dataclasses.replace(settings, vraid=settings.workdir / "vraid-bare.sh")
     backing = settings.workdir / "vraid-bare-backing.img"
     with open(backing, "wb") as f:  # sparse, as the passthrough's
         f.truncate(bench.IMAGE_BYTES)

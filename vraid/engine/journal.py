@@ -12,8 +12,9 @@ Two media fit this interface:
 
 * :class:`NvramJournal`, today's: the emulated battery-backed NVS of
   ``--nvram FILE`` (:mod:`vraid.backends.nvram`), a fixed table of slots in
-  a file (written with pwrite, synced with fdatasync). A handle is a slot; :meth:`put` with ``replaces`` rewrites
-  the slot in place (the file keeps the older record until the next sync).
+  a file (written with pwrite, synced with fdatasync). A handle is a slot;
+  :meth:`put` with ``replaces`` rewrites the slot in place (the file keeps the
+  older record until the next sync).
 * A log disk (seed 002, VC-RAID, section 3). What was built
   (:mod:`vraid.engine.logcache`) is a chained destage target rather than a journal
   behind the write-back cache: the log *is* the cache's second level, so there is no

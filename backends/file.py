@@ -6,7 +6,7 @@ than handing it to a thread (FUSE-NOTES item 8: 250-300 us per
 ``trio.to_thread`` call). Only ``flush`` (which waits for the device) goes to
 a worker thread, and not even that when there is little to write out: the
 member flush then calls ``flush_inline`` on the trio thread
-(``vraid.engine.members.Members._flush_inline``), and ``unsynced_bytes`` tells
+(``vraid.engine.members.queues.Members._flush_inline``), and ``unsynced_bytes`` tells
 it how much a sync would write out.
 
 ``flush`` syncs only a file written since its last completed flush: every
@@ -136,7 +136,7 @@ class FileStore(Store):
     def flush_inline(self) -> None:
         """:meth:`flush` on the calling thread: blocks it until the sync returns. For a
         caller that knows the sync is short (``unsynced_bytes`` small): a worker thread's
-        hand-off costs more than such a sync (vraid.engine.inline_sync)."""
+        hand-off costs more than such a sync (vraid.engine.members.inline_sync)."""
         covers = self._wbytes
         if covers == self._sbytes:
             return

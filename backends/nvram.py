@@ -106,7 +106,7 @@ and its shadow) and returns them ordered by seq.
 Threads: ``put`` and ``clear`` come from one thread (the trio thread);
 ``sync`` may run in another one meanwhile (the cache runs it through
 ``trio.to_thread``, or on its own thread when there is little to write out:
-``unsynced_bytes``, vraid.engine.inline_sync) and does not hold the GIL during
+``unsynced_bytes``, vraid.engine.members.inline_sync) and does not hold the GIL during
 the fdatasync.
 
 Stores and syncs

@@ -1,6 +1,6 @@
 """What does the write-intent bitmap cost? Write time with the bitmap / without it.
 
-Two settings, both through the real controller (``vraid.engine.array.Array``):
+Two settings, both through the real controller (``vraid.engine.host.array.Array``):
 
 * **modelled disks, virtual time**: members in memory behind the hdd timing model
   (``hdd:st373454lc``), run under trio's MockClock, so the ratio is in modelled seconds

@@ -52,7 +52,7 @@ def as_vraid(argv: list[str]) -> int:
     one ``pwrite``/``pread`` on the file named by ``$VRAID_BARE_BACKING`` (the ``vraid-bare``
     target)."""
     from vraid.cli.main import main
-    from vraid.engine.array import Array
+    from vraid.engine.host.array import Array
 
     fd = os.open(os.environ[BACKING_ENV], os.O_RDWR)
 

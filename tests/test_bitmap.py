@@ -6,7 +6,7 @@ import trio
 import trio.testing
 import pytest
 
-from vraid.engine.array import open_array
+from vraid.engine.host.array import open_array
 from vraid.backends.memory import MemoryStore
 from vraid.ondisk.bitmap import PARAM, WriteIntentBitmap, area, check_chunk, default_chunk
 from vraid.engine.clock import TrioClock
@@ -134,7 +134,7 @@ def test_bits_persist_across_a_crash_and_name_the_stripes_to_resync():
             assert report.stripes == 8 and "2 dirty chunks" in report.message()
             assert array.intent.set_chunks() == []
         assert _on_disk(g, 4, stores) == set()
-        from vraid.engine.scrub import scrub_array
+        from vraid.engine.raid.scrub import scrub_array
 
         async with open_array(g, stores) as array:
             assert (await scrub_array(array)).mismatches == 0

@@ -1,4 +1,4 @@
-"""The whole-stripe buffers write-through writes reuse (vraid.engine.stripe.BufferPool)."""
+"""The whole-stripe buffers write-through writes reuse (vraid.engine.raid.stripe.BufferPool)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from vraid.backends.faulty import FaultSpec, FaultyStore
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
 from vraid.core.mapping import StaticMapping
-from vraid.engine.array import open_array
-from vraid.engine.stripe import BufferPool
+from vraid.engine.host.array import open_array
+from vraid.engine.raid.stripe import BufferPool
 
 BS = 4096
 

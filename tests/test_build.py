@@ -25,7 +25,7 @@ from vraid.backends.memory import MemoryStore
 from vraid.backends.nvram import Nvram
 from vraid.core.geometry import RESERVED, Geometry
 from vraid.engine.build import EngineConfig, build_engine, open_engine
-from vraid.engine.scrub import scrub_array
+from vraid.engine.raid.scrub import scrub_array
 from vraid.errors import VraidError
 from vraid.testing.session import Session
 

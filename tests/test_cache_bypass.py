@@ -15,7 +15,7 @@ from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
 from vraid.backends.nvram import Nvram
 from vraid.core.geometry import Geometry
-from vraid.engine.array import CacheConfig, open_array
+from vraid.engine.host.array import CacheConfig, open_array
 from vraid.errors import MemberIOError
 from tests.test_cache import _members_image, _run
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 import numpy as np
 import trio
 
-from vraid.engine.array import CacheConfig, open_array
+from vraid.engine.host.array import CacheConfig, open_array
 from vraid.engine.events import PlanEvent
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
-from vraid.engine.members import Priority
+from vraid.engine.members.queues import Priority
 
 HOST = Priority.HOST
 from vraid.policies.ct import GENEROUS
 from vraid.policies.ct.spec import load_ct
 from vraid.core.rxw import Plan, column_requests, parse_z
-from vraid.engine.stripe import StripeBuffer, execute
+from vraid.engine.raid.stripe import StripeBuffer, execute
 
 K = 1024
 BS = 4 * K

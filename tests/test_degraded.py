@@ -1,7 +1,7 @@
 """Degraded RAID-5 on the controller: reconstruction, parity-keeping writes, two failures, rebuild.
 
 Every check looks at the member stores directly and computes its own XOR,
-independent of vraid.engine.degraded.
+independent of vraid.engine.raid.degraded.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import pytest
 import trio
 
 from portal import ArrayPortal
-from vraid.engine.array import CacheConfig
+from vraid.engine.host.array import CacheConfig
 from vraid.engine.events import Cause, PlanEvent
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
-from vraid.engine.degraded import degraded_matrix, degraded_row
+from vraid.engine.raid.degraded import degraded_matrix, degraded_row
 from vraid.errors import LostData, MemberIOError
 from vraid.core.geometry import LAYOUTS, Geometry
 from vraid.core.rxw import basic_row, parse_z
@@ -283,7 +283,7 @@ def test_rebuild_rate_limit_paces_on_the_clock():
     stores = [MemoryStore(g.member_size) for _ in range(3)]
 
     async def main():
-        from vraid.engine.array import open_array
+        from vraid.engine.host.array import open_array
 
         async with open_array(g, stores) as a:
             await a.write(0, _rand(1, g.capacity))
@@ -324,7 +324,7 @@ def test_a_member_failing_under_the_bitmap_write_loses_no_data(cache):
     """The write-intent bit is written to every member before the data; when that
     bitmap write is what fails a member, the data of the plan has not been written
     yet: the array must retry degraded, not count the plan as done."""
-    from vraid.engine.array import CacheConfig, open_array
+    from vraid.engine.host.array import CacheConfig, open_array
     from vraid.backends.faulty import FaultSpec, FaultyStore
     from vraid.backends.memory import MemoryStore
     from vraid.backends.missing import MissingStore

@@ -18,13 +18,13 @@ import trio.testing
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
 from vraid.core.rxw import Plan
-from vraid.engine.array import CacheConfig, open_array
+from vraid.engine.host.array import CacheConfig, open_array
 from vraid.engine.events import (
     Cause, DestageEvent, Event, EventBus, FailureEvent, FlushEvent, PlanEvent, PolicyEvent, PrefetchEvent, RebuildEvent,
     ResyncEvent, ScrubEvent, SpareEvent, WatermarksEvent,
 )
-from vraid.engine.members import Priority
-from vraid.engine.scrub import scrub_array
+from vraid.engine.members.queues import Priority
+from vraid.engine.raid.scrub import scrub_array
 
 K = 1024
 G = Geometry(5, 3, 8, 4 * K, 8 * K, "left-symmetric", data_offset=4 * K)
@@ -148,8 +148,8 @@ def test_host_write_plans_are_host_and_destage_plans_are_destage() -> None:
 
 
 def test_write_plan_takes_a_cause() -> None:
-    from vraid.engine.array import _dirty_z
-    from vraid.engine.stripe import StripeBuffer
+    from vraid.engine.host.array import _dirty_z
+    from vraid.engine.raid.stripe import StripeBuffer
 
     async def main():
         stores = [MemoryStore(G.member_size) for _ in range(3)]

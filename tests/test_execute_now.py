@@ -12,7 +12,7 @@ from vraid.backends.base import StoreWrapper
 from vraid.backends.file import FileStore
 from vraid.backends.memory import MemoryStore, NullStore
 from vraid.engine.clock import TrioClock
-from vraid.engine.members import Members, Priority, Request, runs_now
+from vraid.engine.members.queues import Members, Priority, Request, runs_now
 
 SIZE = 1 << 20
 BS = 4096

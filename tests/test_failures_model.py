@@ -24,7 +24,7 @@ from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 from portal import ArrayPortal
 from test_array_model import K, ArrayMatchesModel, Config
 from test_degraded import Breakable, check_degraded
-from vraid.engine.array import CacheConfig
+from vraid.engine.host.array import CacheConfig
 from vraid.backends.memory import MemoryStore
 
 GEOMETRIES = [Config(5, 4, 8 * K, 4 * K, 12), Config(5, 5, 4 * K, 512, 10, "right-asymmetric"), Config(5, 3, 4 * K, 4 * K, 16, "left-asymmetric")]

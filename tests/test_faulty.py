@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.engine.array import open_array
+from vraid.engine.host.array import open_array
 from vraid.backends.faulty import FaultSpec, FaultyStore, PowerCut, parse_fault, parse_faults
 from vraid.backends.memory import MemoryStore
 from vraid.engine.clock import TrioClock
@@ -177,7 +177,7 @@ def test_a_power_cut_shared_by_every_member():
 
 
 def test_an_injected_eio_fails_the_member_and_raid5_serves_degraded():
-    """With degraded mode (vraid.engine.degraded) the EIO fails the member, the read is
+    """With degraded mode (vraid.engine.raid.degraded) the EIO fails the member, the read is
     reconstructed from the others, and later writes keep parity right."""
     g = Geometry(5, 3, 16, BS, 4 * BS, data_offset=OFF)
     stores = [MemoryStore(g.member_size, f"m{i}") for i in range(3)]

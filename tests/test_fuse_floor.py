@@ -15,7 +15,7 @@ import sys, trio
 sys.path.insert(0, {bench!r})
 import fuse_floor
 import vraid.cli.main as cli
-from vraid.engine.array import Array
+from vraid.engine.host.array import Array
 
 def fake_main(argv):
     assert argv == ["mount", "ARRAY", "MNT", "--foreground"], argv

@@ -1,11 +1,11 @@
-"""The rule that lets a short sync wait on the trio thread (vraid.engine.inline_sync)."""
+"""The rule that lets a short sync wait on the trio thread (vraid.engine.members.inline_sync)."""
 
 from __future__ import annotations
 
 import pytest
 
-from vraid.engine import inline_sync
-from vraid.engine.inline_sync import INLINE_SYNC_BYTES, INLINE_SYNC_PROBE, INLINE_SYNC_SECONDS, InlineSyncRule
+from vraid.engine.members import inline_sync
+from vraid.engine.members.inline_sync import INLINE_SYNC_BYTES, INLINE_SYNC_PROBE, INLINE_SYNC_SECONDS, InlineSyncRule
 
 
 class StepClock:
@@ -81,7 +81,7 @@ def test_members_on_slow_disks_are_flushed_in_threads(tmp_path, monkeypatch):
 
     from vraid.backends.file import FileStore
     from vraid.core.geometry import Geometry
-    from vraid.engine.array import open_array
+    from vraid.engine.host.array import open_array
 
     bs = 4096
     g = Geometry(5, 4, 8, bs, 4 * bs, data_offset=4 * bs)

@@ -20,7 +20,7 @@ import trio.testing
 from vraid.backends.memory import MemoryStore
 from vraid.backends.nvram import Nvram, NvramError
 from vraid.core.geometry import Geometry
-from vraid.engine.array import CacheConfig, open_array
+from vraid.engine.host.array import CacheConfig, open_array
 from vraid.backends.base import StoreWrapper
 from vraid.engine.journal import NvramJournal, as_journal
 from vraid.engine.recovery import recover
@@ -302,7 +302,7 @@ def test_a_short_nvram_sync_runs_on_the_trio_thread_and_a_long_one_in_a_worker(t
     import threading
     import uuid
 
-    from vraid.engine import inline_sync
+    from vraid.engine.members import inline_sync
 
     nv = Nvram.create(tmp_path / "nv", slots=8, block_size=512, array_uuid=str(uuid.uuid4()))
     j = NvramJournal(nv)

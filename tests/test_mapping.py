@@ -27,8 +27,8 @@ from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import LAYOUTS, BlockAddress, Extent, Geometry
 from vraid.core.mapping import StaticMapping, mapping_of
 from vraid.core.redundancy import NONE, XOR
-from vraid.engine.array import CacheConfig
-from vraid.engine.stripe import StripeBuffer
+from vraid.engine.host.array import CacheConfig
+from vraid.engine.raid.stripe import StripeBuffer
 
 K = 1024
 
@@ -240,7 +240,7 @@ def test_writes_land_where_the_mapping_says(cache, layout):
 
 
 def test_degraded_reads_rebuild_and_scrub_go_through_the_mapping():
-    from vraid.engine.scrub import scrub_array
+    from vraid.engine.raid.scrub import scrub_array
 
     g = _geometry(5, 4, "left-symmetric", stripes=8)
     m = ReversedStripes(g)

@@ -11,7 +11,7 @@ import trio
 
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import LAYOUTS, RESERVED, Geometry
-from vraid.engine.array import Array, open_array
+from vraid.engine.host.array import Array, open_array
 
 from test_small_write import FailingStore
 
@@ -162,7 +162,7 @@ def test_a_cache_that_holds_nothing_of_the_stripe_lets_the_read_go_direct(org):
     stripe the cache holds nothing of goes direct (``WriteBackCache.passes_by``) and leaves
     what the long path through the cache leaves: bytes, the cache's read counts, the read
     path's and members' statistics, the metrics; a stripe it holds blocks of never does."""
-    from vraid.engine.array import CacheConfig
+    from vraid.engine.host.array import CacheConfig
     from vraid.sim.driver import deterministic_trio
 
     g = Geometry(5, 5, 16, BS, 16 * 1024, data_offset=RESERVED)

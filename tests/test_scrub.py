@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mountutil import tree_hash, vraid
-from vraid.engine.array import CacheConfig, open_array
+from vraid.engine.host.array import CacheConfig, open_array
 from vraid.ondisk.assemble import assemble
 from vraid.backends.memory import MemoryStore
 from vraid.errors import VraidError
 from vraid.core.geometry import Geometry
-from vraid.engine.scrub import ScrubProgress, scrub_array
+from vraid.engine.raid.scrub import ScrubProgress, scrub_array
 
 K = 1024
 G = Geometry(5, 4, 20, 4 * K, 16 * K, data_offset=64 * K)
@@ -176,7 +176,7 @@ def test_repair_of_a_dirty_array_is_refused_and_changes_nothing(tmp_path):
 
 def test_control_handlers_start_report_refuse_a_second_and_stop():
     """The daemon side of `vraid check` on a mount, without a mount."""
-    from vraid.engine.scrub import control_handlers
+    from vraid.engine.raid.scrub import control_handlers
 
     stores = _filled()
     p = G.parity_disk(7)

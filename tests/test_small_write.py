@@ -14,9 +14,9 @@ import trio
 
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import RESERVED, Geometry
-from vraid.engine.array import Array, open_array
+from vraid.engine.host.array import Array, open_array
 from vraid.engine.events import PlanEvent
-from vraid.engine.scrub import scrub_array
+from vraid.engine.raid.scrub import scrub_array
 from vraid.ondisk.bitmap import WriteIntentBitmap
 
 BS = 4096

@@ -19,12 +19,12 @@ import trio.testing
 from vraid.core.mapping import StaticMapping
 from vraid.core.geometry import Geometry
 from vraid.backends.memory import MemoryStore
-from vraid.engine.array import open_array
+from vraid.engine.host.array import open_array
 from vraid.engine.cache import WriteBackCache
 from vraid.engine.clock import TrioClock
 from vraid.engine.events import EventBus
-from vraid.engine.members import DESTAGE, HOST
-from vraid.engine.stripe import StripeBuffer
+from vraid.engine.members.queues import DESTAGE, HOST
+from vraid.engine.raid.stripe import StripeBuffer
 from vraid.engine.target import RaidTarget, Target
 from vraid.policies.cache import organisation
 from vraid.policies.destage import load_scheduler

@@ -35,7 +35,7 @@ Where vraid differs from the paper:
   tests/test_ct.py). Rows and columns are 0-based in vraid, 1-based in the paper.
 * In RAID-0 plans (no parity column) every column is treated as a data column.
 * A merged run that mixes ``r`` and ``t`` is one member read into a scratch buffer, scattered
-  per row afterwards (the paper's scatter-gather list, sec. III-C); vraid.engine.stripe does that.
+  per row afterwards (the paper's scatter-gather list, sec. III-C); vraid.engine.raid.stripe does that.
 """
 
 from __future__ import annotations

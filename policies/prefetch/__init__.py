@@ -1,6 +1,6 @@
 """Prefetch policies: after a host read, what else to read ahead (``--prefetch``).
 
-The read path (:mod:`vraid.engine.readpath`) asks the policy once per host
+The read path (:mod:`vraid.engine.read.readpath`) asks the policy once per host
 read, as it arrives (before its member reads, as seed 001's RAID driver runs
 MSP), handing it a :class:`HostRead` (which blocks, how many of them the
 caches miss, how many a previous prefetch had brought in or is reading), and

@@ -39,7 +39,7 @@ Where vraid differs from Fig. 7, deliberately:
   blocks the host read is asking for; the read path leaves those out of the prefetch (the host
   read fetches them itself at HOST priority) and prefetches the rest of that stripe.
 * "Except for blocks that are clean or under reading or prefetching" (lines 31-32) is done by
-  the read path (:mod:`vraid.engine.readpath`): it leaves out what the write cache or read
+  the read path (:mod:`vraid.engine.read.readpath`): it leaves out what the write cache or read
   cache holds and what a fetch is already reading, so the policy stays pure.
 
 The SC sequence the pseudocode gives for the Fig. 6 block sequence differs from the one the

@@ -314,7 +314,7 @@ def _check_offline(args, asm) -> int:
     import trio
 
     from vraid.engine.build import EngineConfig, open_engine
-    from vraid.engine.scrub import ScrubProgress, scrub_array
+    from vraid.engine.raid.scrub import ScrubProgress, scrub_array
 
     g = asm.geometry
     asm.open_stores()

@@ -11,7 +11,7 @@ scheme         RAID level       tolerates    parity columns per stripe
 NoRedundancy   0                0 failures   0
 ============== ================ ============ ==========================
 
-The arrays are the stripe buffer's (:mod:`vraid.engine.stripe`): ``data``
+The arrays are the stripe buffer's (:mod:`vraid.engine.raid.stripe`): ``data``
 is (data columns, rows..., block) with the data strips in logical order,
 ``checks`` is (parity columns, rows..., block); a *column* number counts
 the data columns first and the parity columns after them, as the

@@ -27,7 +27,7 @@ every check has passed, :meth:`EngineConfig.check`):
 5. the policies of every family through ``vraid.policies.registry``, each behind the
    policy guard (``vraid.engine.guard``: a failing policy falls back to its family's
    default, or stops a simulation);
-6. the :class:`~vraid.engine.array.Array`.
+6. the :class:`~vraid.engine.host.array.Array`.
 
 Running (:func:`open_engine`, or :meth:`Engine.recover` inside the caller's
 own nursery as the daemon does): the array's workers start, then recovery
@@ -48,7 +48,7 @@ import trio
 from vraid.backends.base import Store
 from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
-from .array import Array, CacheConfig
+from vraid.engine.host.array import Array, CacheConfig
 from .clock import TrioClock
 from .guard import MODES, PolicyGuard
 from .recovery import ResyncReport, recover

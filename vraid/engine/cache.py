@@ -27,7 +27,7 @@ Below the cache. The cache never sees the array: it destages each unit
 to a *target* (:mod:`vraid.engine.target`; the RAID planner/executor, or a
 buffer that destages further, e.g. a log disk) and reads its misses and
 partial-block fills from it. A host read's miss may also be handed a
-``fetch`` from above (:mod:`vraid.engine.readpath`: the clean-block read
+``fetch`` from above (:mod:`vraid.engine.read.readpath`: the clean-block read
 cache, then the target).
 
 Durability. Without a journal the cache is volatile: fsync of the image
@@ -78,8 +78,8 @@ from vraid.core.geometry import Extent
 from vraid.core.mapping import StaticMapping
 from vraid.errors import MemberIOError
 from .events import Cause, DestageEvent, WatermarksEvent
-from .members import Priority
-from .stripe import StripeBuffer
+from vraid.engine.members.queues import Priority
+from vraid.engine.raid.stripe import StripeBuffer
 
 if TYPE_CHECKING:
     from .guard import PolicyGuard

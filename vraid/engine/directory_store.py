@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from vraid.backends.base import Store
     from vraid.core.geometry import Geometry
     from vraid.ondisk.directory_area import DirectoryArea
-    from .members import Members
+    from vraid.engine.members.queues import Members
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class DirectoryStore:
 
     # -- writing --------------------------------------------------------------------------
     async def _write_all(self, offset: int, data: bytes) -> None:
-        from .members import Request
+        from vraid.engine.members.queues import Request
 
         members = self.members
         view = memoryview(data)

@@ -69,7 +69,7 @@ class PlanEvent(Event):
     plan: "Plan"
     #: the first PBG row of the stripe the plan covers
     row0: int = 0
-    #: members missing from this stripe: non-empty means a degraded write (vraid.engine.degraded)
+    #: members missing from this stripe: non-empty means a degraded write (vraid.engine.raid.degraded)
     missing: Sequence[int] = ()
     cause: Cause = Cause.HOST
 

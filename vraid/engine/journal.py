@@ -44,7 +44,7 @@ import numpy as np
 import trio
 
 from .clock import Clock
-from .inline_sync import InlineSyncRule
+from vraid.engine.members.inline_sync import InlineSyncRule
 
 if TYPE_CHECKING:
     from vraid.backends.nvram import Nvram
@@ -149,7 +149,7 @@ class NvramJournal:
 
     async def sync(self) -> None:
         """The NVRAM's sync, in a worker thread; on this thread when it has little to
-        write out and such syncs have been short (:mod:`vraid.engine.inline_sync`)."""
+        write out and such syncs have been short (:mod:`vraid.engine.members.inline_sync`)."""
         if self.inline_sync.inline(self.nvram.unsynced_bytes):
             self.inline_sync.run(self.nvram.sync)
             await trio.lowlevel.checkpoint()

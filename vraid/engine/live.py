@@ -1,6 +1,6 @@
 """The live state of a running engine, for ``vraid top`` and ``vraid ctl``.
 
-:class:`LiveState` listens to an :class:`~vraid.engine.array.Array`'s event bus (the latest
+:class:`LiveState` listens to an :class:`~vraid.engine.host.array.Array`'s event bus (the latest
 destage plan, policy changes) and answers the control commands of a mount, or of a
 simulation the TUI runs in-process (the same calls):
 
@@ -42,7 +42,7 @@ from vraid.errors import VraidError
 from .events import DestageEvent, PlanEvent, PolicyEvent
 
 if TYPE_CHECKING:
-    from .array import Array
+    from vraid.engine.host.array import Array
 
 def _ctl_keys() -> dict[str, str]:
     from vraid.policies.registry import FAMILIES, flag_help

@@ -50,10 +50,10 @@ import trio
 from vraid.ondisk.logsegment import SegmentHeader, data_crc
 from .events import Cause, LogDestageEvent, LogFailureEvent, LogFillEvent, LogHitEvent
 from .logmedium import LogFailed, LogMedium
-from .members import Priority
+from vraid.engine.members.queues import Priority
 from .metrics import LogMetrics
 from .slots import IN_CACHE_DISK, IN_RAM_BUFFER, NoSlot, SlotTable
-from .stripe import StripeBuffer
+from vraid.engine.raid.stripe import StripeBuffer
 
 if TYPE_CHECKING:
     from .target import Target

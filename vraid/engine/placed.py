@@ -53,11 +53,11 @@ import trio
 
 from vraid.core.directory import NOWHERE, Dirty, DirectoryError, Forget, Release, StripeWrite, Swap
 from vraid.errors import VraidError
-from .members import Priority
-from .stripe import StripeBuffer
+from vraid.engine.members.queues import Priority
+from vraid.engine.raid.stripe import StripeBuffer
 
 if TYPE_CHECKING:
-    from .array import Array
+    from vraid.engine.host.array import Array
     from .directory_store import DirectoryStore
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Sequence
 from .journal import as_journal
 
 if TYPE_CHECKING:
-    from .array import Array
+    from vraid.engine.host.array import Array
     from .journal import Journal
 
 log = logging.getLogger(__name__)

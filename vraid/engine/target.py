@@ -3,7 +3,7 @@
 The write-back cache (:mod:`vraid.engine.cache`) used to hold the ``Array``
 and call back into it, so array, cache and rebuild imported each other. Now
 the cache knows only a :class:`Target`: something that takes a unit's rows
-(a :class:`~vraid.engine.stripe.StripeBuffer` and its cache-state matrix Z,
+(a :class:`~vraid.engine.raid.stripe.StripeBuffer` and its cache-state matrix Z,
 seed 000 eq. 2) at a priority, reads blocks for partial-block fills and read
 misses, and makes what it took durable.
 
@@ -37,14 +37,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
-from .members import Priority
+from vraid.engine.members.queues import Priority
 
 if TYPE_CHECKING:
     from vraid.core.geometry import Geometry
     from vraid.core.mapping import Mapping
     from .clock import Clock
     from .events import EventBus
-    from .stripe import StripeBuffer
+    from vraid.engine.raid.stripe import StripeBuffer
 
 Z = Sequence[Sequence[str]]
 #: (column, row) of a block in a StripeBuffer: data strip k, row relative to the buffer's row0
@@ -83,7 +83,7 @@ class Target(Protocol):
 
 
 class _Raid(Protocol):
-    """The part of :class:`vraid.engine.array.Array` a RaidTarget drives (not imported:
+    """The part of :class:`vraid.engine.host.array.Array` a RaidTarget drives (not imported:
     the array imports the cache, which imports this module)."""
 
     geometry: Any

@@ -36,7 +36,7 @@ import trio
 
 from . import control, mountinfo
 from vraid.ondisk.lock import ArrayLock, describe, holder_of
-from vraid.engine.array import Array
+from vraid.engine.host.array import Array
 from vraid.engine.build import Engine, EngineConfig, build_engine
 from vraid.ondisk.assemble import Assembled, assemble
 from vraid.errors import MountError, VraidError
@@ -523,7 +523,7 @@ async def _main(asm, engine: Engine, fs: ImageFS, mountpoint: Path, sock: Path, 
         if report.message():
             warning = (warning + "\n" if warning else "") + report.message()
         asm.resync = report.to_dict()  # type: ignore[attr-defined]
-        from vraid.engine.scrub import control_handlers
+        from vraid.engine.raid.scrub import control_handlers
 
         server.handlers.update(control_handlers(array, nursery))
         await nursery.start(server.serve)

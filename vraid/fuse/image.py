@@ -26,7 +26,7 @@ import pyfuse3
 from vraid.errors import MemberIOError, OutOfRange, VraidError
 
 if TYPE_CHECKING:
-    from vraid.engine.array import Array
+    from vraid.engine.host.array import Array
     from vraid.sim.trace import TraceWriter
 
 log = logging.getLogger(__name__)

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from vraid.engine.clock import Clock
     from vraid.core.geometry import Geometry
     from vraid.core.mapping import Mapping
-    from vraid.engine.members import Members
+    from vraid.engine.members.queues import Members
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class BitmapStats:
 
 
 class WriteIntentBitmap:
-    """The write-intent hook of :class:`vraid.engine.array.Array` (``Array(intent=...)``).
+    """The write-intent hook of :class:`vraid.engine.host.array.Array` (``Array(intent=...)``).
 
     ``await begin(stripe)`` before a member write to ``stripe``, ``end(stripe, ok)``
     after it. ``run`` is the clearing task (the array starts it), ``clean`` clears
@@ -263,7 +263,7 @@ class WriteIntentBitmap:
         return all(d.store.durable_writes for d in members.disks if d.index not in members.excluded)
 
     async def _write_pages(self, chunks: Iterable[int], durable: bool = False) -> None:
-        from vraid.engine.members import Request
+        from vraid.engine.members.queues import Request
 
         pages = sorted({(c >> 3) // self.page for c in chunks})
         async with self._io:

@@ -27,7 +27,7 @@ from vraid.errors import MemberIOError
 from .workload import HostRequest, Workload
 
 if TYPE_CHECKING:
-    from vraid.engine.array import Array
+    from vraid.engine.host.array import Array
 
 
 async def run_workload(array: "Array", workload: Workload, requests: Iterator[HostRequest], pattern: "Pattern",

@@ -1,7 +1,7 @@
 """The simulator: the real engine, driven by a workload, in virtual time.
 
 ``run_sim(SimConfig(...))`` builds the engine its :meth:`SimConfig.engine_config` describes
-(``vraid.engine.build``, the builder a mount uses too): an :class:`~vraid.engine.array.Array`
+(``vraid.engine.build``, the builder a mount uses too): an :class:`~vraid.engine.host.array.Array`
 over in-memory members, each behind the timing model of ``disk_model``, with the policies,
 faults, NVRAM and write-intent bitmap asked for; and runs it inside
 ``trio.run(..., clock=loop_clock())``: whenever every task is blocked, the clock jumps to
@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterator
 
 import trio
 
-from vraid.engine.array import Array
+from vraid.engine.host.array import Array
 from vraid.engine.build import DEFAULT_CACHE_SIZE, EngineConfig, open_engine
 from vraid.engine.clock import VirtualClock
 from vraid.engine.guard import PolicyFault
@@ -297,7 +297,7 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
     async with open_engine(config.engine_config(geometry)) as engine:
         array = engine.array
         if config.no_data:
-            array.members.no_data = True  # vraid.engine.stripe: no parity computed from bytes never kept
+            array.members.no_data = True  # vraid.engine.raid.stripe: no parity computed from bytes never kept
         if observe is not None:
             observe(array)
         t0 = trio.current_time()

@@ -36,7 +36,7 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from vraid.backends.faulty import FaultyStore, PowerCut
 from vraid.core.geometry import RESERVED, Geometry
 from vraid.engine.clock import TrioClock
-from vraid.engine.scrub import scrub_array
+from vraid.engine.raid.scrub import scrub_array
 from vraid.fuse.daemon import MountOptions, engine_config
 from vraid.ondisk.assemble import assemble, create
 from vraid.testing.session import Session

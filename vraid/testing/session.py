@@ -146,7 +146,7 @@ class Session:
 
     @property
     def array(self):
-        """The running :class:`~vraid.engine.array.Array` (touch it only through calls)."""
+        """The running :class:`~vraid.engine.host.array.Array` (touch it only through calls)."""
         return self.engine.array if self.engine is not None else None
 
     def _check(self) -> None:

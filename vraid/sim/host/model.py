@@ -38,7 +38,7 @@ from .readahead import FileReadahead, ReadaheadEvent, ReadaheadSpec, Window, con
 
 if TYPE_CHECKING:
     from vraid.core.geometry import Geometry
-    from vraid.engine.array import Array
+    from vraid.engine.host.array import Array
     from vraid.sim.driver import Pattern, Recorder
     from vraid.sim.request import HostRequest
 

@@ -2,12 +2,12 @@
 
 ``Array`` takes host requests at any byte offset and length and turns them
 into member requests through the planner (:mod:`vraid.core.rxw`) and the executor
-(:mod:`vraid.engine.stripe`). It holds no policy logic: without a cache it is the
+(:mod:`vraid.engine.raid.stripe`). It holds no policy logic: without a cache it is the
 write-through baseline; with one (:mod:`vraid.engine.cache`, configured by
 :class:`CacheConfig`) writes are absorbed and later destaged through the same
 planner (:meth:`Array.write_plan`, wrapped as the cache's destage target
 :class:`~vraid.engine.target.RaidTarget`), and a CT policy rewrites each plan via
-the ``ct`` hook. Host reads go through the read path (:mod:`vraid.engine.readpath`:
+the ``ct`` hook. Host reads go through the read path (:mod:`vraid.engine.read.readpath`:
 write cache, read cache, members; a prefetch policy reads ahead), and dirty
 blocks are kept durable by a journal (:mod:`vraid.engine.journal`) if one is given.
 
@@ -42,23 +42,23 @@ import numpy as np
 import trio
 
 from vraid.backends.base import Store
-from .clock import Clock, TrioClock
-from . import degraded
+from vraid.engine.clock import Clock, TrioClock
+from vraid.engine.raid import degraded
 from vraid.errors import LostData, MemberIOError, OutOfRange, VraidError
-from .events import (Cause, EventBus, FailureEvent, FlushEvent, PlanEvent, RebuildEvent, ResyncEvent,
+from vraid.engine.events import (Cause, EventBus, FailureEvent, FlushEvent, PlanEvent, RebuildEvent, ResyncEvent,
                      SpareEvent)
-from vraid.engine.health import MemberHealth
+from vraid.engine.raid.health import MemberHealth
 from vraid.core.geometry import Extent, Geometry
 from vraid.core.mapping import Mapping, StaticMapping
-from .members import MemberStats, Members, Priority, Request
-from .guard import PolicyGuard
-from .journal import as_journal
-from .metrics import Metrics
-from .readpath import ReadCache, ReadPath
-from .target import RaidTarget
+from vraid.engine.members.queues import MemberStats, Members, Priority, Request
+from vraid.engine.guard import PolicyGuard
+from vraid.engine.journal import as_journal
+from vraid.engine.metrics import Metrics
+from vraid.engine.read.readpath import ReadCache, ReadPath
+from vraid.engine.target import RaidTarget
 from vraid.core.rxw import Plan
 from vraid.policies.prefetch import NoPrefetch
-from .stripe import BufferPool, StripeBuffer, execute, full_stripe_writes, one_column_rmw, writes_of
+from vraid.engine.raid.stripe import BufferPool, StripeBuffer, execute, full_stripe_writes, one_column_rmw, writes_of
 
 Transform = Callable[[Plan], Plan]
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class Array:
         if intent is not None:
             intent.attach(self.members, self.clock)
         self._locks: dict[int, _StripeMutex] = {}
-        #: whole-stripe buffers the write-through writes reuse (vraid.engine.stripe.BufferPool)
+        #: whole-stripe buffers the write-through writes reuse (vraid.engine.raid.stripe.BufferPool)
         self._buffers = BufferPool(self.mapping)
         #: the clock's "an uncontended lock may skip its checkpoint" test (None: always checkpoint;
         #: TrioClock.may_skip_checkpoint)
@@ -152,11 +152,11 @@ class Array:
         #: whole stripes written by :meth:`_full_stripe_write` (from the host's bytes, no stripe buffer)
         self.full_stripe_writes = 0
         self.started_at = 0.0
-        # -- failures (vraid.ondisk.failures, vraid.engine.degraded, vraid.engine.rebuild) --
+        # -- failures (vraid.ondisk.failures, vraid.engine.raid.degraded, vraid.engine.raid.rebuild) --
         self.health = MemberHealth(geometry.ndisks, failed)
         self.members.excluded.update(self.health.failed)
         self.spares: list[Store] = list(spares)
-        self.rebuild = None  # the running vraid.engine.rebuild.Rebuild
+        self.rebuild = None  # the running vraid.engine.raid.rebuild.Rebuild
         self.last_rebuild: dict | None = None
         self.rebuild_rate: float | None = None  # bytes of the new member per second; None: no limit
         self.rebuild_paused = False
@@ -182,7 +182,7 @@ class Array:
             self.target = self.placed
         journal = as_journal(journal, nvram, self.clock)
         if self.cache_config.enabled:
-            from .cache import WriteBackCache
+            from vraid.engine.cache import WriteBackCache
             from vraid.policies.registry import Context, create
 
             cfg = self.cache_config
@@ -799,7 +799,7 @@ class Array:
                             attempt: int = 0) -> Plan:
         while True:
             missing = self.health.missing(buf.stripe) if self.health.degraded else _NONE
-            if missing:  # vraid.engine.degraded: a plan that keeps parity right without the missing members
+            if missing:  # vraid.engine.raid.degraded: a plan that keeps parity right without the missing members
                 plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing)
                 self.degraded_plans += 1
             else:
@@ -904,7 +904,7 @@ class Array:
         self._maybe_start_rebuild()
 
     def _maybe_start_rebuild(self) -> None:
-        from .rebuild import Rebuild
+        from vraid.engine.raid.rebuild import Rebuild
 
         h = self.health
         if self.rebuild is not None or not self.spares or self._nursery is None or h.rebuild_role is not None:

@@ -24,7 +24,7 @@ needs is gone and it is refused before anything is written
 (:class:`~vraid.errors.LostData`, EIO at the FUSE boundary).
 
 The result is an ordinary rxw-matrix (seed 000 Table I operations), so the
-executor (:mod:`vraid.engine.stripe`) runs it unchanged and the plan event shows it.
+executor (:mod:`vraid.engine.raid.stripe`) runs it unchanged and the plan event shows it.
 This is md's degraded write path (drivers/md/raid5.c, handle_stripe_dirtying)
 in the papers' words; vraid differs in choosing the cycle per row by which
 blocks are missing, not by the I/O count, and it applies no CT transform to a
@@ -36,9 +36,9 @@ from __future__ import annotations
 from typing import Collection, Sequence
 
 from vraid.errors import LostData
-from .members import Members
+from vraid.engine.members.queues import Members
 from vraid.core.rxw import EMPTY, RAID0_DIRTY, RCW_CLEAN, RCW_DIRTY, RCW_EMPTY, RCW_PARITY, RMW_DIRTY, RMW_PARITY, Matrix, Plan, StateMatrix, basic_row, column_requests
-from .stripe import StripeBuffer
+from vraid.engine.raid.stripe import StripeBuffer
 
 
 def missing_columns(columns: Sequence[int], missing: Collection[int]) -> tuple[int, ...]:

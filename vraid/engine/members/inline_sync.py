@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Callable, TypeVar
 
-from .clock import Clock
+from vraid.engine.clock import Clock
 
 #: a sync with at most this many bytes to write out may run inline ...
 INLINE_SYNC_BYTES = 1 << 20

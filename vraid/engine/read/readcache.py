@@ -2,7 +2,7 @@
 
 :class:`ReadCache` holds what host-read misses and prefetches brought in (seed 001's RAID
 cache, beside the write-back cache). Its epochs and stamps are how a fill by a fetch that a
-host write overtook is refused; :mod:`vraid.engine.readpath` says when it invalidates and
+host write overtook is refused; :mod:`vraid.engine.read.readpath` says when it invalidates and
 which blocks a fetch may fill at all.
 """
 

@@ -3,7 +3,7 @@
 For each physical stripe (``range(mapping.stripes)``, :mod:`vraid.core.mapping`),
 under the stripe lock (so no write of that stripe runs meanwhile), the
 surviving strips are read, the failed member's strip is rebuilt from them
-by the redundancy scheme (:func:`vraid.engine.degraded.reconstruct`; for
+by the redundancy scheme (:func:`vraid.engine.raid.degraded.reconstruct`; for
 RAID-5 their XOR), and it is written to the spare. Stripes below the rebuild position are then served by the new member
 like any other; stripes above it are still degraded (``MemberHealth.missing``).
 Host I/O goes on throughout; the rebuild's member requests use the rebuild
@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from .degraded import reconstruct
+from vraid.engine.raid.degraded import reconstruct
 from vraid.errors import LostData, MemberIOError
-from .events import RebuildEvent
-from .members import Priority
-from .stripe import StripeBuffer
+from vraid.engine.events import RebuildEvent
+from vraid.engine.members.queues import Priority
+from vraid.engine.raid.stripe import StripeBuffer
 
 if TYPE_CHECKING:
-    from .array import Array
+    from vraid.engine.host.array import Array
     from vraid.backends.base import Store
 
 log = logging.getLogger(__name__)

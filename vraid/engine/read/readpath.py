@@ -42,7 +42,7 @@ fetch returns is current. ``tests/test_readpath.py`` races prefetches against
 writes to check this.
 
 Prefetch member requests run in the PREFETCH priority class
-(:class:`vraid.engine.members.Priority`): after host requests, before destages.
+(:class:`vraid.engine.members.queues.Priority`): after host requests, before destages.
 """
 
 from __future__ import annotations
@@ -55,16 +55,16 @@ import trio
 
 from vraid.errors import MemberIOError, VraidError
 from vraid.policies.prefetch import HostRead, NoPrefetch, PrefetchPolicy
-from .events import PrefetchEvent
-from .members import Priority
-from .metrics import ReadPathMetrics
-from .readcache import Fetch, ReadCache, ReadCacheMetrics
+from vraid.engine.events import PrefetchEvent
+from vraid.engine.members.queues import Priority
+from vraid.engine.metrics import ReadPathMetrics
+from vraid.engine.read.readcache import Fetch, ReadCache, ReadCacheMetrics
 
 __all__ = ["Fetch", "ReadCache", "ReadCacheMetrics", "ReadPath"]
 
 if TYPE_CHECKING:
-    from .cache import WriteBackCache
-    from .target import Target
+    from vraid.engine.cache import WriteBackCache
+    from vraid.engine.target import Target
 
 log = logging.getLogger(__name__)
 _D = 2  # the write-back cache's state of a dirty block

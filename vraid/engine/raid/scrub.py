@@ -39,11 +39,11 @@ import trio
 
 from vraid.core.schema import Bool, takes
 from vraid.errors import VraidError
-from .events import ScrubEvent
-from .members import Priority, Request
+from vraid.engine.events import ScrubEvent
+from vraid.engine.members.queues import Priority, Request
 
 if TYPE_CHECKING:
-    from .array import Array
+    from vraid.engine.host.array import Array
 
 log = logging.getLogger(__name__)
 

@@ -31,11 +31,11 @@ from typing import Callable, Sequence
 import trio
 
 from vraid.backends.base import Store
-from .clock import Clock
-from .inline_sync import InlineSyncRule
+from vraid.engine.clock import Clock
+from vraid.engine.members.inline_sync import InlineSyncRule
 from vraid.errors import MemberIOError
 from vraid.policies.queue import QueueOrder, queue_order as resolve_queue_order
-from .events import Cause
+from vraid.engine.events import Cause
 
 
 class Priority(enum.IntEnum):
@@ -411,7 +411,7 @@ class Members:
         #: members not flushed (failed ones: the controller sends them nothing)
         self.excluded: set[int] = set()
         #: the metadata-only simulation (``vraid sim --no-data``): the stores keep no bytes, so
-        #: the executor skips the parity computation (vraid.engine.stripe); timing is unchanged
+        #: the executor skips the parity computation (vraid.engine.raid.stripe); timing is unchanged
         self.no_data = False
         #: when a flush syncs the members on the trio thread (see :meth:`flush`)
         self.inline_flush = InlineSyncRule(clock)
@@ -534,7 +534,7 @@ class Members:
 
         The members are flushed concurrently, each sync in a worker thread; but when every
         member can sync on this thread, all of them together have little to write out and
-        such flushes have been short (:mod:`vraid.engine.inline_sync`), they sync one after
+        such flushes have been short (:mod:`vraid.engine.members.inline_sync`), they sync one after
         another right here (:meth:`_flush_inline`).
 
         Raises:
@@ -581,7 +581,7 @@ class Members:
         """Sync ``disks`` one after another on this thread; their failures go to ``failed``.
 
         Cheaper than the concurrent path, which makes a worker-thread hand-off per written
-        member, when the syncs are short (:mod:`vraid.engine.inline_sync`)."""
+        member, when the syncs are short (:mod:`vraid.engine.members.inline_sync`)."""
         for disk in disks:
             try:
                 disk.store.flush_inline()

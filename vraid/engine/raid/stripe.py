@@ -24,7 +24,7 @@ import numpy as np
 
 from vraid.core.geometry import Geometry
 from vraid.core.mapping import Mapping, mapping_of
-from .members import Members, Request
+from vraid.engine.members.queues import Members, Request
 from vraid.core.rxw import Plan
 
 

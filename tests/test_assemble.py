@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from vraid.engine.host.array import open_array
+from vraid.engine.chain import open_array
 from vraid.ondisk.assemble import Assembled, assemble, create, examine
 from vraid.backends.file import FileStore
 from vraid.ondisk.config import NAME as CONFIG_NAME, ArrayConfig

@@ -6,7 +6,7 @@ import trio
 import trio.testing
 import pytest
 
-from vraid.engine.host.array import open_array
+from vraid.engine.chain import open_array
 from vraid.backends.memory import MemoryStore
 from vraid.ondisk.bitmap import PARAM, WriteIntentBitmap, area, check_chunk, default_chunk
 from vraid.engine.clock import TrioClock
@@ -132,12 +132,12 @@ def test_bits_persist_across_a_crash_and_name_the_stripes_to_resync():
         async with open_array(g, stores, intent=bitmap) as array:
             report = await recover(array, was_clean=False, bitmap_chunks=chunks)
             assert report.stripes == 8 and "2 dirty chunks" in report.message()
-            assert array.intent.set_chunks() == []
+            assert array.raid.intent.set_chunks() == []
         assert _on_disk(g, 4, stores) == set()
         from vraid.engine.raid.scrub import scrub_array
 
         async with open_array(g, stores) as array:
-            assert (await scrub_array(array)).mismatches == 0
+            assert (await scrub_array(array.raid)).mismatches == 0
 
     trio.run(remount)
 
@@ -168,7 +168,7 @@ def test_a_failed_write_keeps_its_bit_until_a_resync():
             bitmap.end(6, ok=False)
             await array.members.flush()
             assert await bitmap.clean() == 0 and _on_disk(g, 2, stores) == {3}
-            await array.resync(range(6, 8))
+            await array.raid.resync(range(6, 8))
             assert await bitmap.clean() == 1 and _on_disk(g, 2, stores) == set()
 
     trio.run(main)

@@ -10,7 +10,7 @@ from vraid.backends.faulty import FaultSpec, FaultyStore
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
 from vraid.core.mapping import StaticMapping
-from vraid.engine.host.array import open_array
+from vraid.engine.chain import open_array
 from vraid.engine.raid.stripe import BufferPool
 
 BS = 4096

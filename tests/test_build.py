@@ -123,7 +123,7 @@ def test_mount_config_builds_the_served_engine(tmp_path):
             assert engine.bitmap.chunk == 4 and engine.bitmap_chunks == set()
             assert engine.nvram.slots == 2 * (1 << 20) // g.block_size
             assert engine.array.cache.organisation.name == "pbg" and engine.array.ct.spec.startswith("msc")
-            assert engine.array.rebuild_rate == 3e6
+            assert engine.array.raid.rebuild_rate == 3e6
             assert engine.config.uuid == asm.uuid and engine.config.was_clean
         finally:
             engine.close()
@@ -157,7 +157,7 @@ def test_crash_recovery_replays_nvram_and_resyncs_the_bitmap_chunks(tmp_path):
         assert "write-intent bitmap" in report.reason and "NVRAM" in report.reason
         assert again.engine.nvram.used() == 0
         assert again.read(0, G.capacity) == bytes(model)
-        assert again.call(scrub_array, again.array).mismatches == 0
+        assert again.call(scrub_array, again.array.raid).mismatches == 0
     finally:
         again.close()
 

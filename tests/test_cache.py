@@ -6,7 +6,7 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.engine.host.array import CacheConfig, open_array
+from vraid.engine.chain import CacheConfig, open_array
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry

@@ -16,7 +16,7 @@ import trio.testing
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
 from vraid.backends.nvram import ENTRY_SIZE, Nvram
-from vraid.engine.host.array import CacheConfig, open_array
+from vraid.engine.chain import CacheConfig, open_array
 from vraid.engine.cache import WriteBackCache
 from vraid.core.geometry import Geometry
 from vraid.sim.driver import deterministic_trio

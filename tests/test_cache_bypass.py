@@ -15,7 +15,7 @@ from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
 from vraid.backends.nvram import Nvram
 from vraid.core.geometry import Geometry
-from vraid.engine.host.array import CacheConfig, open_array
+from vraid.engine.chain import CacheConfig, open_array
 from vraid.errors import MemberIOError
 from tests.test_cache import _members_image, _run
 
@@ -193,7 +193,7 @@ def test_reads_and_writes_during_a_bypass_never_leave_older_bytes_in_the_cache(o
             cache = a.cache
             cache.bypass_whole_stripes = True
             old = _data(7, sd)
-            await a.write_through(0, old)
+            await a.raid.write(0, old)
             new = _data(8, sd)
             got = {}
             async with trio.open_nursery() as nursery:

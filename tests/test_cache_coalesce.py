@@ -8,7 +8,7 @@ import random
 import pytest
 import trio
 
-from vraid.engine.host.array import CacheConfig, open_array
+from vraid.engine.chain import CacheConfig, open_array
 from tests.test_cache import _geometry, _members_image, _run, _stores
 
 K = 1024

@@ -13,7 +13,7 @@ import trio.testing
 from vraid.backends.memory import MemoryStore
 from vraid.backends.nvram import Nvram
 from vraid.core.geometry import Geometry
-from vraid.engine.host.array import CacheConfig, open_array
+from vraid.engine.chain import CacheConfig, open_array
 
 K = 1024
 

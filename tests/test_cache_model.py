@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, run_state_machine_as_test
 
-from vraid.engine.host.array import CacheConfig
+from vraid.engine.chain import CacheConfig
 from vraid.testing.machines import GEOMETRY, ORDERS, ORGS, SCHEDULERS, UUID, CachedArrayMatchesModel  # noqa: F401
 from vraid.testing.read_machines import WriteThroughModel, read_cached
 

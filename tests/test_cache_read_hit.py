@@ -18,7 +18,7 @@ import trio
 
 from tests.test_cache import SlowStore, _geometry, _run, _stores
 from vraid.backends.memory import MemoryStore
-from vraid.engine.host.array import CacheConfig, open_array
+from vraid.engine.chain import CacheConfig, open_array
 from vraid.sim.driver import deterministic_trio
 
 K = 1024

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import trio
 
-from vraid.engine.host.array import CacheConfig, open_array
+from vraid.engine.chain import CacheConfig, open_array
 from vraid.engine.events import PlanEvent
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
@@ -166,7 +166,7 @@ def _cached_array_test(org: str) -> None:
         async with open_array(G, stores, cache=CacheConfig(org, size=8 * G.stripe_data_bytes), ct=ct) as array:
             cache = array.cache
             cache.paused = True
-            await array.write_through(0, old)  # the initial contents, through the members directly
+            await array.raid.write(0, old)  # the initial contents, through the members directly
             for i, row in enumerate(Z8):
                 for k, s in enumerate(row):
                     if s == "D":

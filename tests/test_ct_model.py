@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from test_cache_model import SETTINGS
-from vraid.engine.host.array import CacheConfig
+from vraid.engine.chain import CacheConfig
 from vraid.testing.ct_machines import CHANGED, CT_GEOMETRY, WT_CONFIGS, CtArrayMatchesModel, CtCachedMatchesModel
 
 

@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from portal import ArrayPortal
-from vraid.engine.host.array import CacheConfig
+from vraid.engine.chain import CacheConfig
 from vraid.engine.events import Cause, PlanEvent
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
@@ -71,7 +71,7 @@ async def _status(array):
 
 
 async def _fail(array, disk):
-    return array.fail_member(disk, "failed by the test")
+    return array.raid.fail_member(disk, "failed by the test")
 
 
 # -- the matrix ----------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def test_a_failing_member_is_failed_and_the_request_retried(cache):
     model = bytearray(_rand(7, g.capacity))
     failures = []
     with ArrayPortal(g, stores, cache=CacheConfig(cache, size=4 * g.stripe_data_bytes)) as p:
-        p.array.on_failure = lambda role, reason, spare: failures.append((role, reason))
+        p.array.raid.on_failure = lambda role, reason, spare: failures.append((role, reason))
         p.write(0, bytes(model))
         p.flush()
         stores[3].broken = True
@@ -241,19 +241,19 @@ def test_rebuild_onto_a_spare_while_writing(layout):
     rebuilt = []
     with ArrayPortal(g, stores) as p:
         a = p.array
-        a.on_rebuilt = lambda role, name: rebuilt.append((role, name))
+        a.raid.on_rebuilt = lambda role, name: rebuilt.append((role, name))
         p.write(0, bytes(model))
         p.call(_fail, a, 1)
-        a.rebuild_paused = True
+        a.raid.rebuild_paused = True
 
         async def add():
-            a.add_spare(spare)
+            a.raid.add_spare(spare)
 
         p.call(add)
         assert p.call(_status, a)["members"][1]["state"] == "rebuilding"
         rng = np.random.default_rng(3)
         for step in range(g.stripes):
-            p.call(a.rebuild.step, 1)
+            p.call(a.raid.rebuild.step, 1)
             off = int(rng.integers(0, g.capacity - 1))
             n = int(rng.integers(1, min(g.capacity - off, g.stripe_data_bytes) + 1))
             data = _rand(step, n)
@@ -262,9 +262,9 @@ def test_rebuild_onto_a_spare_while_writing(layout):
             assert p.read(0, g.capacity) == bytes(model)
 
         async def resume():
-            a.rebuild_paused = False
-            a.rebuild._wakeup.set()
-            while a.rebuild is not None:
+            a.raid.rebuild_paused = False
+            a.raid.rebuild._wakeup.set()
+            while a.raid.rebuild is not None:
                 await trio.sleep(0.001)
 
         p.call(resume)
@@ -283,17 +283,17 @@ def test_rebuild_rate_limit_paces_on_the_clock():
     stores = [MemoryStore(g.member_size) for _ in range(3)]
 
     async def main():
-        from vraid.engine.host.array import open_array
+        from vraid.engine.chain import open_array
 
         async with open_array(g, stores) as a:
             await a.write(0, _rand(1, g.capacity))
-            a.set_rebuild_rate(g.strip_size * 4)  # 4 stripes per second
+            a.raid.set_rebuild_rate(g.strip_size * 4)  # 4 stripes per second
             t0 = trio.current_time()
-            a.fail_member(0, "test")
-            a.add_spare(MemoryStore(g.member_size, "spare"))
-            while a.rebuild is not None:
+            a.raid.fail_member(0, "test")
+            a.raid.add_spare(MemoryStore(g.member_size, "spare"))
+            while a.raid.rebuild is not None:
                 await trio.sleep(0.01)
-            return trio.current_time() - t0, a.last_rebuild
+            return trio.current_time() - t0, a.raid.last_rebuild
 
     elapsed, last = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     assert last["state"] == "done" and elapsed == pytest.approx(2.0, abs=0.05)
@@ -324,7 +324,7 @@ def test_a_member_failing_under_the_bitmap_write_loses_no_data(cache):
     """The write-intent bit is written to every member before the data; when that
     bitmap write is what fails a member, the data of the plan has not been written
     yet: the array must retry degraded, not count the plan as done."""
-    from vraid.engine.host.array import CacheConfig, open_array
+    from vraid.engine.chain import CacheConfig, open_array
     from vraid.backends.faulty import FaultSpec, FaultyStore
     from vraid.backends.memory import MemoryStore
     from vraid.backends.missing import MissingStore

@@ -18,7 +18,7 @@ import trio.testing
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
 from vraid.core.rxw import Plan
-from vraid.engine.host.array import CacheConfig, open_array
+from vraid.engine.chain import CacheConfig, open_array
 from vraid.engine.events import (
     Cause, DestageEvent, Event, EventBus, FailureEvent, FlushEvent, PlanEvent, PolicyEvent, PrefetchEvent, RebuildEvent,
     ResyncEvent, ScrubEvent, SpareEvent, WatermarksEvent,
@@ -148,7 +148,7 @@ def test_host_write_plans_are_host_and_destage_plans_are_destage() -> None:
 
 
 def test_write_plan_takes_a_cause() -> None:
-    from vraid.engine.host.array import _dirty_z
+    from vraid.engine.raid.plans import dirty_z as _dirty_z
     from vraid.engine.raid.stripe import StripeBuffer
 
     async def main():
@@ -157,8 +157,8 @@ def test_write_plan_takes_a_cause() -> None:
         async with open_array(G, stores) as a:
             a.events.subscribe(events.append)
             buf = StripeBuffer(G, 1)
-            await a.write_plan(buf, _dirty_z(G.u, G.data_disks, 0, 0), cause=Cause.DESTAGE_L2)
-            await a.write_plan(buf, _dirty_z(G.u, G.data_disks, 0, 0), priority=Priority.PREFETCH)
+            await a.raid.write_plan(buf, _dirty_z(G.u, G.data_disks, 0, 0), cause=Cause.DESTAGE_L2)
+            await a.raid.write_plan(buf, _dirty_z(G.u, G.data_disks, 0, 0), priority=Priority.PREFETCH)
         assert [e.cause for e in events if isinstance(e, PlanEvent)] == [Cause.DESTAGE_L2, Cause.PREFETCH]
 
     run(main)
@@ -172,15 +172,15 @@ def test_rebuild_and_resync_publish_their_causes_and_go_in_the_rebuild_class() -
             await a.write(0, np.random.default_rng(1).integers(0, 256, G.capacity, dtype=np.uint8).tobytes())
             a.events.subscribe(events.append)
             prios = _record_priorities(a)
-            assert await a.resync(range(G.stripes)) == G.stripes
+            assert await a.raid.resync(range(G.stripes)) == G.stripes
             resync = [e for e in events if isinstance(e, ResyncEvent)]
             assert len(resync) == 1 and resync[0].stripes == G.stripes and resync[0].cause is Cause.RESYNC
             assert set(prios) == {Priority.REBUILD}
 
             prios.clear()
-            a.fail_member(1, "test")
-            a.add_spare(MemoryStore(G.member_size, "spare"))
-            while a.rebuild is not None:
+            a.raid.fail_member(1, "test")
+            a.raid.add_spare(MemoryStore(G.member_size, "spare"))
+            while a.raid.rebuild is not None:
                 await trio.sleep(0.01)
         assert set(prios) == {Priority.REBUILD}
         failure = [e for e in events if isinstance(e, FailureEvent)]
@@ -203,7 +203,7 @@ def test_scrub_publishes_progress_with_cause_scrub() -> None:
             await a.write(0, b"x" * G.capacity)
             a.events.subscribe(events.append)
             prios = _record_priorities(a)
-            prog = await scrub_array(a, batch=4)
+            prog = await scrub_array(a.raid, batch=4)
         scrub = [e for e in events if isinstance(e, ScrubEvent)]
         assert [(e.done, e.total, e.mismatches) for e in scrub] == [(4, 8, 0), (8, 8, 0)]
         assert all(e.cause is Cause.SCRUB for e in scrub) and prog.done == 8

@@ -24,7 +24,7 @@ from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 from portal import ArrayPortal
 from test_array_model import K, ArrayMatchesModel, Config
 from test_degraded import Breakable, check_degraded
-from vraid.engine.host.array import CacheConfig
+from vraid.engine.chain import CacheConfig
 from vraid.backends.memory import MemoryStore
 
 GEOMETRIES = [Config(5, 4, 8 * K, 4 * K, 12), Config(5, 5, 4 * K, 512, 10, "right-asymmetric"), Config(5, 3, 4 * K, 4 * K, 16, "left-asymmetric")]
@@ -48,9 +48,9 @@ class FailuresMatchModel(ArrayMatchesModel):
         a = portal.array
 
         async def setup():
-            a.rebuild_paused = True  # rebuilds advance only by the rules
+            a.raid.rebuild_paused = True  # rebuilds advance only by the rules
             for s in self.spares:
-                a.add_spare(s)
+                a.raid.add_spare(s)
 
         portal.call(setup)
         return portal
@@ -70,7 +70,7 @@ class FailuresMatchModel(ArrayMatchesModel):
         a = self.array
         self.failed = set(a.health.failed)
         self.stores = [a.members[i].store for i in range(self.g.ndisks)]
-        self.spares = list(a.spares)
+        self.spares = list(a.raid.spares)
 
     def _missing(self) -> list[int]:
         return self.array.health.missing_roles
@@ -92,7 +92,7 @@ class FailuresMatchModel(ArrayMatchesModel):
             # failed first, then its contents go: a read the engine had already issued to the
             # member may still return what the disk held, never garbage (a disk that dies
             # answers EIO, it does not invent data), and nothing reads it after the failure
-            self.array.fail_member(disk, "test")
+            self.array.raid.fail_member(disk, "test")
             store.inner.write_sync(0, garbage)
 
         self.portal.call(fail)
@@ -112,46 +112,46 @@ class FailuresMatchModel(ArrayMatchesModel):
         spare = Breakable(MemoryStore(self.g.member_size, f"spare{id(self) % 1000}-{len(self.spares)}"))
 
         async def add():
-            self.array.add_spare(spare)
+            self.array.raid.add_spare(spare)
 
         self.portal.call(add)
         self._sync()
 
-    @precondition(lambda self: self.array.rebuild is not None)
+    @precondition(lambda self: self.array.raid.rebuild is not None)
     @rule(n=st.integers(1, 5))
     def rebuild_steps(self, n: int) -> None:
         note(f"rebuild {n} stripe(s)")
-        self.portal.call(self.array.rebuild.step, n)
+        self.portal.call(self.array.raid.rebuild.step, n)
         self._finish_if_done()
 
-    @precondition(lambda self: self.array.rebuild is not None)
+    @precondition(lambda self: self.array.raid.rebuild is not None)
     @rule()
     def rebuild_to_the_end(self) -> None:
         note("rebuild to the end")
         a = self.array
 
         async def run():
-            a.rebuild_paused = False
-            a.rebuild._wakeup.set()
-            while a.rebuild is not None:
+            a.raid.rebuild_paused = False
+            a.raid.rebuild._wakeup.set()
+            while a.raid.rebuild is not None:
                 await trio.sleep(0.001)
-            a.rebuild_paused = True
+            a.raid.rebuild_paused = True
 
         self.portal.call(run)
         self._sync()
 
-    @precondition(lambda self: self.array.rebuild is not None)
+    @precondition(lambda self: self.array.raid.rebuild is not None)
     @rule()
     def spare_dies_mid_rebuild(self) -> None:
         note("the spare being rebuilt starts failing")
-        self.array.rebuild.spare.broken = True
-        self.portal.call(self.array.rebuild.step, 1)
+        self.array.raid.rebuild.spare.broken = True
+        self.portal.call(self.array.raid.rebuild.step, 1)
         self._sync()
 
     def _finish_if_done(self) -> None:
         a = self.array
-        if a.rebuild is not None and a.rebuild.pos >= a.rebuild.stripes:
-            self.portal.call(a.rebuild.step, 1)  # nothing left: the task finishes it
+        if a.raid.rebuild is not None and a.raid.rebuild.pos >= a.raid.rebuild.stripes:
+            self.portal.call(a.raid.rebuild.step, 1)  # nothing left: the task finishes it
             self._wait_rebuild_task()
         self._sync()
 
@@ -159,12 +159,12 @@ class FailuresMatchModel(ArrayMatchesModel):
         a = self.array
 
         async def wait():
-            a.rebuild_paused = False
-            if a.rebuild is not None:
-                a.rebuild._wakeup.set()
-            while a.rebuild is not None:
+            a.raid.rebuild_paused = False
+            if a.raid.rebuild is not None:
+                a.raid.rebuild._wakeup.set()
+            while a.raid.rebuild is not None:
                 await trio.sleep(0.001)
-            a.rebuild_paused = True
+            a.raid.rebuild_paused = True
 
         self.portal.call(wait)
 
@@ -184,7 +184,7 @@ class FailuresMatchModel(ArrayMatchesModel):
         if self.cache.enabled:
             self.portal.call(self.array.shutdown)
         self._sync()
-        rb = self.array.rebuild
+        rb = self.array.raid.rebuild
         if rb is not None:  # an interrupted rebuild starts again: the spare is a spare again
             self.failed.add(rb.role)
             self.spares.insert(0, rb.spare)
@@ -198,7 +198,7 @@ class FailuresMatchModel(ArrayMatchesModel):
         if not missing:
             return super().check_members()  # data where the geometry says, every PBG's parity right
         check_degraded(self.g, self.stores, missing[0], bytes(self.model))
-        rb = self.array.rebuild
+        rb = self.array.raid.rebuild
         if rb is not None and rb.pos:  # the new member already holds the rebuilt stripes
             g = self.g
             others = [s for i, s in enumerate(self.stores) if i != rb.role]
@@ -214,7 +214,7 @@ class FailuresMatchModel(ArrayMatchesModel):
     def teardown(self) -> None:
         try:
             assert self.portal.read(0, self.capacity) == bytes(self.model), "a full read differs from the model"
-            if self.array.rebuild is not None:
+            if self.array.raid.rebuild is not None:
                 self._wait_rebuild_task()
             self.portal.flush()
             if self.cache.enabled:

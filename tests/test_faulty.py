@@ -8,7 +8,7 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.engine.host.array import open_array
+from vraid.engine.chain import open_array
 from vraid.backends.faulty import FaultSpec, FaultyStore, PowerCut, parse_fault, parse_faults
 from vraid.backends.memory import MemoryStore
 from vraid.engine.clock import TrioClock

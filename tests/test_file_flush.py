@@ -11,7 +11,7 @@ import trio
 
 from vraid.backends.file import FileStore
 from vraid.core.geometry import Geometry
-from vraid.engine.host.array import open_array
+from vraid.engine.chain import open_array
 
 BS = 4096
 
@@ -121,7 +121,7 @@ def test_a_failed_member_is_not_flushed(tmp_path, synced):
         async with open_array(g, stores) as array:
             await array.flush()
             synced.clear()
-            assert array.fail_member(1, "test: pulled")
+            assert array.raid.fail_member(1, "test: pulled")
             await array.write(0, bytes(range(256)) * (g.stripe_data_bytes // 256))  # a whole stripe
             await array.flush()
             assert sorted(fds[fd] for fd in synced) == [0, 2, 3]

@@ -81,7 +81,7 @@ def test_members_on_slow_disks_are_flushed_in_threads(tmp_path, monkeypatch):
 
     from vraid.backends.file import FileStore
     from vraid.core.geometry import Geometry
-    from vraid.engine.host.array import open_array
+    from vraid.engine.chain import open_array
 
     bs = 4096
     g = Geometry(5, 4, 8, bs, 4 * bs, data_offset=4 * bs)

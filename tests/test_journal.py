@@ -20,7 +20,7 @@ import trio.testing
 from vraid.backends.memory import MemoryStore
 from vraid.backends.nvram import Nvram, NvramError
 from vraid.core.geometry import Geometry
-from vraid.engine.host.array import CacheConfig, open_array
+from vraid.engine.chain import CacheConfig, open_array
 from vraid.backends.base import StoreWrapper
 from vraid.engine.journal import NvramJournal, as_journal
 from vraid.engine.recovery import recover
@@ -202,7 +202,7 @@ def test_cache_and_recovery_run_over_any_journal():
             assert journal.syncs == 1
             assert array.cache.metrics.destages_started == 0
             assert len(journal.durable) == 6
-            assert await array.read_members(3 * BS + 100, len(data)) != data
+            assert await array.raid.read_members(3 * BS + 100, len(data)) != data
             # the process dies here: no shutdown, nothing destaged
 
     _run(first_mount)
@@ -215,7 +215,7 @@ def test_cache_and_recovery_run_over_any_journal():
             assert report.replayed_blocks == 6
             assert found.replay() == []
             assert await array.read(3 * BS + 100, len(data)) == data
-            assert await array.read_members(3 * BS + 100, len(data)) == data
+            assert await array.raid.read_members(3 * BS + 100, len(data)) == data
 
     _run(second_mount)
 

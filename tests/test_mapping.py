@@ -27,7 +27,7 @@ from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import LAYOUTS, BlockAddress, Extent, Geometry
 from vraid.core.mapping import StaticMapping, mapping_of
 from vraid.core.redundancy import NONE, XOR
-from vraid.engine.host.array import CacheConfig
+from vraid.engine.chain import CacheConfig
 from vraid.engine.raid.stripe import StripeBuffer
 
 K = 1024
@@ -252,7 +252,7 @@ def test_degraded_reads_rebuild_and_scrub_go_through_the_mapping():
         p.write(0, model)
 
         async def fail():
-            a.fail_member(2, "failed by the test")
+            a.raid.fail_member(2, "failed by the test")
 
         p.call(fail)
         assert p.read(0, g.capacity) == model  # member 2's blocks reconstructed, in the right stripes
@@ -260,14 +260,14 @@ def test_degraded_reads_rebuild_and_scrub_go_through_the_mapping():
         model = model[: 3 * K] + b"x" * 20 * K + model[23 * K :]
 
         async def rebuild():
-            a.add_spare(spare)
-            while a.rebuild is not None:
+            a.raid.add_spare(spare)
+            while a.raid.rebuild is not None:
                 await trio.sleep(0.001)
-            return a.last_rebuild
+            return a.raid.last_rebuild
 
         assert p.call(rebuild)["state"] == "done"
         assert p.read(0, g.capacity) == model
-        prog = p.call(scrub_array, a)
+        prog = p.call(scrub_array, a.raid)
         assert prog.mismatches == 0 and prog.done == m.stripes
     members = [stores[0], stores[1], spare, stores[3]]
     assert _image_from_members(m, members) == model

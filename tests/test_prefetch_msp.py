@@ -165,7 +165,7 @@ def test_msp_in_an_array_reads_whole_stripes_ahead_of_one_stream():
     import trio.testing
 
     from vraid.backends.memory import MemoryStore
-    from vraid.engine.host.array import open_array
+    from vraid.engine.chain import open_array
     from vraid.engine.events import PrefetchEvent
 
     from test_readpath import SlowStore
@@ -205,7 +205,7 @@ def test_vraid_status_shows_the_read_cache_and_prefetch_table():
     from rich.console import Console
 
     from vraid.backends.memory import MemoryStore
-    from vraid.engine.host.array import open_array
+    from vraid.engine.chain import open_array
     from vraid.tui.render import status_tables
 
     g = Geometry(level=0, ndisks=4, stripes=8, block_size=BS, strip_size=4 * BS, data_offset=65536)
@@ -237,7 +237,7 @@ def test_msp_sees_reads_in_arrival_order_not_completion_order():
     import trio.testing
 
     from vraid.backends.memory import MemoryStore
-    from vraid.engine.host.array import open_array
+    from vraid.engine.chain import open_array
 
     from test_readpath import SlowStore
 

@@ -16,7 +16,7 @@ import trio.testing
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
-from vraid.engine.host.array import CacheConfig, open_array
+from vraid.engine.chain import CacheConfig, open_array
 from vraid.engine.read.readpath import ReadCache, _runs
 from vraid.errors import VraidError
 from vraid.policies.prefetch import CHOICES, PREFETCHERS, HostRead, NoPrefetch, PrefetchPolicy, load_prefetch

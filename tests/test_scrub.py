@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mountutil import tree_hash, vraid
-from vraid.engine.host.array import CacheConfig, open_array
+from vraid.engine.chain import CacheConfig, open_array
 from vraid.ondisk.assemble import assemble
 from vraid.backends.memory import MemoryStore
 from vraid.errors import VraidError
@@ -38,7 +38,7 @@ def _filled(g: Geometry = G):
 def _scrub(stores, g: Geometry = G, **kw) -> ScrubProgress:
     async def main():
         async with open_array(g, stores) as array:
-            return await scrub_array(array, **kw)
+            return await scrub_array(array.raid, **kw)
 
     return trio.run(main)
 
@@ -74,7 +74,7 @@ def test_raid0_has_no_parity_to_check():
     async def main():
         async with open_array(g, [MemoryStore(g.member_size) for _ in range(3)]) as array:
             with pytest.raises(VraidError, match="RAID-0 has no parity"):
-                await scrub_array(array)
+                await scrub_array(array.raid)
 
     trio.run(main)
 
@@ -102,10 +102,10 @@ def test_a_stripe_being_written_is_never_a_mismatch(cache):
                 for seed in range(4):
                     n.start_soon(writer, seed)
                 for batch in (1, 4, 20):
-                    results.append(await scrub_array(array, batch=batch))
+                    results.append(await scrub_array(array.raid, batch=batch))
                 stop.set()
             await array.shutdown()
-            results.append(await scrub_array(array))
+            results.append(await scrub_array(array.raid))
             return results
 
     for r in trio.run(main):
@@ -185,7 +185,7 @@ def test_control_handlers_start_report_refuse_a_second_and_stop():
     async def main():
         async with open_array(G, stores) as array:
             async with trio.open_nursery() as nursery:
-                h = control_handlers(array, nursery)
+                h = control_handlers(array.raid, nursery)
                 assert (await h["check_status"]({}))["check"] is None
                 started = (await h["check_start"]({"repair": False}))["check"]
                 assert started["running"] and started["total"] == G.stripes

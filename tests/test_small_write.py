@@ -1,4 +1,4 @@
-"""The inline small write (``Array._small_write``): a write of whole blocks of one data strip,
+"""The inline small write (the small-write shape, ``vraid.engine.raid.shapes.small_write``): a write of whole blocks of one data strip,
 done without a stripe buffer when nothing can interleave with it, must leave exactly what the
 general path leaves: the members' bytes, the plans and their events, the metrics, the member
 statistics and the write-intent bits; and a member that fails under it is failed and the
@@ -14,7 +14,9 @@ import trio
 
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import RESERVED, Geometry
-from vraid.engine.host.array import Array, open_array
+from vraid.engine.chain import open_array
+from vraid.engine.host.array import Array
+from vraid.engine.raid.layer import RaidLayer
 from vraid.engine.events import PlanEvent
 from vraid.engine.raid.scrub import scrub_array
 from vraid.ondisk.bitmap import WriteIntentBitmap
@@ -72,11 +74,7 @@ def _writes(g: Geometry, n: int, seed: int) -> list[tuple[int, bytes]]:
 def _general_path_only(array: Array) -> None:
     """Turn the small and full-stripe writes off on ``array`` (inline and locked): every write
     takes the general path."""
-    async def general(ext, src, z, locked=False):
-        return 0
-
-    array._small_write = general
-    array._full_stripe_write = general
+    array.raid.shapes = False
 
 
 async def _run(g: Geometry, stores, writes, *, inline: bool, bitmap: bool = True):
@@ -91,14 +89,14 @@ async def _run(g: Geometry, stores, writes, *, inline: bool, bitmap: bool = True
                                if isinstance(e, PlanEvent) else None)
         for off, data in writes:
             await array.write(off, data)
-        taken = array.small_writes
-        full = array.full_stripe_writes
+        taken = array.raid.small_writes
+        full = array.raid.full_stripe_writes
         timed = ("response", "_ms", "seconds", "busy", "utilization")  # wall-clock figures differ run to run
         metrics = {k: v for k, v in array.metrics.to_dict().items() if not any(t in k for t in timed)}
         stats = [{k: v for k, v in d.stats.to_dict().items() if k != "busy_seconds"} for d in array.members.disks]
         bits = sorted(intent.durable) if intent is not None else None
         health = [m["state"] for m in array.status()["members"]]
-        scrub = await scrub_array(array)
+        scrub = await scrub_array(array.raid)
     return {"plans": plans, "metrics": metrics, "stats": stats, "bits": bits, "health": health,
             "mismatches": scrub.mismatches, "bytes": [bytes(s.read_sync(0, s.size)) for s in stores]}, (taken, full)
 
@@ -133,9 +131,9 @@ def test_the_data_reads_back_and_parity_rebuilds_a_lost_member():
         async with open_array(g, stores, intent=WriteIntentBitmap(g, 2)) as array:
             for off, data in writes:
                 await array.write(off, data)
-            assert array.small_writes > 100
+            assert array.raid.small_writes > 100
             assert await array.read(0, g.capacity) == bytes(model)
-            array.fail_member(2, "test")
+            array.raid.fail_member(2, "test")
             assert await array.read(0, g.capacity) == bytes(model)  # member 2 rebuilt from parity
 
     trio.run(main)
@@ -164,7 +162,7 @@ def test_a_member_failing_under_the_inline_small_write_is_failed_and_the_write_d
             stores[victim].fail = None
             read = await array.read(off, len(data))
             metrics = {k: array.metrics.to_dict()[k] for k in ("plans", "host_writes")}
-            return state, read, plans, metrics, array.small_writes
+            return state, read, plans, metrics, array.raid.small_writes
 
     fast = trio.run(main, True)
     slow = trio.run(main, False)
@@ -188,7 +186,7 @@ def test_the_inline_small_write_waits_its_turn_behind_a_held_stripe_lock():
 
     async def main():
         async with open_array(g, [MemoryStore(g.member_size) for _ in range(g.ndisks)]) as array:
-            held = array._stripe_lock(0)
+            held = array.raid.stripe_lock(0)
             await held.__aenter__()
 
             async def writer():
@@ -200,10 +198,10 @@ def test_the_inline_small_write_waits_its_turn_behind_a_held_stripe_lock():
                 await trio.testing.wait_all_tasks_blocked()
                 order.append("released")
                 await held.__aexit__(None, None, None)
-            assert array.small_writes == 1  # once it held the lock: under it, without a stripe buffer
+            assert array.raid.small_writes == 1  # once it held the lock: under it, without a stripe buffer
             assert await array.read(BS, BS) == b"\x07" * BS
             await array.write(BS, b"\x08" * BS)  # nothing held now: inline
-            assert array.small_writes == 2
+            assert array.raid.small_writes == 2
 
     trio.run(main)
     assert order == ["released", "write"]
@@ -219,7 +217,7 @@ def test_no_data_mode_takes_the_inline_path_without_bytes():
             array.members.no_data = True
             for off, data in writes:
                 await array.write(off, data)
-            assert array.small_writes == len(writes)
+            assert array.raid.small_writes == len(writes)
             assert array.metrics.plans == len(writes)
 
     trio.run(main)
@@ -247,7 +245,7 @@ def test_the_inline_write_xors_through_the_redundancy_scheme():
         async with open_array(g, stores) as array:
             await array.write(3 * g.strip_size, b"\x0f" * BS)
             await array.write(3 * g.strip_size, b"\xf0" * BS)
-            assert array.small_writes == 2
+            assert array.raid.small_writes == 2
             stripe = 3 // g.data_disks
             columns = array.mapping.columns(stripe)
             at = array.mapping.member_offset(stripe, 0)
@@ -304,7 +302,7 @@ def test_writes_read_back_as_the_model_with_a_member_failing_anywhere(ops, fail)
             failed = [m["state"] for m in array.status()["members"]].count("failed")
             assert failed <= 1
             if not failed:
-                assert (await scrub_array(array)).mismatches == 0
+                assert (await scrub_array(array.raid)).mismatches == 0
 
     trio.run(main)
 
@@ -323,16 +321,11 @@ def test_a_simulation_gives_the_same_results_with_the_small_write_under_the_lock
     config = SimConfig(disk_model=model, workload=workload, requests=600, seed=4, disk_size=16 << 20, **extra)
     arrays = []
     fast = run_sim(config, observe=arrays.append).to_json()
-    assert arrays[0].small_writes > 0
-    monkeypatch.setattr(Array, "_small_write", lambda self, ext, src, z, locked=False: _zero())
-    monkeypatch.setattr(Array, "_full_stripe_write", lambda self, ext, src, z: _zero())
+    assert arrays[0].raid.small_writes > 0
+    monkeypatch.setattr(RaidLayer, "shapes", False)
     slow = run_sim(config, observe=arrays.append).to_json()
-    assert arrays[1].small_writes == 0
+    assert arrays[1].raid.small_writes == 0
     assert fast == slow
-
-
-async def _zero() -> int:
-    return 0
 
 
 @pytest.mark.parametrize("role", ["data", "parity"])
@@ -359,7 +352,7 @@ def test_a_member_failing_under_a_full_stripe_write_is_failed_and_the_write_done
             state = [m["state"] for m in array.status()["members"]]
             stores[victim].fail = None
             read = await array.read(off, len(data))
-            return state, read, plans, array.full_stripe_writes
+            return state, read, plans, array.raid.full_stripe_writes
 
     fast = trio.run(main, True)
     slow = trio.run(main, False)
@@ -378,12 +371,12 @@ def test_raid0_and_no_data_full_stripe_writes():
         async with open_array(g0, [MemoryStore(g0.member_size) for _ in range(g0.ndisks)]) as array:
             data = bytes(range(256)) * (g0.stripe_data_bytes // 256)
             await array.write(2 * g0.stripe_data_bytes, data)
-            assert array.full_stripe_writes == 1
+            assert array.raid.full_stripe_writes == 1
             assert await array.read(2 * g0.stripe_data_bytes, len(data)) == data
         async with open_array(g5, [MemoryStore(g5.member_size) for _ in range(g5.ndisks)]) as array:
             array.members.no_data = True
             await array.write(0, b"\x05" * g5.stripe_data_bytes)
-            assert array.full_stripe_writes == 1 and array.metrics.plans == 1
+            assert array.raid.full_stripe_writes == 1 and array.metrics.plans == 1
 
     trio.run(main)
 
@@ -409,7 +402,7 @@ def test_a_mount_writes_the_stripes_of_a_large_write_in_the_writing_task():
 
     async def main(stores, expect: bool):
         async with open_array(g, stores) as array:
-            assert array._one_task() is expect
+            assert array.raid._one_task() is expect
             spawned = []
             nursery = trio.open_nursery
 

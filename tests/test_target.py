@@ -1,6 +1,6 @@
 """The destage target seam: the write-back cache over a fake target, and a chained target.
 
-The cache knows only the :class:`vraid.engine.target.Target` protocol. Here it
+The cache knows only the :class:`vraid.engine.layer.Layer` protocol. Here it
 runs over a recording target that keeps the image in a bytearray (no RAID at
 all), and over a buffering target that holds what the cache destages and
 forwards it to the next target later (seed 002's level-1 / level-2 destage),
@@ -19,13 +19,14 @@ import trio.testing
 from vraid.core.mapping import StaticMapping
 from vraid.core.geometry import Geometry
 from vraid.backends.memory import MemoryStore
-from vraid.engine.host.array import open_array
+from vraid.engine.chain import open_array
 from vraid.engine.cache import WriteBackCache
 from vraid.engine.clock import TrioClock
 from vraid.engine.events import EventBus
 from vraid.engine.members.queues import DESTAGE, HOST
 from vraid.engine.raid.stripe import StripeBuffer
-from vraid.engine.target import RaidTarget, Target
+from vraid.engine.layer import Layer as Target
+from vraid.engine.raid.layer import RaidLayer
 from vraid.policies.cache import organisation
 from vraid.policies.destage import load_scheduler
 from vraid.policies.order import destage_order
@@ -251,8 +252,8 @@ def test_chained_target_buffers_and_forwards_to_the_raid_planner():
 
     async def main():
         async with open_array(g, stores) as array:  # write-through array: its target is the planner
-            assert isinstance(array.target, RaidTarget)
-            chain = BufferTarget(array.target)
+            assert isinstance(array.writer, RaidLayer)
+            chain = BufferTarget(array.raid)
             cache = _cache(chain, org="pbg", size_units=4)
             bs = g.block_size
             old = _data(7, 6 * bs)
@@ -266,7 +267,7 @@ def test_chained_target_buffers_and_forwards_to_the_raid_planner():
                     pass
                 # level 1 done: the buffer holds the blocks, the members still the old ones
                 assert len(chain.blocks) == 3
-                assert await array.read_members(11 * bs, 3 * bs) == old[bs : 4 * bs]
+                assert await array.raid.read_members(11 * bs, 3 * bs) == old[bs : 4 * bs]
                 # reads below the cache see the chain's newest copy
                 assert await chain.read(10 * bs, 6 * bs) == old[:bs] + new + old[4 * bs :]
                 assert await cache.read(10 * bs, 6 * bs) == old[:bs] + new + old[4 * bs :]
@@ -274,12 +275,12 @@ def test_chained_target_buffers_and_forwards_to_the_raid_planner():
                 assert await chain.forward() == 3  # level 2: through the RAID planner
                 assert array.metrics.plans > plans
                 assert chain.blocks == {}
-                assert await array.read_members(10 * bs, 6 * bs) == old[:bs] + new + old[4 * bs :]
+                assert await array.raid.read_members(10 * bs, 6 * bs) == old[:bs] + new + old[4 * bs :]
                 await cache.write(0, b"\x05" * bs)
                 cache.resume()
                 await cache.flush()  # volatile cache over a volatile buffer: flush goes to the end
                 assert chain.flushes == 1
-                assert await array.read_members(0, bs) == b"\x05" * bs
+                assert await array.raid.read_members(0, bs) == b"\x05" * bs
                 nursery.cancel_scope.cancel()
         # parity is right after the chain's level-2 destage
         for s in range(g.stripes):
@@ -304,8 +305,8 @@ def test_raid_target_reports_the_blocks_a_plan_read():
             z = (("D", "D", "E"),)
             buf.data[0, 0] = 1
             buf.data[1, 0] = 2
-            filled = await array.target.write_unit(buf, z, priority=DESTAGE)
+            filled = await array.raid.write_unit(buf, z, priority=DESTAGE)
             assert filled == {(2, 0)}
-            assert buf.data[2, 0].tobytes() == (await array.read_members(2 * g.u * bs, bs))
+            assert buf.data[2, 0].tobytes() == (await array.raid.read_members(2 * g.u * bs, bs))
 
     _run(main)

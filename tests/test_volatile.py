@@ -14,7 +14,7 @@ from vraid.backends.faulty import FaultyStore, parse_faults, wrap_faults
 from vraid.backends.memory import MemoryStore
 from vraid.backends.volatile import VolatileStore
 from vraid.core.geometry import Geometry
-from vraid.engine.host.array import open_array
+from vraid.engine.chain import open_array
 from vraid.engine.clock import TrioClock
 
 BS = 4096
@@ -243,7 +243,7 @@ def test_a_power_cut_under_concurrent_writes_reads_and_fsyncs_keeps_every_fsynce
     import struct
 
     from vraid.backends.nvram import Nvram
-    from vraid.engine.host.array import CacheConfig
+    from vraid.engine.chain import CacheConfig
     from vraid.engine.recovery import recover
     from vraid.ondisk.bitmap import WriteIntentBitmap
 

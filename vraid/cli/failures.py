@@ -324,7 +324,7 @@ def _check_offline(args, asm) -> int:
             async def main() -> None:
                 async with open_engine(EngineConfig(g, stores=tuple(asm.stores))) as engine:
                     array = engine.array
-                    await scrub_array(array, repair=args.repair, progress=prog, notify=lambda p: update(p.to_dict()))
+                    await scrub_array(array.raid, repair=args.repair, progress=prog, notify=lambda p: update(p.to_dict()))
                     if args.repair and prog.repaired:
                         await array.members.flush()
 

@@ -48,7 +48,8 @@ import trio
 from vraid.backends.base import Store
 from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
-from vraid.engine.host.array import Array, CacheConfig
+from vraid.engine.chain import CacheConfig, assemble
+from vraid.engine.host.array import Array
 from .clock import TrioClock
 from .guard import MODES, PolicyGuard
 from .recovery import ResyncReport, recover
@@ -417,7 +418,7 @@ class Engine:
 
         ctx = registry.Context(geometry=g, disk_model=cfg.disk_model, params=dict(cfg.params),
                                disk_preset=disk_preset(cfg.disk_model))
-        self.array = Array(g, self.members, clock=TrioClock(), cache=cfg.cache_config(), nvram=self.nvram,
+        self.array = assemble(g, self.members, clock=TrioClock(), cache=cfg.cache_config(), nvram=self.nvram,
                            ct=registry.create("ct", cfg.spec("ct"), ctx), intent=self.bitmap, failed=sorted(cfg.failed),
                            spares=[self.wrap_timing(s) for s in cfg.spares],
                            queue_order=registry.create("queue_order", cfg.spec("queue_order"), ctx),
@@ -426,7 +427,7 @@ class Engine:
                            guard=PolicyGuard(cfg.on_policy_fault), log=self.log_factory(),
                            placement=self.placement_factory())
         if cfg.rebuild_rate:
-            self.array.set_rebuild_rate(cfg.rebuild_rate * 1e6)
+            self.array.raid.set_rebuild_rate(cfg.rebuild_rate * 1e6)
 
     # -- running ----------------------------------------------------------------------------
     async def recover(self) -> ResyncReport:

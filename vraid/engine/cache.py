@@ -24,7 +24,7 @@ merged into the unit as its new dirty data. Nothing is lost or written
 twice.
 
 Below the cache. The cache never sees the array: it destages each unit
-to a *target* (:mod:`vraid.engine.target`; the RAID planner/executor, or a
+to a *target* (:mod:`vraid.engine.layer`; the RAID planner/executor, or a
 buffer that destages further, e.g. a log disk) and reads its misses and
 partial-block fills from it. A host read's miss may also be handed a
 ``fetch`` from above (:mod:`vraid.engine.read.readpath`: the clean-block read
@@ -84,7 +84,7 @@ from vraid.engine.raid.stripe import StripeBuffer
 if TYPE_CHECKING:
     from .guard import PolicyGuard
     from .journal import Journal
-    from .target import Target
+    from vraid.engine.layer import Layer as Target
     from vraid.policies.cache import Organisation, UnitSpan
     from vraid.policies.destage.base import DestageScheduler
     from vraid.policies.order import DestageOrder

@@ -18,7 +18,7 @@ How it combines with the write-back cache (``--cache``). With ``--log`` alone th
 the array's write cache (the paper's design: one RAM buffer, block slots): the Array
 hands host writes to :meth:`LogCache.write` and fsync to :meth:`LogCache.flush`. With
 ``--cache pbg|stripe`` as well, the WriteBackCache sits above it and destages into it
-(:meth:`LogCache.write_unit`): the seam of :mod:`vraid.engine.target`. Either way the
+(:meth:`LogCache.write_unit`): the seam of :mod:`vraid.engine.layer`. Either way the
 Array only routes (write, flush, drain); every decision (when level 1, when level 2,
 which segment) is here or in the scheduler. ``--nvram`` with ``--log`` is refused (two
 journals for one cache; vraid.engine.build says what to do).
@@ -56,7 +56,7 @@ from .slots import IN_CACHE_DISK, IN_RAM_BUFFER, NoSlot, SlotTable
 from vraid.engine.raid.stripe import StripeBuffer
 
 if TYPE_CHECKING:
-    from .target import Target
+    from vraid.engine.layer import Layer as Target
 
 log = logging.getLogger(__name__)
 

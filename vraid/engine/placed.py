@@ -57,7 +57,7 @@ from vraid.engine.members.queues import Priority
 from vraid.engine.raid.stripe import StripeBuffer
 
 if TYPE_CHECKING:
-    from vraid.engine.host.array import Array
+    from vraid.engine.raid.layer import RaidLayer
     from .directory_store import DirectoryStore
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,7 @@ class _Refused(PlacementError):
 class PlacedWrites:
     """A placement policy's steps performed on an array (module docstring)."""
 
-    def __init__(self, array: "Array", placement: Any, store: "DirectoryStore") -> None:
+    def __init__(self, array: "RaidLayer", placement: Any, store: "DirectoryStore") -> None:
         self.raid = array
         self.array = array
         self.placement = placement
@@ -155,7 +155,7 @@ class PlacedWrites:
                 n = min(S - within, end - pos)
                 piece = view[pos - offset : pos - offset + n]
                 if n < S and L not in self.buffer and not self.directory.is_dirty(L):
-                    await self.array.write_through(pos, piece)  # module docstring: part of a strip in place
+                    await self.array.write(pos, piece)  # module docstring: part of a strip in place
                     self.stats["partial_in_place"] += 1
                     pos += n
                     continue
@@ -401,7 +401,7 @@ class PlacedWrites:
         if self.directory.loc[L] == NOWHERE:
             raise _Refused(f"InPlace({L}): strip {L} has no slot to write in place")
         S = self.geometry.strip_size
-        await self.array.write_through(L * S, data)
+        await self.array.write(L * S, data)
         self.buffer.pop(L, None)
         self.stats["in_place"] += 1
 

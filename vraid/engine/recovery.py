@@ -84,9 +84,9 @@ async def recover(
         report.source = "the log disk"
     bs = g.block_size
     for block, data in replay:
-        await array.write_through(block * bs, data)
+        await array.raid.write(block * bs, data)
     touched = {array.mapping.locate(block).stripe for block, _ in replay}
-    bitmap = array.intent
+    bitmap = array.raid.intent
     if bitmap_chunks is None:
         if was_clean:
             stripes: list[int] = sorted(touched)
@@ -108,7 +108,7 @@ async def recover(
     has_parity = array.redundancy.parity_columns > 0
     if has_parity and stripes:
         log.info("resyncing %d stripes (%s)", len(stripes), report.reason)
-        report.stripes = await array.resync(stripes)
+        report.stripes = await array.raid.resync(stripes)
     elif not has_parity and report.reason:
         report.reason += "; RAID-0 has no parity, nothing to recompute"
     await array.members.flush()

@@ -525,10 +525,10 @@ async def _main(asm, engine: Engine, fs: ImageFS, mountpoint: Path, sock: Path, 
         asm.resync = report.to_dict()  # type: ignore[attr-defined]
         from vraid.engine.raid.scrub import control_handlers
 
-        server.handlers.update(control_handlers(array, nursery))
+        server.handlers.update(control_handlers(array.raid, nursery))
         await nursery.start(server.serve)
         nursery.start_soon(_watch_signals, asm, mountpoint)
-        nursery.start_soon(array.watch_members)  # a member file deleted or truncated under the mount
+        nursery.start_soon(array.raid.watch_members)  # a member file deleted or truncated under the mount
         msg = f"mounted {asm.summary()} at {mountpoint}/{asm.config.image} (daemon pid {os.getpid()})"
         ready(msg + (f"\n{warning}" if warning else ""))
         log.info(msg)

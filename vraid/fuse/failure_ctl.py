@@ -56,7 +56,7 @@ def control_handlers(asm, array, wrap: Callable) -> dict[str, Callable]:
         role = failure.resolve_disk(asm, req["disk"])
         failure.check_can_fail(asm, role, force=bool(req.get("force")), missing=array.health.missing_roles)
         name = array.members[role].store.name
-        array.fail_member(role, f"failed by `vraid fail` ({name})")
+        array.raid.fail_member(role, f"failed by `vraid fail` ({name})")
         return {"disk": role, "store": name, "status": array.status()}
 
     @takes(file=Str(4096, "path of the spare file"))
@@ -66,13 +66,13 @@ def control_handlers(asm, array, wrap: Callable) -> dict[str, Callable]:
         if not req.get("file"):
             raise BadRequest("add: the field file (the spare's path) is missing", 'e.g. {"cmd": "add", "file": "/arr/spare9.img"}')
         path = failure.add_spare(asm, Path(req["file"]))
-        array.add_spare(wrap(asm.spare_stores[-1]))
+        array.raid.add_spare(wrap(asm.spare_stores[-1]))
         return {"path": str(path), "status": array.status()}
 
     @takes(rate=Num(0, MAX_RATE, nullable=True, what="MB/s, 0 for no limit"))
     async def rebuild_rate(req: dict[str, Any]) -> dict[str, Any]:
         rate = check_rate(req.get("rate"))
-        array.set_rebuild_rate(rate * 1e6 if rate else None)
+        array.raid.set_rebuild_rate(rate * 1e6 if rate else None)
         return {"rate_mb_s": rate}
 
     return {"fail": fail, "add": add, "rebuild-rate": rebuild_rate}

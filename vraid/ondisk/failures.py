@@ -180,5 +180,5 @@ def attach(asm: "Assembled", array) -> None:
         index = next(i for i, p in enumerate(asm.spares) if str(p) == spare)
         record_rebuilt(asm, role, index)
 
-    array.on_failure = on_failure
-    array.on_rebuilt = on_rebuilt
+    array.raid.on_failure = on_failure
+    array.raid.on_rebuilt = on_rebuilt

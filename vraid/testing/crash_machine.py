@@ -60,7 +60,7 @@ def behind_power_cut(asm, g: Geometry, *, seed: int) -> PowerCut:
 
 
 def assert_scrub_clean(portal) -> None:
-    result = portal.call(scrub_array, portal.array)
+    result = portal.call(scrub_array, portal.array.raid)
     assert result.mismatches == 0, f"scrub found {result.mismatches} mismatches in stripes {result.stripes}"
 
 

@@ -15,7 +15,7 @@ from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, rule
 
-from vraid.engine.host.array import CacheConfig
+from vraid.engine.chain import CacheConfig
 from vraid.policies.ct import CtLimits
 from vraid.policies.ct.spec import load_ct
 from vraid.testing.machines import CONFIGS, K, ArrayMatchesModel, CachedArrayMatchesModel, Config

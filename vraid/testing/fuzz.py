@@ -27,7 +27,7 @@ from hypothesis.errors import DidNotReproduce, InvalidArgument
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import run_state_machine_as_test
 
-from vraid.engine.host.array import CacheConfig
+from vraid.engine.chain import CacheConfig
 from vraid.errors import VraidError
 from vraid.policies import registry
 from vraid.testing.fuzz_budget import DEFAULT_EXAMPLES, DEFAULT_STEPS

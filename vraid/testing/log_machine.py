@@ -105,7 +105,7 @@ class LogCrashMachine(RuleBasedStateMachine):
             assert have in self.allowed[b], f"block {b}: not its fsynced value nor a later one (lost an fsynced write?)"
         self.model[:] = got
         self._fsynced()
-        result = self.portal.call(scrub_array, self.portal.array)
+        result = self.portal.call(scrub_array, self.portal.array.raid)
         assert result.mismatches == 0, f"scrub found {result.mismatches} mismatches in stripes {result.stripes}"
 
     # -- rules --------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from vraid.backends.file import FileStore
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import RESERVED, Geometry
-from vraid.engine.host.array import CacheConfig
+from vraid.engine.chain import CacheConfig
 from vraid.errors import OutOfRange
 from vraid.testing.portal import ArrayPortal
 

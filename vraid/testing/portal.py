@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from vraid.backends.base import Store
 from vraid.core.geometry import Geometry
-from vraid.engine.host.array import CacheConfig
+from vraid.engine.chain import CacheConfig
 from vraid.engine.build import EngineConfig, policies_of
 from vraid.testing.session import Session, SessionError
 

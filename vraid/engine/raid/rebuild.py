@@ -35,7 +35,6 @@ from vraid.engine.members.queues import Priority
 from vraid.engine.raid.stripe import StripeBuffer
 
 if TYPE_CHECKING:
-    from vraid.engine.host.array import Array
     from vraid.backends.base import Store
 
 log = logging.getLogger(__name__)
@@ -44,8 +43,10 @@ log = logging.getLogger(__name__)
 class Rebuild:
     """One rebuild of ``role`` onto ``spare``; :meth:`run` is its task."""
 
-    def __init__(self, array: "Array", role: int, spare: "Store") -> None:
-        self.array = array
+    def __init__(self, raid: Any, role: int, spare: "Store") -> None:
+        """``raid``: the :class:`vraid.engine.raid.layer.RaidLayer` whose member it rebuilds
+        (not imported: the layer starts rebuilds)."""
+        self.array = raid
         self.role = role
         self.spare = spare
         self.stripes = array.mapping.stripes
@@ -107,7 +108,7 @@ class Rebuild:
             if self.state != "running" or self.pos >= self.stripes:
                 return
             s = self.pos
-            async with a._stripe_lock(s):
+            async with a.stripe_lock(s):
                 if self.state != "running":
                     return
                 others = a.health.missing(s) - {self.role}

@@ -43,7 +43,7 @@ from vraid.engine.events import ScrubEvent
 from vraid.engine.members.queues import Priority, Request
 
 if TYPE_CHECKING:
-    from vraid.engine.host.array import Array
+    from vraid.engine.raid.layer import RaidLayer
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class ScrubProgress:
 
 
 async def scrub_array(
-    array: "Array",
+    array: "RaidLayer",
     *,
     repair: bool = False,
     progress: ScrubProgress | None = None,
@@ -115,7 +115,7 @@ async def scrub_array(
     return prog
 
 
-async def _check_run(array: "Array", first: int, n: int, prog: ScrubProgress) -> None:
+async def _check_run(array: "RaidLayer", first: int, n: int, prog: ScrubProgress) -> None:
     """Stripes first..first+n-1, under their locks (taken in ascending order, as
     every writer takes at most one at a time: no deadlock)."""
     g, mapping = array.geometry, array.mapping
@@ -146,7 +146,7 @@ async def _check_run(array: "Array", first: int, n: int, prog: ScrubProgress) ->
                 prog.repaired += count
 
 
-async def _repair(array: "Array", stripe: int, rows: np.ndarray, bad: np.ndarray) -> None:
+async def _repair(array: "RaidLayer", stripe: int, rows: np.ndarray, bad: np.ndarray) -> None:
     """Rewrite the parity of the mismatching rows of ``stripe`` from its data.
     ``rows`` is (columns, u, block) as read, in column order (data, then parity);
     the caller holds the stripe lock."""
@@ -172,7 +172,7 @@ def _runs(rows: list[int]) -> list[tuple[int, int]]:
 
 
 # -- on a mount: the control socket commands ------------------------------------------
-def control_handlers(array: "Array", nursery: trio.Nursery) -> dict[str, Callable]:
+def control_handlers(array: "RaidLayer", nursery: trio.Nursery) -> dict[str, Callable]:
     """``check_start {repair}``, ``check_status``, ``check_stop`` for a mount's daemon."""
     state: dict[str, Any] = {"progress": None, "scope": None}
 

@@ -6,7 +6,7 @@ A host read is served, block by block, from the first of
    dirty and clean units;
 2. the clean-block read cache (:class:`ReadCache`), if it is on
    (``Array(read_cache_bytes=...)``; 0, the default, is off);
-3. the members, through the destage target (:mod:`vraid.engine.target`).
+3. the members, through the destage target (:mod:`vraid.engine.layer`).
 
 What the members return fills the read cache. As each host read *arrives*,
 before any of its member reads is issued, the prefetch policy
@@ -64,7 +64,7 @@ __all__ = ["Fetch", "ReadCache", "ReadCacheMetrics", "ReadPath"]
 
 if TYPE_CHECKING:
     from vraid.engine.cache import WriteBackCache
-    from vraid.engine.target import Target
+    from vraid.engine.layer import Layer as Target
 
 log = logging.getLogger(__name__)
 _D = 2  # the write-back cache's state of a dirty block
@@ -83,7 +83,10 @@ class ReadPath:
         cache: "WriteBackCache | None" = None,
         read_cache: ReadCache | None = None,
         prefetch: PrefetchPolicy | None = None,
+        members: Any = None,
     ) -> None:
+        """``members``: the array's :class:`vraid.engine.members.queues.Members`, whose busy
+        seconds give the parallelism loss (None: not counted)."""
         self.target = target
         self.cache = cache
         self.read_cache = read_cache
@@ -98,7 +101,8 @@ class ReadPath:
         #: member requests, split reads and parallelism loss (seed 001's metrics)
         self.stats = ReadPathMetrics(self.geometry.strip_size, target.clock.now, self._busy)
         self._state: Any = None  # the prefetch policy's state last published
-        self._disks: list | None = None  # the members whose busy seconds _busy reads
+        #: the members whose busy seconds _busy reads (the member objects stay: a spare replaces a store)
+        self._disks: list = members.disks if members is not None else []
 
     @property
     def prefetching(self) -> bool:
@@ -203,11 +207,7 @@ class ReadPath:
 
     def _busy(self) -> list[float]:
         """Every member's busy seconds so far (for the parallelism loss)."""
-        disks = self._disks
-        if disks is None:  # looked up once: the member objects stay (a spare replaces a store)
-            members = getattr(getattr(self.target, "raid", None), "members", None)
-            disks = self._disks = members.disks if members is not None else []
-        return [d.stats.busy_seconds for d in disks]
+        return [d.stats.busy_seconds for d in self._disks]
 
     def _dirty(self, first: int, length: int) -> np.ndarray:
         if self.cache is None:

@@ -1,0 +1,153 @@
+"""Reads of the RAID layer: a range of the image becomes one member request per strip
+(:mod:`vraid.core.mapping`); the blocks of a missing member are reconstructed from the rest
+of their row (:mod:`vraid.engine.raid.degraded`, under the stripe lock); a member that fails
+a read is failed and the read retried degraded.
+
+A read inside one strip of a healthy array on the static layout makes its one member request
+without building extents; on an idle member that reads synchronously the members run it on
+the trio thread with no await (:meth:`vraid.engine.members.queues.Members.run`), so a plain
+array's random read costs one ``pread`` and this module's arithmetic.
+"""
+
+from __future__ import annotations
+
+from vraid.core.geometry import Extent
+from vraid.core.mapping import StaticMapping
+from vraid.engine.members.queues import Priority, Request
+from vraid.engine.raid import degraded
+from vraid.engine.raid.stripe import StripeBuffer
+from vraid.errors import MemberIOError
+
+_NONE: frozenset[int] = frozenset()
+
+
+class RaidReads:
+    """The read half of :class:`vraid.engine.raid.layer.RaidLayer` (a mixin: it shares the
+    layer's geometry, mapping, members, health and locks)."""
+
+    def init_reads(self) -> None:
+        #: the static layout (reads inside one strip compute their member request directly)
+        self.static = type(self.mapping) is StaticMapping
+
+    async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST, attempt: int = 0) -> bytes:
+        """Read straight from the members; blocks of a missing member are reconstructed, a
+        member that fails is failed and the read retried degraded (``attempt``: the failures
+        handled before the call)."""
+        while True:
+            try:
+                return await self._read_members(offset, length, priority)
+            except MemberIOError as exc:
+                attempt += 1
+                self.member_error(exc, attempt)
+
+    #: the name the placement and older callers use
+    read_members = read
+
+    async def _read_members(self, offset: int, length: int, priority: Priority = Priority.HOST) -> bytes:
+        g = self.geometry
+        if self.health.degraded:
+            return await self._read_members_degraded(offset, length, priority)
+        block = g.block_size
+        first = offset // block * block
+        end = -(-(offset + length) // block) * block
+        strip = g.strip_size
+        if first // strip == (end - 1) // strip and self.static:  # inside one strip: one member request
+            stripe, k = divmod(first // strip, g.data_disks)
+            mapping = self.mapping
+            req = Request(mapping.data_disk(stripe, k), "read", mapping.member_offset(stripe) + first % strip, end - first,
+                          priority=priority)
+            await self.members.run((req,))
+            data = req.result
+        else:
+            requests: list[Request] = []
+            for ext in self.mapping.extents(first, end - first):
+                requests += self._read_requests(ext, priority)
+            await self.members.run(requests)
+            data = requests[0].result if len(requests) == 1 else b"".join(r.result for r in requests)  # type: ignore[misc]
+        head = offset - first
+        if head == 0 and len(data) == length:
+            return data  # aligned: the member's bytes, no copy
+        return data[head : head + length]
+
+    async def _read_members_degraded(self, offset: int, length: int, priority: Priority = Priority.HOST) -> bytes:
+        """Like the normal read, but extents touching a missing member are reconstructed."""
+        g = self.geometry
+        block = g.block_size
+        first = offset // block * block
+        end = -(-(offset + length) // block) * block
+        parts: list[list[Request] | Extent] = []
+        plain: list[Request] = []
+        for ext in self.mapping.extents(first, end - first):
+            reqs = self._read_requests(ext, priority)
+            missing = self.health.missing(ext.stripe)
+            if any(r.disk in missing for r in reqs):
+                parts.append(ext)
+            else:
+                parts.append(reqs)
+                plain += reqs
+        await self.members.run(plain)
+        chunks: list[bytes] = []
+        for part in parts:
+            if isinstance(part, list):
+                chunks += [r.result for r in part]  # type: ignore[misc]
+            else:
+                chunks.append(await self._read_extent_degraded(part, priority))
+        data = b"".join(chunks)
+        head = offset - first
+        return data[head : head + length]
+
+    async def _read_extent_degraded(self, ext: Extent, priority: Priority = Priority.HOST) -> bytes:
+        """A block-aligned extent of a stripe with a member missing, under the stripe lock."""
+        g = self.geometry
+        u, bs = g.u, g.block_size
+        fb, lb = ext.start // bs, (ext.start + ext.length - 1) // bs
+        k0, k1 = fb // u, lb // u
+        row0, rows = (fb % u, lb - fb + 1) if k0 == k1 else (0, u)
+        async with self.locks.hold(ext.stripe):
+            buf = StripeBuffer(self.mapping, ext.stripe, row0=row0, rows=rows)
+            await degraded.read_rows(self.members, buf, self.health.missing(ext.stripe), range(k0, k1 + 1), priority=priority)
+        if k0 == k1:
+            return buf.data[k0].tobytes()
+        return buf.flat[ext.start : ext.start + ext.length].tobytes()
+
+    async def read_blocks(self, buf: StripeBuffer, cells, *, priority: Priority = Priority.HOST, locked: bool = False) -> None:
+        """Read data blocks ``cells`` ((column, row) of ``buf``) from the members into ``buf``
+        (partial-block fills, a cache's misses), reconstructing those of a missing member
+        (under the stripe lock, unless the caller holds it: ``locked``)."""
+        cells = list(cells)
+        attempt = 0
+        while True:
+            try:
+                missing = self.health.missing(buf.stripe) if self.health.degraded else _NONE
+                if not any(buf.columns[k] in missing for k, _ in cells):
+                    await self.members.run([buf.request(k, "read", r, 1, priority=priority) for k, r in cells])
+                elif locked:
+                    await self._read_blocks_degraded(buf, cells, priority)
+                else:
+                    async with self.locks.hold(buf.stripe):
+                        await self._read_blocks_degraded(buf, cells, priority)
+                return
+            except MemberIOError as exc:
+                attempt += 1
+                self.member_error(exc, attempt)
+
+    async def _read_blocks_degraded(self, buf: StripeBuffer, cells, priority: Priority) -> None:
+        lo = min(r for _, r in cells)
+        hi = max(r for _, r in cells)
+        tmp = StripeBuffer(self.mapping, buf.stripe, row0=buf.row0 + lo, rows=hi - lo + 1)
+        await degraded.read_rows(self.members, tmp, self.health.missing(buf.stripe), {k for k, _ in cells}, priority=priority)
+        for k, r in cells:
+            buf.data[k, r] = tmp.data[k, r - lo]
+
+    def _read_requests(self, ext: Extent, priority: Priority = Priority.HOST) -> list[Request]:
+        """Member reads for a block-aligned extent, one per strip touched."""
+        strip, mapping = self.geometry.strip_size, self.mapping
+        reqs = []
+        pos, end = ext.start, ext.start + ext.length
+        base = mapping.member_offset(ext.stripe)
+        while pos < end:
+            k, within = divmod(pos, strip)
+            n = min(strip - within, end - pos)
+            reqs.append(Request(mapping.data_disk(ext.stripe, k), "read", base + within, n, priority=priority))
+            pos += n
+        return reqs

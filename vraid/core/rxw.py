@@ -217,7 +217,11 @@ class Plan:
         put(self, "columns", columns)
         put(self, "requests", requests)
         put(self, "ct", ct)
-        put(self, "checks", checks if parity is None and type(checks) is int else _check_count(checks, parity))
+        if parity is not None:
+            checks = 1 if parity else 0
+        elif type(checks) is not int:
+            checks = _check_count(checks, None)
+        put(self, "checks", checks)
 
     @classmethod
     def build(cls, stripe: int, z: StateMatrix, columns: Sequence[int], *, checks: int = 1,

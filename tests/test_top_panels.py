@@ -103,6 +103,19 @@ def test_plan_panel_step_and_empty():
     assert "no stripe written yet" in render_text(panels.plan_panel(snap))
 
 
+def test_plan_panel_names_two_check_columns_and_counts_their_cycles():
+    # DEEE is RCW with two check columns (6 I/Os either way) and RMW with one (5 > 4)
+    z = (("D", "E", "E", "E"), ("D", "D", "D", "D"))
+    snap = fixed_snapshot()
+    for checks, cycles in ((2, "FULL 1 RCW 1"), (1, "FULL 1 RMW 1")):
+        columns = tuple(range(4 + checks))
+        plan = Plan.build(0, z, columns, checks=checks)
+        snap["plan"] = plan.to_dict() | {"row0": 0, "destage": True, "time": 1.0, "parity": True, "checks": checks}
+        text = render_text(panels.plan_panel(snap), width=140, height=40)
+        assert cycles in text
+        assert ("P4" in text) and (("Q5" in text) == (checks == 2))
+
+
 def test_plan_panel_title_names_the_cause():
     snap = fixed_snapshot()
     assert "destage plan" in render_text(panels.plan_panel(snap))  # snapshots from before causes existed

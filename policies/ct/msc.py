@@ -10,10 +10,10 @@ where it issued several:
   between, choosing by the **consistency rule** eq. (6): ``t`` (into a temporary buffer,
   freed after the destage) where the block is dirty (``z = D``: reading into the cache would
   spoil the newest data), ``r`` (into the cache; the block becomes clean) otherwise, and
-  always ``r`` in the parity column (there is no parity cache, Fig. 10 line 8);
+  always ``r`` in a parity column (there is no parity cache, Fig. 10 line 8);
 * **write contiguity transform** (lines 15-31; predicate (5)): between two writes of a column,
   add ``w`` to every cell between, unless eq. (7) forbids it: some block between is empty
-  (``z = E``) and holds no ``r``, so the cache has nothing valid to write. In the parity
+  (``z = E``) and holds no ``r``, so the cache has nothing valid to write. In a parity
   column every cell between must hold ``r`` (line 24). The read transform runs first so its
   ``r``'s can enable writes (sec. III-C);
 * **performance rule** eq. (8) and (9): a gap of stride distance ``S = i - p`` is filled only
@@ -33,7 +33,10 @@ Where vraid differs from the paper:
 * Fig. 10 is applied as printed, cell by cell; the paper's prose example (sec. III-C) names
   cells that Fig. 10 does not touch on eq. (2) and omits some it does (see docs/ct.md and
   tests/test_ct.py). Rows and columns are 0-based in vraid, 1-based in the paper.
-* In RAID-0 plans (no parity column) every column is treated as a data column.
+* The paper has one parity column; vraid treats every check column of the plan (its last
+  ``plan.checks`` columns: P, and Q where a scheme has two) as a parity column of Fig. 10
+  (lines 8 and 24), each on its own. In RAID-0 plans (no check column) every column is
+  treated as a data column.
 * A merged run that mixes ``r`` and ``t`` is one member read into a scratch buffer, scattered
   per row afterwards (the paper's scatter-gather list, sec. III-C); vraid.engine.raid.stripe does that.
 """
@@ -79,14 +82,15 @@ def _gaps(rows: list[list[Cell]], j: int, ops: tuple[str, ...], s_max: int, exce
             p = i
 
 
-def read_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, parity: bool = True) -> Matrix:
-    """Fig. 10 ``ReadContiguityTransform``: fill the gaps between reads of each column."""
+def read_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, checks: int = 1) -> Matrix:
+    """Fig. 10 ``ReadContiguityTransform``: fill the gaps between reads of each column
+    (the last ``checks`` columns are parity columns)."""
     rows = [list(r) for r in m]
     if not rows:
         return m
     v = len(rows[0])
     for j in range(v):
-        parity_column = parity and j == v - 1
+        parity_column = j >= v - checks
         for p, i in _gaps(rows, j, ("r", "t"), limits.sr_max, limits.sr_except):
             for h in range(p + 1, i):
                 if parity_column:
@@ -97,14 +101,15 @@ def read_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, parity: boo
     return tuple(tuple(r) for r in rows)
 
 
-def write_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, parity: bool = True) -> Matrix:
-    """Fig. 10 ``WriteContiguityTransform``: fill the gaps between writes where eq. (7) allows."""
+def write_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, checks: int = 1) -> Matrix:
+    """Fig. 10 ``WriteContiguityTransform``: fill the gaps between writes where eq. (7) allows
+    (the last ``checks`` columns are parity columns)."""
     rows = [list(r) for r in m]
     if not rows:
         return m
     v = len(rows[0])
     for j in range(v):
-        parity_column = parity and j == v - 1
+        parity_column = j >= v - checks
         for p, i in _gaps(rows, j, ("w",), limits.sw_max, limits.sw_except):
             between = range(p + 1, i)
             if parity_column:
@@ -117,9 +122,10 @@ def write_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, parity: bo
     return tuple(tuple(r) for r in rows)
 
 
-def transform_matrix(m: Matrix, z: StateMatrix, limits: "CtLimits", *, parity: bool = True) -> Matrix:
-    """Read contiguity transform, then write contiguity transform (sec. III-B)."""
-    return write_transform(read_transform(m, z, limits, parity=parity), z, limits, parity=parity)
+def transform_matrix(m: Matrix, z: StateMatrix, limits: "CtLimits", *, checks: int = 1) -> Matrix:
+    """Read contiguity transform, then write contiguity transform (sec. III-B), with the
+    last ``checks`` columns as parity columns."""
+    return write_transform(read_transform(m, z, limits, checks=checks), z, limits, checks=checks)
 
 
 class MscTransform(ContiguityTransform):
@@ -130,7 +136,7 @@ class MscTransform(ContiguityTransform):
     source = "seed 000 sec. III-B to III-E, Fig. 10"
 
     def __call__(self, plan: Plan) -> Plan:
-        return plan.transform(transform_matrix(plan.transformed, plan.z, self.limits, parity=plan.parity), NAME)
+        return plan.transform(transform_matrix(plan.transformed, plan.z, self.limits, checks=plan.checks), NAME)
 
     def __repr__(self) -> str:
         return f"MscTransform({self.spec!r})"

@@ -154,13 +154,19 @@ class Geometry:
 
     # -- mapping ------------------------------------------------------------
     def parity_disk(self, stripe: int) -> int | None:
-        """Member holding the parity strip of ``stripe`` (None for RAID-0)."""
+        """Member holding the (first) parity strip of ``stripe`` (None for RAID-0)."""
         if not self.redundancy.parity_columns:
             return None
         n = self.ndisks
         if self.layout.startswith("left"):
             return n - 1 - stripe % n
         return stripe % n
+
+    def parity_disks(self, stripe: int) -> tuple[int, ...]:
+        """Members holding the check strips of ``stripe``, in rxw-matrix order (P first):
+        as many as the redundancy has parity columns, () for RAID-0 (one for RAID-5)."""
+        p = self.parity_disk(stripe)
+        return () if p is None else (p,)
 
     @cached_property
     def _disk_tables(self) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int | None, ...], ...]]:
@@ -203,7 +209,7 @@ class Geometry:
         return tables[stripe % len(tables)][disk]
 
     def columns(self, stripe: int) -> tuple[int, ...]:
-        """Members in rxw-matrix column order: data strips in order, parity last."""
+        """Members in rxw-matrix column order: data strips in order, then :meth:`parity_disks`."""
         table = self._columns_table
         return table[stripe % len(table)]
 
@@ -212,8 +218,7 @@ class Geometry:
         """:meth:`columns` per parity position (the layouts repeat every N stripes)."""
         out = []
         for s in range(self.ndisks if self.redundancy.parity_columns else 1):
-            p = self.parity_disk(s)
-            out.append(self.data_disks_of(s) + (() if p is None else (p,)))
+            out.append(self.data_disks_of(s) + self.parity_disks(s))
         return tuple(out)
 
     def locate(self, block: int) -> BlockAddress:

@@ -113,8 +113,7 @@ class StaticMapping:
         return self.geometry.columns(stripe)
 
     def parity_disks(self, stripe: int) -> tuple[int, ...]:
-        p = self.geometry.parity_disk(stripe)
-        return () if p is None else (p,)
+        return self.geometry.parity_disks(stripe)
 
     def member_offset(self, stripe: int, row: int = 0) -> int:
         return self.geometry.member_offset(stripe, row)

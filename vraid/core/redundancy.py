@@ -11,6 +11,10 @@ scheme         RAID level       tolerates    parity columns per stripe
 NoRedundancy   0                0 failures   0
 ============== ================ ============ ==========================
 
+``parity_columns`` is also how many check columns every write plan has
+(:attr:`vraid.core.rxw.Plan.checks`, the last columns of the rxw-matrix) and
+how many members :meth:`vraid.core.mapping.Mapping.parity_disks` names.
+
 The arrays are the stripe buffer's (:mod:`vraid.engine.raid.stripe`): ``data``
 is (data columns, rows..., block) with the data strips in logical order,
 ``checks`` is (parity columns, rows..., block); a *column* number counts

@@ -24,6 +24,15 @@ data blocks are all dirty (a full-PBG write) reads nothing. A row without
 dirty blocks gets no operations. RAID-0 has no parity column: dirty blocks get
 ``w`` and nothing is read.
 
+*Check columns.* A plan has ``checks`` parity (check) columns, the last
+``checks`` columns of M: none for RAID-0, P for RAID-5, P then Q for a scheme
+with two (RAID-6, not run yet). The count is the redundancy scheme's
+(:attr:`vraid.core.redundancy.Redundancy.parity_columns`). Every check column
+of a row gets the same cell (RCW: ``_w``; RMW: ``rx_w``, each old check is
+read and patched), and the rule counts them all: with k check columns RCW
+needs N-k-d-c reads and d+k writes (again N-c I/Os), RMW k+d reads and k+d
+writes, so RMW is chosen when ``N - c > 2(k + d)`` (seed 000 states k = 1).
+
 Each column then becomes member requests: a run of consecutive rows holding
 ``r`` or ``t`` is one read, a run holding ``w`` is one write. The contiguity
 transform (``vraid.policies.ct``) rewrites ``M`` between these two steps.
@@ -81,38 +90,51 @@ def parse_z(text: str) -> StateMatrix:
     return tuple(tuple(row) for row in rows)
 
 
-def row_cycle(states: Sequence[str], ndisks: int) -> Literal["none", "rcw", "rmw", "full"]:
-    """Which cycle destages one PBG (row of Z) on ``ndisks`` members (RAID-5)."""
+def row_cycle(states: Sequence[str], ndisks: int, checks: int = 1) -> Literal["none", "rcw", "rmw", "full"]:
+    """Which cycle destages one PBG (row of Z) on ``ndisks`` members, ``checks`` of them
+    holding the row's check blocks (RAID-5: one)."""
     d = states.count("D")
     if d == 0:
         return "none"
     if d == len(states):
         return "full"
     c = states.count("C")
-    return "rmw" if ndisks - c > 2 * (1 + d) else "rcw"
+    return "rmw" if ndisks - c > 2 * (checks + d) else "rcw"
 
 
-def basic_matrix(z: StateMatrix, *, parity: bool = True) -> Matrix:
-    """The basic rxw-matrix M of Z (seed 000 eq. (3) from eq. (2)).
+def basic_matrix(z: StateMatrix, *, checks: int = 1, parity: bool | None = None) -> Matrix:
+    """The basic rxw-matrix M of Z (seed 000 eq. (3) from eq. (2)), ``checks`` check
+    columns last.
 
-    ``parity=False`` builds RAID-0's matrix: no parity column, ``w`` per dirty block.
+    ``checks=0`` builds RAID-0's matrix: no parity column, ``w`` per dirty block.
+    ``parity`` is the older spelling: True is ``checks=1``, False ``checks=0``.
     """
-    return tuple(basic_row(tuple(states), parity) for states in z)
+    k = _check_count(checks, parity)
+    return tuple(basic_row(tuple(states), k) for states in z)
+
+
+def _check_count(checks: int, parity: bool | None) -> int:
+    """The number of check columns ``checks``, or the one ``parity`` (True/False) names."""
+    k = int(checks) if parity is None else (1 if parity else 0)
+    if k < 0:
+        raise ValueError(f"a plan has 0 or more check columns, not {k}")
+    return k
 
 
 @functools.lru_cache(maxsize=4096)
-def basic_row(states: tuple[str, ...], parity: bool = True) -> tuple[Cell, ...]:
-    """The cells of one row of M (memoised: a stripe's rows repeat a handful of patterns)."""
-    if not parity:
+def basic_row(states: tuple[str, ...], checks: int = 1) -> tuple[Cell, ...]:
+    """The cells of one row of M, ``checks`` check columns last (memoised: a stripe's
+    rows repeat a handful of patterns). A bool ``checks`` counts as 1 or 0."""
+    if not checks:
         return tuple(RAID0_DIRTY if s == "D" else EMPTY for s in states)
-    cycle = row_cycle(states, len(states) + 1)
+    cycle = row_cycle(states, len(states) + checks, checks)
     if cycle == "none":
-        return (EMPTY,) * (len(states) + 1)
+        return (EMPTY,) * (len(states) + checks)
     if cycle == "rmw":
-        return tuple(RMW_DIRTY if s == "D" else EMPTY for s in states) + (RMW_PARITY,)
+        return tuple(RMW_DIRTY if s == "D" else EMPTY for s in states) + (RMW_PARITY,) * checks
     # rcw, or full (a full-PBG write is RCW with nothing to read)
     by_state = {"D": RCW_DIRTY, "C": RCW_CLEAN, "E": RCW_EMPTY}
-    return tuple(by_state[s] for s in states) + (RCW_PARITY,)
+    return tuple(by_state[s] for s in states) + (RCW_PARITY,) * checks
 
 
 @dataclass(frozen=True)
@@ -164,12 +186,15 @@ def _flags(c: Cell) -> tuple[bool, bool]:
     return ("r" in c or "t" in c), ("w" in c)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Plan:
     """Everything decided about writing one stripe: published as an event.
 
     ``transformed`` is ``basic`` unless a CT policy changed it; ``requests``
     are derived from ``transformed``; ``columns`` maps column -> member.
+    ``checks`` counts the check (parity) columns, the last ``checks`` columns of
+    the matrix in the order P, Q (:attr:`check_columns`); 0 for RAID-0, 1 for
+    RAID-5. ``parity=True``/``False`` is accepted in its place (1 / 0 check columns).
     """
 
     stripe: int
@@ -179,12 +204,52 @@ class Plan:
     columns: tuple[int, ...]
     requests: tuple[MemberRequest, ...] = field(default=())
     ct: str = "none"
-    parity: bool = True
+    checks: int = 1
+
+    def __init__(self, stripe: int, z: StateMatrix, basic: Matrix, transformed: Matrix, columns: tuple[int, ...],
+                 requests: tuple[MemberRequest, ...] = (), ct: str = "none", checks: int = 1, *,
+                 parity: bool | None = None) -> None:
+        put = object.__setattr__  # frozen: set once here, as the generated __init__ would
+        put(self, "stripe", stripe)
+        put(self, "z", z)
+        put(self, "basic", basic)
+        put(self, "transformed", transformed)
+        put(self, "columns", columns)
+        put(self, "requests", requests)
+        put(self, "ct", ct)
+        if parity is not None:
+            checks = 1 if parity else 0
+        elif type(checks) is not int:
+            checks = _check_count(checks, None)
+        put(self, "checks", checks)
 
     @classmethod
-    def build(cls, stripe: int, z: StateMatrix, columns: Sequence[int], *, parity: bool = True) -> "Plan":
-        m = basic_matrix(z, parity=parity)
-        return cls(stripe, z, m, m, tuple(columns), tuple(column_requests(m)), parity=parity)
+    def build(cls, stripe: int, z: StateMatrix, columns: Sequence[int], *, checks: int = 1,
+              parity: bool | None = None) -> "Plan":
+        """The basic plan of Z with ``checks`` check columns (``parity``: the older
+        spelling, True for one and False for none)."""
+        k = _check_count(checks, parity)
+        m = basic_matrix(z, checks=k)
+        return cls(stripe, z, m, m, tuple(columns), tuple(column_requests(m)), checks=k)
+
+    @property
+    def parity(self) -> bool:
+        """Whether the plan has any check column (False: RAID-0)."""
+        return self.checks > 0
+
+    @property
+    def data_columns(self) -> int:
+        """How many data columns the matrix has (the width of Z)."""
+        if self.z:
+            return len(self.z[0])
+        width = len(self.transformed[0]) if self.transformed else len(self.columns)
+        return width - self.checks
+
+    @property
+    def check_columns(self) -> tuple[int, ...]:
+        """The matrix columns of the check blocks, P first: the last ``checks`` columns."""
+        nd = self.data_columns
+        return tuple(range(nd, nd + self.checks))
 
     def transform(self, transformed: Matrix, ct: str) -> "Plan":
         """The same plan with M rewritten by the CT policy ``ct``."""
@@ -192,9 +257,10 @@ class Plan:
 
     def cycles(self) -> list[str]:
         """The cycle chosen per row ("none", "rcw", "rmw", "full"); RAID-0: "write"/"none"."""
-        if not self.parity:
+        k = self.checks
+        if not k:
             return ["write" if "D" in row else "none" for row in self.z]
-        return [row_cycle(row, len(row) + 1) for row in self.z]
+        return [row_cycle(row, len(row) + k, k) for row in self.z]
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -221,27 +287,29 @@ def transform_violation(before: Plan, after: object) -> str | None:
     same shape that only *adds* reads (``r``, ``t``) and writes (``w``) to cells; in a data
     column an added ``r`` only where the block is not dirty and an added ``t`` only where it
     is (consistency rule eq. (6)), an added ``w`` only where the cache holds the block or the
-    cell reads it (eq. (7)); in the parity column only ``r``, and ``w`` only where the cell
-    reads the old parity (Fig. 10 line 24); and member requests derived from that matrix.
+    cell reads it (eq. (7)); in every check column (the plan's last ``checks``) only ``r``,
+    and ``w`` only where the cell reads the old check block (Fig. 10 line 24); and member
+    requests derived from that matrix.
     """
     if not isinstance(after, Plan):
         return f"returned {type(after).__name__}, not a Plan"
-    for name in ("stripe", "z", "basic", "columns", "parity"):
+    for name in ("stripe", "z", "basic", "columns", "checks"):
         if getattr(after, name) != getattr(before, name):
             return f"changed the plan's {name}"
     m, basic, z = after.transformed, before.transformed, before.z
     if not isinstance(m, tuple) or len(m) != len(basic) or any(
             not isinstance(row, tuple) or len(row) != len(brow) for row, brow in zip(m, basic)):
         return "the transformed matrix does not have the plan's shape"
+    k = before.checks
     for h, (row, brow) in enumerate(zip(m, basic)):
-        v = len(brow)
+        first_check = len(brow) - k
         for j, (c, b) in enumerate(zip(row, brow)):
             if not isinstance(c, tuple) or any(op not in _ORDER for op in c):
                 return f"cell ({h}, {j}) {c!r} is not a tuple of rxw operations"
             if not set(b) <= set(c):
                 return f"cell ({h}, {j}) dropped operations of the basic matrix ({format_cell(b)} -> {format_cell(c)})"
             added = set(c) - set(b)
-            if before.parity and j == v - 1:
+            if j >= first_check:
                 if added - {"r", "w"}:
                     return f"parity cell ({h}, {j}) gained {sorted(added - {'r', 'w'})} (only r and w may be added)"
                 if "w" in added and "r" not in c:

@@ -5,7 +5,7 @@ From the top: the host API (:class:`vraid.engine.host.array.Array`), the read pa
 (:mod:`vraid.engine.read`: read cache and prefetch hook), the write-back cache
 (:mod:`vraid.engine.cache`, seed 000/003), the log cache (seed 002) or the placement
 (seed 004), and the RAID layer (:mod:`vraid.engine.raid`) over the members
-(:mod:`vraid.engine.members`). Every layer knows only the layer below it (its *target*: what it
+(:mod:`vraid.engine.members.queues`). Every layer knows only the layer below it (its *target*: what it
 destages to and reads its misses from, :class:`vraid.engine.layer.Layer`); none knows the
 one above.
 """

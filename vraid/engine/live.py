@@ -63,7 +63,8 @@ def plan_dict(event: "PlanEvent", time: float) -> dict[str, Any]:
     """A plan event as JSON-ready values (what the matrix panel draws); ``destage`` says
     whether any destage level planned it, ``cause`` names the cause."""
     return event.plan.to_dict() | {"row0": event.row0, "destage": event.cause.is_destage, "cause": event.cause.value,
-                                   "time": time, "parity": event.plan.parity}
+                                   "time": time, "parity": event.plan.parity,
+                                   "checks": event.plan.checks}
 
 
 class LiveState:

@@ -85,12 +85,18 @@ def _cell_text(basic: list[str], transformed: list[str]) -> Text:
     return text
 
 
+def _checks(plan: dict[str, Any]) -> int:
+    """The plan's check columns (a feed without ``checks``: one with parity, else none)."""
+    return int(plan.get("checks", 1 if plan.get("parity", True) else 0))
+
+
 def _column_names(plan: dict[str, Any]) -> list[str]:
     cols = plan["columns"]
-    parity = plan.get("parity", True) and len(cols) > len(plan["z"][0] if plan["z"] else [])
+    k = _checks(plan)
+    nd = len(plan["z"][0]) if plan["z"] else len(cols) - k
     names = [f"d{c}" for c in cols]
-    if parity:
-        names[-1] = f"P{cols[-1]}"
+    for i, j in enumerate(range(nd, min(nd + k, len(cols)))):  # the check columns, P then Q
+        names[j] = f"{'PQ'[i] if i < 2 else f'C{i}'}{cols[j]}"
     return names
 
 
@@ -223,11 +229,12 @@ def _cycles(plan: dict[str, Any]) -> str:
     from vraid.core.rxw import row_cycle
 
     counts: dict[str, int] = {}
+    checks = _checks(plan)
     for row in plan["z"]:
-        if not plan.get("parity", True):
+        if not checks:
             c = "write" if "D" in row else "none"
         else:
-            c = row_cycle(tuple(row), len(row) + 1)
+            c = row_cycle(tuple(row), len(row) + checks, checks)
         if c != "none":
             counts[c] = counts.get(c, 0) + 1
     return " ".join(f"{k.upper()} {v}" for k, v in sorted(counts.items())) or "no rows to write"

@@ -1,4 +1,4 @@
-"""Degraded RAID-5: reading and writing a stripe while members are missing.
+"""Degraded writes and reads: a stripe while members are missing (RAID-5, and the shape for more check columns).
 
 A RAID-5 stripe survives the loss of any one member: every parity block
 group (PBG, one row of the stripe) XORs to zero, so the missing block of a
@@ -23,6 +23,21 @@ missing and no dirty block is on the other; otherwise the data the write
 needs is gone and it is refused before anything is written
 (:class:`~vraid.errors.LostData`, EIO at the FUSE boundary).
 
+*More check columns.* The rules are written for a plan with ``checks`` check
+columns (the last ones of the matrix, P then Q; the count is the redundancy's
+``parity_columns``, one for RAID-5), one missing column per check column:
+
+* every check column missing: write the dirty data blocks that have a member;
+* no dirty block missing: the basic row when no data column is missing, else
+  RMW, each surviving check read and patched; a missing check gets nothing;
+* a dirty block missing: RCW when at most ``checks`` columns are missing and
+  every missing data block is dirty or clean (its new contents are in the
+  buffer): the missing ones are XORed in (``x``) and not written. A missing
+  *empty* block would have to be reconstructed from the old row first, which
+  no rxw operation says, so such a row is refused.
+
+With ``checks = 1`` these are exactly the RAID-5 rules above.
+
 The result is an ordinary rxw-matrix (seed 000 Table I operations), so the
 executor (:mod:`vraid.engine.raid.stripe`) runs it unchanged and the plan event shows it.
 This is md's degraded write path (drivers/md/raid5.c, handle_stripe_dirtying)
@@ -37,61 +52,73 @@ from typing import Collection, Sequence
 
 from vraid.errors import LostData
 from vraid.engine.members.queues import Members
-from vraid.core.rxw import EMPTY, RAID0_DIRTY, RCW_CLEAN, RCW_DIRTY, RCW_EMPTY, RCW_PARITY, RMW_DIRTY, RMW_PARITY, Matrix, Plan, StateMatrix, basic_row, column_requests
+from vraid.core.rxw import (EMPTY, RAID0_DIRTY, RCW_CLEAN, RCW_DIRTY, RCW_EMPTY, RCW_PARITY, RMW_DIRTY, RMW_PARITY, Matrix,
+                            Plan, StateMatrix, basic_row, column_requests)
 from vraid.engine.raid.stripe import StripeBuffer
 
 
 def missing_columns(columns: Sequence[int], missing: Collection[int]) -> tuple[int, ...]:
-    """rxw-matrix columns (data strips in order, parity last) of the missing members."""
+    """rxw-matrix columns (data strips in order, check columns last) of the missing members."""
     return tuple(j for j, disk in enumerate(columns) if disk in missing)
 
 
-def degraded_row(states: tuple[str, ...], missing: tuple[int, ...]) -> tuple[tuple[str, ...], ...] | None:
-    """The cells of one row of M with the columns ``missing`` gone; None if the row cannot be written."""
+def degraded_row(states: tuple[str, ...], missing: tuple[int, ...], checks: int = 1) -> tuple[tuple[str, ...], ...] | None:
+    """The cells of one row of M (``checks`` check columns last) with the columns ``missing``
+    gone; None if the row cannot be written."""
     nd = len(states)
     if "D" not in states:
-        return (EMPTY,) * (nd + 1)
+        return (EMPTY,) * (nd + checks)
     data_missing = [j for j in missing if j < nd]
     dirty_lost = any(states[j] == "D" for j in data_missing)
-    if nd in missing:  # no parity to keep: write the dirty blocks that have a member
+    alive = tuple(j not in missing for j in range(nd, nd + checks))  # per check column: has a member
+    if not any(alive):  # no check to keep: write the dirty blocks that have a member
         if dirty_lost:
             return None
-        return tuple(RAID0_DIRTY if s == "D" else EMPTY for s in states) + (EMPTY,)
+        return tuple(RAID0_DIRTY if s == "D" else EMPTY for s in states) + (EMPTY,) * checks
     if not data_missing:
-        return basic_row(states)
+        row = basic_row(states, checks)
+        return row if all(alive) else row[:nd] + tuple(c if a else EMPTY for c, a in zip(row[nd:], alive))
     if not dirty_lost:  # RMW never reads a block that is not dirty
-        return tuple(RMW_DIRTY if s == "D" else EMPTY for s in states) + (RMW_PARITY,)
-    if len(data_missing) == 1:  # the one missing block is dirty: RCW, its data goes into parity only
-        m = data_missing[0]
+        return tuple(RMW_DIRTY if s == "D" else EMPTY for s in states) + tuple(RMW_PARITY if a else EMPTY for a in alive)
+    if len(missing) <= checks and all(states[j] != "E" for j in data_missing):
+        # the missing blocks' new data is in the buffer: RCW, it goes into the checks only
         cells = [RCW_DIRTY if s == "D" else RCW_CLEAN if s == "C" else RCW_EMPTY for s in states]
-        cells[m] = RCW_CLEAN
-        return tuple(cells) + (RCW_PARITY,)
+        for m in data_missing:
+            cells[m] = RCW_CLEAN
+        return tuple(cells) + tuple(RCW_PARITY if a else EMPTY for a in alive)
     return None
 
 
-def degraded_matrix(z: StateMatrix, missing: tuple[int, ...]) -> Matrix | None:
+def degraded_matrix(z: StateMatrix, missing: tuple[int, ...], checks: int = 1) -> Matrix | None:
     """M for a stripe with the columns ``missing`` gone; None if some row needs lost data."""
     rows = []
     for states in z:
-        row = degraded_row(tuple(states), missing)
+        row = degraded_row(tuple(states), missing, checks)
         if row is None:
             return None
         rows.append(row)
     return tuple(rows)
 
 
-def degraded_plan(stripe: int, z: StateMatrix, columns: Sequence[int], missing: Collection[int]) -> Plan:
+def degraded_plan(stripe: int, z: StateMatrix, columns: Sequence[int], missing: Collection[int], *,
+                  checks: int | None = None) -> Plan:
     """The plan that writes ``z``'s dirty blocks of ``stripe`` with ``missing`` members gone.
 
+    ``checks`` is the number of check columns (the redundancy's ``parity_columns``); None
+    takes the columns that Z's data does not fill (``len(columns) - len(z[0])``), which the
+    mapping lays out from the same redundancy.
+
     Raises:
-        LostData: a dirty block would need a second missing member; nothing is written.
+        LostData: a dirty block would need a missing member's data; nothing is written.
     """
+    if checks is None:
+        checks = len(columns) - len(z[0]) if z else 1
     cols = missing_columns(columns, missing)
-    m = degraded_matrix(z, cols)
+    m = degraded_matrix(z, cols, checks)
     if m is None:
         lost = [columns[j] for j in cols]
         raise LostData(lost[0], f"stripe {stripe}: members {', '.join(map(str, lost))} are missing; the write needs their data")
-    return Plan(stripe, z, m, m, tuple(columns), tuple(column_requests(m)), ct="none")
+    return Plan(stripe, z, m, m, tuple(columns), tuple(column_requests(m)), ct="none", checks=checks)
 
 
 def reconstruct(buf: StripeBuffer, column: int | Collection[int], first_row: int = 0, rows: int | None = None) -> None:

@@ -1,9 +1,10 @@
 """A stripe in memory, and the execution of a :class:`~vraid.core.rxw.Plan` on it.
 
 The data is a numpy array of shape (data strips, rows, block) in rxw-matrix
-column order (data strips in logical order; parity, a (rows, block) array,
-is the last column), so a run of rows in one column is one contiguous slice:
-a member request reads into it or writes from it with no copy, and the data
+column order (data strips in logical order; the check columns, an array of
+(parity columns, rows, block), come last: P, then Q where a scheme has one),
+so a run of rows in one column is one contiguous slice: a member request
+reads into it or writes from it with no copy, and the data
 flattened is the stripe's data in logical order. Parity is computed by the
 array's redundancy scheme (:mod:`vraid.core.redundancy`) on whole runs of
 rows at once (FUSE-NOTES: numpy over whole strips, never block by block);
@@ -11,9 +12,10 @@ which member and offset a column's rows are at is the mapping's
 (:mod:`vraid.core.mapping`).
 
 Execution follows the matrix: all reads (``r`` into the buffer, ``t`` into a
-temporary buffer), then the parity per row (RCW: parity generated from all
-data blocks; RMW: parity updated with the old and new data of the dirty
-blocks), then all writes.
+temporary buffer), then the parity per row (RCW: every check column generated
+from all data blocks; RMW: every check column updated with the old and new
+data of the dirty blocks), then all writes. How many check columns a plan has
+is ``plan.checks`` (:class:`~vraid.core.rxw.Plan`), the redundancy's count.
 """
 
 from __future__ import annotations
@@ -166,7 +168,7 @@ async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: 
     await members.run(reads)
     for column, first_row, rows, scratch in scatter:
         _scatter(buf, m, column, first_row, rows, scratch)
-    if plan.parity and not members.no_data:  # metadata-only simulation: no bytes to XOR
+    if plan.checks and not members.no_data:  # metadata-only simulation: no bytes to XOR
         _parity(spec, buf)
     buf.temp = None  # t's temporary memory is released once the parity is done (seed 000 III-C) ...
     if buf._temp_store is None:  # ... unless it is a pooled buffer's own (kept, with its views)
@@ -195,7 +197,8 @@ class _Spec:
             kinds = {"t" in c for c in cells}
             self.reads.append((req.column, req.first_row, req.rows, kinds.pop() if len(kinds) == 1 else None))
         rcw_rows, rmw_rows = [], []
-        if plan.parity:
+        checks = plan.checks
+        if checks:
             for i, row in enumerate(m):
                 kind = _row_kind(row, nd)
                 if kind is None:
@@ -203,11 +206,11 @@ class _Spec:
                 (rcw_rows if kind == () else rmw_rows).append((i, kind))
         self.rcw = _rows([i for i, _ in rcw_rows]) if rcw_rows else None
         self.rmw = [(i, list(dirty), dirty) for i, dirty in rmw_rows]
-        self.one_column = _one_column(self, nd) if plan.parity else None
+        self.one_column = _one_column(self, nd) if checks == 1 else None
         rows = len(m)
-        width = nd + (1 if plan.parity else 0)
+        width = nd + checks
         full = not self.reads and sorted(self.writes) == [(j, 0, rows) for j in range(width)]
-        if plan.parity:
+        if checks:
             full = full and self.rcw == slice(0, rows) and not self.rmw
         self.full = tuple(j for j, _, _ in self.writes) if full else None
 
@@ -263,9 +266,9 @@ def _spec(plan: Plan, nd: int | None = None) -> _Spec:
 
 
 def _data_columns(plan: Plan) -> int:
-    """Data columns of the matrix: all but the parity column (RAID-5), or all (RAID-0)."""
+    """Data columns of the matrix: all but the ``plan.checks`` check columns."""
     width = len(plan.transformed[0]) if plan.transformed else len(plan.columns)
-    return width - 1 if plan.parity else width
+    return width - plan.checks
 
 
 def _scatter(buf: StripeBuffer, m, column: int, first_row: int, rows: int, scratch: memoryview) -> None:
@@ -311,12 +314,14 @@ def _parity(spec: _Spec, buf: StripeBuffer) -> None:
 
 @functools.lru_cache(maxsize=4096)
 def _row_kind(row: tuple, nd: int) -> tuple[int, ...] | None:
-    """None: no parity update; (): RCW (parity = XOR of the data);
-    otherwise RMW, with the columns whose old data is XORed out (``xx``)."""
+    """None: no parity update; (): RCW (the checks generated from the data);
+    otherwise RMW, with the columns whose old data is XORed out (``xx``).
+    Any check column (``nd`` on) holding ``_`` makes a row RCW: a degraded plan
+    leaves a missing check's cell empty."""
     dirty = tuple(j for j in range(nd) if "xx" in row[j])
     if dirty:
         return dirty
-    return () if "_" in row[nd] else None
+    return () if any("_" in c for c in row[nd:]) else None
 
 
 def _rows(rows: list[int]) -> slice | list[int]:

@@ -273,7 +273,7 @@ class RaidLayer(RaidReads, RaidFailures):
         m = self.metrics
         m.plans += 1
         if type(plan) is Plan:
-            m.count_cycle_totals(cycle_totals(plan.z, plan.parity))
+            m.count_cycle_totals(cycle_totals(plan.z, plan.checks))
         else:
             m.count_cycles(plan.cycles())
         self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=row0, missing=missing, cause=cause))
@@ -283,10 +283,10 @@ class RaidLayer(RaidReads, RaidFailures):
         while True:
             missing = self.health.missing(buf.stripe) if self.health.degraded else _NONE
             if missing:  # vraid.engine.raid.degraded: a plan that keeps parity right without the missing members
-                plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing)
+                plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing, checks=self.redundancy.parity_columns)
                 self.degraded_plans += 1
             else:
-                plan = build_plan(buf.stripe, z, buf.columns, self.redundancy.parity_columns > 0)
+                plan = build_plan(buf.stripe, z, buf.columns, self.redundancy.parity_columns)
                 if self.ct is not None:
                     plan = self.ct(plan)
             self.planned(plan, buf.row0, sorted(missing) if missing else [], cause or CAUSE_OF_PRIORITY[priority])

@@ -15,22 +15,22 @@ from vraid.core.rxw import Plan
 
 
 @functools.lru_cache(maxsize=1024)
-def plan_parts(z, parity: bool) -> tuple:
-    """M and the member requests of ``Plan.build`` for Z."""
-    plan = Plan.build(0, z, (), parity=parity)
+def plan_parts(z, checks: int) -> tuple:
+    """M and the member requests of ``Plan.build`` for Z with ``checks`` check columns."""
+    plan = Plan.build(0, z, (), checks=checks)
     return plan.basic, plan.requests
 
 
-def build_plan(stripe: int, z, columns, parity: bool) -> Plan:
-    """``Plan.build(stripe, z, columns, parity=parity)``, with M and the requests from the memo."""
-    m, requests = plan_parts(z, parity)
-    return Plan(stripe, z, m, m, tuple(columns), requests, parity=parity)
+def build_plan(stripe: int, z, columns, checks: int) -> Plan:
+    """``Plan.build(stripe, z, columns, checks=checks)``, with M and the requests from the memo."""
+    m, requests = plan_parts(z, checks)
+    return Plan(stripe, z, m, m, tuple(columns), requests, checks=checks)
 
 
 @functools.lru_cache(maxsize=1024)
-def cycle_totals(z, parity: bool) -> tuple[int, int, int]:
+def cycle_totals(z, checks: int) -> tuple[int, int, int]:
     """(rcw, rmw, full) PBG counts of ``Plan.cycles()`` for Z (what Metrics counts)."""
-    cycles = Plan(0, z, (), (), (), parity=parity).cycles()
+    cycles = Plan(0, z, (), (), (), checks=checks).cycles()
     return cycles.count("rcw"), cycles.count("rmw"), cycles.count("full")
 
 

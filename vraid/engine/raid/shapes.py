@@ -56,7 +56,7 @@ async def small_write(raid: "RaidLayer", ext: Extent, src: np.ndarray, z, *, loc
     if not locked and not (disks[columns[ext.start // raid.geometry.strip_size]].can_inline
                            and disks[columns[-1]].can_inline):
         return 0  # (the data strip's member and the parity member: the only two the plan below can use)
-    plan = build_plan(stripe, z, columns, True)
+    plan = build_plan(stripe, z, columns, 1)
     shape = one_column_rmw(plan)
     if shape is None:
         return 0
@@ -113,7 +113,7 @@ async def full_stripe_write(raid: "RaidLayer", ext: Extent, src: np.ndarray, z) 
     for disk in columns:
         if not disks[disk].can_inline:
             return 0
-    plan = build_plan(stripe, z, columns, pc > 0)
+    plan = build_plan(stripe, z, columns, pc)
     writes = full_stripe_writes(plan)
     if writes is None:
         return 0

@@ -52,7 +52,7 @@ from vraid.core.geometry import Extent, Geometry
 from vraid.core.mapping import Mapping, StaticMapping
 from .members import MemberStats, Members, Priority, Request
 from .guard import PolicyGuard
-from .journal import as_journal
+from .cache.journal import as_journal
 from .metrics import Metrics
 from .readpath import ReadCache, ReadPath
 from .target import RaidTarget

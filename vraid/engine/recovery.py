@@ -27,11 +27,11 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from .journal import as_journal
+from .cache.journal import as_journal
 
 if TYPE_CHECKING:
     from .array import Array
-    from .journal import Journal
+    from .cache.journal import Journal
 
 log = logging.getLogger(__name__)
 

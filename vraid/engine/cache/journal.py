@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, Any, Hashable, Protocol
 import numpy as np
 import trio
 
-from .clock import Clock
-from .inline_sync import InlineSyncRule
+from ..clock import Clock
+from ..inline_sync import InlineSyncRule
 
 if TYPE_CHECKING:
     from vraid.backends.nvram import Nvram

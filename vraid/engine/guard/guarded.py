@@ -93,6 +93,7 @@ def _finite(value: Any, lo: float = -math.inf, hi: float = math.inf) -> bool:
 
 
 def whole(value: Any, lo: int = 0) -> bool:
+    """Whether ``value`` is a whole number (an int, not a bool) of at least ``lo``."""
     return not isinstance(value, bool) and isinstance(value, int) and value >= lo
 
 

@@ -1,6 +1,6 @@
 """The journal seam: one contract, two implementations (NVRAM file, in-memory fake).
 
-The same contract tests run on :class:`vraid.engine.journal.NvramJournal` and on
+The same contract tests run on :class:`vraid.engine.cache.journal.NvramJournal` and on
 :class:`MemoryJournal`, a fake that keeps records in a dict and models
 durability (what ``sync`` covered survives a crash, nothing else), the way a
 log-disk journal would be checked. Then the cache and recovery are run over
@@ -22,7 +22,7 @@ from vraid.backends.nvram import Nvram, NvramError
 from vraid.core.geometry import Geometry
 from vraid.engine.chain import CacheConfig, open_array
 from vraid.backends.base import StoreWrapper
-from vraid.engine.journal import NvramJournal, as_journal
+from vraid.engine.cache.journal import NvramJournal, as_journal
 from vraid.engine.recovery import recover
 
 K = 1024

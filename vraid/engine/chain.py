@@ -22,7 +22,7 @@ import trio
 from vraid.backends.base import Store
 from vraid.core.geometry import Geometry
 from vraid.core.mapping import Mapping, StaticMapping
-from vraid.engine.journal import as_journal
+from vraid.engine.cache.journal import as_journal
 from vraid.engine.clock import Clock, TrioClock
 from vraid.engine.events import EventBus
 from vraid.engine.guard import PolicyGuard

@@ -1,9 +1,13 @@
-"""The policy guard's wrappers (:mod:`vraid.engine.guard` says what they check and why).
+"""The policy guard's wrappers (:mod:`vraid.engine.guard.policy_guard` says what they check and why).
 
 One class per family puts a policy behind the guard: the policy in force is ``inner``, every
 call checks the answer, and a fault swaps ``inner`` for the family's default (seeded with
 what the failed one held) through :meth:`Guarded._fail`. The cache organisation's wrapper is
-in :mod:`vraid.engine.guarded_cache`.
+in :mod:`vraid.engine.guard.guarded_cache`.
+
+A wrapper knows its guard only as :class:`Guard`, the few calls it makes of it, so that
+this module and the cache organisation's need not import the guard (which imports them).
+:class:`Invalid` and :func:`whole` are shared with :mod:`vraid.engine.guard.guarded_cache`.
 """
 
 from __future__ import annotations
@@ -11,13 +15,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from vraid.errors import VraidError
-
-if TYPE_CHECKING:
-    from .guard import PolicyGuard
-
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,25 @@ class PolicyFault(VraidError):
         self.traceback = tb
 
 
-class _Invalid(Exception):
+class Guard(Protocol):
+    """What a wrapper asks of the guard that made it
+    (:class:`~vraid.engine.guard.policy_guard.PolicyGuard` is the one there is)."""
+
+    #: seconds a scheduler may ask for no destage while host writes wait for room
+    stall_limit: float
+    #: the array's geometry (None until the guard is attached)
+    geometry: Any
+
+    def default(self, family: str) -> Any:
+        """A fresh instance of ``family``'s default policy."""
+        ...
+
+    def fault(self, family: str, policy: str, call: str, exc: BaseException, fallback: str) -> None:
+        """Record a fault; raises :class:`PolicyFault` in stop mode."""
+        ...
+
+
+class Invalid(Exception):
     """A policy's answer broke the family's rules (raised and caught inside the guard)."""
 
 
@@ -74,7 +92,8 @@ def _finite(value: Any, lo: float = -math.inf, hi: float = math.inf) -> bool:
             and lo <= value <= hi)
 
 
-def _whole(value: Any, lo: int = 0) -> bool:
+def whole(value: Any, lo: int = 0) -> bool:
+    """Whether ``value`` is a whole number (an int, not a bool) of at least ``lo``."""
     return not isinstance(value, bool) and isinstance(value, int) and value >= lo
 
 
@@ -86,7 +105,7 @@ class Guarded:
 
     family = ""
 
-    def __init__(self, guard: PolicyGuard, policy: Any) -> None:
+    def __init__(self, guard: Guard, policy: Any) -> None:
         self._guard = guard
         self.inner = policy
         self.faulted = False
@@ -132,7 +151,7 @@ class Guarded:
 class GuardedScheduler(Guarded):
     family = "destage"
 
-    def __init__(self, guard: PolicyGuard, policy: Any) -> None:
+    def __init__(self, guard: Guard, policy: Any) -> None:
         super().__init__(guard, policy)
         self._stalled_since: float | None = None
 
@@ -163,7 +182,7 @@ class GuardedScheduler(Guarded):
             return decision
         stalled = state.now - self._stalled_since
         if stalled >= self._guard.stall_limit:
-            self._fail("decide", _Invalid(f"asked for no destage for {stalled:.3g} s since host writes first waited "
+            self._fail("decide", Invalid(f"asked for no destage for {stalled:.3g} s since host writes first waited "
                                           f"for room (the limit is {self._guard.stall_limit:g} s)"))
             return self.inner.decide(state)
         due = self._stalled_since + self._guard.stall_limit
@@ -176,17 +195,17 @@ def _check_decision(d: Any) -> None:
     from vraid.policies.destage.base import Decision
 
     if not isinstance(d, Decision):
-        raise _Invalid(f"returned {type(d).__name__}, not a Decision")
-    if not _whole(d.concurrency):
-        raise _Invalid(f"Decision.concurrency {d.concurrency!r} is not a whole number >= 0")
+        raise Invalid(f"returned {type(d).__name__}, not a Decision")
+    if not whole(d.concurrency):
+        raise Invalid(f"Decision.concurrency {d.concurrency!r} is not a whole number >= 0")
     for name in ("hwm", "lwm"):
         value = getattr(d, name)
         if value is not None and not _finite(value, 0.0, 1.0):
-            raise _Invalid(f"Decision.{name} {value!r} is not a fraction from 0 to 1")
+            raise Invalid(f"Decision.{name} {value!r} is not a fraction from 0 to 1")
     if d.rate is not None and not _finite(d.rate, 0.0):
-        raise _Invalid(f"Decision.rate {d.rate!r} is not a finite number >= 0")
+        raise Invalid(f"Decision.rate {d.rate!r} is not a finite number >= 0")
     if d.recheck is not None and not _finite(d.recheck):
-        raise _Invalid(f"Decision.recheck {d.recheck!r} is not a finite time")
+        raise Invalid(f"Decision.recheck {d.recheck!r} is not a finite time")
 
 
 # -- destage order ----------------------------------------------------------------------------
@@ -196,7 +215,7 @@ class GuardedOrder(Guarded):
 
     family = "destage_order"
 
-    def __init__(self, guard: PolicyGuard, policy: Any) -> None:
+    def __init__(self, guard: Guard, policy: Any) -> None:
         super().__init__(guard, policy)
         self.waiting: dict[int, None] = {}
 
@@ -223,16 +242,16 @@ class GuardedOrder(Guarded):
     def _check_next(self, key: Any) -> None:
         if key is None:
             if self.waiting:
-                raise _Invalid(f"returned None while {len(self.waiting)} dirty unit(s) wait")
+                raise Invalid(f"returned None while {len(self.waiting)} dirty unit(s) wait")
         elif isinstance(key, bool) or not isinstance(key, int) or key not in self.waiting:
-            raise _Invalid(f"returned {key!r}, which is not a dirty unit waiting to be destaged")
+            raise Invalid(f"returned {key!r}, which is not a dirty unit waiting to be destaged")
 
     def next(self) -> int | None:
         return self._call("next", lambda p: p.next(), self._check_next)
 
     def _check_keys(self, keys: list) -> None:
         if len(keys) != len(self.waiting) or set(keys) != self.waiting.keys():
-            raise _Invalid(f"keys() gave {len(keys)} unit(s), not the {len(self.waiting)} waiting ones")
+            raise Invalid(f"keys() gave {len(keys)} unit(s), not the {len(self.waiting)} waiting ones")
 
     def keys(self) -> list[int]:
         return self._call("keys", lambda p: list(p.keys()), self._check_keys)
@@ -255,7 +274,7 @@ class GuardedTransform(Guarded):
         def check(out: Any) -> None:
             problem = transform_violation(plan, out)
             if problem:
-                raise _Invalid(problem)
+                raise Invalid(problem)
 
         return self._call("__call__", lambda p: plan if p is None else p(plan), check)
 
@@ -266,7 +285,7 @@ class GuardedQueueFactory(Guarded):
 
     family = "queue_order"
 
-    def __init__(self, guard: PolicyGuard, policy: Any) -> None:
+    def __init__(self, guard: Guard, policy: Any) -> None:
         from vraid.policies.queue import queue_order
 
         super().__init__(guard, queue_order(policy))
@@ -322,7 +341,7 @@ class GuardedQueue:
 
         def check(req: Any) -> None:
             if self.queued.get(id(req)) is not req:
-                raise _Invalid(f"pop returned {req!r}, which is not queued")
+                raise Invalid(f"pop returned {req!r}, which is not queued")
 
         req = self._guarded("pop", lambda q: q.pop(head_position), check)
         del self.queued[id(req)]
@@ -351,9 +370,9 @@ class GuardedPrefetch(Guarded):
 
         def check(ranges: list) -> None:
             for r in ranges:
-                if not (isinstance(r, tuple) and len(r) == 2 and _whole(r[0]) and _whole(r[1])
+                if not (isinstance(r, tuple) and len(r) == 2 and whole(r[0]) and whole(r[1])
                         and r[0] + r[1] <= total):
-                    raise _Invalid(f"range {r!r} is not (first block, count) inside the array's {total} blocks")
+                    raise Invalid(f"range {r!r} is not (first block, count) inside the array's {total} blocks")
 
         return self._call("after_read", lambda p: [tuple(r) if isinstance(r, list) else r for r in p.after_read(read)],
                           check)

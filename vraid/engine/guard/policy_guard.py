@@ -25,8 +25,8 @@ queue_order     ``add pop``                  ``pop`` returning a request that is
 prefetch        ``after_read``               ranges that are not (start, count) inside the array
 ==============  ===========================  ==================================================
 
-The wrappers are in :mod:`vraid.engine.guarded` (the cache organisation's in
-:mod:`vraid.engine.guarded_cache`); this module holds the guard itself.
+The wrappers are in :mod:`vraid.engine.guard.guarded` (the cache organisation's in
+:mod:`vraid.engine.guard.guarded_cache`); this module holds the guard itself.
 
 On a fault the wrapper disables the policy for good, replaces it with the family's default
 (``vraid.policies.registry``; the replacement is seeded with what the failed one held: every
@@ -57,14 +57,12 @@ import traceback
 from typing import Any
 
 from vraid.errors import VraidError
-from .events import EventBus, PolicyFaultEvent
-from .guarded import (Fault, Guarded, GuardedOrder, GuardedPrefetch, GuardedQueue, GuardedQueueFactory,
-                      GuardedScheduler, GuardedTransform, PolicyFault, _Invalid)
-from .guarded_cache import GuardedOrganisation, PinnedOrganisation
+from vraid.engine.events import EventBus, PolicyFaultEvent
+from .guarded import (Fault, Guarded, GuardedOrder, GuardedPrefetch, GuardedQueueFactory, GuardedScheduler,
+                      GuardedTransform, Invalid, PolicyFault)
+from .guarded_cache import GuardedOrganisation
 
-__all__ = ["Fault", "Guarded", "GuardedOrder", "GuardedOrganisation", "GuardedPrefetch", "GuardedQueue",
-           "GuardedQueueFactory", "GuardedScheduler", "GuardedTransform", "MODES", "PinnedOrganisation",
-           "PolicyFault", "PolicyGuard", "STALL_LIMIT"]
+__all__ = ["MODES", "PolicyGuard", "STALL_LIMIT"]
 
 log = logging.getLogger(__name__)
 
@@ -105,12 +103,12 @@ class PolicyGuard:
 
     def fault(self, family: str, policy: str, call: str, exc: BaseException, fallback: str) -> None:
         """Record a fault (see the module docstring); raises :class:`PolicyFault` in stop mode."""
-        error = str(exc) if isinstance(exc, _Invalid) else f"{type(exc).__name__}: {exc}"
+        error = str(exc) if isinstance(exc, Invalid) else f"{type(exc).__name__}: {exc}"
         now = self.clock.now() if self.clock is not None else 0.0
         tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         fault = Fault(family, policy, call, error, fallback if self.mode == "fallback" else "stopped", now)
         if self.mode == "stop":
-            raise PolicyFault(fault, tb) from (None if isinstance(exc, _Invalid) else exc)
+            raise PolicyFault(fault, tb) from (None if isinstance(exc, Invalid) else exc)
         self.faults.append(fault)
         log.error("policy fault: %s\n%s", fault.line(), tb.rstrip())
         if self.events is not None:

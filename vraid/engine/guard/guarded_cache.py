@@ -2,17 +2,14 @@
 
 A cache organisation cannot be swapped for its family's default (``none``: no cache) while
 units are cached under its keys; :class:`PinnedOrganisation` keeps them (see
-:mod:`vraid.engine.guard`).
+:mod:`vraid.engine.guard.policy_guard`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .guarded import Guarded, _Invalid, _whole
-
-if TYPE_CHECKING:
-    from .guard import PolicyGuard
+from .guarded import Guard, Guarded, Invalid, whole
 
 
 _UNIT_SPAN: Any = None
@@ -78,7 +75,7 @@ class GuardedOrganisation(Guarded):
 
     family = "cache"
 
-    def __init__(self, guard: PolicyGuard, policy: Any, units: dict | None = None) -> None:
+    def __init__(self, guard: Guard, policy: Any, units: dict | None = None) -> None:
         super().__init__(guard, policy)
         self.held = units if units is not None else {}
         self._blocks: int | None = None
@@ -89,8 +86,8 @@ class GuardedOrganisation(Guarded):
 
     def _check_blocks(self, n: Any) -> None:
         g = self._guard.geometry
-        if not _whole(n, 1) or n > g.data_disks * g.u:
-            raise _Invalid(f"unit_blocks() {n!r} is not a whole number from 1 to {g.data_disks * g.u}")
+        if not whole(n, 1) or n > g.data_disks * g.u:
+            raise Invalid(f"unit_blocks() {n!r} is not a whole number from 1 to {g.data_disks * g.u}")
 
     def unit_blocks(self) -> int:
         n = self._call("unit_blocks", lambda p: p.unit_blocks(), self._check_blocks)
@@ -104,18 +101,18 @@ class GuardedOrganisation(Guarded):
     def _check_span(self, s: Any, stripe: Any) -> None:
         g = self._guard.geometry
         if not isinstance(s, _unit_span()):
-            raise _Invalid(f"gave {type(s).__name__}, not a UnitSpan")
+            raise Invalid(f"gave {type(s).__name__}, not a UnitSpan")
         key, row0, rows = s.key, s.row0, s.rows
-        # plain ints first (what every organisation gives): the same test without _whole's calls
+        # plain ints first (what every organisation gives): the same test without whole's calls
         if not (type(key) is int and type(row0) is int and type(rows) is int and key >= 0 and row0 >= 0 and rows >= 1
                 and s.stripe == stripe and row0 + rows <= g.u):
-            if not (_whole(key) and s.stripe == stripe and _whole(row0) and _whole(rows, 1) and row0 + rows <= g.u):
-                raise _Invalid(f"{s} is not rows of stripe {stripe} (0..{g.u - 1})")
+            if not (whole(key) and s.stripe == stripe and whole(row0) and whole(rows, 1) and row0 + rows <= g.u):
+                raise Invalid(f"{s} is not rows of stripe {stripe} (0..{g.u - 1})")
         if self._blocks is not None and rows * g.data_disks > self._blocks:
-            raise _Invalid(f"{s} holds more than unit_blocks() = {self._blocks} blocks")
+            raise Invalid(f"{s} holds more than unit_blocks() = {self._blocks} blocks")
         unit = self.held.get(key)
         if unit is not None and unit.span is not s and unit.span != s:
-            raise _Invalid(f"{s} reuses key {key}, which the cache holds for {unit.span}")
+            raise Invalid(f"{s} reuses key {key}, which the cache holds for {unit.span}")
 
     def _check_units(self, spans: list, stripe: int, first: int, last: int) -> None:
         for s in spans:
@@ -123,17 +120,17 @@ class GuardedOrganisation(Guarded):
         if len(spans) == 1:  # one unit (most answers): it must hold rows first..last itself
             s = spans[0]
             if not (s.row0 <= first and last < s.row0 + s.rows):
-                raise _Invalid(f"units of stripe {stripe} do not cover rows {first}..{last}")
+                raise Invalid(f"units of stripe {stripe} do not cover rows {first}..{last}")
             return
         reach, end = first, None  # rows first..reach-1 covered; end: where the previous unit ends
         for s in sorted(spans, key=lambda s: s.row0):
             if end is not None and s.row0 < end:
-                raise _Invalid(f"units overlap: {s} shares rows with another unit of the answer")
+                raise Invalid(f"units overlap: {s} shares rows with another unit of the answer")
             end = s.row0 + s.rows
             if s.row0 <= reach < end:
                 reach = end
         if reach <= last:
-            raise _Invalid(f"units of stripe {stripe} do not cover rows {first}..{last}")
+            raise Invalid(f"units of stripe {stripe} do not cover rows {first}..{last}")
 
     def units(self, stripe: int, first_row: int, last_row: int) -> list[Any]:
         return self._call("units", lambda p: list(p.units(stripe, first_row, last_row)),

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Hashable, Protocol
 import numpy as np
 import trio
 
-from .clock import Clock
+from vraid.engine.clock import Clock
 from vraid.engine.members.inline_sync import InlineSyncRule
 
 if TYPE_CHECKING:

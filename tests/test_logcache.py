@@ -1,4 +1,4 @@
-"""The log cache (seed 002, vraid.engine.logcache) in virtual time: durability of fsync,
+"""The log cache (seed 002, vraid.engine.log.cache) in virtual time: durability of fsync,
 reads from the newest copy, the two destage levels, the chain below a write-back cache,
 cache-disk failures, and the settings that are refused."""
 
@@ -10,7 +10,7 @@ import pytest
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
 from vraid.engine.build import EngineConfig
-from vraid.engine.slots import IN_CACHE_DISK, IN_RAM_BUFFER
+from vraid.engine.log.slots import IN_CACHE_DISK, IN_RAM_BUFFER
 from vraid.errors import VraidError
 from vraid.testing.session import Session
 

@@ -1,4 +1,4 @@
-"""The log disk's on-disk format (vraid.ondisk.logsegment) and the medium's scan (vraid.engine.logmedium)."""
+"""The log disk's on-disk format (vraid.ondisk.logsegment) and the medium's scan (vraid.engine.log.medium)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import trio
 
 from vraid.backends.memory import MemoryStore
-from vraid.engine.logmedium import LogMedium, format_stores
+from vraid.engine.log.medium import LogMedium, format_stores
 from vraid.errors import VraidError
 from vraid.ondisk.logsegment import LogFormatError, LogLayout, LogSuperblock, SegmentHeader, data_crc, parse_kind
 

@@ -113,10 +113,10 @@ class Array:
         (default none), which needs the read cache. ``guard``: the :class:`PolicyGuard` every
         policy runs behind (default: one that falls back to the family's default on a fault).
         ``log``: ``log(raid_target, guard)`` makes a log cache (seed 002,
-        :mod:`vraid.engine.logcache`) that becomes the target of everything above it and,
+        :mod:`vraid.engine.log.cache`) that becomes the target of everything above it and,
         without a write-back cache, the array's write cache; the array only routes to it.
         ``placement``: ``placement(array)`` makes the layer that runs a placement policy
-        over a stripe directory (seed 004, :mod:`vraid.engine.placed`); ``mapping`` is then
+        over a stripe directory (seed 004, :mod:`vraid.engine.placement.writes`); ``mapping`` is then
         that directory. It takes every host write and serves reads of what it buffers."""
         if len(stores) != geometry.ndisks:
             raise ValueError(f"{len(stores)} stores for {geometry.ndisks} disks")

@@ -21,9 +21,9 @@ every check has passed, :meth:`EngineConfig.check`):
    replayed (the last mount's, when this one runs without a cache);
 3. the write-intent bitmap (``vraid.ondisk.bitmap``): its bits are loaded from
    the members (``bitmap_recorded``), giving the chunks to resync;
-4. the log disk (``log``, seed 002: ``vraid.engine.logcache``): its stores (given, made in
+4. the log disk (``log``, seed 002: ``vraid.engine.log.cache``): its stores (given, made in
    memory, or per-disk windows over the members), each behind the members' timing model;
-   their superblocks checked and the log scanned for replay (``vraid.engine.logmedium``);
+   their superblocks checked and the log scanned for replay (``vraid.engine.log.medium``);
 5. the policies of every family through ``vraid.policies.registry``, each behind the
    policy guard (``vraid.engine.guard``: a failing policy falls back to its family's
    default, or stops a simulation);
@@ -165,7 +165,7 @@ class EngineConfig:
 
             registry.create("ct", self.spec("ct"), registry.Context(
                 geometry=g, disk_model=self.disk_model, params=dict(self.params), disk_preset=disk_preset(self.disk_model)))
-        if self.spec("placement") != "static":  # seed 004: a stripe directory (vraid.engine.placed)
+        if self.spec("placement") != "static":  # seed 004: a stripe directory (vraid.engine.placement.writes)
             if cache != "none" or self.nvram is not None or self.log is not None:
                 raise VraidError(f"placement {self.spec('placement')} keeps its own write buffers: it runs without "
                                  "a write-back cache, NVRAM or a log disk",
@@ -275,7 +275,7 @@ class Engine:
     def _per_disk(self) -> bool:
         return self.config.log is not None and self.config.log.startswith("per-disk")
 
-    # -- the stripe directory (seed 004; vraid.engine.placed) --------------------------------
+    # -- the stripe directory (seed 004; vraid.engine.placement.writes) --------------------------------
     def _placement(self):
         from vraid.policies import registry
 
@@ -296,7 +296,7 @@ class Engine:
         cfg, g = self.config, self.geometry
         if cfg.spec("placement") == "static":
             return
-        from .directory_store import DirectoryStore
+        from .placement.directory_store import DirectoryStore
 
         area, logical = self._directory_area()
         if logical is None:  # an array's members: the newest directory any of them holds
@@ -312,7 +312,7 @@ class Engine:
         """What the Array calls to make its placement layer (None: the static layout)."""
         if self.directory_store is None:
             return None
-        from .placed import PlacedWrites
+        from .placement.writes import PlacedWrites
 
         policy, store = self._placement(), self.directory_store
         return lambda array: PlacedWrites(array, policy, store)
@@ -358,7 +358,7 @@ class Engine:
         if cfg.log is None:
             return
         from vraid.ondisk.logsegment import LogLayout, parse_kind
-        from .logmedium import LogMedium, WindowStore, format_stores
+        from .log.medium import LogMedium, WindowStore, format_stores
 
         kind, n = parse_kind(cfg.log)
         if cfg.log_stores is not None:
@@ -387,7 +387,7 @@ class Engine:
         if self.log_medium is None:
             return None
         from vraid.policies import registry
-        from .logcache import LogCache
+        from .log.cache import LogCache
 
         cfg = self.config
         sched = registry.create("destage", cfg.log_destage, registry.Context(geometry=self.geometry))

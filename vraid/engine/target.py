@@ -29,7 +29,7 @@ the log-disk target destages *level 2* to its own next target, a
   so every layer publishes on one bus under one clock.
 
 ``tests/test_target.py`` builds such a chained buffer over a recording
-target and runs the cache on it; :class:`vraid.engine.logcache.LogCache` is the real
+target and runs the cache on it; :class:`vraid.engine.log.cache.LogCache` is the real
 one (docs/log-disk.md).
 """
 

@@ -19,7 +19,7 @@ round robin over the stores (``mcd``, ``per-disk``: segment ``s`` on store ``s m
 both stores (``mirrored``), then slot ``(s div N) mod slots`` of the store. So at
 recovery a segment found in a slot is *stale* unless its sequence number is the one that
 slot should hold next, and *torn* unless both CRCs hold: the replay walks ``tail,
-tail+1, ...`` and stops at the first segment that is either (vraid.engine.logcache).
+tail+1, ...`` and stops at the first segment that is either (vraid.engine.log.cache).
 
 Like the paper, the headers are never read in normal operation: only at recovery.
 """

@@ -18,7 +18,7 @@ The placement (``policies/placement``: ``multibuffer``, ``dpsr``) only decides; 
   copy is stale once a strip is buffered), from the members through the directory for
   the rest;
 * a flush (fsync, unmount) asks the policy for stripe writes until its buffers are
-  empty, then commits the directory (:mod:`vraid.engine.directory_store`).
+  empty, then commits the directory (:mod:`vraid.engine.placement.directory_store`).
 
 What each step costs here (seed 004 counts its own costs; where vraid differs it says so):
 
@@ -53,11 +53,11 @@ import trio
 
 from vraid.core.directory import NOWHERE, Dirty, DirectoryError, Forget, Release, StripeWrite, Swap
 from vraid.errors import VraidError
-from .members import Priority
-from .stripe import StripeBuffer
+from ..members import Priority
+from ..stripe import StripeBuffer
 
 if TYPE_CHECKING:
-    from .array import Array
+    from ..array import Array
     from .directory_store import DirectoryStore
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ newer, never another strip's bytes. A strip written since the last flush whose o
 copy was in the (volatile) write buffer, and whose old slot was recycled after a
 commit, may be lost: it reads as zeros (a drive's volatile write cache loses such
 writes too; a flush is what promises). Only whole strips written since the flush are
-ever in a buffer (:mod:`vraid.engine.placed` writes part of any other strip in place),
+ever in a buffer (:mod:`vraid.engine.placement.writes` writes part of any other strip in place),
 so a block nobody wrote since the flush is never lost.
 
 **Checkpoints.** When the journal would overflow, a checkpoint of the whole directory
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from vraid.backends.base import Store
     from vraid.core.geometry import Geometry
     from vraid.ondisk.directory_area import DirectoryArea
-    from .members import Members
+    from ..members import Members
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class DirectoryStore:
 
     # -- writing --------------------------------------------------------------------------
     async def _write_all(self, offset: int, data: bytes) -> None:
-        from .members import Request
+        from ..members import Request
 
         members = self.members
         view = memoryview(data)

@@ -1,7 +1,7 @@
 """The log cache: seed 002's large virtual NVRAM cache as a chained destage target.
 
 He & Yang, *VC-RAID* (seed 002), sec. 2 and 3: a small **RAM buffer** of block slots and
-one or more **cache disks** (a log: :mod:`vraid.engine.logmedium`) in front of the RAID
+one or more **cache disks** (a log: :mod:`vraid.engine.log.medium`) in front of the RAID
 form one large non-volatile write cache. A host write is copied into a RAM slot and
 acknowledged; **level-1 destage** appends the RAM buffer to the log in large sequential
 writes (a segment of at most 64 KiB per request) when the buffer fills, when its oldest
@@ -11,7 +11,7 @@ target (the RAID planner, rxw-matrix and CT, like every destage) when the destag
 scheduler (``vraid.policies.destage``, ``idle`` by default: the paper's idle-time rule)
 says so, one segment at a time so a new host request stops it between segments. Reads
 come from the newest copy: RAM slot, log, then the data disks. Where each block is, is
-the slot table's (:mod:`vraid.engine.slots`: IN_RAM_BUFFER, IN_CACHE_DISK, IN_DATA_DISK,
+the slot table's (:mod:`vraid.engine.log.slots`: IN_RAM_BUFFER, IN_CACHE_DISK, IN_DATA_DISK,
 SLOT_FREE).
 
 How it combines with the write-back cache (``--cache``). With ``--log`` alone this *is*
@@ -48,15 +48,15 @@ import numpy as np
 import trio
 
 from vraid.ondisk.logsegment import SegmentHeader, data_crc
-from .events import Cause, LogDestageEvent, LogFailureEvent, LogFillEvent, LogHitEvent
-from .logmedium import LogFailed, LogMedium
-from .members import Priority
-from .metrics import LogMetrics
+from ..events import Cause, LogDestageEvent, LogFailureEvent, LogFillEvent, LogHitEvent
+from .medium import LogFailed, LogMedium
+from ..members import Priority
+from ..metrics import LogMetrics
 from .slots import IN_CACHE_DISK, IN_RAM_BUFFER, NoSlot, SlotTable
-from .stripe import StripeBuffer
+from ..stripe import StripeBuffer
 
 if TYPE_CHECKING:
-    from .target import Target
+    from ..target import Target
 
 log = logging.getLogger(__name__)
 

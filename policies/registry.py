@@ -1,8 +1,8 @@
 """The one table of policy families (engine-seams issue): how a spec string becomes a policy.
 
 A *family* is one kind of decision the controller delegates (cache organisation, destage
-order, destage scheduler, contiguity transform; prefetch, log disk, placement and member
-queue order later). Each row of :data:`FAMILIES` names:
+order, destage scheduler, contiguity transform, member queue order, prefetch, placement, log
+disk). Each row of :data:`FAMILIES` names:
 
 * its ``key``: the CLI flag ``--KEY`` (``_`` as ``-``), the ``vraid.toml`` key, the
   ``vraid ctl`` key and the ``vraid status`` line all come from it;
@@ -10,12 +10,17 @@ queue order later). Each row of :data:`FAMILIES` names:
   every policy of it subclasses;
 * its built-ins, name -> ``"module:Class"`` (imported only when used; ``None`` is the "no
   policy" of families where that means something, e.g. ``--cache none``);
-* its default spec, whether ``vraid ctl set`` may swap it at run time, and where the engine
-  holds it (``slot``, an attribute path on the array) and how to build one (``make``).
+* its default spec, whether ``vraid ctl set`` may swap it at run time, whether it is chosen
+  once at ``vraid create`` (``at_create``: recorded in the superblocks, so ``vraid mount`` and
+  ``vraid.toml`` do not offer it), and where the engine holds it (``slot``, an attribute path
+  on the array) and how to build one (``make``);
+* its plain settings (``--cache-size``, ``--log-size``), each with a parameter schema when its
+  values are checked here (:func:`setting_value`).
 
 Spec syntax, one parser for every family (:func:`parse`)::
 
     NAME[:key=value,...]                 a built-in or an installed plugin
+    NAME:VALUE                           the same, for a policy with a positional parameter (mcd:2)
     pkg.mod:Class[:key=value,...]        your own class, importable from the current directory
     path/to/file.py:Class[:key=value,...]
 
@@ -25,8 +30,9 @@ listing what would be valid, always before anything changes. Installed plugins r
 the entry-point group ``vraid.policies.<key>`` (:mod:`vraid.policies.loader`).
 
 Adding a family: one folder under ``policies/`` with a base class and its built-ins, and one
-:class:`Family` row below. The CLI flags, vraid.toml keys, ``vraid ctl`` keys, status lines
-and ``vraid policies`` follow from the row.
+:class:`Family` row below (docs/policies.md, "What a new family costs", has the exact list).
+The CLI flags, vraid.toml keys, ``vraid ctl`` keys, status lines and ``vraid policies``
+follow from the row.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from typing import Any, Callable, Mapping
 from vraid.errors import VraidError
 
 from . import loader
-from .params import Param, bind, format_value, schema
+from .params import Param, ParamError, Size, bind, format_value, schema
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,8 @@ class Setting:
     default: str
     doc: str
     metavar: str = "VALUE"
+    #: the type and range its values are checked against (:func:`setting_value`); None: unchecked here
+    param: Param | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +110,9 @@ class Family:
     #: ``make(cls, values, spec, ctx)`` builds the policy; default ``cls(**values)``
     make: Callable[..., Any] | None = None
     settings: tuple[Setting, ...] = ()
+    #: chosen once at ``vraid create`` and recorded in the superblocks (the log disk): no
+    #: ``vraid mount`` flag and no vraid.toml default, a ``vraid create``/``vraid sim`` flag instead
+    at_create: bool = False
 
     @property
     def flag(self) -> str:
@@ -183,6 +194,14 @@ FAMILIES: dict[str, Family] = {
                 "multibuffer": "vraid.policies.placement.multibuffer:MultibufferPlacement",
                 "dpsr": "vraid.policies.placement.dpsr:DpsrPlacement"},
                "static", slot="placement"),
+        Family("log", "log disk", "a RAM buffer and an append-only log on cache disks in front of the array (seed 002)",
+               "vraid.policies.log", "vraid.policies.log:LogConfiguration",
+               {"none": None, "scd": "vraid.policies.log:SingleCacheDisk",
+                "mcd": "vraid.policies.log:MultipleCacheDisks",
+                "mirrored": "vraid.policies.log:MirroredCacheDisks", "per-disk": "vraid.policies.log:PerDiskLog"},
+               "none", slot="log", none_doc="no log disk", at_create=True,
+               settings=(Setting("log_size", "16M", "size of each log store (per-disk: of each member's log region)",
+                                 "SIZE", Param("log_size", Size, 16 << 20, "bytes of each log store", 132 << 10)),)),
     )
 }
 
@@ -272,14 +291,28 @@ def parse(key: str, text: "str | PolicySpec | None") -> PolicySpec:
         raise VraidError(f"{fam.title} spec {spec!r} ends with ':' but gives no parameters",
                          f"write {name} alone, or {name}:key=value,...; valid parameters: "
                          + (", ".join(p.name for p in params) or "(none)"))
+    positional = getattr(cls, "positional", None) if cls is not None else None
+    if positional and rest.strip() and "=" not in rest and "," not in rest:
+        rest = f"{positional}={rest.strip()}"  # mcd:2 is mcd:disks=2
     given = bind(params, _split_params(rest, what, params), what, fill=False)
-    return PolicySpec(key, name, format_spec(name, given, params), target, tuple(given.items()))
+    if positional and positional not in given:  # written out, so the spec says the default (mcd: mcd:2)
+        given = bind(params, {positional: _param(params, positional).default}, what, fill=False) | given
+    return PolicySpec(key, name, format_spec(name, given, params, positional=positional), target, tuple(given.items()))
 
 
-def format_spec(name: str, values: Mapping[str, Any], params: tuple[Param, ...] = ()) -> str:
-    """``name:k=v,...`` in the canonical spelling :func:`parse` reads back."""
+def _param(params: tuple[Param, ...], name: str) -> Param:
+    return next(p for p in params if p.name == name)
+
+
+def format_spec(name: str, values: Mapping[str, Any], params: tuple[Param, ...] = (),
+                positional: str | None = None) -> str:
+    """``name:k=v,...`` in the canonical spelling :func:`parse` reads back; ``name:VALUE`` when
+    the only value given is the class's ``positional`` parameter."""
     types = {p.name: p.type for p in params}
-    items = [f"{k}={format_value(types.get(k, type(v)), v)}" for k, v in values.items() if v is not None]
+    given = {k: v for k, v in values.items() if v is not None}
+    if positional and list(given) == [positional]:
+        return f"{name}:{format_value(types.get(positional, type(given[positional])), given[positional])}"
+    items = [f"{k}={format_value(types.get(k, type(v)), v)}" for k, v in given.items()]
     return name + (":" + ",".join(items) if items else "")
 
 
@@ -382,14 +415,47 @@ def install(key: str, engine: Any, spec: "str | PolicySpec", ctx: Context | None
 
 
 # -- settings and descriptions ---------------------------------------------------------------
-def settings() -> dict[str, tuple[str, str]]:
-    """Every setting key the table gives (families and their plain settings) -> (default, doc)."""
+def settings(*, at_create: bool | None = None) -> dict[str, tuple[str, str]]:
+    """Every setting key the table gives (families and their plain settings) -> (default, doc);
+    with ``at_create`` False only those a mount may choose (vraid.toml, ``vraid mount``), with
+    True only those chosen at ``vraid create``."""
     out: dict[str, tuple[str, str]] = {}
     for fam in FAMILIES.values():
+        if at_create is not None and fam.at_create != at_create:
+            continue
         out[fam.key] = (fam.default, f"{fam.title}: {', '.join(fam.builtins)} or your own pkg.mod:Class (NAME[:k=v,...])")
         for s in fam.settings:
             out[s.key] = (s.default, s.doc)
     return out
+
+
+def setting(key: str) -> tuple[Family, Setting]:
+    """The family and row of plain setting ``key`` (``log_size``)."""
+    for fam in FAMILIES.values():
+        for s in fam.settings:
+            if s.key == key:
+                return fam, s
+    raise VraidError(f"unknown setting {key!r}", f"settings: {', '.join(s.key for f in FAMILIES.values() for s in f.settings)}")
+
+
+def setting_value(key: str, value: Any = None) -> Any:
+    """Setting ``key``'s value (text or typed; None: its default) converted and range-checked by
+    its schema.
+
+    Raises:
+        VraidError: naming the option, the value and the range (``--log-size 0 is below 132K``).
+    """
+    fam, s = setting(key)
+    if s.param is None:
+        raise VraidError(f"setting {key} has no schema", "report this as a vraid bug")
+    flag = "--" + key.replace("_", "-")
+    try:
+        return s.param.convert(s.default if value is None else value)
+    except ParamError as exc:
+        shown = exc.shown if exc.shown is not None else str(value)
+        where = s.param.range_text()
+        raise VraidError(f"{flag} {shown} {exc.detail}",
+                         f"{flag}: {s.doc}, {s.param.kind}{' ' + where if where else ''}, e.g. {flag} {s.default}") from None
 
 
 @dataclass(frozen=True)
@@ -441,7 +507,7 @@ def describe_all(keys: "list[str] | None" = None) -> dict[str, Any]:
     """The JSON of ``vraid policies --json``."""
     return {"families": [
         {"key": fam.key, "title": fam.title, "doc": fam.doc, "default": fam.default, "runtime": fam.runtime,
-         "flag": fam.flag, "package": fam.package, "base": fam.base,
+         "flag": fam.flag, "package": fam.package, "base": fam.base, "at_create": fam.at_create,
          "settings": [{"key": s.key, "default": s.default, "doc": s.doc} for s in fam.settings],
          "policies": [p.to_dict() for p in describe(fam.key)]}
         for fam in (family(k) for k in (keys or FAMILIES))
@@ -451,5 +517,6 @@ def describe_all(keys: "list[str] | None" = None) -> dict[str, Any]:
 def flag_help(key: str) -> str:
     """One line for ``--KEY``'s help: the built-ins, the default, how to add your own."""
     fam = family(key)
+    chosen = "; chosen at create, for the array's life" if fam.at_create else ""
     return (f"{fam.title}: {' | '.join(fam.names())} (default {fam.default}), each NAME[:k=v,...], or your own "
-            f"pkg.mod:Class or file.py:Class; see `vraid policies {key}`")
+            f"pkg.mod:Class or file.py:Class; see `vraid policies {key}`{chosen}")

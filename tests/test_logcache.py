@@ -181,8 +181,10 @@ def test_refused_combinations(tmp_path):
         EngineConfig(G, log="scd", policies={"cache": "pbg"}, nvram=tmp_path / "nv").check()
     with pytest.raises(VraidError, match="unknown log"):
         EngineConfig(G, log="raid1").check()
-    with pytest.raises(VraidError, match="fewer than 2 segments"):
+    with pytest.raises(VraidError, match="--log-size 64K is below 132K"):  # the log family's schema
         EngineConfig(G, log="scd", log_size=64 * K).check()
+    with pytest.raises(VraidError, match="mcd: disks=1 is below 2"):
+        EngineConfig(G, log="mcd:1").check()
 
 
 def test_sim_json_has_a_log_block_only_with_a_log():

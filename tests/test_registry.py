@@ -73,7 +73,7 @@ class NotAPolicy:
 OWN = {"destage": "Eager", "destage_order": "Backwards", "cache": "Wide", "ct": "Same"}
 BASES = {"cache": "Organisation", "destage_order": "DestageOrder", "destage": "DestageScheduler",
          "ct": "ContiguityTransform", "queue_order": "QueueOrder", "prefetch": "PrefetchPolicy",
-         "placement": "Placement"}
+         "placement": "Placement", "log": "LogConfiguration"}
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def student_dir(tmp_path, monkeypatch):
 # -- the table -------------------------------------------------------------------------------
 def test_every_family_row_is_complete_and_its_builtins_load():
     assert list(registry.FAMILIES) == ["cache", "destage_order", "destage", "ct", "queue_order", "prefetch",
-                                     "placement"]
+                                     "placement", "log"]
     for key, fam in registry.FAMILIES.items():
         assert fam.title and fam.doc and fam.flag == "--" + key.replace("_", "-")
         base = fam.base_class()
@@ -278,7 +278,7 @@ def test_current_and_install_walk_the_slots():
     assert registry.current(engine) == {"cache": "stripe", "destage_order": "lrw",
                                         "destage": "hlwm:high=0.95,low=0.85,max_destages=4", "ct": "none",
                                         "queue_order": "none", "prefetch": "none",
-                                        "placement": "static"}  # the fake has no members, reads
+                                        "placement": "static", "log": "none"}  # the fake has no members, reads
     assert registry.install("destage_order", engine, "cscan") == "cscan"
     assert engine.cache.set_calls == [engine.cache.order]              # the holder's set_order
     assert registry.install("ct", engine, "msc:sr_max=6,sw_max=7") == "msc:sr_max=6,sw_max=7"
@@ -287,7 +287,7 @@ def test_current_and_install_walk_the_slots():
         registry.install("cache", engine, "pbg")
     bare = SimpleNamespace(cache=None, ct=None)
     assert registry.current(bare) == {"cache": "none", "ct": "none", "queue_order": "none", "prefetch": "none",
-                                      "placement": "static"}
+                                      "placement": "static", "log": "none"}
     with pytest.raises(VraidError, match="runs with --cache none") as err:
         registry.install("destage", bare, "adaptive")
     assert "--cache pbg" in err.value.hint
@@ -319,7 +319,9 @@ def test_settings_flags_toml_ctl_and_sim_keys_come_from_the_table():
 
     keys = ["cache", "cache_size", "destage_order", "destage", "ct", "queue_order", "prefetch", "read_cache_size",
             "placement"]
-    assert list(registry.settings()) == keys
+    assert list(registry.settings()) == [*keys, "log", "log_size"]
+    # the log disk is chosen at create: no vraid.toml default, no mount flag, SimConfig.log in a simulation
+    assert list(registry.settings(at_create=False)) == keys and list(registry.settings(at_create=True)) == ["log", "log_size"]
     assert list(KNOWN) == ["image", *keys] and list(POLICY_KEYS) == keys
     assert list(CTL_KEYS) == ["destage_order", "destage", "ct"]
     p = argparse.ArgumentParser()

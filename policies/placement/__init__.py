@@ -71,6 +71,10 @@ class Placement:
     summary = ""
     source = ""
     params: dict[str, Any] = {}
+    #: whether blocks move: written through a stripe directory kept on the members, by the
+    #: engine's placement layer (:mod:`vraid.engine.placement`). False (``static``): every block
+    #: stays at the layout's place, no directory is made and no placement layer runs.
+    remaps = True
 
     directory: StripeDirectory
 
@@ -112,4 +116,14 @@ class Placement:
         return format_spec(self.name, values, schema(type(self)))
 
 
-__all__ = ["InPlace", "Placement"]
+def needs_directory(spec: Any) -> bool:
+    """Whether the placement ``spec`` names (text or a checked spec; None: the family's
+    default) needs a stripe directory: the one question create, the builder, the simulator
+    and ``vraid fuzz`` ask of a placement before running it (:attr:`Placement.remaps`)."""
+    from vraid.policies import registry
+
+    cls = registry.policy_class(registry.parse("placement", spec))
+    return bool(getattr(cls, "remaps", True))
+
+
+__all__ = ["InPlace", "Placement", "needs_directory"]

@@ -48,6 +48,7 @@ import trio
 from vraid.backends.base import Store
 from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
+from vraid.policies.placement import needs_directory
 from .array import Array, CacheConfig
 from .clock import TrioClock
 from .guard import MODES, PolicyGuard
@@ -165,7 +166,7 @@ class EngineConfig:
 
             registry.create("ct", self.spec("ct"), registry.Context(
                 geometry=g, disk_model=self.disk_model, params=dict(self.params), disk_preset=disk_preset(self.disk_model)))
-        if self.spec("placement") != "static":  # seed 004: a stripe directory (vraid.engine.placement.writes)
+        if needs_directory(self.spec("placement")):  # seed 004: a stripe directory (vraid.engine.placement)
             if cache != "none" or self.nvram is not None or self.log is not None:
                 raise VraidError(f"placement {self.spec('placement')} keeps its own write buffers: it runs without "
                                  "a write-back cache, NVRAM or a log disk",
@@ -191,9 +192,10 @@ class EngineConfig:
         if self.nvram is not None and cache == "none":
             raise VraidError("NVRAM needs a write-back cache", "add --cache stripe (or pbg)")
         if self.log is not None:
-            from vraid.ondisk.logsegment import LogLayout, parse_kind
+            from vraid.ondisk.logsegment import LogLayout
+            from vraid.policies.log import layout
 
-            kind, n = parse_kind(self.log)
+            kind, n = layout(self.log, g.ndisks)
             if self.nvram is not None or self.replay_nvram is not None:
                 raise VraidError("a log disk and NVRAM are two journals for one write cache",
                                  "use --log (seed 002's virtual NVRAM) or --nvram FILE, not both")
@@ -203,11 +205,11 @@ class EngineConfig:
             if not self.log_timer > 0:
                 raise VraidError(f"log timer {self.log_timer} is not positive", "e.g. 0.2 (seconds)")
             if self.log_stores is not None:
-                want = g.ndisks if kind == "per-disk" else n
-                if len(self.log_stores) != want:
-                    raise VraidError(f"{len(self.log_stores)} log stores for a {self.log} log", f"give {want}")
+                if len(self.log_stores) != n:
+                    raise VraidError(f"{len(self.log_stores)} log stores for a {self.log} log", f"give {n}")
             else:
-                LogLayout.for_size(kind, max(n, 1), g.block_size, self.log_size)
+                registry.setting_value("log_size", self.log_size)
+                LogLayout.for_size(kind, n, g.block_size, self.log_size)
         if self.bitmap_chunk:
             from vraid.ondisk.bitmap import check_chunk
 
@@ -273,7 +275,9 @@ class Engine:
         return wrap(store, cfg.disk_model, self.model_clock)
 
     def _per_disk(self) -> bool:
-        return self.config.log is not None and self.config.log.startswith("per-disk")
+        from vraid.policies.log import layout
+
+        return self.config.log is not None and layout(self.config.log, self.geometry.ndisks)[0] == "per-disk"
 
     # -- the stripe directory (seed 004; vraid.engine.placement.writes) --------------------------------
     def _placement(self):
@@ -294,7 +298,7 @@ class Engine:
 
     def _open_directory(self) -> None:
         cfg, g = self.config, self.geometry
-        if cfg.spec("placement") == "static":
+        if not needs_directory(cfg.spec("placement")):
             return
         from .placement.directory_store import DirectoryStore
 
@@ -320,7 +324,7 @@ class Engine:
     def _open_members(self) -> None:
         cfg, g = self.config, self.geometry
         extra = cfg.log_size if self._per_disk() and cfg.log_stores is None else 0  # the log region past the data
-        if cfg.spec("placement") != "static" and cfg.stores is None:  # the directory region past the data
+        if needs_directory(cfg.spec("placement")) and cfg.stores is None:  # the directory region past the data
             area, _ = self._directory_area()
             extra = area.offset + area.size - g.member_size
         self.stores = list(cfg.stores) if cfg.stores is not None else [
@@ -357,10 +361,11 @@ class Engine:
         cfg, g = self.config, self.geometry
         if cfg.log is None:
             return
-        from vraid.ondisk.logsegment import LogLayout, parse_kind
+        from vraid.ondisk.logsegment import LogLayout
+        from vraid.policies.log import layout
         from .log.medium import LogMedium, WindowStore, format_stores
 
-        kind, n = parse_kind(cfg.log)
+        kind, n = layout(cfg.log, g.ndisks)
         if cfg.log_stores is not None:
             raw = list(cfg.log_stores)
             stores = [self.wrap_timing(s) for s in raw] if kind != "per-disk" else raw
@@ -394,7 +399,7 @@ class Engine:
 
         def make(target, guard):
             return LogCache(target, self.log_medium, ram_bytes=cfg.log_ram, scheduler=guard.wrap("destage", sched),
-                            timer=cfg.log_timer, scan=self.log_scan)
+                            timer=cfg.log_timer, scan=self.log_scan, spec=registry.parse("log", cfg.log).text)
 
         return make
 

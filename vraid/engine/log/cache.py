@@ -74,8 +74,10 @@ class LogCache:
     name = "logdisk"
 
     def __init__(self, next: "Target", medium: LogMedium, *, ram_bytes: int = DEFAULT_RAM, scheduler: Any = None,
-                 timer: float = DEFAULT_TIMER, scan: Any = None) -> None:
+                 timer: float = DEFAULT_TIMER, scan: Any = None, spec: str = "") -> None:
         self.next = next
+        #: the log configuration's spec (the registry's log family: ``scd``, ``mcd:2``...), for status
+        self.spec = spec or medium.layout.kind
         self.raid = getattr(next, "raid", None)  # the read path asks for the members through it
         self.geometry, self.mapping, self.clock, self.events = next.geometry, next.mapping, next.clock, next.events
         self.medium = medium

@@ -62,6 +62,9 @@ class Context:
     #: the members' disk preset as measured (``vraid.backends.models.disk_preset(disk_model)``),
     #: or None; the CT limits are looked up by it (policies do not import backends)
     disk_preset: str | None = None
+    #: the stripe directory a placement runs over (vraid.core.directory): which built-in takes
+    #: over from a failed placement depends on it (:func:`fallback`)
+    directory: Any = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,10 @@ class Family:
     #: chosen once at ``vraid create`` and recorded in the superblocks (the log disk): no
     #: ``vraid mount`` flag and no vraid.toml default, a ``vraid create``/``vraid sim`` flag instead
     at_create: bool = False
+    #: ``"module:function"``, ``function(failed, ctx)`` -> the spec of the built-in that takes
+    #: over from a failed policy (the policy guard asks, :func:`fallback`); None: the family's
+    #: default. A string, imported when used, like the built-ins
+    fallback: str | None = None
 
     @property
     def flag(self) -> str:
@@ -147,6 +154,8 @@ def _make_queue_order(cls: type, values: dict, spec: PolicySpec, ctx: Context) -
 
 def _make_prefetch(cls: type, values: dict, spec: PolicySpec, ctx: Context) -> Any:
     return cls(ctx.geometry, **values)
+
+
 
 
 FAMILIES: dict[str, Family] = {
@@ -193,7 +202,7 @@ FAMILIES: dict[str, Family] = {
                {"static": "vraid.policies.placement.static:StaticPlacement",
                 "multibuffer": "vraid.policies.placement.multibuffer:MultibufferPlacement",
                 "dpsr": "vraid.policies.placement.dpsr:DpsrPlacement"},
-               "static", slot="placement"),
+               "static", slot="placement", fallback="vraid.policies.placement:fallback_spec"),
         Family("log", "log disk", "a RAM buffer and an append-only log on cache disks in front of the array (seed 002)",
                "vraid.policies.log", "vraid.policies.log:LogConfiguration",
                {"none": None, "scd": "vraid.policies.log:SingleCacheDisk",
@@ -336,6 +345,14 @@ def create(key: str, spec: "str | PolicySpec | None", ctx: Context | None = None
         except (AttributeError, TypeError):
             pass
     return obj
+
+
+def fallback(key: str, failed: Any, ctx: Context | None = None) -> Any:
+    """A fresh instance of the built-in that takes over from ``failed``, a policy of family
+    ``key`` the guard disabled: the row's ``fallback`` (placement: the built-in of the stripe
+    directory's kind, so it can take over what is buffered), else the family's default."""
+    fam, ctx = family(key), ctx or Context()
+    return create(key, loader.resolve(fam.fallback)(failed, ctx) if fam.fallback is not None else None, ctx)
 
 
 def head_of(key: str, cls: type, name: str) -> str:

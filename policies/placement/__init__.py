@@ -116,6 +116,17 @@ class Placement:
         return format_spec(self.name, values, schema(type(self)))
 
 
+def fallback_spec(failed: Any, ctx: Any) -> str:
+    """The built-in that takes over from a failed placement over the stripe directory
+    ``ctx.directory`` (the placement row's ``fallback``; the policy guard asks through
+    :func:`vraid.policies.registry.fallback`): ``dpsr`` on a directory made for
+    migration, ``multibuffer`` otherwise, with the failed policy's buffer size when it has a
+    sane one (it takes over every buffered strip)."""
+    size = getattr(failed, "buffer", None)
+    size = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else 100
+    return f"{'dpsr' if getattr(ctx.directory, 'migrate', False) else 'multibuffer'}:buffer={size}"
+
+
 def needs_directory(spec: Any) -> bool:
     """Whether the placement ``spec`` names (text or a checked spec; None: the family's
     default) needs a stripe directory: the one question create, the builder, the simulator
@@ -126,4 +137,4 @@ def needs_directory(spec: Any) -> bool:
     return bool(getattr(cls, "remaps", True))
 
 
-__all__ = ["InPlace", "Placement", "needs_directory"]
+__all__ = ["InPlace", "Placement", "fallback_spec", "needs_directory"]

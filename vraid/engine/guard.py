@@ -23,7 +23,15 @@ ct              ``__call__``                 not a Plan, another stripe/Z/basic 
                                              (:func:`vraid.core.rxw.transform_violation`)
 queue_order     ``add pop``                  ``pop`` returning a request that is not queued
 prefetch        ``after_read``               ranges that are not (start, count) inside the array
+placement       ``write flush clean          a step the stripe directory refuses (checked before
+                restore``                    its I/O); ``flush`` that does not empty the buffers
 ==============  ===========================  ==================================================
+
+The placement's calls are checked by its layer (:mod:`vraid.engine.placement.writes`), which
+reports the fault here and takes the replacement from :meth:`PolicyGuard.replacement`. The log
+family answers only when an array is made or built, never on the data path: a configuration
+that answers wrongly is refused then (:func:`vraid.policies.log.layout`); the log's level-2
+scheduler is a ``destage`` policy behind the destage guard.
 
 The wrappers are in :mod:`vraid.engine.guarded` (the cache organisation's in
 :mod:`vraid.engine.guarded_cache`); this module holds the guard itself.
@@ -95,6 +103,14 @@ class PolicyGuard:
         from vraid.policies.registry import Context, create
 
         return create(family, None, Context(geometry=self.geometry))
+
+    def replacement(self, family: str, failed: Any, **context: Any) -> Any:
+        """A fresh instance of the built-in that takes over from ``failed`` (the registry's
+        ``fallback`` of the family: its default, or for a placement the built-in of the stripe
+        directory's kind; ``context``: :class:`~vraid.policies.registry.Context` fields)."""
+        from vraid.policies.registry import Context, fallback
+
+        return fallback(family, failed, Context(geometry=self.geometry, **context))
 
     def wrap(self, family: str, policy: Any, **extra: Any) -> Any:
         """``policy`` behind the guard of ``family`` (None and already guarded ones unchanged)."""

@@ -104,7 +104,7 @@ class Guarded:
         return f"<guarded {self.family} {self.spec}>"
 
     def _replacement(self) -> Any:
-        return self._guard.default(self.family)
+        return self._guard.replacement(self.family, self.inner)  # the registry's fallback of the family
 
     def _fail(self, call: str, exc: BaseException) -> None:
         """Disable the policy: the replacement is in force when this returns."""
@@ -201,7 +201,7 @@ class GuardedOrder(Guarded):
         self.waiting: dict[int, None] = {}
 
     def _replacement(self) -> Any:
-        new = self._guard.default(self.family)
+        new = self._guard.replacement(self.family, self.inner)
         for key in self.waiting:
             new.dirtied(key)
         return new

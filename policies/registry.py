@@ -385,6 +385,12 @@ def _parent(fam: Family, engine: Any) -> tuple[Any, str]:
     return holder, attr
 
 
+def holder(key: str, engine: Any) -> tuple[Any, str]:
+    """(the object holding family ``key``'s policy on ``engine``, the attribute name): the row's
+    ``slot`` walked from the engine; the holder is None where a step is missing (no cache)."""
+    return _parent(family(key), engine)
+
+
 def current(engine: Any) -> dict[str, str]:
     """key -> spec of every family the engine runs now (families whose place is missing,
     e.g. a destage order without a cache, are left out; "none" families say none)."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import trio
 
 from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
@@ -348,6 +349,69 @@ def test_a_new_family_is_one_row(monkeypatch):
     assert [f["key"] for f in registry.describe_all()["families"]][-1] == "tie_break"
     engine = SimpleNamespace(cache=SimpleNamespace(tie=None), ct=None)
     assert registry.install("tie_break", engine, "lrw") == "lrw" and engine.cache.tie.name == "lrw"
+
+
+class TieBreak:
+    """Base of a made-up family: which of two equal units goes first."""
+
+    params: dict = {}
+
+    def pick(self, a: int, b: int) -> int:
+        raise NotImplementedError
+
+
+class Lower(TieBreak):
+    """the lower one"""
+
+    name = "lower"
+
+    def pick(self, a: int, b: int) -> int:
+        return min(a, b)
+
+
+class Boom(TieBreak):
+    """raises"""
+
+    name = "boom"
+
+    def pick(self, a: int, b: int) -> int:
+        raise RuntimeError("boom")
+
+
+def test_a_new_family_costs_one_folder_and_one_row_the_builder_and_the_guard_follow(monkeypatch):
+    """docs/policies.md "What a new family costs": with only a row (and its classes), the
+    builder makes the policy, puts it in its slot behind the guard, and a policy that raises is
+    replaced by the family's default, the fault recorded."""
+    from vraid.engine.build import EngineConfig, build_engine
+
+    here = __name__
+    row = registry.Family("tie_break", "tie break", "which of two equal units goes first", here,
+                          f"{here}:TieBreak", {"lower": f"{here}:Lower", "boom": f"{here}:Boom"}, "lower", slot="tie")
+    monkeypatch.setitem(registry.FAMILIES, "tie_break", row)
+
+    async def fallback() -> None:
+        engine = build_engine(EngineConfig(G, policies={"tie_break": "boom"}))
+        try:
+            tie = engine.array.tie
+            assert registry.current(engine.array)["tie_break"] == "boom"
+            assert tie.pick(7, 3) == 3  # Boom raised: Lower took over and answered the call
+            assert registry.current(engine.array)["tie_break"] == "lower"
+            [fault] = engine.array.guard.faults
+            assert (fault.family, fault.policy, fault.call, fault.fallback) == ("tie_break", "boom", "pick", "lower")
+            assert "RuntimeError: boom" in fault.error
+        finally:
+            engine.close()
+
+    async def stop() -> None:  # a simulation stops instead
+        engine = build_engine(EngineConfig(G, policies={"tie_break": "boom"}, on_policy_fault="stop"))
+        try:
+            engine.array.tie.pick(1, 2)
+        finally:
+            engine.close()
+
+    trio.run(fallback)
+    with pytest.raises(VraidError, match="tie break boom failed in pick"):
+        trio.run(stop)
 
 
 def test_vraid_policies_json_schema(capsys):

@@ -62,6 +62,9 @@ SIM_UUID = "5e5e5e5e-0000-4000-8000-000000000000"
 DEFAULT_CACHE_SIZE = CacheConfig().size
 #: the policy families a CacheConfig carries (the Array builds these three itself)
 CACHE_FAMILIES = ("cache", "destage_order", "destage")
+#: the families built by name below; every other family of the registry is made from its row
+#: and put in its slot (:meth:`Engine._install_from_table`)
+BUILT_BY_NAME = (*CACHE_FAMILIES, "ct", "queue_order", "prefetch", "placement", "log")
 
 
 def memory_store(role: int, size: int) -> Store:
@@ -432,6 +435,21 @@ class Engine:
                            placement=self.placement_factory())
         if cfg.rebuild_rate:
             self.array.set_rebuild_rate(cfg.rebuild_rate * 1e6)
+        self._install_from_table(ctx)
+
+    def _install_from_table(self, ctx) -> None:
+        """Every family not built by name above (a new family: one folder under ``policies/``
+        and one registry row) made from its row and put in its ``slot`` behind the policy
+        guard; the layer holding the slot calls it (docs/policies.md, "What a new family costs")."""
+        from vraid.policies import registry
+
+        for key, fam in registry.FAMILIES.items():
+            if key in BUILT_BY_NAME or not fam.slot:
+                continue
+            holder, attr = registry.holder(key, self.array)
+            if holder is not None:
+                policy = registry.create(key, self.config.spec(key), ctx)
+                setattr(holder, attr, self.array.guard.wrap(key, policy))
 
     # -- running ----------------------------------------------------------------------------
     async def recover(self) -> ResyncReport:

@@ -67,10 +67,10 @@ from typing import Any
 from vraid.errors import VraidError
 from .events import EventBus, PolicyFaultEvent
 from .guarded import (Fault, Guarded, GuardedOrder, GuardedPrefetch, GuardedQueue, GuardedQueueFactory,
-                      GuardedScheduler, GuardedTransform, PolicyFault, _Invalid)
+                      GuardedCalls, GuardedScheduler, GuardedTransform, PolicyFault, _Invalid)
 from .guarded_cache import GuardedOrganisation, PinnedOrganisation
 
-__all__ = ["Fault", "Guarded", "GuardedOrder", "GuardedOrganisation", "GuardedPrefetch", "GuardedQueue",
+__all__ = ["Fault", "Guarded", "GuardedCalls", "GuardedOrder", "GuardedOrganisation", "GuardedPrefetch", "GuardedQueue",
            "GuardedQueueFactory", "GuardedScheduler", "GuardedTransform", "MODES", "PinnedOrganisation",
            "PolicyFault", "PolicyGuard", "STALL_LIMIT"]
 
@@ -116,7 +116,9 @@ class PolicyGuard:
         """``policy`` behind the guard of ``family`` (None and already guarded ones unchanged)."""
         if policy is None or isinstance(policy, Guarded):
             return policy
-        cls = _WRAPPERS[family]
+        cls = _WRAPPERS.get(family)
+        if cls is None:  # a family without a wrapper of its own: its calls that raise
+            return GuardedCalls(self, policy, family=family)
         return cls(self, policy, **extra)
 
     def fault(self, family: str, policy: str, call: str, exc: BaseException, fallback: str) -> None:

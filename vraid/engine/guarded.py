@@ -357,3 +357,26 @@ class GuardedPrefetch(Guarded):
 
         return self._call("after_read", lambda p: [tuple(r) if isinstance(r, list) else r for r in p.after_read(read)],
                           check)
+
+
+# -- a family without a wrapper of its own ----------------------------------------------------
+class GuardedCalls(Guarded):
+    """Any family the guard has no wrapper for (a new family: one folder and one registry row):
+    every public method of the policy is called through :meth:`Guarded._call`, so one that
+    raises is replaced by the family's fallback (:func:`vraid.policies.registry.fallback`) and
+    the call is answered by it. What it answers is not checked: a family whose answers have
+    rules gets a wrapper of its own."""
+
+    def __init__(self, guard: PolicyGuard, policy: Any, *, family: str) -> None:
+        super().__init__(guard, policy)
+        self.family = family
+
+    def __getattr__(self, name: str) -> Any:
+        attr = super().__getattr__(name)
+        if name.startswith("_") or not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self._call(name, lambda p: getattr(p, name)(*args, **kwargs))
+
+        return call

@@ -19,6 +19,7 @@ import trio
 from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
 from vraid.policies import registry
+from vraid.policies.describe import describe, describe_all
 from vraid.policies.params import Fraction, Param, Regions, Seconds, bind, schema
 
 G = Geometry(level=5, ndisks=5, stripes=64, block_size=4096, strip_size=16384)
@@ -254,11 +255,11 @@ def test_installed_plugins_are_found_by_entry_point(student_dir, monkeypatch):
     with pytest.raises(VraidError) as err:
         registry.parse("destage", "nosuch")
     assert "eager" in err.value.hint
-    infos = {p.name: p for p in registry.describe("destage")}
+    infos = {p.name: p for p in describe("destage")}
     assert infos["eager"].origin.startswith("entry point") and infos["eager"].params[0].name == "n"
     with pytest.raises(VraidError, match="is not a DestageOrder subclass"):
         registry.parse("destage_order", "broken")
-    assert "does not load" in {p.name: p for p in registry.describe("destage_order")}["broken"].summary
+    assert "does not load" in {p.name: p for p in describe("destage_order")}["broken"].summary
 
 
 # -- run-time swaps --------------------------------------------------------------------------
@@ -346,7 +347,7 @@ def test_a_new_family_is_one_row(monkeypatch):
     add_policy_flags(p)
     assert p.parse_args(["--tie-break", "lrw"]).tie_break == "lrw"
     assert "tie_break" in registry.settings()
-    assert [f["key"] for f in registry.describe_all()["families"]][-1] == "tie_break"
+    assert [f["key"] for f in describe_all()["families"]][-1] == "tie_break"
     engine = SimpleNamespace(cache=SimpleNamespace(tie=None), ct=None)
     assert registry.install("tie_break", engine, "lrw") == "lrw" and engine.cache.tie.name == "lrw"
 

@@ -10,7 +10,7 @@ next mount replays the log; what was only in RAM is gone.
 
 Every answer is what vraid's engine does: the dealt operations run on a virtual-time
 :class:`~vraid.testing.session.Session` over in-memory members and an in-memory ``scd`` log
-(:mod:`vraid.engine.logcache`), paused so that only the dealt fsync and the one dealt level-2
+(:mod:`vraid.engine.log.cache`), paused so that only the dealt fsync and the one dealt level-2
 destage move blocks (no timer, no idle-time level 1 or level 2); the power cut drops the
 session without shutting anything down and a new one recovers from the same stores.
 """
@@ -22,7 +22,7 @@ from typing import Any
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
 from vraid.engine.build import EngineConfig
-from vraid.engine.slots import IN_CACHE_DISK, IN_RAM_BUFFER
+from vraid.engine.log.slots import IN_CACHE_DISK, IN_RAM_BUFFER
 from vraid.ondisk.logsegment import segment_data_blocks
 from vraid.testing.session import Session
 

@@ -6,10 +6,11 @@ None) or a :class:`Param`. The registry (:mod:`vraid.policies.registry`) reads t
 parse ``NAME:k=v,...`` specs, to convert and range-check the values, to print
 ``vraid policies`` and to format a spec back.
 
-Types: ``int``, ``float``, ``bool``, ``str`` and three markers:
+Types: ``int``, ``float``, ``bool``, ``str`` and four markers:
 
 * :class:`Fraction`: a fraction within 0..1, written ``0.95`` or ``95%``;
 * :class:`Seconds`: a duration, written ``3``, ``3s``, ``100ms``, ``10us``, ``2min``;
+* :class:`Size`: a number of bytes, written ``16M``, ``64K``, ``1G`` or ``4096`` (binary units);
 * :class:`Regions`: inclusive ranges of whole numbers, written ``a-b;c-d`` (``5`` is ``5-5``),
   as the excluded stride regions of seed 000 eq. (8)/(9); the lower bound of the range applies
   to every region (``(1, None)``: stride distances start at 1).
@@ -37,6 +38,10 @@ class Seconds(float):
     """Parameter type marker: a duration in seconds, written ``3``, ``3s``, ``100ms``, ``10us``, ``2min``."""
 
 
+class Size(int):
+    """Parameter type marker: a number of bytes, written ``16M``, ``64K`` or ``4096`` (binary units)."""
+
+
 class Regions(tuple):
     """Parameter type marker: inclusive ranges ``((a, b), ...)`` of whole numbers, written ``a-b;c-d``."""
 
@@ -47,9 +52,9 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 KIND = {int: "whole number", float: "number", Fraction: "fraction within 0..1 (e.g. 0.9 or 90%)",
         Seconds: "duration (e.g. 3s or 100ms)", bool: "true/false", str: "text",
-        Regions: "list of regions a-b;c-d"}
+        Regions: "list of regions a-b;c-d", Size: "size (e.g. 16M or 64K)"}
 TYPE_NAME = {int: "int", float: "float", Fraction: "fraction", Seconds: "seconds", bool: "bool", str: "str",
-             Regions: "regions"}
+             Regions: "regions", Size: "size"}
 
 
 class ParamError(ValueError):
@@ -89,12 +94,13 @@ class Param:
         if self.type is Fraction:
             low = 0 if low is None else low
             high = 1 if high is None else high
+        shown = (lambda x: format_value(Size, x)) if self.type is Size else _num
         if low is not None and high is not None:
-            return f"{_num(low)}..{_num(high)}"
+            return f"{shown(low)}..{shown(high)}"
         if low is not None:
-            return f">= {_num(low)}"
+            return f">= {shown(low)}"
         if high is not None:
-            return f"<= {_num(high)}"
+            return f"<= {shown(high)}"
         return ""
 
     def example(self) -> str:
@@ -122,12 +128,13 @@ class Param:
                     raise ParamError(f"region {a}-{_b} starts below {_num(self.low)}",
                                      f"regions start at {_num(self.low)} or more")
             return out
+        shown = (lambda x: format_value(Size, x)) if self.type is Size else _num
         if self.low is not None and out < self.low:
-            raise ParamError(f"is below {_num(self.low)}", f"{self.name} must be at least {_num(self.low)}",
-                             _num(out))
+            raise ParamError(f"is below {shown(self.low)}", f"{self.name} must be at least {shown(self.low)}",
+                             shown(out))
         if self.high is not None and out > self.high:
-            raise ParamError(f"is above {_num(self.high)}", f"{self.name} must be at most {_num(self.high)}",
-                             _num(out))
+            raise ParamError(f"is above {shown(self.high)}", f"{self.name} must be at most {shown(self.high)}",
+                             shown(out))
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -182,6 +189,15 @@ def _convert(typ: type, value: Any) -> Any:
         return number
     if typ is Regions:
         return _regions(value)
+    if typ is Size:
+        from vraid.core.units import parse_size
+
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError(value)
+        try:
+            return parse_size(value if isinstance(value, str) else int(value))
+        except VraidError:
+            raise ValueError(value) from None
     return typ(value)
 
 
@@ -220,6 +236,10 @@ def format_value(typ: type, value: Any) -> str:
         return ";".join(f"{a}-{b}" for a, b in value)
     if isinstance(value, bool):
         return "true" if value else "false"
+    if typ is Size:
+        from vraid.core.units import format_size
+
+        return format_size(int(value))
     if isinstance(value, float):
         return repr(float(value))
     return str(value)

@@ -1,8 +1,8 @@
 """The one table of policy families (engine-seams issue): how a spec string becomes a policy.
 
 A *family* is one kind of decision the controller delegates (cache organisation, destage
-order, destage scheduler, contiguity transform; prefetch, log disk, placement and member
-queue order later). Each row of :data:`FAMILIES` names:
+order, destage scheduler, contiguity transform, member queue order, prefetch, placement, log
+disk). Each row of :data:`FAMILIES` names:
 
 * its ``key``: the CLI flag ``--KEY`` (``_`` as ``-``), the ``vraid.toml`` key, the
   ``vraid ctl`` key and the ``vraid status`` line all come from it;
@@ -10,12 +10,17 @@ queue order later). Each row of :data:`FAMILIES` names:
   every policy of it subclasses;
 * its built-ins, name -> ``"module:Class"`` (imported only when used; ``None`` is the "no
   policy" of families where that means something, e.g. ``--cache none``);
-* its default spec, whether ``vraid ctl set`` may swap it at run time, and where the engine
-  holds it (``slot``, an attribute path on the array) and how to build one (``make``).
+* its default spec, whether ``vraid ctl set`` may swap it at run time, whether it is chosen
+  once at ``vraid create`` (``at_create``: recorded in the superblocks, so ``vraid mount`` and
+  ``vraid.toml`` do not offer it), and where the engine holds it (``slot``, an attribute path
+  on the array) and how to build one (``make``);
+* its plain settings (``--cache-size``, ``--log-size``), each with a parameter schema when its
+  values are checked here (:func:`setting_value`).
 
 Spec syntax, one parser for every family (:func:`parse`)::
 
     NAME[:key=value,...]                 a built-in or an installed plugin
+    NAME:VALUE                           the same, for a policy with a positional parameter (mcd:2)
     pkg.mod:Class[:key=value,...]        your own class, importable from the current directory
     path/to/file.py:Class[:key=value,...]
 
@@ -25,8 +30,9 @@ listing what would be valid, always before anything changes. Installed plugins r
 the entry-point group ``vraid.policies.<key>`` (:mod:`vraid.policies.loader`).
 
 Adding a family: one folder under ``policies/`` with a base class and its built-ins, and one
-:class:`Family` row below. The CLI flags, vraid.toml keys, ``vraid ctl`` keys, status lines
-and ``vraid policies`` follow from the row.
+:class:`Family` row below (docs/policies.md, "What a new family costs", has the exact list).
+The CLI flags, vraid.toml keys, ``vraid ctl`` keys, status lines and ``vraid policies``
+follow from the row.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from typing import Any, Callable, Mapping
 from vraid.errors import VraidError
 
 from . import loader
-from .params import Param, bind, format_value, schema
+from .params import Param, ParamError, Size, bind, format_value, schema
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,9 @@ class Context:
     #: the members' disk preset as measured (``vraid.backends.models.disk_preset(disk_model)``),
     #: or None; the CT limits are looked up by it (policies do not import backends)
     disk_preset: str | None = None
+    #: the stripe directory a placement runs over (vraid.core.directory): which built-in takes
+    #: over from a failed placement depends on it (:func:`fallback`)
+    directory: Any = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,8 @@ class Setting:
     default: str
     doc: str
     metavar: str = "VALUE"
+    #: the type and range its values are checked against (:func:`setting_value`); None: unchecked here
+    param: Param | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +113,13 @@ class Family:
     #: ``make(cls, values, spec, ctx)`` builds the policy; default ``cls(**values)``
     make: Callable[..., Any] | None = None
     settings: tuple[Setting, ...] = ()
+    #: chosen once at ``vraid create`` and recorded in the superblocks (the log disk): no
+    #: ``vraid mount`` flag and no vraid.toml default, a ``vraid create``/``vraid sim`` flag instead
+    at_create: bool = False
+    #: ``"module:function"``, ``function(failed, ctx)`` -> the spec of the built-in that takes
+    #: over from a failed policy (the policy guard asks, :func:`fallback`); None: the family's
+    #: default. A string, imported when used, like the built-ins
+    fallback: str | None = None
 
     @property
     def flag(self) -> str:
@@ -136,6 +154,8 @@ def _make_queue_order(cls: type, values: dict, spec: PolicySpec, ctx: Context) -
 
 def _make_prefetch(cls: type, values: dict, spec: PolicySpec, ctx: Context) -> Any:
     return cls(ctx.geometry, **values)
+
+
 
 
 FAMILIES: dict[str, Family] = {
@@ -182,7 +202,15 @@ FAMILIES: dict[str, Family] = {
                {"static": "vraid.policies.placement.static:StaticPlacement",
                 "multibuffer": "vraid.policies.placement.multibuffer:MultibufferPlacement",
                 "dpsr": "vraid.policies.placement.dpsr:DpsrPlacement"},
-               "static", slot="placement"),
+               "static", slot="placement", fallback="vraid.policies.placement:fallback_spec"),
+        Family("log", "log disk", "a RAM buffer and an append-only log on cache disks in front of the array (seed 002)",
+               "vraid.policies.log", "vraid.policies.log:LogConfiguration",
+               {"none": None, "scd": "vraid.policies.log:SingleCacheDisk",
+                "mcd": "vraid.policies.log:MultipleCacheDisks",
+                "mirrored": "vraid.policies.log:MirroredCacheDisks", "per-disk": "vraid.policies.log:PerDiskLog"},
+               "none", slot="log", none_doc="no log disk", at_create=True,
+               settings=(Setting("log_size", "16M", "size of each log store (per-disk: of each member's log region)",
+                                 "SIZE", Param("log_size", Size, 16 << 20, "bytes of each log store", 132 << 10)),)),
     )
 }
 
@@ -272,14 +300,28 @@ def parse(key: str, text: "str | PolicySpec | None") -> PolicySpec:
         raise VraidError(f"{fam.title} spec {spec!r} ends with ':' but gives no parameters",
                          f"write {name} alone, or {name}:key=value,...; valid parameters: "
                          + (", ".join(p.name for p in params) or "(none)"))
+    positional = getattr(cls, "positional", None) if cls is not None else None
+    if positional and rest.strip() and "=" not in rest and "," not in rest:
+        rest = f"{positional}={rest.strip()}"  # mcd:2 is mcd:disks=2
     given = bind(params, _split_params(rest, what, params), what, fill=False)
-    return PolicySpec(key, name, format_spec(name, given, params), target, tuple(given.items()))
+    if positional and positional not in given:  # written out, so the spec says the default (mcd: mcd:2)
+        given = bind(params, {positional: _param(params, positional).default}, what, fill=False) | given
+    return PolicySpec(key, name, format_spec(name, given, params, positional=positional), target, tuple(given.items()))
 
 
-def format_spec(name: str, values: Mapping[str, Any], params: tuple[Param, ...] = ()) -> str:
-    """``name:k=v,...`` in the canonical spelling :func:`parse` reads back."""
+def _param(params: tuple[Param, ...], name: str) -> Param:
+    return next(p for p in params if p.name == name)
+
+
+def format_spec(name: str, values: Mapping[str, Any], params: tuple[Param, ...] = (),
+                positional: str | None = None) -> str:
+    """``name:k=v,...`` in the canonical spelling :func:`parse` reads back; ``name:VALUE`` when
+    the only value given is the class's ``positional`` parameter."""
     types = {p.name: p.type for p in params}
-    items = [f"{k}={format_value(types.get(k, type(v)), v)}" for k, v in values.items() if v is not None]
+    given = {k: v for k, v in values.items() if v is not None}
+    if positional and list(given) == [positional]:
+        return f"{name}:{format_value(types.get(positional, type(given[positional])), given[positional])}"
+    items = [f"{k}={format_value(types.get(k, type(v)), v)}" for k, v in given.items()]
     return name + (":" + ",".join(items) if items else "")
 
 
@@ -303,6 +345,14 @@ def create(key: str, spec: "str | PolicySpec | None", ctx: Context | None = None
         except (AttributeError, TypeError):
             pass
     return obj
+
+
+def fallback(key: str, failed: Any, ctx: Context | None = None) -> Any:
+    """A fresh instance of the built-in that takes over from ``failed``, a policy of family
+    ``key`` the guard disabled: the row's ``fallback`` (placement: the built-in of the stripe
+    directory's kind, so it can take over what is buffered), else the family's default."""
+    fam, ctx = family(key), ctx or Context()
+    return create(key, loader.resolve(fam.fallback)(failed, ctx) if fam.fallback is not None else None, ctx)
 
 
 def head_of(key: str, cls: type, name: str) -> str:
@@ -333,6 +383,12 @@ def _parent(fam: Family, engine: Any) -> tuple[Any, str]:
         if holder is None:
             break
     return holder, attr
+
+
+def holder(key: str, engine: Any) -> tuple[Any, str]:
+    """(the object holding family ``key``'s policy on ``engine``, the attribute name): the row's
+    ``slot`` walked from the engine; the holder is None where a step is missing (no cache)."""
+    return _parent(family(key), engine)
 
 
 def current(engine: Any) -> dict[str, str]:
@@ -381,75 +437,53 @@ def install(key: str, engine: Any, spec: "str | PolicySpec", ctx: Context | None
     return spec_of(policy)
 
 
-# -- settings and descriptions ---------------------------------------------------------------
-def settings() -> dict[str, tuple[str, str]]:
-    """Every setting key the table gives (families and their plain settings) -> (default, doc)."""
+# -- settings and flags (what `vraid policies` shows: vraid.policies.describe) -----------------
+def settings(*, at_create: bool | None = None) -> dict[str, tuple[str, str]]:
+    """Every setting key the table gives (families and their plain settings) -> (default, doc);
+    with ``at_create`` False only those a mount may choose (vraid.toml, ``vraid mount``), with
+    True only those chosen at ``vraid create``."""
     out: dict[str, tuple[str, str]] = {}
     for fam in FAMILIES.values():
+        if at_create is not None and fam.at_create != at_create:
+            continue
         out[fam.key] = (fam.default, f"{fam.title}: {', '.join(fam.builtins)} or your own pkg.mod:Class (NAME[:k=v,...])")
         for s in fam.settings:
             out[s.key] = (s.default, s.doc)
     return out
 
 
-@dataclass(frozen=True)
-class PolicyInfo:
-    """What ``vraid policies`` shows of one policy."""
-
-    name: str
-    target: str | None
-    summary: str
-    source: str
-    origin: str
-    params: tuple[Param, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "target": self.target, "summary": self.summary, "source": self.source,
-                "origin": self.origin, "params": [p.to_dict() for p in self.params]}
+def setting(key: str) -> tuple[Family, Setting]:
+    """The family and row of plain setting ``key`` (``log_size``)."""
+    for fam in FAMILIES.values():
+        for s in fam.settings:
+            if s.key == key:
+                return fam, s
+    raise VraidError(f"unknown setting {key!r}", f"settings: {', '.join(s.key for f in FAMILIES.values() for s in f.settings)}")
 
 
-def _summary(cls: type) -> str:
-    text = getattr(cls, "summary", "") or (cls.__doc__ or "").strip().split("\n")[0]
-    return str(text)
+def setting_value(key: str, value: Any = None) -> Any:
+    """Setting ``key``'s value (text or typed; None: its default) converted and range-checked by
+    its schema.
 
-
-def describe(key: str) -> list[PolicyInfo]:
-    """Every built-in and installed policy of family ``key`` (imports them)."""
-    fam = family(key)
-    out = []
-    for name, target in fam.builtins.items():
-        if target is None:
-            out.append(PolicyInfo(name, None, fam.none_doc, "", "built-in", ()))
-            continue
-        cls = loader.resolve(target)
-        out.append(PolicyInfo(name, target, _summary(cls), str(getattr(cls, "source", "")), "built-in", schema(cls)))
-    for name, ep in loader.entry_points(key).items():
-        if name in fam.builtins:
-            continue
-        dist = getattr(getattr(ep, "dist", None), "name", None)
-        try:
-            cls = loader.load_entry_point(ep, fam.base_class(), f"{fam.title} {name}")
-        except VraidError as exc:
-            out.append(PolicyInfo(name, ep.value, f"(does not load: {exc.message})", "", "entry point", ()))
-            continue
-        out.append(PolicyInfo(name, ep.value, _summary(cls), str(getattr(cls, "source", "")),
-                              f"entry point ({dist})" if dist else "entry point", schema(cls)))
-    return out
-
-
-def describe_all(keys: "list[str] | None" = None) -> dict[str, Any]:
-    """The JSON of ``vraid policies --json``."""
-    return {"families": [
-        {"key": fam.key, "title": fam.title, "doc": fam.doc, "default": fam.default, "runtime": fam.runtime,
-         "flag": fam.flag, "package": fam.package, "base": fam.base,
-         "settings": [{"key": s.key, "default": s.default, "doc": s.doc} for s in fam.settings],
-         "policies": [p.to_dict() for p in describe(fam.key)]}
-        for fam in (family(k) for k in (keys or FAMILIES))
-    ]}
+    Raises:
+        VraidError: naming the option, the value and the range (``--log-size 0 is below 132K``).
+    """
+    fam, s = setting(key)
+    if s.param is None:
+        raise VraidError(f"setting {key} has no schema", "report this as a vraid bug")
+    flag = "--" + key.replace("_", "-")
+    try:
+        return s.param.convert(s.default if value is None else value)
+    except ParamError as exc:
+        shown = exc.shown if exc.shown is not None else str(value)
+        where = s.param.range_text()
+        raise VraidError(f"{flag} {shown} {exc.detail}",
+                         f"{flag}: {s.doc}, {s.param.kind}{' ' + where if where else ''}, e.g. {flag} {s.default}") from None
 
 
 def flag_help(key: str) -> str:
     """One line for ``--KEY``'s help: the built-ins, the default, how to add your own."""
     fam = family(key)
+    chosen = "; chosen at create, for the array's life" if fam.at_create else ""
     return (f"{fam.title}: {' | '.join(fam.names())} (default {fam.default}), each NAME[:k=v,...], or your own "
-            f"pkg.mod:Class or file.py:Class; see `vraid policies {key}`")
+            f"pkg.mod:Class or file.py:Class; see `vraid policies {key}`{chosen}")

@@ -175,8 +175,8 @@ def test_every_family_has_cases():
     from vraid.policies import registry
 
     for key in registry.FAMILIES:
-        names = [c.name for c in fuzz.cases(key, registry.FAMILIES[key].default if key not in ("ct", "cache") else
-                                            {"ct": "msc", "cache": "stripe"}[key], with_crashes=True)]
+        names = [c.name for c in fuzz.cases(key, registry.FAMILIES[key].default if key not in ("ct", "cache", "log") else
+                                            {"ct": "msc", "cache": "stripe", "log": "mcd:2"}[key], with_crashes=True)]
         assert names and len(set(names)) == len(names), (key, names)
         assert any(n.startswith("crash-") for n in names), key
 

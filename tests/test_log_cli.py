@@ -53,10 +53,24 @@ def test_create_refuses_bad_log_settings(tmp_path, vraid):
     r = vraid("create", tmp_path / "a", "--disk-size", "8M", "--log-size", "1M", check=False)
     assert r.returncode != 0 and "--log-size without --log" in " ".join(r.stderr.split())
     r = vraid("create", tmp_path / "b", "--disk-size", "8M", "--log", "mcd:1", check=False)
-    assert r.returncode != 0 and "mcd needs 2..256" in " ".join(r.stderr.split())
+    assert r.returncode != 0 and "log disk mcd: disks=1 is below 2" in " ".join(r.stderr.split())
+    r = vraid("create", tmp_path / "b", "--disk-size", "8M", "--log", "scd", "--log-size", "0", check=False)
+    assert r.returncode != 0 and "--log-size 0 is below 132K" in " ".join(r.stderr.split())
     r = vraid("create", tmp_path / "c", "--disk-size", "8M", "--log", "scd", "--log-size", "64K", check=False)
-    assert r.returncode != 0 and "fewer than 2 segments" in " ".join(r.stderr.split())
+    assert r.returncode != 0 and "--log-size 64K is below 132K" in " ".join(r.stderr.split())
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+
+
+def test_mcd_without_n_says_its_default_and_records_it(tmp_path, vraid):
+    from vraid.ondisk.logfiles import LogRecord
+
+    arr = tmp_path / "arr"
+    out = " ".join(vraid("create", arr, "--disks", "4", "--disk-size", "8M", "--strip", "16K", "--log", "mcd",
+                         "--log-size", "1M").stdout.split())
+    assert "log disk: mcd:2 log, 1M per store" in out and "(--log mcd is mcd:2: disks: number of cache disks" in out
+    assert "2..256, default 2" in out and assemble(arr).log.spec == "mcd:2"
+    # an array whose superblocks recorded the bare spelling (before the log family) still reads
+    assert LogRecord("mcd", 1 << 20, ("log0.img", "log1.img")).kind == "mcd"
 
 
 def test_status_names_a_missing_log_file(tmp_path, vraid):

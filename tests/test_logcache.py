@@ -1,4 +1,4 @@
-"""The log cache (seed 002, vraid.engine.logcache) in virtual time: durability of fsync,
+"""The log cache (seed 002, vraid.engine.log.cache) in virtual time: durability of fsync,
 reads from the newest copy, the two destage levels, the chain below a write-back cache,
 cache-disk failures, and the settings that are refused."""
 
@@ -10,7 +10,7 @@ import pytest
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
 from vraid.engine.build import EngineConfig
-from vraid.engine.slots import IN_CACHE_DISK, IN_RAM_BUFFER
+from vraid.engine.log.slots import IN_CACHE_DISK, IN_RAM_BUFFER
 from vraid.errors import VraidError
 from vraid.testing.session import Session
 
@@ -181,8 +181,10 @@ def test_refused_combinations(tmp_path):
         EngineConfig(G, log="scd", policies={"cache": "pbg"}, nvram=tmp_path / "nv").check()
     with pytest.raises(VraidError, match="unknown log"):
         EngineConfig(G, log="raid1").check()
-    with pytest.raises(VraidError, match="fewer than 2 segments"):
+    with pytest.raises(VraidError, match="--log-size 64K is below 132K"):  # the log family's schema
         EngineConfig(G, log="scd", log_size=64 * K).check()
+    with pytest.raises(VraidError, match="mcd: disks=1 is below 2"):
+        EngineConfig(G, log="mcd:1").check()
 
 
 def test_sim_json_has_a_log_block_only_with_a_log():

@@ -1,4 +1,4 @@
-"""The log disk's on-disk format (vraid.ondisk.logsegment) and the medium's scan (vraid.engine.logmedium)."""
+"""The log disk's on-disk format (vraid.ondisk.logsegment) and the medium's scan (vraid.engine.log.medium)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import pytest
 import trio
 
 from vraid.backends.memory import MemoryStore
-from vraid.engine.logmedium import LogMedium, format_stores
+from vraid.engine.log.medium import LogMedium, format_stores
 from vraid.errors import VraidError
-from vraid.ondisk.logsegment import LogFormatError, LogLayout, LogSuperblock, SegmentHeader, data_crc, parse_kind
+from vraid.ondisk.logsegment import LogFormatError, LogLayout, LogSuperblock, SegmentHeader, data_crc
+from vraid.policies import registry
+from vraid.policies.log import LogConfiguration, SingleCacheDisk, layout
 
 UUID = "12345678-1234-4234-8234-123456789abc"
 BS = 4096
@@ -43,12 +45,45 @@ def test_a_segment_is_one_64k_request_and_placement_is_round_robin():
     assert m.place(5)[0] == (0, 1) and m.capacity == m.slots
 
 
-def test_parse_kind():
-    assert parse_kind("scd") == ("scd", 1) and parse_kind("mcd:3") == ("mcd", 3)
-    assert parse_kind("mirrored") == ("mirrored", 2) and parse_kind("per-disk") == ("per-disk", 0)
-    for bad in ("mcd:1", "mcd:x", "raid", "scd:2"):
-        with pytest.raises(VraidError):
-            parse_kind(bad)
+def test_the_log_family_gives_each_configuration_its_layout():
+    """The log disk is a registry family (vraid.policies.log): spec -> (on-disk kind, stores)."""
+    assert layout("scd", 5) == ("scd", 1) and layout("mcd:3", 5) == ("mcd", 3) and layout("MCD:disks=4", 5) == ("mcd", 4)
+    assert layout("mirrored", 5) == ("mirrored", 2) and layout("per-disk", 5) == ("per-disk", 5)
+    # N of mcd is a parameter with a schema default, written out in the spec the superblocks record
+    assert registry.parse("log", "mcd").text == "mcd:2" and registry.parse("log", "mcd:disks=3").text == "mcd:3"
+    for bad, said in (("mcd:1", "disks=1 is below 2"), ("mcd:300", "disks=300 is above 256"),
+                      ("mcd:x", "is not a whole number"), ("raid", "unknown log disk"), ("scd:2", "takes no parameters")):
+        with pytest.raises(VraidError, match=said):
+            layout(bad, 5)
+
+
+class _Triple(SingleCacheDisk):
+    def stores(self, members):
+        return 3
+
+
+class _Raises(SingleCacheDisk):
+    def stores(self, members):
+        raise RuntimeError("boom")
+
+
+class _Unknown(SingleCacheDisk):
+    kind = "raid6"
+
+
+@pytest.mark.parametrize("cls, said", [(_Triple, "does not fit a scd log"), (_Raises, "stores.. failed: RuntimeError: boom"),
+                                       (_Unknown, "kind 'raid6' is not a log layout")])
+def test_a_configuration_that_answers_wrongly_is_refused_before_anything_is_made(cls, said):
+    assert issubclass(cls, LogConfiguration)
+    with pytest.raises(VraidError, match=said):
+        layout(f"{__name__}:{cls.__name__}", 4)
+
+
+def test_log_size_is_a_setting_with_a_range():
+    assert registry.setting_value("log_size", "1M") == 1 << 20 and registry.setting_value("log_size") == 16 << 20
+    for bad, said in (("0", "--log-size 0 is below 132K"), ("64K", "--log-size 64K is below 132K"), ("x", "is not a size")):
+        with pytest.raises(VraidError, match=said):
+            registry.setting_value("log_size", bad)
 
 
 def _medium(kind="scd", n=1, size=(8 * 64 + 4) << 10):

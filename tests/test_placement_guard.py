@@ -1,5 +1,5 @@
 """A placement is student code too: whatever it raises or returns, the array keeps serving,
-loses nothing, and says which policy failed (vraid.engine.placed's guard)."""
+loses nothing, and says which policy failed (vraid.engine.placement.writes's guard)."""
 
 from __future__ import annotations
 

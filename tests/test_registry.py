@@ -14,10 +14,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import trio
 
 from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
 from vraid.policies import registry
+from vraid.policies.describe import describe, describe_all
 from vraid.policies.params import Fraction, Param, Regions, Seconds, bind, schema
 
 G = Geometry(level=5, ndisks=5, stripes=64, block_size=4096, strip_size=16384)
@@ -73,7 +75,7 @@ class NotAPolicy:
 OWN = {"destage": "Eager", "destage_order": "Backwards", "cache": "Wide", "ct": "Same"}
 BASES = {"cache": "Organisation", "destage_order": "DestageOrder", "destage": "DestageScheduler",
          "ct": "ContiguityTransform", "queue_order": "QueueOrder", "prefetch": "PrefetchPolicy",
-         "placement": "Placement"}
+         "placement": "Placement", "log": "LogConfiguration"}
 
 
 @pytest.fixture
@@ -90,7 +92,7 @@ def student_dir(tmp_path, monkeypatch):
 # -- the table -------------------------------------------------------------------------------
 def test_every_family_row_is_complete_and_its_builtins_load():
     assert list(registry.FAMILIES) == ["cache", "destage_order", "destage", "ct", "queue_order", "prefetch",
-                                     "placement"]
+                                     "placement", "log"]
     for key, fam in registry.FAMILIES.items():
         assert fam.title and fam.doc and fam.flag == "--" + key.replace("_", "-")
         base = fam.base_class()
@@ -253,11 +255,11 @@ def test_installed_plugins_are_found_by_entry_point(student_dir, monkeypatch):
     with pytest.raises(VraidError) as err:
         registry.parse("destage", "nosuch")
     assert "eager" in err.value.hint
-    infos = {p.name: p for p in registry.describe("destage")}
+    infos = {p.name: p for p in describe("destage")}
     assert infos["eager"].origin.startswith("entry point") and infos["eager"].params[0].name == "n"
     with pytest.raises(VraidError, match="is not a DestageOrder subclass"):
         registry.parse("destage_order", "broken")
-    assert "does not load" in {p.name: p for p in registry.describe("destage_order")}["broken"].summary
+    assert "does not load" in {p.name: p for p in describe("destage_order")}["broken"].summary
 
 
 # -- run-time swaps --------------------------------------------------------------------------
@@ -278,7 +280,7 @@ def test_current_and_install_walk_the_slots():
     assert registry.current(engine) == {"cache": "stripe", "destage_order": "lrw",
                                         "destage": "hlwm:high=0.95,low=0.85,max_destages=4", "ct": "none",
                                         "queue_order": "none", "prefetch": "none",
-                                        "placement": "static"}  # the fake has no members, reads
+                                        "placement": "static", "log": "none"}  # the fake has no members, reads
     assert registry.install("destage_order", engine, "cscan") == "cscan"
     assert engine.cache.set_calls == [engine.cache.order]              # the holder's set_order
     assert registry.install("ct", engine, "msc:sr_max=6,sw_max=7") == "msc:sr_max=6,sw_max=7"
@@ -287,7 +289,7 @@ def test_current_and_install_walk_the_slots():
         registry.install("cache", engine, "pbg")
     bare = SimpleNamespace(cache=None, ct=None)
     assert registry.current(bare) == {"cache": "none", "ct": "none", "queue_order": "none", "prefetch": "none",
-                                      "placement": "static"}
+                                      "placement": "static", "log": "none"}
     with pytest.raises(VraidError, match="runs with --cache none") as err:
         registry.install("destage", bare, "adaptive")
     assert "--cache pbg" in err.value.hint
@@ -319,7 +321,9 @@ def test_settings_flags_toml_ctl_and_sim_keys_come_from_the_table():
 
     keys = ["cache", "cache_size", "destage_order", "destage", "ct", "queue_order", "prefetch", "read_cache_size",
             "placement"]
-    assert list(registry.settings()) == keys
+    assert list(registry.settings()) == [*keys, "log", "log_size"]
+    # the log disk is chosen at create: no vraid.toml default, no mount flag, SimConfig.log in a simulation
+    assert list(registry.settings(at_create=False)) == keys and list(registry.settings(at_create=True)) == ["log", "log_size"]
     assert list(KNOWN) == ["image", *keys] and list(POLICY_KEYS) == keys
     assert list(CTL_KEYS) == ["destage_order", "destage", "ct"]
     p = argparse.ArgumentParser()
@@ -343,9 +347,72 @@ def test_a_new_family_is_one_row(monkeypatch):
     add_policy_flags(p)
     assert p.parse_args(["--tie-break", "lrw"]).tie_break == "lrw"
     assert "tie_break" in registry.settings()
-    assert [f["key"] for f in registry.describe_all()["families"]][-1] == "tie_break"
+    assert [f["key"] for f in describe_all()["families"]][-1] == "tie_break"
     engine = SimpleNamespace(cache=SimpleNamespace(tie=None), ct=None)
     assert registry.install("tie_break", engine, "lrw") == "lrw" and engine.cache.tie.name == "lrw"
+
+
+class TieBreak:
+    """Base of a made-up family: which of two equal units goes first."""
+
+    params: dict = {}
+
+    def pick(self, a: int, b: int) -> int:
+        raise NotImplementedError
+
+
+class Lower(TieBreak):
+    """the lower one"""
+
+    name = "lower"
+
+    def pick(self, a: int, b: int) -> int:
+        return min(a, b)
+
+
+class Boom(TieBreak):
+    """raises"""
+
+    name = "boom"
+
+    def pick(self, a: int, b: int) -> int:
+        raise RuntimeError("boom")
+
+
+def test_a_new_family_costs_one_folder_and_one_row_the_builder_and_the_guard_follow(monkeypatch):
+    """docs/policies.md "What a new family costs": with only a row (and its classes), the
+    builder makes the policy, puts it in its slot behind the guard, and a policy that raises is
+    replaced by the family's default, the fault recorded."""
+    from vraid.engine.build import EngineConfig, build_engine
+
+    here = __name__
+    row = registry.Family("tie_break", "tie break", "which of two equal units goes first", here,
+                          f"{here}:TieBreak", {"lower": f"{here}:Lower", "boom": f"{here}:Boom"}, "lower", slot="tie")
+    monkeypatch.setitem(registry.FAMILIES, "tie_break", row)
+
+    async def fallback() -> None:
+        engine = build_engine(EngineConfig(G, policies={"tie_break": "boom"}))
+        try:
+            tie = engine.array.tie
+            assert registry.current(engine.array)["tie_break"] == "boom"
+            assert tie.pick(7, 3) == 3  # Boom raised: Lower took over and answered the call
+            assert registry.current(engine.array)["tie_break"] == "lower"
+            [fault] = engine.array.guard.faults
+            assert (fault.family, fault.policy, fault.call, fault.fallback) == ("tie_break", "boom", "pick", "lower")
+            assert "RuntimeError: boom" in fault.error
+        finally:
+            engine.close()
+
+    async def stop() -> None:  # a simulation stops instead
+        engine = build_engine(EngineConfig(G, policies={"tie_break": "boom"}, on_policy_fault="stop"))
+        try:
+            engine.array.tie.pick(1, 2)
+        finally:
+            engine.close()
+
+    trio.run(fallback)
+    with pytest.raises(VraidError, match="tie break boom failed in pick"):
+        trio.run(stop)
 
 
 def test_vraid_policies_json_schema(capsys):

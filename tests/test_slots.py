@@ -1,10 +1,10 @@
-"""The slot table of seed 002 (sec. 3.1): every edge of the state diagram in vraid.engine.slots."""
+"""The slot table of seed 002 (sec. 3.1): every edge of the state diagram in vraid.engine.log.slots."""
 
 from __future__ import annotations
 
 import pytest
 
-from vraid.engine.slots import (IN_CACHE_DISK, IN_DATA_DISK, IN_RAM_BUFFER, SLOT_FREE, NoSlot, SlotTable,
+from vraid.engine.log.slots import (IN_CACHE_DISK, IN_DATA_DISK, IN_RAM_BUFFER, SLOT_FREE, NoSlot, SlotTable,
                                 TransitionError)
 
 

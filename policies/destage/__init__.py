@@ -79,9 +79,11 @@ class SchedulerInfo:
 
 def describe_schedulers() -> list[SchedulerInfo]:
     """Every registered scheduler with its one-line summary, source and parameters (imports them)."""
+    from vraid.policies.describe import describe
+
     return [SchedulerInfo(p.name, p.target or "", p.summary, p.source,
                           tuple((q.name, str(q.default), q.doc) for q in p.params))
-            for p in registry.describe("destage") if p.name in SCHEDULERS]
+            for p in describe("destage") if p.name in SCHEDULERS]
 
 
 def schedulers_help() -> str:

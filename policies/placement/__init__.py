@@ -9,7 +9,7 @@ plain data and never does I/O, never changes the directory and never holds data 
 
 Units: a *strip* (``u`` blocks, the directory's unit; the paper's "block" with ``u = 1``).
 
-How the engine calls a placement (:mod:`vraid.engine.placed` on a mounted or simulated
+How the engine calls a placement (:mod:`vraid.engine.placement.writes` on a mounted or simulated
 array; the ``multibuffer`` experiment and lab drive the same objects directly):
 
 1. at create/open: ``directory = placement.make_directory(geometry, logical_stripes)``
@@ -23,7 +23,7 @@ array; the ``multibuffer`` experiment and lab drive the same objects directly):
 3. a host write, strip by strip: ``steps = placement.write(L)``; for each step in order
    the engine checks it against the directory, performs its I/O (below), queues its
    journal record (:func:`vraid.core.directory_format.encode_step`; committed in groups,
-   :mod:`vraid.engine.directory_store`), then calls ``directory.apply(step)``; then it
+   :mod:`vraid.engine.placement.directory_store`), then calls ``directory.apply(step)``; then it
    stores L's bytes in the buffer and acknowledges. Every returned step must be applied
    before the next call.
 4. fsync / unmount: ``placement.flush()`` returns the steps of one more stripe write
@@ -33,7 +33,7 @@ array; the ``multibuffer`` experiment and lab drive the same objects directly):
    cleaner steps that prepare a free stripe ahead of need (may be empty).
 
 What each step costs in the paper (vraid's costs, which keep parity over the physical
-content of free slots too, are in :mod:`vraid.engine.placed` and docs/multibuffer.md):
+content of free slots too, are in :mod:`vraid.engine.placement.writes` and docs/multibuffer.md):
 
 * :class:`~vraid.core.directory.Dirty` ``(L)``: none (the record alone).
 * :class:`~vraid.core.directory.StripeWrite` ``LW``: write the strips (bytes from the
@@ -71,6 +71,10 @@ class Placement:
     summary = ""
     source = ""
     params: dict[str, Any] = {}
+    #: whether blocks move: written through a stripe directory kept on the members, by the
+    #: engine's placement layer (:mod:`vraid.engine.placement`). False (``static``): every block
+    #: stays at the layout's place, no directory is made and no placement layer runs.
+    remaps = True
 
     directory: StripeDirectory
 
@@ -112,4 +116,25 @@ class Placement:
         return format_spec(self.name, values, schema(type(self)))
 
 
-__all__ = ["InPlace", "Placement"]
+def fallback_spec(failed: Any, ctx: Any) -> str:
+    """The built-in that takes over from a failed placement over the stripe directory
+    ``ctx.directory`` (the placement row's ``fallback``; the policy guard asks through
+    :func:`vraid.policies.registry.fallback`): ``dpsr`` on a directory made for
+    migration, ``multibuffer`` otherwise, with the failed policy's buffer size when it has a
+    sane one (it takes over every buffered strip)."""
+    size = getattr(failed, "buffer", None)
+    size = size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else 100
+    return f"{'dpsr' if getattr(ctx.directory, 'migrate', False) else 'multibuffer'}:buffer={size}"
+
+
+def needs_directory(spec: Any) -> bool:
+    """Whether the placement ``spec`` names (text or a checked spec; None: the family's
+    default) needs a stripe directory: the one question create, the builder, the simulator
+    and ``vraid fuzz`` ask of a placement before running it (:attr:`Placement.remaps`)."""
+    from vraid.policies import registry
+
+    cls = registry.policy_class(registry.parse("placement", spec))
+    return bool(getattr(cls, "remaps", True))
+
+
+__all__ = ["InPlace", "Placement", "fallback_spec", "needs_directory"]

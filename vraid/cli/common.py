@@ -8,7 +8,7 @@ here imports another CLI module, so there is no import cycle among them.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Iterable
 
 from rich.console import Console
 
@@ -41,14 +41,21 @@ def _geometry_args(p: argparse.ArgumentParser, *, disk_size: bool) -> None:
         p.add_argument("--disk-size", type=_size("disk size"), default=parse_size("256M"), help="size of each member file (default 256M)")
 
 
-def add_policy_flags(group: Any) -> None:
-    """``--KEY NAME[:k=v,...]`` for every family of the registry, and ``--SETTING`` for its plain
-    settings (``--cache-size``); all default to None (the caller's defaults apply)."""
-    for key, fam in registry.FAMILIES.items():
+def add_policy_flags(group: Any, keys: Iterable[str] | None = None) -> None:
+    """``--KEY NAME[:k=v,...]`` for every family of the registry (or those of ``keys``), and
+    ``--SETTING`` for its plain settings (``--cache-size``, ``--log-size``); all default to None
+    (the caller's defaults apply). The one place a family's option is defined."""
+    for key in (registry.FAMILIES if keys is None else keys):
+        fam = registry.FAMILIES[key]
         group.add_argument(fam.flag, dest=key, metavar="NAME[:k=v,...]", help=registry.flag_help(key))
         for s in fam.settings:
             group.add_argument("--" + s.key.replace("_", "-"), dest=s.key, metavar=s.metavar,
                                help=f"{s.doc} (default {s.default})")
+
+
+def mount_families() -> list[str]:
+    """The families a mount may choose (not those chosen at create: the log disk)."""
+    return [key for key, fam in registry.FAMILIES.items() if not fam.at_create]
 
 
 def policy_args(args: argparse.Namespace) -> dict[str, str]:

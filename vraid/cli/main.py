@@ -14,7 +14,7 @@ from vraid.errors import MountError, VraidError
 from vraid.core.geometry import Geometry
 from vraid.core.units import parse_size
 
-from .common import _geometry_args, _size, add_policy_flags, console, err, policy_args
+from .common import _geometry_args, _size, add_policy_flags, console, err, mount_families, policy_args
 
 #: the most stripes `vraid layout` prints
 MAX_LAYOUT_STRIPES = 1024
@@ -40,15 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="data covered by one write-intent bitmap bit, rounded to whole stripes (default 4M); "
                         "none: no bitmap (a crash then resyncs the whole array)")
     p.add_argument("--spares", type=int, default=0, metavar="N", help="also create N spare members (RAID-5): a failed member is rebuilt onto one")
-    p.add_argument("--log", metavar="scd|mcd:N|mirrored|per-disk", default=None,
-                   help="a log disk in front of the array (seed 002, VC-RAID; docs/log-disk.md): scd one log file, "
-                        "mcd:N N log files round robin, mirrored two copies, per-disk a region at the end of every member")
-    p.add_argument("--log-size", type=_size("log size"), default=None, metavar="SIZE",
-                   help="size of each log file (per-disk: of each member's log region; default 16M)")
-    p.add_argument("--placement", metavar="NAME[:k=v,...]", default=None,
-                   help="where written blocks go (seed 004, docs/multibuffer.md): static (default, in place), "
-                        "multibuffer or dpsr (new stripes through a stripe directory kept on the members; "
-                        "chosen here, for the array's life)")
+    add_policy_flags(p.add_argument_group(
+        "chosen here, for the array's life (`vraid policies log`, `vraid policies placement`)",
+        "--log: a log disk in front of the array (seed 002, VC-RAID; docs/log-disk.md): scd one log file, mcd:N "
+        "N log files round robin, mirrored two copies, per-disk a region at the end of every member. --placement: "
+        "where written blocks go (seed 004, docs/multibuffer.md): static in place, multibuffer or dpsr new stripes "
+        "through a stripe directory kept on the members"), ("log", "placement"))
     p.set_defaults(func=cmd_create)
 
     p = sub.add_parser("examine", help="print the superblocks of a member file or of every member in a directory")
@@ -74,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--disk-model", metavar="MODEL", help="timing model for every member, e.g. hdd:st373454lc (see `vraid models`)")
     p.add_argument("--time", default="real", metavar="MODE", help="real (modelled time passes, default), real:FACTOR (scaled, e.g. real:0.1), or none (ignore the model)")
     g = p.add_argument_group("policies (defaults from DIR/vraid.toml; `vraid policies` lists them)")
-    add_policy_flags(g)
+    add_policy_flags(g, mount_families())
     g.add_argument("--nvram", type=Path, metavar="FILE", help="keep dirty blocks in this file (emulated battery-backed NVS): an fsync of the image then syncs only this file, and a crash loses nothing acknowledged")
     p.add_argument("--fault", action="append", default=[], metavar="DISK:KEY=VALUE[,...]",
                    help="inject failures into a member (repeatable): disk2:eio=1000-1010, disk1:fail-after=5000, "
@@ -142,19 +139,22 @@ def main(argv: list[str] | None = None) -> int:
 def cmd_create(args) -> int:
     from vraid.ondisk.assemble import create
 
-    from vraid.ondisk.logfiles import DEFAULT_SIZE, geometry_disk_size
+    from vraid.ondisk.logfiles import geometry_disk_size
     from vraid.core.units import format_size
     from vraid.policies import registry
+    from vraid.policies.placement import needs_directory
 
-    if args.log_size is not None and args.log is None:
+    log = registry.parse("log", args.log)  # the log family (vraid.policies.log); none without --log
+    log_spec = None if log.target is None else log.text
+    if args.log_size is not None and log_spec is None:
         raise VraidError("--log-size without --log", "add --log scd (or mcd:N, mirrored, per-disk)")
-    log_size = args.log_size or DEFAULT_SIZE
+    log_size = registry.setting_value("log_size", args.log_size)  # range-checked: --log-size 0 is refused
     placement = None
     shape = dict(level=args.level, ndisks=args.disks, block_size=args.block, strip_size=args.strip, layout=args.layout)
-    if args.placement is not None and registry.parse("placement", args.placement).name != "static":
+    if needs_directory(args.placement):
         from vraid.ondisk.directory_area import remapped_geometry
 
-        if args.log is not None:
+        if log_spec is not None:
             raise VraidError(f"--placement {args.placement} keeps its own write buffers; it runs without a log disk",
                              "drop --log, or use --placement static")
         spec = registry.parse("placement", args.placement).text
@@ -162,13 +162,13 @@ def cmd_create(args) -> int:
         g, area, logical = remapped_geometry(disk_size=args.disk_size, policy=policy, **shape)
         placement = (spec, area, policy.make_directory(g, logical))
     else:
-        g = Geometry.for_disk_size(disk_size=geometry_disk_size(args.log, args.disk_size, log_size), **shape)
+        g = Geometry.for_disk_size(disk_size=geometry_disk_size(log_spec, args.disk_size, log_size), **shape)
     asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image,
                  bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk), spares=args.spares,
-                 log=args.log, log_size=log_size if args.log else None, placement=placement)
+                 log=log_spec, log_size=log_size if log_spec else None, placement=placement)
     console.print(f"created {asm.summary()} in {args.dir}", highlight=False)
     if asm.log is not None:
-        console.print(f"log disk: {asm.log.describe()}", highlight=False)
+        console.print(f"log disk: {asm.log.describe()}{_defaulted(log, args.log)}", highlight=False)
     if placement is not None:
         d = placement[2]
         console.print(f"placement: {placement[0]}; {d.strips} strips of data in {d.stripes} stripes "
@@ -181,6 +181,18 @@ def cmd_create(args) -> int:
     spares = f"; spares: {', '.join(p.name for p in asm.spares)}" if asm.spares else ""
     console.print(f"members: {', '.join(p.name for p in asm.paths)}{spares}; settings: {args.dir / 'vraid.toml'}", highlight=False)
     return 0
+
+
+def _defaulted(spec, given: str) -> str:
+    """`` (--log mcd is mcd:2: disks, ..., default 2)`` when the canonical spec filled in a
+    parameter the user left out, so the output says what was chosen."""
+    from vraid.policies.registry import policy_class, schema
+
+    if spec.text.lower() == given.strip().lower():
+        return ""
+    filled = [p for p in schema(policy_class(spec)) if p.name not in given]
+    said = "; ".join(f"{p.name}: {p.doc}, {p.range_text()}, default {p.default}" for p in filled)
+    return f" (--log {given} is {spec.text}{': ' + said if said else ''})"
 
 
 def _bitmap_chunk(g: Geometry, text: str | None) -> int | None:

@@ -1,6 +1,6 @@
 """``vraid policies [FAMILY] [--json]``: every policy family, its policies and their parameters.
 
-Everything shown comes from :mod:`vraid.policies.registry` (built-ins and installed plugins of
+Everything shown comes from :mod:`vraid.policies.registry` (through :mod:`vraid.policies.describe`) (built-ins and installed plugins of
 the entry-point groups ``vraid.policies.<family>``); docs/policies.md says how to add your own.
 """
 
@@ -28,7 +28,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_policies(args) -> int:
-    from vraid.policies.registry import describe_all, family
+    from vraid.policies.describe import describe_all
+    from vraid.policies.registry import family
 
     keys = [family(args.family.replace("-", "_")).key] if args.family else None
     doc = describe_all(keys)

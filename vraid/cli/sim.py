@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from vraid.errors import VraidError
+from vraid.policies import registry
 
 from .common import _geometry_args, _size, add_policy_flags, console, policy_args
 
@@ -81,10 +82,6 @@ def add_sim_arguments(p: argparse.ArgumentParser) -> None:
                         "it (default none: no bitmap, as before; docs/simulator.md)")
     p.add_argument("--nvram", metavar="FILE", help="the cache journals every dirty block into this NVRAM file, as a "
                    "mount's --nvram does (made anew; costs no virtual time; docs/simulator.md)")
-    p.add_argument("--log", metavar="scd|mcd:N|mirrored|per-disk", default=None,
-                   help="a log disk in front of the array (seed 002, VC-RAID; docs/log-disk.md): a 4 MiB RAM buffer, "
-                        "level-1 destage to in-memory log stores behind the same disk model, level-2 in idle time")
-    p.add_argument("--log-size", metavar="SIZE", default=None, help="bytes of each log store (default 16M)")
     p.add_argument("--log-destage", metavar="NAME[:k=v,...]", default=None,
                    help="destage scheduler of level 2, log to array (default idle; `vraid policies` lists them)")
     p.add_argument("--on-policy-fault", choices=("stop", "fallback"), default="stop",
@@ -130,7 +127,7 @@ def cmd_models(args) -> int:
 # -- sim --------------------------------------------------------------------------
 def _policies(args) -> dict[str, str]:
     """The policy flags given on the command line, as SimConfig.policies."""
-    return policy_args(args)
+    return {k: v for k, v in policy_args(args).items() if k in registry.settings(at_create=False)}
 
 
 #: the most host requests one `vraid sim` run issues (one core simulates a few thousand a second)
@@ -242,10 +239,15 @@ def sim_config(args):
                        nvram=args.nvram, bitmap_chunk=args.bitmap_chunk,
                        on_policy_fault=getattr(args, "on_policy_fault", "stop"),
                        host_readahead=_host_readahead(getattr(args, "host_readahead", None)),
-                       no_data=getattr(args, "no_data", False), log=getattr(args, "log", None),
+                       no_data=getattr(args, "no_data", False), log=_log(getattr(args, "log", None)),
                        log_size=getattr(args, "log_size", None), log_destage=getattr(args, "log_destage", None))
     check_sizes(config)
     return config
+
+
+def _log(text: str | None) -> str | None:
+    """``--log`` checked now by the registry's log family (``none``: None, no log disk)."""
+    return None if text is None or registry.parse("log", text).target is None else text
 
 
 def _host_readahead(text: str | None) -> str | None:

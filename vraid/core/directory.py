@@ -42,7 +42,7 @@ frozen data that the placement policies return and the journal stores, see
   strip's only copy is in a buffer, location ``NOWHERE``); the slot stays DIRTY. The
   engine's own step, never a policy's: it journals it before overwriting such a slot, so
   that a directory recovered after a crash never names a slot whose content is gone
-  (:mod:`vraid.engine.directory_store`).
+  (:mod:`vraid.engine.placement.directory_store`).
 
 A slot a strip may move to is always on the same member (its *home*) unless the
 directory was made with ``migrate=True`` (DPSR, where blocks move between disks).

@@ -21,9 +21,9 @@ every check has passed, :meth:`EngineConfig.check`):
    replayed (the last mount's, when this one runs without a cache);
 3. the write-intent bitmap (``vraid.ondisk.bitmap``): its bits are loaded from
    the members (``bitmap_recorded``), giving the chunks to resync;
-4. the log disk (``log``, seed 002: ``vraid.engine.logcache``): its stores (given, made in
+4. the log disk (``log``, seed 002: ``vraid.engine.log.cache``): its stores (given, made in
    memory, or per-disk windows over the members), each behind the members' timing model;
-   their superblocks checked and the log scanned for replay (``vraid.engine.logmedium``);
+   their superblocks checked and the log scanned for replay (``vraid.engine.log.medium``);
 5. the policies of every family through ``vraid.policies.registry``, each behind the
    policy guard (``vraid.engine.guard``: a failing policy falls back to its family's
    default, or stops a simulation);
@@ -50,6 +50,7 @@ from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
 from vraid.engine.chain import CacheConfig, assemble
 from vraid.engine.host.array import Array
+from vraid.policies.placement import needs_directory
 from .clock import TrioClock
 from .guard import MODES, PolicyGuard
 from .recovery import ResyncReport, recover
@@ -62,6 +63,9 @@ SIM_UUID = "5e5e5e5e-0000-4000-8000-000000000000"
 DEFAULT_CACHE_SIZE = CacheConfig().size
 #: the policy families a CacheConfig carries (the Array builds these three itself)
 CACHE_FAMILIES = ("cache", "destage_order", "destage")
+#: the families built by name below; every other family of the registry is made from its row
+#: and put in its slot (:meth:`Engine._install_from_table`)
+BUILT_BY_NAME = (*CACHE_FAMILIES, "ct", "queue_order", "prefetch", "placement", "log")
 
 
 def memory_store(role: int, size: int) -> Store:
@@ -166,7 +170,7 @@ class EngineConfig:
 
             registry.create("ct", self.spec("ct"), registry.Context(
                 geometry=g, disk_model=self.disk_model, params=dict(self.params), disk_preset=disk_preset(self.disk_model)))
-        if self.spec("placement") != "static":  # seed 004: a stripe directory (vraid.engine.placed)
+        if needs_directory(self.spec("placement")):  # seed 004: a stripe directory (vraid.engine.placement)
             if cache != "none" or self.nvram is not None or self.log is not None:
                 raise VraidError(f"placement {self.spec('placement')} keeps its own write buffers: it runs without "
                                  "a write-back cache, NVRAM or a log disk",
@@ -192,9 +196,10 @@ class EngineConfig:
         if self.nvram is not None and cache == "none":
             raise VraidError("NVRAM needs a write-back cache", "add --cache stripe (or pbg)")
         if self.log is not None:
-            from vraid.ondisk.logsegment import LogLayout, parse_kind
+            from vraid.ondisk.logsegment import LogLayout
+            from vraid.policies.log import layout
 
-            kind, n = parse_kind(self.log)
+            kind, n = layout(self.log, g.ndisks)
             if self.nvram is not None or self.replay_nvram is not None:
                 raise VraidError("a log disk and NVRAM are two journals for one write cache",
                                  "use --log (seed 002's virtual NVRAM) or --nvram FILE, not both")
@@ -204,11 +209,11 @@ class EngineConfig:
             if not self.log_timer > 0:
                 raise VraidError(f"log timer {self.log_timer} is not positive", "e.g. 0.2 (seconds)")
             if self.log_stores is not None:
-                want = g.ndisks if kind == "per-disk" else n
-                if len(self.log_stores) != want:
-                    raise VraidError(f"{len(self.log_stores)} log stores for a {self.log} log", f"give {want}")
+                if len(self.log_stores) != n:
+                    raise VraidError(f"{len(self.log_stores)} log stores for a {self.log} log", f"give {n}")
             else:
-                LogLayout.for_size(kind, max(n, 1), g.block_size, self.log_size)
+                registry.setting_value("log_size", self.log_size)
+                LogLayout.for_size(kind, n, g.block_size, self.log_size)
         if self.bitmap_chunk:
             from vraid.ondisk.bitmap import check_chunk
 
@@ -274,9 +279,11 @@ class Engine:
         return wrap(store, cfg.disk_model, self.model_clock)
 
     def _per_disk(self) -> bool:
-        return self.config.log is not None and self.config.log.startswith("per-disk")
+        from vraid.policies.log import layout
 
-    # -- the stripe directory (seed 004; vraid.engine.placed) --------------------------------
+        return self.config.log is not None and layout(self.config.log, self.geometry.ndisks)[0] == "per-disk"
+
+    # -- the stripe directory (seed 004; vraid.engine.placement.writes) --------------------------------
     def _placement(self):
         from vraid.policies import registry
 
@@ -295,9 +302,9 @@ class Engine:
 
     def _open_directory(self) -> None:
         cfg, g = self.config, self.geometry
-        if cfg.spec("placement") == "static":
+        if not needs_directory(cfg.spec("placement")):
             return
-        from .directory_store import DirectoryStore
+        from .placement.directory_store import DirectoryStore
 
         area, logical = self._directory_area()
         if logical is None:  # an array's members: the newest directory any of them holds
@@ -313,7 +320,7 @@ class Engine:
         """What the Array calls to make its placement layer (None: the static layout)."""
         if self.directory_store is None:
             return None
-        from .placed import PlacedWrites
+        from .placement.writes import PlacedWrites
 
         policy, store = self._placement(), self.directory_store
         return lambda array: PlacedWrites(array, policy, store)
@@ -321,7 +328,7 @@ class Engine:
     def _open_members(self) -> None:
         cfg, g = self.config, self.geometry
         extra = cfg.log_size if self._per_disk() and cfg.log_stores is None else 0  # the log region past the data
-        if cfg.spec("placement") != "static" and cfg.stores is None:  # the directory region past the data
+        if needs_directory(cfg.spec("placement")) and cfg.stores is None:  # the directory region past the data
             area, _ = self._directory_area()
             extra = area.offset + area.size - g.member_size
         self.stores = list(cfg.stores) if cfg.stores is not None else [
@@ -358,10 +365,11 @@ class Engine:
         cfg, g = self.config, self.geometry
         if cfg.log is None:
             return
-        from vraid.ondisk.logsegment import LogLayout, parse_kind
-        from .logmedium import LogMedium, WindowStore, format_stores
+        from vraid.ondisk.logsegment import LogLayout
+        from vraid.policies.log import layout
+        from .log.medium import LogMedium, WindowStore, format_stores
 
-        kind, n = parse_kind(cfg.log)
+        kind, n = layout(cfg.log, g.ndisks)
         if cfg.log_stores is not None:
             raw = list(cfg.log_stores)
             stores = [self.wrap_timing(s) for s in raw] if kind != "per-disk" else raw
@@ -388,14 +396,14 @@ class Engine:
         if self.log_medium is None:
             return None
         from vraid.policies import registry
-        from .logcache import LogCache
+        from .log.cache import LogCache
 
         cfg = self.config
         sched = registry.create("destage", cfg.log_destage, registry.Context(geometry=self.geometry))
 
         def make(target, guard):
             return LogCache(target, self.log_medium, ram_bytes=cfg.log_ram, scheduler=guard.wrap("destage", sched),
-                            timer=cfg.log_timer, scan=self.log_scan)
+                            timer=cfg.log_timer, scan=self.log_scan, spec=registry.parse("log", cfg.log).text)
 
         return make
 
@@ -428,6 +436,21 @@ class Engine:
                            placement=self.placement_factory())
         if cfg.rebuild_rate:
             self.array.raid.set_rebuild_rate(cfg.rebuild_rate * 1e6)
+        self._install_from_table(ctx)
+
+    def _install_from_table(self, ctx) -> None:
+        """Every family not built by name above (a new family: one folder under ``policies/``
+        and one registry row) made from its row and put in its ``slot`` behind the policy
+        guard; the layer holding the slot calls it (docs/policies.md, "What a new family costs")."""
+        from vraid.policies import registry
+
+        for key, fam in registry.FAMILIES.items():
+            if key in BUILT_BY_NAME or not fam.slot:
+                continue
+            holder, attr = registry.holder(key, self.array)
+            if holder is not None:
+                policy = registry.create(key, self.config.spec(key), ctx)
+                setattr(holder, attr, self.array.guard.wrap(key, policy))
 
     # -- running ----------------------------------------------------------------------------
     async def recover(self) -> ResyncReport:

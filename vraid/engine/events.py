@@ -204,7 +204,7 @@ class PolicyFaultEvent(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogDestageEvent(Event):
-    """``log-destage``: a log cache (seed 002, :mod:`vraid.engine.logcache`) finished a
+    """``log-destage``: a log cache (seed 002, :mod:`vraid.engine.log.cache`) finished a
     destage. ``level`` 1: RAM buffer to the log disk, ``segments`` appended holding
     ``blocks`` blocks, because of ``reason`` (``full``, ``timer``, ``idle``, ``flush``,
     ``drain``); level 2: segment ``seq`` of the log to the data disks (``blocks`` still

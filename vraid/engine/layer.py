@@ -20,7 +20,7 @@ imports the host API. A layer
   layer publishes on one bus under one clock.
 
 ``tests/test_target.py`` builds a buffering layer over a recording one and runs the cache on
-it; :class:`vraid.engine.logcache.LogCache` is the real one (docs/log-disk.md).
+it; :class:`vraid.engine.log.cache.LogCache` is the real one (docs/log-disk.md).
 """
 
 from __future__ import annotations

@@ -196,7 +196,7 @@ class ReadPathMetrics:
 
 @dataclass
 class LogMetrics:
-    """Counters of a log cache (seed 002, vraid.engine.logcache)."""
+    """Counters of a log cache (seed 002, vraid.engine.log.cache)."""
 
     host_write_blocks: int = 0
     overwrites: int = 0  # host writes of a block already in the RAM buffer

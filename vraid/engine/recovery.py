@@ -1,7 +1,7 @@
 """What a mount does after an unclean shutdown, before it serves anything.
 
 1. Journal replay (if the last mount had a cache with a journal, e.g. NVRAM,
-   :mod:`vraid.engine.cache.journal`, or a log disk, :mod:`vraid.engine.logcache`: its
+   :mod:`vraid.engine.cache.journal`, or a log disk, :mod:`vraid.engine.log.cache`: its
    segments from the tail in sequence order, up to the first torn or stale one):
    every dirty block it held is written through to the members, newest copy last.
 2. Resync (with parity: RAID-5): the parity of every (physical) stripe that may have been mid-write

@@ -402,7 +402,7 @@ def engine_config(asm: Assembled, opts: MountOptions, *, opened: bool = True) ->
     from vraid.policies.registry import FAMILIES
 
     # every family: the mount option over vraid.toml's default
-    policies = {key: opts.policy(key) or cfg.policy(key) for key in FAMILIES}
+    policies = {key: opts.policy(key) or cfg.policy(key) for key, fam in FAMILIES.items() if not fam.at_create}
     policies["placement"] = _placement(asm, opts)
     cached = policies["cache"] != "none"
     # after a crash the NVRAM in use then is used again (with a cache) without being named,
@@ -444,7 +444,7 @@ def _placement(asm: Assembled, opts: MountOptions) -> str:
     from vraid.ondisk.directory_area import PARAM
     from vraid.policies import registry
 
-    recorded = (asm.ref.params.get(PARAM) or {}).get("spec", "static")
+    recorded = (asm.ref.params.get(PARAM) or {}).get("spec", registry.family("placement").default)
     given = opts.policy("placement")
     if given is None:
         return recorded

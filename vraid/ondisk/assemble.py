@@ -220,11 +220,14 @@ def create(
             "use --spares 0 or more with --level 5",
         )
     if log is not None:
-        from .logsegment import LogLayout, parse_kind
+        from vraid.policies import registry
+        from vraid.policies.log import layout
+        from .logsegment import LogLayout
 
-        kind, n = parse_kind(log)
+        log = registry.parse("log", log).text  # canonical, as the superblocks record it (mcd: mcd:2)
+        kind, n = layout(log, geometry.ndisks)
         log_size = log_size or LOG_DEFAULT_SIZE
-        LogLayout.for_size(kind, n or geometry.ndisks, geometry.block_size, log_size)  # too small: say so now
+        LogLayout.for_size(kind, n, geometry.block_size, log_size)  # too small: say so now
         if kind == "per-disk" and geometry.member_size + log_size > disk_size:
             raise VraidError(f"members of {disk_size} bytes have no room for a {log_size}-byte log region",
                              "make the geometry for the member size minus --log-size (vraid create does)")

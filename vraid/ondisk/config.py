@@ -19,10 +19,11 @@ from vraid.policies import registry
 
 NAME = "vraid.toml"
 
-#: key -> (default, help): the image, then every family and setting of the policy registry
+#: key -> (default, help): the image, then every family and setting of the policy registry a
+#: mount may choose (the log disk is chosen at create: LOG_KEYS)
 KNOWN: dict[str, tuple[str, str]] = {
     "image": ("disk.img", "name of the image file the mount exposes"),
-    **registry.settings(),
+    **registry.settings(at_create=False),
 }
 #: written by `vraid create --log` only, for people reading the file: the superblocks hold the log
 LOG_KEYS: dict[str, str] = {
@@ -32,7 +33,7 @@ LOG_KEYS: dict[str, str] = {
 
 
 def _policy_defaults() -> dict[str, str]:
-    return {key: default for key, (default, _doc) in registry.settings().items()}
+    return {key: default for key, (default, _doc) in registry.settings(at_create=False).items()}
 
 
 def image_name_problem(name: object) -> str:
@@ -92,7 +93,7 @@ class ArrayConfig:
         if image_name_problem(image):
             raise VraidError(f"{path}: image = {image!r} is not a file name", 'use a plain name such as "disk.img"')
         values = {}
-        for key, (default, _doc) in registry.settings().items():
+        for key, (default, _doc) in registry.settings(at_create=False).items():
             value = doc.get(key, default)
             if not isinstance(value, str) or not value:
                 raise VraidError(f"{path}: {key} = {value!r} is not a name", f"write it as a quoted string, e.g. {key} = \"{default}\"")
@@ -110,7 +111,7 @@ class ArrayConfig:
             f'image = "{self.image}"   # {KNOWN["image"][1]}\n',
             "\n# Default policies for `vraid mount` (its options override them; `vraid policies` lists them):\n",
         ]
-        for key in registry.settings():
+        for key in registry.settings(at_create=False):
             lines.append(f'{key} = "{self.policies[key]}"   # {KNOWN[key][1]}\n')
         if self.log:
             lines.append("\n# The log disk (docs/log-disk.md):\n")

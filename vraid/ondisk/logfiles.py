@@ -25,7 +25,8 @@ from vraid.backends.file import FileStore
 from vraid.core.geometry import Geometry
 from vraid.core.units import format_size
 from vraid.errors import VraidError
-from .logsegment import LogFormatError, LogLayout, LogSuperblock, parse_kind
+from vraid.policies.log import layout
+from .logsegment import LogFormatError, LogLayout, LogSuperblock
 
 PARAM = "log"
 DEFAULT_SIZE = 16 << 20
@@ -42,7 +43,10 @@ class LogRecord:
 
     @property
     def kind(self) -> str:
-        return parse_kind(self.spec)[0]
+        """The on-disk layout of the recorded configuration (the log family, vraid.policies.log)."""
+        from vraid.policies import registry
+
+        return registry.create("log", self.spec).kind
 
     def to_param(self) -> dict[str, Any]:
         return {"spec": self.spec, "size": self.size, "files": list(self.files), "offset": self.offset}
@@ -61,7 +65,7 @@ class LogRecord:
 
 def geometry_disk_size(spec: str | None, disk_size: int, log_size: int) -> int:
     """The member size the geometry is made for: per-disk keeps ``log_size`` at the end."""
-    if spec is not None and parse_kind(spec)[0] == "per-disk":
+    if spec is not None and layout(spec, 1)[0] == "per-disk":
         if disk_size <= log_size:
             raise VraidError(f"--log-size {format_size(log_size)} leaves no room for data on {format_size(disk_size)} members",
                              "give a smaller --log-size or a larger --disk-size")
@@ -71,15 +75,14 @@ def geometry_disk_size(spec: str | None, disk_size: int, log_size: int) -> int:
 
 def make_log(directory: Path, geometry: Geometry, uuid: str, spec: str, size: int, members: Sequence[Path]) -> LogRecord:
     """Create and format the log stores of a new array; returns what the superblocks record."""
-    from vraid.engine.logmedium import WindowStore, format_stores
+    from vraid.engine.log.medium import WindowStore, format_stores
 
-    kind, n = parse_kind(spec)
-    layout_stores = geometry.ndisks if kind == "per-disk" else n
-    layout = LogLayout.for_size(kind, layout_stores, geometry.block_size, size)
+    kind, n = layout(spec, geometry.ndisks)
+    log_layout = LogLayout.for_size(kind, n, geometry.block_size, size)
     if kind == "per-disk":
         stores = [FileStore(p) for p in members]
         try:
-            format_stores([WindowStore(s, geometry.member_size, size) for s in stores], layout, uuid)
+            format_stores([WindowStore(s, geometry.member_size, size) for s in stores], log_layout, uuid)
         finally:
             for s in stores:
                 s.close()
@@ -90,7 +93,7 @@ def make_log(directory: Path, geometry: Geometry, uuid: str, spec: str, size: in
         raise VraidError(f"{', '.join(blocking)} already exist in {directory}", "move them away first, or use --force")
     stores = [FileStore.create(p, size) for p in files]
     try:
-        format_stores(stores, layout, uuid)
+        format_stores(stores, log_layout, uuid)
     finally:
         for s in stores:
             s.close()

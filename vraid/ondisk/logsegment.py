@@ -19,7 +19,7 @@ round robin over the stores (``mcd``, ``per-disk``: segment ``s`` on store ``s m
 both stores (``mirrored``), then slot ``(s div N) mod slots`` of the store. So at
 recovery a segment found in a slot is *stale* unless its sequence number is the one that
 slot should hold next, and *torn* unless both CRCs hold: the replay walks ``tail,
-tail+1, ...`` and stops at the first segment that is either (vraid.engine.logcache).
+tail+1, ...`` and stops at the first segment that is either (vraid.engine.log.cache).
 
 Like the paper, the headers are never read in normal operation: only at recovery.
 """
@@ -38,7 +38,6 @@ SEG_MAGIC = b"VRLOGSEG"
 VERSION = 1
 #: the paper's 64 KiB request: one header block and 15 data blocks of 4 KiB
 SEGMENT_BYTES = 64 << 10
-KINDS = ("scd", "mcd", "mirrored", "per-disk")
 
 _SB = struct.Struct("<8sH16s10sHHIIQ")
 _SEG = struct.Struct("<8sH16sQQII")
@@ -170,22 +169,3 @@ class LogLayout:
                              "give a larger --log-size, e.g. 16M")
         return cls(kind, stores, block_size, seg, slots)
 
-
-def parse_kind(spec: str) -> tuple[str, int]:
-    """``scd`` -> (scd, 1); ``mcd:N`` -> (mcd, N); ``mirrored`` -> (mirrored, 2); ``per-disk`` -> (per-disk, 0: one per member)."""
-    name, _, arg = spec.partition(":")
-    if name == "scd" and not arg:
-        return "scd", 1
-    if name == "mirrored" and not arg:
-        return "mirrored", 2
-    if name == "per-disk" and not arg:
-        return "per-disk", 0
-    if name == "mcd":
-        try:
-            n = int(arg or "2")
-        except ValueError:
-            n = 0
-        if 2 <= n <= 256:
-            return "mcd", n
-        raise VraidError(f"log configuration {spec!r}: mcd needs 2..256 cache disks", "e.g. --log mcd:2")
-    raise VraidError(f"unknown log configuration {spec!r}", "use scd, mcd:N, mirrored or per-disk")

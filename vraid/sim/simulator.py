@@ -65,8 +65,9 @@ from .workload import HostRequest, Workload, parse_workload
 DEFAULT_DISK_SIZE = 64 << 20
 #: open loop: requests allowed in flight at once
 DEFAULT_MAX_IN_FLIGHT = 4096
-#: policy keys run_sim understands: every family of vraid.policies.registry and its settings
-POLICY_KEYS: dict[str, str] = {key: doc for key, (_default, doc) in registry.settings().items()}
+#: policy keys run_sim understands: every family of vraid.policies.registry and its settings, but
+#: those chosen at create (the log disk: SimConfig.log and log_size)
+POLICY_KEYS: dict[str, str] = {key: doc for key, (_default, doc) in registry.settings(at_create=False).items()}
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ class SimConfig:
         if self.log is not None:
             extra |= {"log": self.log, "log_fresh": True}
             if self.log_size is not None:
-                extra["log_size"] = parse_size(self.log_size, "log size")
+                extra["log_size"] = registry.setting_value("log_size", self.log_size)
             if self.log_destage is not None:
                 extra["log_destage"] = self.log_destage
         return EngineConfig(g, policies=policies, cache_size=size, read_cache_size=read_cache, **extra,
@@ -281,7 +282,9 @@ def host_capacity(config: SimConfig, geometry: Geometry) -> int:
     """The image size the host sees: the geometry's, or less with a placement that keeps
     free stripes (seed 004: ``spare``; ``vraid.ondisk.directory_area``)."""
     engine = config.engine_config(geometry)
-    if engine.spec("placement") == "static":
+    from vraid.policies.placement import needs_directory
+
+    if not needs_directory(engine.spec("placement")):
         return geometry.capacity
     from vraid.ondisk.directory_area import logical_stripes, spare_of
     from vraid.policies import registry

@@ -30,6 +30,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from vraid.engine.chain import CacheConfig
 from vraid.errors import VraidError
 from vraid.policies import registry
+from vraid.policies.placement import needs_directory
 from vraid.testing.fuzz_budget import DEFAULT_EXAMPLES, DEFAULT_STEPS
 from vraid.testing.fuzz_checks import PolicyFailure, find as _find
 
@@ -138,6 +139,16 @@ def _placement_cases(spec: str, options: dict, with_crashes: bool = False) -> li
     return out
 
 
+def _log_cases(spec: str) -> list[Case]:
+    """The log disk (seed 002) made with the configuration, against the model with power cuts
+    at random points (:mod:`vraid.testing.log_machine`; a log is about crashes, so always)."""
+    from vraid.testing.log_machine import LogCrashMachine
+
+    machine = _settled(LogCrashMachine)
+    return [Case("crash-log", "writes, fsyncs, level-1 and level-2 destages, remounts and power cuts; nothing "
+                 "fsynced lost, scrub clean after recovery", lambda workdir: machine(spec, workdir))]
+
+
 def cases(family: str, spec: str, *, with_crashes: bool = False) -> list[Case]:
     """The machines a policy of ``family`` given by ``spec`` runs under (see docs/fuzz.md)."""
     from vraid.testing.machines import GEOMETRY, ORDERS, ORGS
@@ -157,10 +168,12 @@ def cases(family: str, spec: str, *, with_crashes: bool = False) -> list[Case]:
         return out + (_crash_cases(options, ("nvram",)) if with_crashes else [])
     if family == "ct":
         return _ct_cases(spec, options) + (_crash_cases(options, ("write-through", "nvram")) if with_crashes else [])
-    if family == "placement" and registry.parse(family, spec).name != "static":
+    if family == "placement" and needs_directory(spec):
         return _placement_cases(spec, options, with_crashes)
     if family in ("queue_order", "placement"):
         return _read_cases("none", options) + (_crash_cases(options, ("write-through", "nvram")) if with_crashes else [])
+    if family == "log":
+        return _log_cases(spec)
     if family == "prefetch":
         crash = options | {"read_cache_size": 16 * GEOMETRY.geometry().strip_size}
         options = {k: v for k, v in options.items() if k != "policies"}  # read_cached installs it

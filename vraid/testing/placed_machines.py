@@ -2,13 +2,13 @@
 
 :class:`PlacedArrayMatchesModel` runs the same writes and reads as
 :class:`~vraid.testing.machines.ArrayMatchesModel` over an engine whose placement moves
-strips through a stripe directory (:mod:`vraid.engine.placed`), and checks:
+strips through a stripe directory (:mod:`vraid.engine.placement.writes`), and checks:
 
 * every read equals the bytearray model (buffered strips, moved strips, partial strips);
 * after a flush, straight from the raw members: each logical strip sits in the slot the
   directory names, holding the model's bytes, and every parity block group XORs to zero
   (vraid keeps parity over the physical content of every slot, free ones included);
-* the directory loaded afresh from the members (:class:`~vraid.engine.directory_store.DirectoryStore`)
+* the directory loaded afresh from the members (:class:`~vraid.engine.placement.directory_store.DirectoryStore`)
   equals the one in memory after a flush: the journal and checkpoints hold everything;
 * a clean remount (unmount = drain + checkpoint) gives back the model;
 * the background cleaner (a rule of its own, so runs repeat exactly) never changes what reads return;
@@ -29,7 +29,7 @@ from hypothesis.stateful import rule
 
 from vraid.backends.memory import MemoryStore
 from vraid.core.directory import NOWHERE
-from vraid.engine.directory_store import DirectoryStore
+from vraid.engine.placement.directory_store import DirectoryStore
 from vraid.ondisk.directory_area import PARAM, DirectoryArea, logical_stripes, spare_of
 from vraid.policies import registry
 from vraid.testing.machines import ArrayMatchesModel, Config

@@ -16,7 +16,7 @@ Two media fit this interface:
   :meth:`put` with ``replaces`` rewrites the slot in place (the file keeps the
   older record until the next sync).
 * A log disk (seed 002, VC-RAID, section 3). What was built
-  (:mod:`vraid.engine.logcache`) is a chained destage target rather than a journal
+  (:mod:`vraid.engine.log.cache`) is a chained destage target rather than a journal
   behind the write-back cache: the log *is* the cache's second level, so there is no
   separate put/clear per dirty block; it implements :meth:`replay` and :meth:`reset`
   for recovery (:mod:`vraid.engine.recovery`). The sketch this seam was shaped by:

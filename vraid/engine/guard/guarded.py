@@ -123,7 +123,7 @@ class Guarded:
         return f"<guarded {self.family} {self.spec}>"
 
     def _replacement(self) -> Any:
-        return self._guard.default(self.family)
+        return self._guard.replacement(self.family, self.inner)  # the registry's fallback of the family
 
     def _fail(self, call: str, exc: BaseException) -> None:
         """Disable the policy: the replacement is in force when this returns."""
@@ -220,7 +220,7 @@ class GuardedOrder(Guarded):
         self.waiting: dict[int, None] = {}
 
     def _replacement(self) -> Any:
-        new = self._guard.default(self.family)
+        new = self._guard.replacement(self.family, self.inner)
         for key in self.waiting:
             new.dirtied(key)
         return new
@@ -376,3 +376,26 @@ class GuardedPrefetch(Guarded):
 
         return self._call("after_read", lambda p: [tuple(r) if isinstance(r, list) else r for r in p.after_read(read)],
                           check)
+
+
+# -- a family without a wrapper of its own ----------------------------------------------------
+class GuardedCalls(Guarded):
+    """Any family the guard has no wrapper for (a new family: one folder and one registry row):
+    every public method of the policy is called through :meth:`Guarded._call`, so one that
+    raises is replaced by the family's fallback (:func:`vraid.policies.registry.fallback`) and
+    the call is answered by it. What it answers is not checked: a family whose answers have
+    rules gets a wrapper of its own."""
+
+    def __init__(self, guard: PolicyGuard, policy: Any, *, family: str) -> None:
+        super().__init__(guard, policy)
+        self.family = family
+
+    def __getattr__(self, name: str) -> Any:
+        attr = super().__getattr__(name)
+        if name.startswith("_") or not callable(attr):
+            return attr
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self._call(name, lambda p: getattr(p, name)(*args, **kwargs))
+
+        return call

@@ -23,7 +23,15 @@ ct              ``__call__``                 not a Plan, another stripe/Z/basic 
                                              (:func:`vraid.core.rxw.transform_violation`)
 queue_order     ``add pop``                  ``pop`` returning a request that is not queued
 prefetch        ``after_read``               ranges that are not (start, count) inside the array
+placement       ``write flush clean          a step the stripe directory refuses (checked before
+                restore``                    its I/O); ``flush`` that does not empty the buffers
 ==============  ===========================  ==================================================
+
+The placement's calls are checked by its layer (:mod:`vraid.engine.placement.writes`), which
+reports the fault here and takes the replacement from :meth:`PolicyGuard.replacement`. The log
+family answers only when an array is made or built, never on the data path: a configuration
+that answers wrongly is refused then (:func:`vraid.policies.log.layout`); the log's level-2
+scheduler is a ``destage`` policy behind the destage guard.
 
 The wrappers are in :mod:`vraid.engine.guard.guarded` (the cache organisation's in
 :mod:`vraid.engine.guard.guarded_cache`); this module holds the guard itself.
@@ -58,8 +66,8 @@ from typing import Any
 
 from vraid.errors import VraidError
 from vraid.engine.events import EventBus, PolicyFaultEvent
-from .guarded import (Fault, Guarded, GuardedOrder, GuardedPrefetch, GuardedQueueFactory, GuardedScheduler,
-                      GuardedTransform, Invalid, PolicyFault)
+from .guarded import (Fault, Guarded, GuardedCalls, GuardedOrder, GuardedPrefetch, GuardedQueueFactory,
+                      GuardedScheduler, GuardedTransform, Invalid, PolicyFault)
 from .guarded_cache import GuardedOrganisation
 
 __all__ = ["MODES", "PolicyGuard", "STALL_LIMIT"]
@@ -94,11 +102,21 @@ class PolicyGuard:
 
         return create(family, None, Context(geometry=self.geometry))
 
+    def replacement(self, family: str, failed: Any, **context: Any) -> Any:
+        """A fresh instance of the built-in that takes over from ``failed`` (the registry's
+        ``fallback`` of the family: its default, or for a placement the built-in of the stripe
+        directory's kind; ``context``: :class:`~vraid.policies.registry.Context` fields)."""
+        from vraid.policies.registry import Context, fallback
+
+        return fallback(family, failed, Context(geometry=self.geometry, **context))
+
     def wrap(self, family: str, policy: Any, **extra: Any) -> Any:
         """``policy`` behind the guard of ``family`` (None and already guarded ones unchanged)."""
         if policy is None or isinstance(policy, Guarded):
             return policy
-        cls = _WRAPPERS[family]
+        cls = _WRAPPERS.get(family)
+        if cls is None:  # a family without a wrapper of its own: its calls that raise
+            return GuardedCalls(self, policy, family=family)
         return cls(self, policy, **extra)
 
     def fault(self, family: str, policy: str, call: str, exc: BaseException, fallback: str) -> None:

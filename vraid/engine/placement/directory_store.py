@@ -25,7 +25,7 @@ newer, never another strip's bytes. A strip written since the last flush whose o
 copy was in the (volatile) write buffer, and whose old slot was recycled after a
 commit, may be lost: it reads as zeros (a drive's volatile write cache loses such
 writes too; a flush is what promises). Only whole strips written since the flush are
-ever in a buffer (:mod:`vraid.engine.placed` writes part of any other strip in place),
+ever in a buffer (:mod:`vraid.engine.placement.writes` writes part of any other strip in place),
 so a block nobody wrote since the flush is never lost.
 
 **Checkpoints.** When the journal would overflow, a checkpoint of the whole directory

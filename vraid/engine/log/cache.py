@@ -1,7 +1,7 @@
 """The log cache: seed 002's large virtual NVRAM cache as a chained destage target.
 
 He & Yang, *VC-RAID* (seed 002), sec. 2 and 3: a small **RAM buffer** of block slots and
-one or more **cache disks** (a log: :mod:`vraid.engine.logmedium`) in front of the RAID
+one or more **cache disks** (a log: :mod:`vraid.engine.log.medium`) in front of the RAID
 form one large non-volatile write cache. A host write is copied into a RAM slot and
 acknowledged; **level-1 destage** appends the RAM buffer to the log in large sequential
 writes (a segment of at most 64 KiB per request) when the buffer fills, when its oldest
@@ -11,7 +11,7 @@ target (the RAID planner, rxw-matrix and CT, like every destage) when the destag
 scheduler (``vraid.policies.destage``, ``idle`` by default: the paper's idle-time rule)
 says so, one segment at a time so a new host request stops it between segments. Reads
 come from the newest copy: RAM slot, log, then the data disks. Where each block is, is
-the slot table's (:mod:`vraid.engine.slots`: IN_RAM_BUFFER, IN_CACHE_DISK, IN_DATA_DISK,
+the slot table's (:mod:`vraid.engine.log.slots`: IN_RAM_BUFFER, IN_CACHE_DISK, IN_DATA_DISK,
 SLOT_FREE).
 
 How it combines with the write-back cache (``--cache``). With ``--log`` alone this *is*
@@ -48,11 +48,11 @@ import numpy as np
 import trio
 
 from vraid.ondisk.logsegment import SegmentHeader, data_crc
-from .events import Cause, LogDestageEvent, LogFailureEvent, LogFillEvent, LogHitEvent
-from .logmedium import LogFailed, LogMedium
+from vraid.engine.events import Cause, LogDestageEvent, LogFailureEvent, LogFillEvent, LogHitEvent
+from vraid.engine.log.medium import LogFailed, LogMedium
 from vraid.engine.members.queues import Priority
-from .metrics import LogMetrics
-from .slots import IN_CACHE_DISK, IN_RAM_BUFFER, NoSlot, SlotTable
+from vraid.engine.metrics import LogMetrics
+from vraid.engine.log.slots import IN_CACHE_DISK, IN_RAM_BUFFER, NoSlot, SlotTable
 from vraid.engine.raid.stripe import StripeBuffer
 
 if TYPE_CHECKING:
@@ -74,8 +74,10 @@ class LogCache:
     name = "logdisk"
 
     def __init__(self, next: "Target", medium: LogMedium, *, ram_bytes: int = DEFAULT_RAM, scheduler: Any = None,
-                 timer: float = DEFAULT_TIMER, scan: Any = None) -> None:
+                 timer: float = DEFAULT_TIMER, scan: Any = None, spec: str = "") -> None:
         self.next = next
+        #: the log configuration's spec (the registry's log family: ``scd``, ``mcd:2``...), for status
+        self.spec = spec or medium.layout.kind
         self.raid = getattr(next, "raid", None)  # the read path asks for the members through it
         self.geometry, self.mapping, self.clock, self.events = next.geometry, next.mapping, next.clock, next.events
         self.medium = medium

@@ -18,7 +18,7 @@ The placement (``policies/placement``: ``multibuffer``, ``dpsr``) only decides; 
   copy is stale once a strip is buffered), from the members through the directory for
   the rest;
 * a flush (fsync, unmount) asks the policy for stripe writes until its buffers are
-  empty, then commits the directory (:mod:`vraid.engine.directory_store`).
+  empty, then commits the directory (:mod:`vraid.engine.placement.directory_store`).
 
 What each step costs here (seed 004 counts its own costs; where vraid differs it says so):
 
@@ -223,8 +223,8 @@ class PlacedWrites:
     async def _run(self, call: str, ask: Any) -> None:
         """Ask the policy for steps and perform them. A policy that raises, or returns a step
         the directory refuses (checked before its I/O, so nothing is overwritten), is
-        replaced by the built-in of the directory's kind, which takes over what is
-        buffered; the call is asked again of it."""
+        replaced by the policy guard's replacement (the built-in of the directory's kind),
+        which takes over what is buffered; the call is asked again of it."""
         for attempt in (0, 1):
             try:
                 steps = list(ask(self.placement))
@@ -264,13 +264,8 @@ class PlacedWrites:
         if self._faulted:
             raise PlacementError(f"the built-in placement {self._name()} failed in {call}: {exc}",
                                  "report this as a vraid bug") from exc
-        from vraid.policies.placement.dpsr import DpsrPlacement
-        from vraid.policies.placement.multibuffer import MultibufferPlacement
-
         d = self.directory
-        size = getattr(self.placement, "buffer", None)
-        size = size if isinstance(size, int) and size > 0 else 100
-        new = DpsrPlacement(buffer=size) if d.migrate else MultibufferPlacement(buffer=size)
+        new = self.array.guard.replacement("placement", self.placement, directory=d)  # the registry's fallback
         new.attach(d)
         new.restore(list(self.buffer))
         old = _spec(self.placement)

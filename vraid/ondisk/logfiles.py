@@ -71,7 +71,7 @@ def geometry_disk_size(spec: str | None, disk_size: int, log_size: int) -> int:
 
 def make_log(directory: Path, geometry: Geometry, uuid: str, spec: str, size: int, members: Sequence[Path]) -> LogRecord:
     """Create and format the log stores of a new array; returns what the superblocks record."""
-    from vraid.engine.logmedium import WindowStore, format_stores
+    from .logformat import WindowStore, format_stores
 
     kind, n = parse_kind(spec)
     layout_stores = geometry.ndisks if kind == "per-disk" else n

@@ -140,29 +140,16 @@ def main(argv: list[str] | None = None) -> int:
 
 # -- commands -------------------------------------------------------------------
 def cmd_create(args) -> int:
-    from vraid.ondisk.assemble import create
-
-    from vraid.ondisk.logfiles import DEFAULT_SIZE, geometry_disk_size
     from vraid.core.units import format_size
-    from vraid.policies import registry
+    from vraid.engine.build import new_array_layout
+    from vraid.ondisk.assemble import create
+    from vraid.ondisk.logfiles import DEFAULT_SIZE
 
     if args.log_size is not None and args.log is None:
         raise VraidError("--log-size without --log", "add --log scd (or mcd:N, mirrored, per-disk)")
     log_size = args.log_size or DEFAULT_SIZE
-    placement = None
     shape = dict(level=args.level, ndisks=args.disks, block_size=args.block, strip_size=args.strip, layout=args.layout)
-    if args.placement is not None and registry.parse("placement", args.placement).name != "static":
-        from vraid.ondisk.directory_area import remapped_geometry
-
-        if args.log is not None:
-            raise VraidError(f"--placement {args.placement} keeps its own write buffers; it runs without a log disk",
-                             "drop --log, or use --placement static")
-        spec = registry.parse("placement", args.placement).text
-        policy = registry.create("placement", spec, registry.Context())
-        g, area, logical = remapped_geometry(disk_size=args.disk_size, policy=policy, **shape)
-        placement = (spec, area, policy.make_directory(g, logical))
-    else:
-        g = Geometry.for_disk_size(disk_size=geometry_disk_size(args.log, args.disk_size, log_size), **shape)
+    g, placement = new_array_layout(shape, args.disk_size, args.placement, args.log, log_size)
     asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image,
                  bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk), spares=args.spares,
                  log=args.log, log_size=log_size if args.log else None, placement=placement)
@@ -241,7 +228,8 @@ def cmd_mount(args) -> int:
     given = policy_args(args)
     fixed = {k: given.pop(k) for k in list(given) if k in MountOptions.__dataclass_fields__}
     message = mount(args.dir, args.mountpoint, MountOptions(
-        args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time, nvram=args.nvram,
+        foreground=args.foreground, debug_fuse=args.debug_fuse, trace=args.trace, disk_model=args.disk_model,
+        time=args.time, nvram=args.nvram,
         faults=tuple(args.fault), force=args.force, rebuild_rate=args.rebuild_rate, policies=given, nonempty=args.nonempty, **fixed,
     ))
     if message:

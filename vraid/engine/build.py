@@ -1,6 +1,7 @@
 """The one composition root: an :class:`EngineConfig` becomes a running engine.
 
-Every place that runs the controller builds it here: the mount daemon
+Every place that runs the controller builds it here (an array on disk through
+:meth:`EngineConfig.from_assembled`): the mount daemon
 (``vraid.fuse.daemon``), ``vraid sim`` and ``vraid top --sim`` (``vraid.sim``,
 ``vraid.tui.top``), the experiments, the failure commands, ``bench/`` and the
 tests' session (``vraid.testing.session``). What they differ in is data, not
@@ -49,11 +50,14 @@ from vraid.backends.base import Store
 from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
 from .array import Array, CacheConfig
+from .assembled import EngineOptions, config_fields, new_array_layout, parse_time
 from .clock import TrioClock
 from .guard import MODES, PolicyGuard
 from .recovery import ResyncReport, recover
 
 log = logging.getLogger(__name__)
+
+__all__ = ["Engine", "EngineConfig", "EngineOptions", "build_engine", "new_array_layout", "open_engine", "parse_time"]
 
 #: the array uuid of engines with no superblock (simulations, tests): their NVRAM files carry it
 SIM_UUID = "5e5e5e5e-0000-4000-8000-000000000000"
@@ -135,6 +139,14 @@ class EngineConfig:
     log_destage: str = "idle"
     #: level 1 runs when the oldest block in the RAM buffer has waited this long (seconds)
     log_timer: float = 0.2
+
+    @classmethod
+    def from_assembled(cls, asm: Any, options: EngineOptions | None = None, *, opened: bool = True) -> "EngineConfig":
+        """The engine of the assembled array ``asm`` (``vraid.ondisk.assemble``) run with
+        ``options`` (``vraid.engine.assembled``: mount options over vraid.toml's defaults,
+        the NVRAM, bitmap, log and placement the superblocks record). Nothing is opened or
+        checked; ``opened=False`` (before the member files are opened) leaves the stores out."""
+        return cls(asm.geometry, **config_fields(asm, options or EngineOptions(), opened=opened))
 
     # -- checks ---------------------------------------------------------------------------
     def spec(self, family: str) -> str:

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from vraid.core.geometry import RESERVED, Geometry
-from vraid.fuse.daemon import MountOptions, engine_config
+from vraid.engine.build import EngineConfig
 from vraid.ondisk.assemble import assemble, create
 from vraid.ondisk.directory_area import DirectoryArea, logical_stripes, spare_of
 from vraid.policies import registry
@@ -78,7 +78,7 @@ class PlacedCrashMachine(RuleBasedStateMachine):
         asm = assemble(self.dir / "arr")
         was_clean = asm.was_clean
         self.power = behind_power_cut(asm, self.g, seed=self.crashes)
-        config = engine_config(asm, MountOptions())
+        config = EngineConfig.from_assembled(asm)
         assert config.policies.get("placement") == self.spec, config.policies
         if self.options:
             config = replace(config, **self.options)

@@ -65,6 +65,8 @@ SIM_UUID = "5e5e5e5e-0000-4000-8000-000000000000"
 DEFAULT_CACHE_SIZE = CacheConfig().size
 #: the policy families a CacheConfig carries (the Array builds these three itself)
 CACHE_FAMILIES = ("cache", "destage_order", "destage")
+#: the families whose policy object an EngineConfig may be given (``instances``)
+GIVEN_FAMILIES = ("ct", "prefetch", "queue_order")
 
 
 def memory_store(role: int, size: int) -> Store:
@@ -139,6 +141,15 @@ class EngineConfig:
     log_destage: str = "idle"
     #: level 1 runs when the oldest block in the RAM buffer has waited this long (seconds)
     log_timer: float = 0.2
+    # -- hand-made parts (tests), each run in place of what the builder would make ---------
+    #: family (one of :data:`GIVEN_FAMILIES`) -> a policy object run instead of the one its
+    #: spec makes (a CT with given limits, a prefetch policy made by hand)
+    instances: Mapping[str, Any] = field(default_factory=dict)
+    #: a write-intent hook run instead of one made from ``bitmap_chunk`` (its bits are not loaded)
+    intent: Any = None
+    #: the write cache's journal, an open ``backends.nvram.Nvram`` or a journal object,
+    #: instead of the NVRAM file ``nvram`` (the caller opens, replays and closes it)
+    journal: Any = None
 
     @classmethod
     def from_assembled(cls, asm: Any, options: EngineOptions | None = None, *, opened: bool = True) -> "EngineConfig":
@@ -236,6 +247,12 @@ class EngineConfig:
             raise VraidError(f"time scale {self.time_scale} is not positive", "e.g. 1.0 (real time) or 0.1")
         if self.rebuild_rate is not None and self.rebuild_rate < 0:
             raise VraidError(f"rebuild rate {self.rebuild_rate} is negative", "give MB/s, or 0 for no limit")
+        for key in self.instances:
+            if key not in GIVEN_FAMILIES:
+                raise VraidError(f"no policy object can be given for {key!r}", f"give one of {', '.join(GIVEN_FAMILIES)}")
+        if self.journal is not None and (cache == "none" or self.nvram is not None or self.log is not None):
+            raise VraidError("a given journal needs a write-back cache and no other journal",
+                             "add a cache policy, and drop nvram and log")
         if self.on_policy_fault not in MODES:
             raise VraidError(f"unknown policy-fault mode {self.on_policy_fault!r}", f"use {' or '.join(MODES)}")
         for role in self.failed:
@@ -412,6 +429,9 @@ class Engine:
 
     def _open_bitmap(self) -> None:
         cfg = self.config
+        if cfg.intent is not None:
+            self.bitmap = cfg.intent
+            return
         if not cfg.bitmap_chunk:
             return
         from vraid.ondisk.bitmap import WriteIntentBitmap
@@ -429,12 +449,22 @@ class Engine:
 
         ctx = registry.Context(geometry=g, disk_model=cfg.disk_model, params=dict(cfg.params),
                                disk_preset=disk_preset(cfg.disk_model))
-        self.array = Array(g, self.members, clock=TrioClock(), cache=cfg.cache_config(), nvram=self.nvram,
-                           ct=registry.create("ct", cfg.spec("ct"), ctx), intent=self.bitmap, failed=sorted(cfg.failed),
+
+        def policy(family: str):
+            if family in cfg.instances:
+                return cfg.instances[family]
+            return registry.create(family, cfg.spec(family), ctx)
+
+        from vraid.backends.nvram import Nvram
+
+        given = cfg.journal
+        nvram, journal = (given, None) if isinstance(given, Nvram) else (self.nvram, given)
+        self.array = Array(g, self.members, clock=TrioClock(), cache=cfg.cache_config(), nvram=nvram, journal=journal,
+                           ct=policy("ct"), intent=self.bitmap, failed=sorted(cfg.failed),
                            spares=[self.wrap_timing(s) for s in cfg.spares],
-                           queue_order=registry.create("queue_order", cfg.spec("queue_order"), ctx),
+                           queue_order=policy("queue_order"),
                            read_cache_bytes=cfg.read_cache_size,
-                           prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx), mapping=self.mapping,
+                           prefetch=policy("prefetch"), mapping=self.mapping,
                            guard=PolicyGuard(cfg.on_policy_fault), log=self.log_factory(),
                            placement=self.placement_factory())
         if cfg.rebuild_rate:

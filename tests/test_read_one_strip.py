@@ -11,9 +11,11 @@ import trio
 
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import LAYOUTS, RESERVED, Geometry
-from vraid.engine.array import Array, open_array
 
 from test_small_write import FailingStore
+from vraid.engine.build import EngineConfig, build_engine
+
+from support import running, write_cache
 
 BS = 4096
 
@@ -22,7 +24,7 @@ BS = 4096
 @pytest.mark.parametrize("ndisks", [3, 4, 5, 7])
 def test_the_direct_request_is_the_one_the_extents_give(layout, ndisks):
     g = Geometry(5, ndisks, 20, BS, 16 * 1024, layout=layout, data_offset=RESERVED)
-    array = Array(g, [MemoryStore(g.member_size) for _ in range(ndisks)])
+    array = build_engine(EngineConfig(g, [MemoryStore(g.member_size) for _ in range(ndisks)])).array  # not running
     mapping, strip = array.mapping, g.strip_size
     rng = random.Random(ndisks)
     for _ in range(500):
@@ -40,7 +42,7 @@ def test_a_member_failing_under_a_one_strip_read_is_failed_and_the_read_reconstr
     data = bytes(range(256)) * (g.stripe_data_bytes // 256)
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             await array.write(0, data)
             disk = array.mapping.data_disk(0, 1)
             stores[disk].fail = "read"
@@ -59,7 +61,7 @@ def test_unaligned_reads_inside_and_across_strips_read_back():
     model = rng.randbytes(g.capacity)
 
     async def main():
-        async with open_array(g, [MemoryStore(g.member_size) for _ in range(5)]) as array:
+        async with running(EngineConfig(g, [MemoryStore(g.member_size) for _ in range(5)])) as array:
             await array.write(0, model)
             for _ in range(400):
                 off = rng.randrange(g.capacity)
@@ -105,7 +107,7 @@ def test_the_direct_host_read_counts_what_the_read_path_counts():
     async def main(direct: bool):
         stores = [FailingSyncStore(g.member_size) for _ in range(5)]
         taken = []
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             await array.write(0, model)
             inner = array._read_now
             if direct:
@@ -162,7 +164,6 @@ def test_a_cache_that_holds_nothing_of_the_stripe_lets_the_read_go_direct(org):
     stripe the cache holds nothing of goes direct (``WriteBackCache.passes_by``) and leaves
     what the long path through the cache leaves: bytes, the cache's read counts, the read
     path's and members' statistics, the metrics; a stripe it holds blocks of never does."""
-    from vraid.engine.array import CacheConfig
     from vraid.sim.driver import deterministic_trio
 
     g = Geometry(5, 5, 16, BS, 16 * 1024, data_offset=RESERVED)
@@ -176,9 +177,9 @@ def test_a_cache_that_holds_nothing_of_the_stripe_lets_the_read_go_direct(org):
             ops.append(("r", at, rng.randint(1, min(2 * BS, g.capacity - at))))
 
     async def main(direct: bool):
-        cfg = CacheConfig(org, size=g.stripe_data_bytes * 4, destage="hlwm:high=1.0,low=0.9")
+        cfg = write_cache(org, g.stripe_data_bytes * 4, destage="hlwm:high=1.0,low=0.9")
         taken = []
-        async with open_array(g, [MemoryStore(g.member_size) for _ in range(5)], cache=cfg) as array:
+        async with running(EngineConfig(g, [MemoryStore(g.member_size) for _ in range(5)], **cfg)) as array:
             cache = array.cache
             cache.serve_a_mount()
             inner = array._read_now

@@ -19,7 +19,6 @@ import trio.testing
 from vraid.core.mapping import StaticMapping
 from vraid.core.geometry import Geometry
 from vraid.backends.memory import MemoryStore
-from vraid.engine.array import open_array
 from vraid.engine.cache import WriteBackCache
 from vraid.engine.clock import TrioClock
 from vraid.engine.events import EventBus
@@ -29,6 +28,9 @@ from vraid.engine.target import RaidTarget, Target
 from vraid.policies.cache import organisation
 from vraid.policies.destage import load_scheduler
 from vraid.policies.order import destage_order
+from vraid.engine.build import EngineConfig
+
+from support import running, small_geometry
 
 K = 1024
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,10 +38,6 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _run(fn, *args):
     return trio.run(fn, *args, clock=trio.testing.MockClock(autojump_threshold=0))
-
-
-def _geometry() -> Geometry:
-    return Geometry(level=5, ndisks=4, stripes=6, block_size=4 * K, strip_size=16 * K, data_offset=64 * K)
 
 
 def _block_of(g: Geometry, buf: StripeBuffer, k: int, r: int) -> int:
@@ -178,7 +176,7 @@ def test_cache_module_does_not_import_the_array():
 
 
 def test_cache_destages_to_a_recording_target():
-    g = _geometry()
+    g = small_geometry(ndisks=4, stripes=6)
 
     async def main():
         target = RecordingTarget(g)
@@ -220,7 +218,7 @@ def test_cache_destages_to_a_recording_target():
 
 def test_writes_during_a_destage_reach_the_target_after_it():
     """DDIRTY through the target seam: a write while the unit is at the target is kept and destaged next."""
-    g = _geometry()
+    g = small_geometry(ndisks=4, stripes=6)
 
     async def main():
         target = RecordingTarget(g)
@@ -246,11 +244,11 @@ def test_writes_during_a_destage_reach_the_target_after_it():
 
 def test_chained_target_buffers_and_forwards_to_the_raid_planner():
     """cache -> BufferTarget (level 1) -> RaidTarget of a real array (level 2)."""
-    g = _geometry()
+    g = small_geometry(ndisks=4, stripes=6)
     stores = [MemoryStore(g.member_size) for _ in range(g.ndisks)]
 
     async def main():
-        async with open_array(g, stores) as array:  # write-through array: its target is the planner
+        async with running(EngineConfig(g, stores)) as array:  # write-through array: its target is the planner
             assert isinstance(array.target, RaidTarget)
             chain = BufferTarget(array.target)
             cache = _cache(chain, org="pbg", size_units=4)
@@ -292,11 +290,11 @@ def test_chained_target_buffers_and_forwards_to_the_raid_planner():
 
 def test_raid_target_reports_the_blocks_a_plan_read():
     """An RCW destage reads E blocks into the unit: the target says which, the cache marks them C."""
-    g = _geometry()
+    g = small_geometry(ndisks=4, stripes=6)
     stores = [MemoryStore(g.member_size) for _ in range(g.ndisks)]
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             bs = g.block_size
             await array.write(0, _data(3, g.stripe_data_bytes))
             buf = StripeBuffer(g, 0, row0=0, rows=1)

@@ -201,11 +201,12 @@ class EngineConfig:
             registry.create("placement", self.spec("placement"), registry.Context(geometry=g))
         if self.stores is not None and len(self.stores) != g.ndisks:
             raise VraidError(f"{len(self.stores)} member stores for {g.ndisks} disks", "give one store per member")
-        if cache != "none" and self.cache_size < g.stripe_data_bytes:
-            raise VraidError(
-                f"cache size {self.cache_size} bytes is smaller than one stripe ({g.stripe_data_bytes} bytes)",
-                "use a cache size of at least a few stripes, e.g. 64M",
-            )
+        if cache != "none":  # room for one unit of the organisation (a stripe, or a pbg's row)
+            unit = registry.create("cache", cache, registry.Context(geometry=g)).unit_blocks() * g.block_size
+            if self.cache_size < unit:
+                what = "one stripe" if unit == g.stripe_data_bytes else f"one unit of the {cache} cache"
+                raise VraidError(f"cache size {self.cache_size} bytes is smaller than {what} ({unit} bytes)",
+                                 "use a cache size of at least a few stripes, e.g. 64M")
         if self.read_cache_size < 0:
             raise VraidError(f"read cache size {self.read_cache_size} is negative", "give 0 (none) or a size, e.g. 16M")
         if self.spec("prefetch") != "none" and not self.read_cache_size:

@@ -14,7 +14,7 @@ from vraid.errors import MountError, VraidError
 from vraid.core.geometry import Geometry
 from vraid.core.units import parse_size
 
-from .common import _geometry_args, _size, add_policy_flags, console, err, policy_args
+from .common import add_geometry_args, size_type, add_policy_flags, console, err, policy_args
 
 #: the most stripes `vraid layout` prints
 MAX_LAYOUT_STRIPES = 1024
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("create", help="create an array: member files with superblocks, and vraid.toml")
     p.add_argument("dir", type=Path, help="directory for the member files (created if missing)")
-    _geometry_args(p, disk_size=True)
+    add_geometry_args(p, disk_size=True)
     p.add_argument("--image", default="disk.img", help="name of the image file the mount exposes (default disk.img)")
     p.add_argument("--force", action="store_true", help="overwrite an array that is already in DIR (its data is lost)")
     p.add_argument("--bitmap-chunk", metavar="SIZE|none", default=None,
@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log", metavar="scd|mcd:N|mirrored|per-disk", default=None,
                    help="a log disk in front of the array (seed 002, VC-RAID; docs/log-disk.md): scd one log file, "
                         "mcd:N N log files round robin, mirrored two copies, per-disk a region at the end of every member")
-    p.add_argument("--log-size", type=_size("log size"), default=None, metavar="SIZE",
+    p.add_argument("--log-size", type=size_type("log size"), default=None, metavar="SIZE",
                    help="size of each log file (per-disk: of each member's log region; default 16M)")
     p.add_argument("--placement", metavar="NAME[:k=v,...]", default=None,
                    help="where written blocks go (seed 004, docs/multibuffer.md): static (default, in place), "
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_examine)
 
     p = sub.add_parser("layout", help="print which logical block lives where, and where parity is")
-    _geometry_args(p, disk_size=False)
+    add_geometry_args(p, disk_size=False)
     p.add_argument("--stripes", type=int, default=4, help="how many stripes to show (default 4)")
     p.add_argument("--highlight", metavar="FIRST-LAST[,FIRST-LAST...]", default=None,
                    help="mark these logical block ranges, the i-th with the letter a, b, c, ... "
@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the main job: create, mount, losetup, mkfs.ext4, copy files, verify, unmount")
     p.add_argument("--dir", type=Path, help="work directory (default: a new temporary one, removed afterwards)")
     p.add_argument("--copy", type=Path, help="directory to copy onto the filesystem (default: an installed Python package)")
-    p.add_argument("--disk-size", type=_size("disk size"), default=parse_size("128M"), help="member size (default 128M)")
+    p.add_argument("--disk-size", type=size_type("disk size"), default=parse_size("128M"), help="member size (default 128M)")
     p.add_argument("--keep", action="store_true", help="keep the array directory afterwards")
     p.set_defaults(func=cmd_demo)
 

@@ -46,7 +46,7 @@ NEVER = 1 << 60
 CHUNK = 2  # stripes per bitmap bit: small, so the bitmap matters
 
 
-def _bytes(seed: int, n: int) -> bytes:
+def seeded_bytes(seed: int, n: int) -> bytes:
     return np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8).tobytes()
 
 
@@ -136,7 +136,7 @@ class CrashMachine(RuleBasedStateMachine):
     def _draw_write(self, data) -> tuple[int, bytes]:
         offset = data.draw(st.integers(0, self.capacity - 1), label="offset")
         n = data.draw(st.integers(1, min(2 * self.g.stripe_data_bytes + 5000, self.capacity - offset)), label="length")
-        return offset, _bytes(data.draw(st.integers(0, 2**32 - 1), label="seed"), n)
+        return offset, seeded_bytes(data.draw(st.integers(0, 2**32 - 1), label="seed"), n)
 
     @rule(data=st.data())
     def write(self, data) -> None:

@@ -167,7 +167,7 @@ class TimedStore(StoreWrapper):
 
     async def read(self, offset: int, length: int) -> bytes:
         lock = self._lock
-        await _acquire(lock)
+        await acquire(lock)
         try:
             await self.clock.sleep(self.charge("read", offset, length))
             return await self.inner.read(offset, length)
@@ -176,7 +176,7 @@ class TimedStore(StoreWrapper):
 
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         lock = self._lock
-        await _acquire(lock)
+        await acquire(lock)
         try:
             await self.clock.sleep(self.charge("write", offset, len(data)))
             await self.inner.write(offset, data)
@@ -184,7 +184,7 @@ class TimedStore(StoreWrapper):
             lock.release()
 
 
-async def _acquire(lock) -> None:
+async def acquire(lock) -> None:
     """Take ``lock``; uncontended, without the extra schedule point of
     ``Lock.acquire`` (the model's sleep is the request's checkpoint)."""
     import trio

@@ -86,7 +86,7 @@ from functools import lru_cache
 import trio
 
 from .base import ModelStats, Store, TimedStore, check_range
-from .base import _acquire as acquire
+from .base import acquire
 
 SECTOR = 512
 #: rotational positions closer than this fraction of a revolution count as "already there"

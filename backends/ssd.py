@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import trio
 
 from .base import ModelStats, Store, TimedStore, check_range
-from .base import _acquire as acquire
+from .base import acquire
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,8 @@ This benchmark takes FUSE out and asks how much of a request's CPU is RAID-5 its
 much is vraid's machinery around it. Both sides run in this process, on member files of the
 same size in the page cache, one request at a time, and alternate round by round:
 
-- **vraid**: the engine exactly as ``vraid mount`` builds it (``vraid.fuse.daemon.prepare``,
-  ``engine_config``, ``vraid.engine.build``), write-through, on an array made by
+- **vraid**: the engine exactly as ``vraid mount`` builds it (``vraid.ondisk.assemble``,
+  ``EngineConfig.from_assembled``, ``vraid.engine.build``), write-through, on an array made by
   ``vraid create`` (5 members, 64 KiB strips); ``Array.write`` and ``Array.read`` of random
   4 KiB blocks: the plan and its rxw-matrix, the stripe lock, the write-intent bitmap, the
   pooled stripe buffers, the member requests with their accounting, the plan event, the
@@ -52,8 +52,8 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from vraid.engine.build import build_engine  # noqa: E402
-from vraid.fuse.daemon import MountOptions, engine_config, prepare  # noqa: E402
+from vraid.engine.build import EngineConfig, EngineOptions, build_engine  # noqa: E402
+from vraid.ondisk.assemble import assemble  # noqa: E402
 
 DISKS = 5
 STRIP = 64 << 10
@@ -138,17 +138,15 @@ def per_request(run, offsets: list[int]) -> float:
     return (time.process_time() - c0) / len(offsets) * 1e6
 
 
-def open_engine(workdir: Path, name: str, opts: MountOptions):
+def open_engine(workdir: Path, name: str, opts: EngineOptions):
     """An array made by ``vraid create`` in ``workdir/name`` and the engine ``vraid mount``
     would build on it with ``opts``: (assembly, engine)."""
     array_dir = workdir / name
     subprocess.run([sys.executable, "-m", "vraid", "create", str(array_dir), "--level", "5", "--disks", str(DISKS),
                     "--disk-size", str(DISK_SIZE), "--strip", str(STRIP)], check=True, capture_output=True)
-    mountpoint = workdir / f"{name}-mnt"  # prepare() checks a mountpoint; nothing is mounted on it
-    mountpoint.mkdir()
-    asm = prepare(array_dir, mountpoint, opts)
+    asm = assemble(array_dir)
     asm.open_stores()
-    return asm, build_engine(engine_config(asm, opts))
+    return asm, build_engine(EngineConfig.from_assembled(asm, opts))
 
 
 def measure(workdir: Path, requests: int, rounds: int, seed: int) -> dict:
@@ -157,7 +155,7 @@ def measure(workdir: Path, requests: int, rounds: int, seed: int) -> dict:
 
 
 def _measure(stack: contextlib.ExitStack, workdir: Path, requests: int, rounds: int, seed: int) -> dict:
-    def opened(name: str, opts: MountOptions):
+    def opened(name: str, opts: EngineOptions):
         asm, engine = open_engine(workdir, name, opts)
 
         def close() -> None:
@@ -168,9 +166,9 @@ def _measure(stack: contextlib.ExitStack, workdir: Path, requests: int, rounds: 
         stack.callback(close)
         return engine
 
-    engine = opened("array", MountOptions())
+    engine = opened("array", EngineOptions())
     array = engine.array
-    cengine = opened("cached", MountOptions(cache="stripe", cache_size=CACHE_SIZE, nvram=workdir / "nvram.bin"))
+    cengine = opened("cached", EngineOptions(cache="stripe", cache_size=CACHE_SIZE, nvram=workdir / "nvram.bin"))
     cached = cengine.array
     minimal = Minimal(workdir)
     stack.callback(minimal.close)

@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 import trio
 
-from vraid.engine.chain import open_array
 from vraid.ondisk.assemble import Assembled, assemble, create, examine
 from vraid.backends.file import FileStore
 from vraid.ondisk.config import NAME as CONFIG_NAME, ArrayConfig
 from vraid.errors import AssemblyError, SuperblockError, VraidError
 from vraid.core.geometry import RESERVED, Geometry
 from vraid.ondisk.superblock import SIZE as SB_SIZE, Superblock
+from vraid.engine.build import EngineConfig
+
+from support import running
 
 K = 1024
 STRIP = 4 * K
@@ -82,7 +84,7 @@ def test_examine_reads_every_member(tmp_path: Path) -> None:
 
 
 async def _write_and_read(geometry: Geometry, stores, chunks: list[tuple[int, bytes]]) -> bytes:
-    async with open_array(geometry, stores) as array:
+    async with running(EngineConfig(geometry, stores)) as array:
         for offset, data in chunks:
             await array.write(offset, data)
         await array.flush()
@@ -90,7 +92,7 @@ async def _write_and_read(geometry: Geometry, stores, chunks: list[tuple[int, by
 
 
 async def _read_all(geometry: Geometry, stores) -> bytes:
-    async with open_array(geometry, stores) as array:
+    async with running(EngineConfig(geometry, stores)) as array:
         return await array.read(0, geometry.capacity)
 
 

@@ -6,23 +6,15 @@ import trio
 import trio.testing
 import pytest
 
-from vraid.engine.chain import open_array
-from vraid.backends.memory import MemoryStore
 from vraid.ondisk.bitmap import PARAM, WriteIntentBitmap, area, check_chunk, default_chunk
-from vraid.engine.clock import TrioClock
 from vraid.errors import VraidError
 from vraid.core.geometry import RESERVED, Geometry
 from vraid.engine.recovery import recover
+from vraid.engine.build import EngineConfig
+
+from support import memory_stores, running, small_geometry
 
 K = 1024
-
-
-def _geometry(stripes: int = 64) -> Geometry:
-    return Geometry(5, 4, stripes, 4 * K, 16 * K, data_offset=RESERVED)
-
-
-def _stores(g: Geometry):
-    return [MemoryStore(g.member_size, f"m{i}") for i in range(g.ndisks)]
 
 
 def _on_disk(g: Geometry, chunk: int, stores) -> set[int]:
@@ -30,7 +22,7 @@ def _on_disk(g: Geometry, chunk: int, stores) -> set[int]:
 
 
 def test_chunk_mapping_and_area():
-    g = _geometry(100)
+    g = small_geometry(ndisks=4, stripes=100, data_offset=RESERVED)
     b = WriteIntentBitmap(g, 8)
     assert b.nbits == 13  # 100 stripes, 8 per bit, the last chunk short
     assert b.chunk_of(0) == 0 and b.chunk_of(7) == 0 and b.chunk_of(8) == 1 and b.chunk_of(99) == 12
@@ -49,14 +41,13 @@ def test_chunk_mapping_and_area():
 
 
 def test_bit_is_durable_on_every_member_before_the_write_and_cleared_lazily():
-    g = _geometry()
-    stores = _stores(g)
+    g = small_geometry(ndisks=4, stripes=64, data_offset=RESERVED)
+    stores = memory_stores(g)
     seen_before_write: list[set[int]] = []
 
     async def main():
-        clock = TrioClock()
         bitmap = WriteIntentBitmap(g, 4, interval=5.0)
-        async with open_array(g, stores, clock=clock, intent=bitmap) as array:
+        async with running(EngineConfig(g, stores, intent=bitmap)) as array:
             # a write to stripe 9 (chunk 2): during the member writes the bit is on disk
             def spy(store):  # write_now: what the store's write calls, and what the members call
                 original = store.write_now  # when they run a request with no await
@@ -91,12 +82,12 @@ def test_bit_is_durable_on_every_member_before_the_write_and_cleared_lazily():
 
 
 def test_concurrent_writers_share_one_bitmap_write():
-    g = _geometry()
-    stores = _stores(g)
+    g = small_geometry(ndisks=4, stripes=64, data_offset=RESERVED)
+    stores = memory_stores(g)
 
     async def main():
         bitmap = WriteIntentBitmap(g, 1)
-        async with open_array(g, stores, intent=bitmap) as array:
+        async with running(EngineConfig(g, stores, intent=bitmap)) as array:
             async with trio.open_nursery() as n:
                 for s in range(0, 40, 4):
                     n.start_soon(array.write, s * g.stripe_data_bytes, b"z" * 4096)
@@ -110,12 +101,12 @@ def test_concurrent_writers_share_one_bitmap_write():
 
 
 def test_bits_persist_across_a_crash_and_name_the_stripes_to_resync():
-    g = _geometry()
-    stores = _stores(g)
+    g = small_geometry(ndisks=4, stripes=64, data_offset=RESERVED)
+    stores = memory_stores(g)
 
     async def crashed():
         bitmap = WriteIntentBitmap(g, 4)
-        async with open_array(g, stores, intent=bitmap) as array:
+        async with running(EngineConfig(g, stores, intent=bitmap)) as array:
             await array.write(5 * g.stripe_data_bytes, b"a" * 4096)
             await array.write(33 * g.stripe_data_bytes, b"b" * 4096)
         # left without shutdown: the bits stay set
@@ -129,28 +120,28 @@ def test_bits_persist_across_a_crash_and_name_the_stripes_to_resync():
         bitmap = WriteIntentBitmap(g, 4)
         chunks = bitmap.load_sync(stores)
         assert chunks == {1, 8}
-        async with open_array(g, stores, intent=bitmap) as array:
+        async with running(EngineConfig(g, stores, intent=bitmap)) as array:
             report = await recover(array, was_clean=False, bitmap_chunks=chunks)
             assert report.stripes == 8 and "2 dirty chunks" in report.message()
             assert array.raid.intent.set_chunks() == []
         assert _on_disk(g, 4, stores) == set()
         from vraid.engine.raid.scrub import scrub_array
 
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             assert (await scrub_array(array.raid)).mismatches == 0
 
     trio.run(remount)
 
 
 def test_without_a_bitmap_a_dirty_array_resyncs_everything():
-    g = _geometry(12)
-    stores = _stores(g)
+    g = small_geometry(ndisks=4, stripes=12, data_offset=RESERVED)
+    stores = memory_stores(g)
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             report = await recover(array, was_clean=False, bitmap_chunks=None)
         assert report.stripes == 12 and "whole array" in report.message()
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             report = await recover(array, was_clean=True, bitmap_chunks=None)
         assert report.stripes == 0 and report.message() == ""
 
@@ -158,12 +149,12 @@ def test_without_a_bitmap_a_dirty_array_resyncs_everything():
 
 
 def test_a_failed_write_keeps_its_bit_until_a_resync():
-    g = _geometry()
-    stores = _stores(g)
+    g = small_geometry(ndisks=4, stripes=64, data_offset=RESERVED)
+    stores = memory_stores(g)
 
     async def main():
         bitmap = WriteIntentBitmap(g, 2)
-        async with open_array(g, stores, intent=bitmap) as array:
+        async with running(EngineConfig(g, stores, intent=bitmap)) as array:
             await bitmap.begin(6)
             bitmap.end(6, ok=False)
             await array.members.flush()
@@ -198,7 +189,7 @@ def test_a_set_write_on_member_files_is_durable_without_flushing_the_members(tmp
 
     if not FileStore.durable_writes:
         pytest.skip("no RWF_DSYNC on this system")
-    g = _geometry()
+    g = small_geometry(ndisks=4, stripes=64, data_offset=RESERVED)
     stores = _file_stores(g, tmp_path)
     flushes: list[str] = []
     durable: list[tuple[str, int]] = []
@@ -217,7 +208,7 @@ def test_a_set_write_on_member_files_is_durable_without_flushing_the_members(tmp
 
     async def main():
         bitmap = WriteIntentBitmap(g, 4)
-        async with open_array(g, stores, intent=bitmap) as array:
+        async with running(EngineConfig(g, stores, intent=bitmap)) as array:
             await array.write(0, b"a" * 8192)  # chunk 0
             await array.write(9 * g.stripe_data_bytes, b"b" * 4096)  # chunk 2
             assert bitmap.stats.set_writes == 2 and bitmap.stats.bits_set == 2
@@ -232,8 +223,8 @@ def test_a_set_write_on_member_files_is_durable_without_flushing_the_members(tmp
 
 
 def test_a_member_without_durable_writes_makes_a_set_write_write_then_flush():
-    g = _geometry()
-    stores = _stores(g)
+    g = small_geometry(ndisks=4, stripes=64, data_offset=RESERVED)
+    stores = memory_stores(g)
     flushed: list[str] = []
     for store in stores:
         original = store.flush
@@ -246,7 +237,7 @@ def test_a_member_without_durable_writes_makes_a_set_write_write_then_flush():
 
     async def main():
         bitmap = WriteIntentBitmap(g, 4)
-        async with open_array(g, stores, intent=bitmap) as array:
+        async with running(EngineConfig(g, stores, intent=bitmap)) as array:
             await array.write(0, b"c" * 4096)
             assert sorted(flushed) == sorted(s.name for s in stores)  # the old way: every member flushed
             assert _on_disk(g, 4, stores) == {0}

@@ -10,8 +10,10 @@ from vraid.backends.faulty import FaultSpec, FaultyStore
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
 from vraid.core.mapping import StaticMapping
-from vraid.engine.chain import open_array
 from vraid.engine.raid.stripe import BufferPool
+from vraid.engine.build import EngineConfig
+
+from support import running
 
 BS = 4096
 
@@ -44,7 +46,7 @@ def test_write_through_on_reused_buffers_keeps_every_stripe_right():
     model = bytearray(g.capacity)
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             for _ in range(60):
                 off = int(rng.integers(0, g.capacity - 1))
                 n = int(rng.integers(1, min(3 * g.stripe_data_bytes, g.capacity - off) + 1))
@@ -70,7 +72,7 @@ def test_a_write_that_fails_does_not_give_its_buffer_back():
     stores[2] = FaultyStore(stores[2], FaultSpec(fail_after=0))
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             free = len(array._buffers._free)
             with pytest.raises(Exception):
                 await array.write(0, b"x" * g.stripe_data_bytes)

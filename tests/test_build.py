@@ -2,7 +2,7 @@
 
 * the same config gives the same engine (member wrappers, policies, bitmap, NVRAM) and the
   same bytes on the members under the real clock and under a MockClock;
-* a mount's config (vraid.fuse.daemon.engine_config) builds the engine the daemon serves,
+* a mount's config (EngineConfig.from_assembled) builds the engine the daemon serves,
   faults, timing model, bitmap and NVRAM included, without mounting;
 * `vraid sim --nvram/--bitmap-chunk` run, deterministically, and change nothing by default;
 * `vraid top --sim --fault` injects the fault (it used to be dropped);
@@ -102,7 +102,7 @@ def test_checks_come_before_anything_opens(tmp_path):
 def test_mount_config_builds_the_served_engine(tmp_path):
     """The daemon's engine without a mount: member files behind the model and the faults,
     the bitmap the superblocks record, NVRAM made with the cache's slots."""
-    from vraid.fuse.daemon import MountOptions, check_engine, engine_config
+    from vraid.fuse.daemon import MountOptions, check_engine
     from vraid.ondisk.assemble import assemble, create
 
     g = Geometry.for_disk_size(level=5, ndisks=3, disk_size=RESERVED + 64 * 16 * K, strip_size=16 * K)
@@ -115,7 +115,7 @@ def test_mount_config_builds_the_served_engine(tmp_path):
         check_engine(asm, MountOptions(nvram=tmp_path / "nv"))
     asm.open_stores()
     try:
-        engine = build_engine(engine_config(asm, opts))
+        engine = build_engine(EngineConfig.from_assembled(asm, opts))
         try:
             assert [_layers(m) for m in engine.members] == [
                 ["HddModel", "FileStore"], ["FaultyStore", "HddModel", "FileStore"], ["HddModel", "FileStore"]]

@@ -6,40 +6,13 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.engine.chain import CacheConfig, open_array
-from vraid.backends.base import StoreWrapper
-from vraid.backends.memory import MemoryStore
-from vraid.core.geometry import Geometry
+from vraid.engine.build import EngineConfig
 from vraid.policies.cache import organisation
 from vraid.policies.order import destage_order
 
+from support import members_image, memory_stores, run_virtual, running, slow_stores, small_geometry, write_cache
+
 K = 1024
-
-
-def _run(fn, *args):
-    return trio.run(fn, *args, clock=trio.testing.MockClock(autojump_threshold=0))
-
-
-class SlowStore(StoreWrapper):
-    """Every request takes ``delay`` seconds of (virtual) time."""
-
-    def __init__(self, inner, delay: float) -> None:
-        super().__init__(inner)
-        self.delay = delay
-        self.writes: list[tuple[int, int]] = []
-
-    async def read(self, offset, length):
-        await trio.sleep(self.delay)
-        return await self.inner.read(offset, length)
-
-    async def write(self, offset, data):
-        await trio.sleep(self.delay)
-        self.writes.append((offset, len(data)))
-        await self.inner.write(offset, data)
-
-
-def _geometry(stripes: int = 8, strip: int = 16 * K) -> Geometry:
-    return Geometry(level=5, ndisks=5, stripes=stripes, block_size=4 * K, strip_size=strip, data_offset=64 * K)
 
 
 @pytest.mark.parametrize(
@@ -52,7 +25,7 @@ def test_fig6_lrw_lists(org, expected):
     The geometry follows from the text: 17 and 25 both belong to PBG5, which
     holds for PBG = stripe * u + row with 4 data strips of u = 4 blocks.
     """
-    g = _geometry()
+    g = small_geometry()
     o, lrw = organisation(org, g), destage_order("lrw")
     for b in (17, 1, 9, 0, 11, 25):
         a = g.locate(b)
@@ -76,53 +49,37 @@ def test_orders_fifo_lru_cscan():
     assert cscan.keys() == [5, 9, 0]  # ascending from the last destaged (1), then wrap
 
 
-def _stores(g, delay=0.0):
-    stores = [MemoryStore(g.member_size, f"m{i}") for i in range(g.ndisks)]
-    return [SlowStore(s, delay) for s in stores] if delay else stores
-
-
-def _members_image(g, stores) -> bytes:
-    """The array's data read straight from the members."""
-    out = bytearray()
-    for s in range(g.stripes):
-        for k in range(g.data_disks):
-            inner = stores[g.data_disk(s, k)]
-            inner = getattr(inner, "inner", inner)
-            out += inner.read_sync(g.member_offset(s), g.strip_size)
-    return bytes(out)
-
-
 @pytest.mark.parametrize("org", ["pbg", "stripe"])
 def test_writes_are_absorbed_then_destaged_on_flush(org):
-    g = _geometry()
+    g = small_geometry()
 
     async def main():
-        stores = _stores(g)
-        cfg = CacheConfig(org, size=64 * 4 * K * 4, destage="hlwm:high=1.0,low=0.9")
-        async with open_array(g, stores, cache=cfg) as a:
+        stores = memory_stores(g)
+        cfg = write_cache(org, 64 * 4 * K * 4, destage="hlwm:high=1.0,low=0.9")
+        async with running(EngineConfig(g, stores, **cfg)) as a:
             data = bytes(range(256)) * 64  # 16 KiB
             await a.write(8 * K, data)
             assert sum(d.stats.writes for d in a.members.disks) == 0  # only in the cache
             assert await a.read(8 * K, len(data)) == data
             assert a.cache.metrics.read_hit_blocks == 4
-            assert _members_image(g, stores)[8 * K : 8 * K + len(data)] != data
+            assert members_image(g, stores)[8 * K : 8 * K + len(data)] != data
             await a.flush()
-            assert _members_image(g, stores)[8 * K : 8 * K + len(data)] == data
+            assert members_image(g, stores)[8 * K : 8 * K + len(data)] == data
             assert a.cache.metrics.destages_finished >= 1
             assert not a.cache.dirty_keys
 
-    _run(main)
+    run_virtual(main)
 
 
 @pytest.mark.parametrize("org", ["pbg", "stripe"])
 def test_ddirty_write_during_destage_is_kept_apart_and_not_lost(org):
     """Seed 003 section 3.2: data written while its unit is destaged goes to DDIRTY entries."""
-    g = _geometry()
+    g = small_geometry()
 
     async def main():
-        stores = _stores(g, delay=0.01)
-        cfg = CacheConfig(org, size=1 << 20, destage="hlwm:high=1.0,low=0.9")
-        async with open_array(g, stores, cache=cfg) as a:
+        stores = slow_stores(g, 0.01)
+        cfg = write_cache(org, 1 << 20, destage="hlwm:high=1.0,low=0.9")
+        async with running(EngineConfig(g, stores, **cfg)) as a:
             cache = a.cache
             await a.write(0, b"A" * 4096)
             async with trio.open_nursery() as nursery:
@@ -135,23 +92,23 @@ def test_ddirty_write_during_destage_is_kept_apart_and_not_lost(org):
                 assert await a.read(0, 4096) == b"B" * 4096  # the newest data is served
             # the destage wrote A; B is now the unit's dirty data
             assert unit.shadow is None and unit.state[0, 0] == 2
-            assert _members_image(g, stores)[:4096] == b"A" * 4096
+            assert members_image(g, stores)[:4096] == b"A" * 4096
             await a.flush()
-            assert _members_image(g, stores)[:4096] == b"B" * 4096
+            assert members_image(g, stores)[:4096] == b"B" * 4096
             data_writes = [w for w in stores[g.data_disk(0, 0)].writes if w[0] == g.member_offset(0)]
             assert len(data_writes) == 2  # A once, B once: nothing written twice, nothing lost
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_write_cache_miss_waits_for_a_destage():
-    g = _geometry()
+    g = small_geometry()
 
     async def main():
-        stores = _stores(g, delay=0.001)
+        stores = slow_stores(g, 0.001)
         unit = g.stripe_data_bytes
-        cfg = CacheConfig("stripe", size=2 * unit, destage="hlwm:high=1.0,low=0.99")
-        async with open_array(g, stores, cache=cfg) as a:
+        cfg = write_cache("stripe", 2 * unit, destage="hlwm:high=1.0,low=0.99")
+        async with running(EngineConfig(g, stores, **cfg)) as a:
             cache = a.cache
             assert cache.capacity == 2
             await a.write(0, b"x" * 4096)
@@ -163,19 +120,19 @@ def test_write_cache_miss_waits_for_a_destage():
             assert trio.current_time() > t0
             assert cache.metrics.destages_finished >= 1
             await a.flush()
-            image = _members_image(g, stores)
+            image = members_image(g, stores)
             assert image[:4096] == b"x" * 4096 and image[unit : unit + 4096] == b"y" * 4096
             assert image[2 * unit : 2 * unit + 4096] == b"z" * 4096
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_overwrite_and_read_hit_ratios():
-    g = _geometry()
+    g = small_geometry()
 
     async def main():
-        cfg = CacheConfig("pbg", size=1 << 20, destage="hlwm:high=1.0,low=0.9")
-        async with open_array(g, _stores(g), cache=cfg) as a:
+        cfg = write_cache("pbg", 1 << 20, destage="hlwm:high=1.0,low=0.9")
+        async with running(EngineConfig(g, memory_stores(g), **cfg)) as a:
             await a.write(0, b"1" * 8192)  # 2 write hits
             await a.write(4096, b"2" * 8192)  # 1 overwrite, 1 hit
             await a.read(0, 4 * 4096)  # 3 hits, 1 miss
@@ -186,15 +143,15 @@ def test_overwrite_and_read_hit_ratios():
             await a.read(0, 4 * 4096)  # the miss filled a clean block: all hits now
             assert a.cache.metrics.read_hit_blocks == 7
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_scheduler_destages_in_the_background_between_the_marks():
-    g = _geometry(stripes=32)
+    g = small_geometry(stripes=32)
 
     async def main():
-        cfg = CacheConfig("stripe", size=10 * g.stripe_data_bytes, destage="hlwm:high=0.5,low=0.2")
-        async with open_array(g, _stores(g, delay=0.001), cache=cfg) as a:
+        cfg = write_cache("stripe", 10 * g.stripe_data_bytes, destage="hlwm:high=0.5,low=0.2")
+        async with running(EngineConfig(g, slow_stores(g, 0.001), **cfg)) as a:
             cache = a.cache
             for s in range(6):
                 await a.write(s * g.stripe_data_bytes, b"d" * 4096)
@@ -202,7 +159,7 @@ def test_scheduler_destages_in_the_background_between_the_marks():
             assert len(cache.dirty_keys) <= 2  # destaged down to the low mark
             assert cache.metrics.destages_finished >= 4
 
-    _run(main)
+    run_virtual(main)
 
 
 class _Counting:
@@ -228,11 +185,11 @@ def test_quiet_overwrites_skip_the_decision_only_for_a_count_based_scheduler(on_
     write, as in the simulator."""
     from vraid.policies.destage import load_scheduler
 
-    g = _geometry()
+    g = small_geometry()
 
     async def main():
-        cfg = CacheConfig("stripe", size=64 * 4 * K * 4, destage="hlwm:high=1.0,low=0.9")
-        async with open_array(g, _stores(g), cache=cfg) as a:
+        cfg = write_cache("stripe", 64 * 4 * K * 4, destage="hlwm:high=1.0,low=0.9")
+        async with running(EngineConfig(g, memory_stores(g), **cfg)) as a:
             counting = _Counting(load_scheduler("hlwm:high=1.0,low=0.9"), on_counts)
             a.cache.set_scheduler(counting)
             a.cache.quiet_overwrites = True
@@ -251,4 +208,4 @@ def test_quiet_overwrites_skip_the_decision_only_for_a_count_based_scheduler(on_
             assert counting.calls > before and len(a.cache.dirty_keys) == 2
             assert await a.read(0, 4 * K) == b"b" * 4 * K
 
-    _run(main)
+    run_virtual(main)

@@ -4,7 +4,6 @@ batch) leave exactly what absorbing them one by one through ``_absorb`` leaves; 
 
 from __future__ import annotations
 
-import math
 import os
 import uuid
 
@@ -13,27 +12,14 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.backends.base import StoreWrapper
-from vraid.backends.memory import MemoryStore
 from vraid.backends.nvram import ENTRY_SIZE, Nvram
-from vraid.engine.chain import CacheConfig, open_array
 from vraid.engine.cache import WriteBackCache
-from vraid.core.geometry import Geometry
 from vraid.sim.driver import deterministic_trio
+from vraid.engine.build import EngineConfig
+
+from support import SlowStore, memory_stores, running, small_geometry, write_cache
 
 K = 1024
-
-
-def _geometry() -> Geometry:
-    return Geometry(level=5, ndisks=5, stripes=8, block_size=4 * K, strip_size=16 * K, data_offset=64 * K)
-
-
-class SlowStore(StoreWrapper):
-    """Every write takes 10 ms of virtual time: a destage stays in flight meanwhile."""
-
-    async def write(self, offset, data):
-        await trio.sleep(0.01)
-        await self.inner.write(offset, data)
 
 
 def _data(tag: int, n: int) -> bytes:
@@ -54,7 +40,7 @@ def _snapshot(cache: WriteBackCache) -> dict:
 
 
 def _scenario(org: str, tmp, batched: bool, monkeypatch) -> tuple[list, bytes]:
-    g = _geometry()
+    g = small_geometry()
     stripe = g.stripe_data_bytes  # 64 KiB
     if not batched:
         monkeypatch.setattr(WriteBackCache, "_absorb_now", lambda self, *a, **k: False)
@@ -65,9 +51,9 @@ def _scenario(org: str, tmp, batched: bool, monkeypatch) -> tuple[list, bytes]:
     snaps = []
 
     async def main():
-        stores = [SlowStore(MemoryStore(g.member_size, f"m{i}")) for i in range(g.ndisks)]
-        cfg = CacheConfig(org, size=8 * stripe, destage="hlwm:high=1.0,low=0.99")  # never full: no destage starts by itself
-        async with open_array(g, stores, cache=cfg, nvram=nv) as a:
+        stores = [SlowStore(s, 0.01, slow_reads=False) for s in memory_stores(g)]
+        cfg = write_cache(org, 8 * stripe, destage="hlwm:high=1.0,low=0.99")  # never full: no destage starts by itself
+        async with running(EngineConfig(g, stores, **cfg, journal=nv)) as a:
             cache = a.cache
             await a.write(0, _data(1, 2 * stripe))  # two whole stripes
             snaps.append(_snapshot(cache))
@@ -151,7 +137,7 @@ def _block_writes(org: str, tmp, one_block: bool, monkeypatch) -> tuple[list, by
         return out
 
     monkeypatch.setattr(WriteBackCache, "_pin_target", pin)
-    g = _geometry()
+    g = small_geometry()
     bs = g.block_size
     path = tmp / f"nv-blocks-{org}-{one_block}.bin"  # room for 48 blocks: writes wait for journal room too
     nv = Nvram.create(path, slots=48, block_size=bs, array_uuid=str(uuid.uuid4()))
@@ -170,9 +156,9 @@ def _block_writes(org: str, tmp, one_block: bool, monkeypatch) -> tuple[list, by
     snaps = []
 
     async def main():
-        stores = [SlowStore(MemoryStore(g.member_size, f"m{i}")) for i in range(g.ndisks)]
-        cfg = CacheConfig(org, size=8 * g.stripe_data_bytes, destage="hlwm:high=1.0,low=0.99")
-        async with open_array(g, stores, cache=cfg, nvram=nv) as a:
+        stores = [SlowStore(s, 0.01, slow_reads=False) for s in memory_stores(g)]
+        cfg = write_cache(org, 8 * g.stripe_data_bytes, destage="hlwm:high=1.0,low=0.99")
+        async with running(EngineConfig(g, stores, **cfg, journal=nv)) as a:
             cache = a.cache
             for at, data in writes[:60]:
                 await a.write(at, data)

@@ -11,19 +11,13 @@ import numpy as np
 import pytest
 import trio
 
-from vraid.backends.base import StoreWrapper
-from vraid.backends.memory import MemoryStore
 from vraid.backends.nvram import Nvram
-from vraid.core.geometry import Geometry
-from vraid.engine.chain import CacheConfig, open_array
 from vraid.errors import MemberIOError
-from tests.test_cache import _members_image, _run
+from vraid.engine.build import EngineConfig
+
+from support import members_image, run_virtual, running, slow_stores, small_geometry, write_cache
 
 K = 1024
-
-
-def _geometry() -> Geometry:
-    return Geometry(level=5, ndisks=5, stripes=8, block_size=4 * K, strip_size=16 * K, data_offset=64 * K)
 
 
 def _data(tag: int, n: int) -> bytes:
@@ -36,79 +30,52 @@ def _nvram(tmp_path, g) -> Nvram:
                         array_uuid=str(uuid.uuid4()))
 
 
-class SlowStore(StoreWrapper):
-    """Every request takes 10 ms of virtual time; ``fail_writes`` makes writes fail."""
-
-    def __init__(self, inner) -> None:
-        super().__init__(inner)
-        self.fail_writes = False
-        self.flushes = 0
-
-    async def read(self, offset, length):
-        await trio.sleep(0.01)
-        return await self.inner.read(offset, length)
-
-    async def write(self, offset, data):
-        await trio.sleep(0.01)
-        if self.fail_writes:
-            raise OSError(5, "injected")
-        await self.inner.write(offset, data)
-
-    async def flush(self):
-        self.flushes += 1
-        await self.inner.flush()
-
-
-def _stores(g):
-    return [SlowStore(MemoryStore(g.member_size, f"m{i}")) for i in range(g.ndisks)]
-
-
-def _cfg(org: str, g) -> CacheConfig:
-    return CacheConfig(org, size=4 * g.stripe_data_bytes, destage="hlwm:high=1.0,low=0.99")  # no destage by itself
+def _cfg(org: str, g) -> dict:
+    return write_cache(org, 4 * g.stripe_data_bytes, destage="hlwm:high=1.0,low=0.99")  # no destage by itself
 
 
 @pytest.mark.parametrize("org", ["pbg", "stripe"])
 def test_whole_stripes_the_cache_holds_nothing_of_go_to_the_members(org):
-    g = _geometry()
+    g = small_geometry()
     sd = g.stripe_data_bytes
 
     async def main():
-        stores = _stores(g)
-        async with open_array(g, stores, cache=_cfg(org, g)) as a:
+        stores = slow_stores(g)
+        async with running(EngineConfig(g, stores, **_cfg(org, g))) as a:
             a.cache.bypass_whole_stripes = True
             data = _data(1, 2 * sd + 3 * 4 * K)  # two whole stripes and three blocks of a third
             await a.write(sd, data)
             assert a.cache.bypassed_stripes == 2
             assert {u.span.stripe for u in a.cache.units.values()} == {3}  # only the partial stripe is cached
-            assert _members_image(g, stores)[sd : 3 * sd] == data[: 2 * sd]  # parity with it: a full-stripe write
+            assert members_image(g, stores)[sd : 3 * sd] == data[: 2 * sd]  # parity with it: a full-stripe write
             assert await a.read(sd, len(data)) == data
             assert a.cache.status()["bypassed_stripes"] == 2
             await a.flush()
-            assert _members_image(g, stores)[sd : sd + len(data)] == data
+            assert members_image(g, stores)[sd : sd + len(data)] == data
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_off_by_default_every_write_is_absorbed():
-    g = _geometry()
+    g = small_geometry()
 
     async def main():
-        async with open_array(g, _stores(g), cache=_cfg("stripe", g)) as a:
+        async with running(EngineConfig(g, slow_stores(g), **_cfg("stripe", g))) as a:
             await a.write(0, _data(1, g.stripe_data_bytes))
             assert a.cache.bypassed_stripes == 0 and len(a.cache.dirty_keys) == 1
             assert "bypassed_stripes" not in a.cache.status()  # a simulation's status stays as it was
 
-    _run(main)
+    run_virtual(main)
 
 
 @pytest.mark.parametrize("org", ["pbg", "stripe"])
 def test_a_stripe_with_dirty_blocks_is_absorbed_and_one_with_clean_blocks_drops_them(org):
-    g = _geometry()
+    g = small_geometry()
     sd = g.stripe_data_bytes
 
     async def main():
-        stores = _stores(g)
-        async with open_array(g, stores, cache=_cfg(org, g)) as a:
+        stores = slow_stores(g)
+        async with running(EngineConfig(g, stores, **_cfg(org, g))) as a:
             cache = a.cache
             cache.bypass_whole_stripes = True
             await a.write(100, b"d" * 10)  # stripe 0: a dirty unit
@@ -122,20 +89,20 @@ def test_a_stripe_with_dirty_blocks_is_absorbed_and_one_with_clean_blocks_drops_
             await a.write(0, newer)
             assert cache.bypassed_stripes == 1 and not cache.units  # the stale clean copies are gone
             assert await a.read(0, sd) == newer
-            assert _members_image(g, stores)[:sd] == newer
+            assert members_image(g, stores)[:sd] == newer
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_a_stripe_whose_journal_records_await_release_is_absorbed(tmp_path):
     """A destaged stripe's NVRAM records are cleared only after the members are flushed; a
     replay after a kill would put them over a bypass's newer blocks, so no bypass until then."""
-    g = _geometry()
+    g = small_geometry()
     sd = g.stripe_data_bytes
     nv = _nvram(tmp_path, g)
 
     async def main():
-        async with open_array(g, _stores(g), cache=_cfg("stripe", g), nvram=nv) as a:
+        async with running(EngineConfig(g, slow_stores(g), **_cfg("stripe", g), journal=nv)) as a:
             cache = a.cache
             cache.bypass_whole_stripes = True
             await a.write(0, b"x" * 4 * K)
@@ -154,18 +121,18 @@ def test_a_stripe_whose_journal_records_await_release_is_absorbed(tmp_path):
             await a.write(sd, _data(5, sd))
             assert cache.bypassed_stripes == 1
 
-    _run(main)
+    run_virtual(main)
     nv.close()
 
 
 def test_a_flush_with_nvram_flushes_the_members_after_a_bypass(tmp_path):
-    g = _geometry()
+    g = small_geometry()
     sd = g.stripe_data_bytes
     nv = _nvram(tmp_path, g)
 
     async def main():
-        stores = _stores(g)
-        async with open_array(g, stores, cache=_cfg("stripe", g), nvram=nv) as a:
+        stores = slow_stores(g)
+        async with running(EngineConfig(g, stores, **_cfg("stripe", g), journal=nv)) as a:
             a.cache.bypass_whole_stripes = True
             await a.write(4 * K, b"y" * 4 * K)
             await a.flush()  # only the NVRAM: nothing went to the members
@@ -176,7 +143,7 @@ def test_a_flush_with_nvram_flushes_the_members_after_a_bypass(tmp_path):
             await a.flush()  # nothing new around the cache
             assert all(s.flushes == 1 for s in stores)
 
-    _run(main)
+    run_virtual(main)
     nv.close()
 
 
@@ -184,12 +151,12 @@ def test_a_flush_with_nvram_flushes_the_members_after_a_bypass(tmp_path):
 def test_reads_and_writes_during_a_bypass_never_leave_older_bytes_in_the_cache(org):
     """A read of the stripe while its bypass is on the members must not fill the cache with
     what it read (it may be the old bytes); a write to it waits for the bypass, then wins."""
-    g = _geometry()
+    g = small_geometry()
     sd = g.stripe_data_bytes
 
     async def main():
-        stores = _stores(g)
-        async with open_array(g, stores, cache=_cfg(org, g)) as a:
+        stores = slow_stores(g)
+        async with running(EngineConfig(g, stores, **_cfg(org, g))) as a:
             cache = a.cache
             cache.bypass_whole_stripes = True
             old = _data(7, sd)
@@ -213,18 +180,18 @@ def test_reads_and_writes_during_a_bypass_never_leave_older_bytes_in_the_cache(o
             expect[8 * K : 12 * K] = b"w" * 4 * K
             assert await a.read(0, sd) == bytes(expect)
             await a.flush()
-            assert _members_image(g, stores)[:sd] == bytes(expect)
+            assert members_image(g, stores)[:sd] == bytes(expect)
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_a_bypass_the_members_refuse_is_absorbed_instead():
-    g = _geometry()
+    g = small_geometry()
     sd = g.stripe_data_bytes
 
     async def main():
-        stores = _stores(g)
-        async with open_array(g, stores, cache=_cfg("stripe", g)) as a:
+        stores = slow_stores(g)
+        async with running(EngineConfig(g, stores, **_cfg("stripe", g))) as a:
             cache = a.cache
             cache.bypass_whole_stripes = True
             original = cache.target.write_unit
@@ -240,21 +207,21 @@ def test_a_bypass_the_members_refuse_is_absorbed_instead():
             del cache.target.write_stripe
             assert await a.read(0, sd) == data
             await a.flush()
-            assert _members_image(g, stores)[:sd] == data
+            assert members_image(g, stores)[:sd] == data
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_two_flushes_at_once_both_wait_for_the_members_after_a_bypass(tmp_path):
     """The second of two concurrent fsyncs must not return before the members are flushed
     just because the first one is already flushing them."""
-    g = _geometry()
+    g = small_geometry()
     sd = g.stripe_data_bytes
     nv = _nvram(tmp_path, g)
 
     async def main():
-        stores = _stores(g)
-        async with open_array(g, stores, cache=_cfg("stripe", g), nvram=nv) as a:
+        stores = slow_stores(g)
+        async with running(EngineConfig(g, stores, **_cfg("stripe", g), journal=nv)) as a:
             a.cache.bypass_whole_stripes = True
             await a.write(0, _data(10, sd))
             flush = a.cache.target.flush
@@ -278,5 +245,5 @@ def test_two_flushes_at_once_both_wait_for_the_members_after_a_bypass(tmp_path):
                 nursery.start_soon(fsync)
             assert done and all(t >= done[0] for t in returned), (done, returned)
 
-    _run(main)
+    run_virtual(main)
     nv.close()

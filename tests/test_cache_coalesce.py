@@ -7,9 +7,10 @@ import random
 
 import pytest
 import trio
+from vraid.engine.build import EngineConfig
 
-from vraid.engine.chain import CacheConfig, open_array
-from tests.test_cache import _geometry, _members_image, _run, _stores
+from support import members_image, memory_stores, run_virtual, running, slow_stores, small_geometry, write_cache
+
 
 K = 1024
 
@@ -33,17 +34,17 @@ def _parity_ok(g, stores) -> bool:
 
 @pytest.mark.parametrize("coalesce", [False, True])
 def test_sequential_pbg_write_destages_whole_stripes(coalesce):
-    g = _geometry()  # 4 data strips of 16 KiB: 4 rows, 64 KiB of data per stripe
+    g = small_geometry()  # 4 data strips of 16 KiB: 4 rows, 64 KiB of data per stripe
 
     async def main():
-        stores = _stores(g)
-        cfg = CacheConfig("pbg", size=1 << 20, destage="hlwm:high=1.0,low=0.9")
-        async with open_array(g, stores, cache=cfg) as a:
+        stores = memory_stores(g)
+        cfg = write_cache("pbg", 1 << 20, destage="hlwm:high=1.0,low=0.9")
+        async with running(EngineConfig(g, stores, **cfg)) as a:
             a.cache.coalesce = coalesce
             data = bytes(random.Random(1).randbytes(2 * g.stripe_data_bytes))
             await a.write(0, data)
             await a.flush()
-            assert _members_image(g, stores)[: len(data)] == data
+            assert members_image(g, stores)[: len(data)] == data
             m = a.cache.metrics
             assert m.destages_finished == 2 * g.u  # every PBG counted as destaged
             writes = sum(d.stats.writes for d in a.members.disks)
@@ -52,17 +53,17 @@ def test_sequential_pbg_write_destages_whole_stripes(coalesce):
             assert not a.cache.dirty_keys and a.cache.in_flight == 0
             assert _parity_ok(g, stores)
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_coalesced_destage_with_writes_during_it_loses_nothing():
     """Random writes, some landing in PBGs of a group being destaged (their shadows)."""
-    g = _geometry()
+    g = small_geometry()
 
     async def main():
-        stores = _stores(g, delay=0.001)
-        cfg = CacheConfig("pbg", size=1 << 20, destage="hlwm:high=0.3,low=0.1")
-        async with open_array(g, stores, cache=cfg) as a:
+        stores = slow_stores(g, 0.001)
+        cfg = write_cache("pbg", 1 << 20, destage="hlwm:high=0.3,low=0.1")
+        async with running(EngineConfig(g, stores, **cfg)) as a:
             a.cache.coalesce = True
             rng = random.Random(7)
             model = bytearray(g.capacity)
@@ -76,22 +77,22 @@ def test_coalesced_destage_with_writes_during_it_loses_nothing():
                     await trio.sleep(0.002)  # let destages run, and writes hit them mid-way
             assert await a.read(0, g.capacity) == bytes(model)
             await a.flush()
-            assert _members_image(g, stores) == bytes(model)
+            assert members_image(g, stores) == bytes(model)
             assert _parity_ok(g, stores)
             assert a.cache.in_flight == 0
 
-    _run(main)
+    run_virtual(main)
 
 
 @pytest.mark.parametrize("org", ["pbg", "stripe"])
 def test_read_miss_without_fill_allocates_nothing_and_reads_right(org):
     """``fill_misses = False`` (the mount's setting): a read miss leaves the cache as it was."""
-    g = _geometry()
+    g = small_geometry()
 
     async def main():
-        stores = _stores(g)
-        cfg = CacheConfig(org, size=1 << 20, destage="hlwm:high=1.0,low=0.9")
-        async with open_array(g, stores, cache=cfg) as a:
+        stores = memory_stores(g)
+        cfg = write_cache(org, 1 << 20, destage="hlwm:high=1.0,low=0.9")
+        async with running(EngineConfig(g, stores, **cfg)) as a:
             rng = random.Random(3)
             image = rng.randbytes(g.capacity)
             await a.write(0, image)
@@ -109,4 +110,4 @@ def test_read_miss_without_fill_allocates_nothing_and_reads_right(org):
             assert await a.read(0, 3 * g.stripe_data_bytes) == expect[: 3 * g.stripe_data_bytes]
             assert len(a.cache.units) == 1
 
-    _run(main)
+    run_virtual(main)

@@ -13,7 +13,9 @@ import trio.testing
 from vraid.backends.memory import MemoryStore
 from vraid.backends.nvram import Nvram
 from vraid.core.geometry import Geometry
-from vraid.engine.chain import CacheConfig, open_array
+from vraid.engine.build import EngineConfig
+
+from support import running, write_cache
 
 K = 1024
 
@@ -26,8 +28,8 @@ def _destaged_and_awaiting_release(tmp_path, test) -> None:
 
     async def main():
         stores = [MemoryStore(g.member_size, f"m{i}") for i in range(g.ndisks)]
-        cfg = CacheConfig("stripe", size=4 * g.stripe_data_bytes, destage="hlwm:high=1.0,low=0.99")
-        async with open_array(g, stores, cache=cfg, nvram=nv) as a:
+        cfg = write_cache("stripe", 4 * g.stripe_data_bytes, destage="hlwm:high=1.0,low=0.99")
+        async with running(EngineConfig(g, stores, **cfg, journal=nv)) as a:
             await a.write(0, b"a" * 4 * K)
             await a.cache.destage_one()
             assert a.cache._pending_release

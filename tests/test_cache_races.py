@@ -20,7 +20,9 @@ import trio.testing
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
-from vraid.engine.chain import CacheConfig, open_array
+from vraid.engine.build import EngineConfig
+
+from support import running, small_geometry, write_cache
 
 K = 1024
 BS = 4 * K
@@ -34,11 +36,6 @@ def _run(fn, *args):
             await fn(*args)
 
     trio.run(bounded, clock=trio.testing.MockClock(autojump_threshold=0))
-
-
-def _geometry(stripes: int = 8) -> Geometry:
-    # 5 disks, 4 data strips of u = 4 blocks: host block b of stripe 0 is data strip b // 4, row b % 4
-    return Geometry(level=5, ndisks=5, stripes=stripes, block_size=BS, strip_size=16 * K, data_offset=64 * K)
 
 
 class Gate:
@@ -104,7 +101,7 @@ class Rig:
         self.inner = [MemoryStore(g.member_size, f"m{i}") for i in range(g.ndisks)]
         self.stores = [GatedStore(s, i, self.gates) for i, s in enumerate(self.inner)]
         unit = {"pbg": g.data_disks * BS, "stripe": g.stripe_data_bytes}[org]
-        self.cfg = CacheConfig(org, size=units * unit, destage=MANUAL)
+        self.cfg = write_cache(org, units * unit, destage=MANUAL)
 
     def hold_read(self, block: int) -> Gate:
         """The next member read of host block ``block`` waits for the gate."""
@@ -162,11 +159,11 @@ def test_a_partial_write_whose_destage_ended_and_another_began_during_its_fill_i
     goes back to the pool) and the next destage of the unit begins. The write must
     not land in the old shadow: it would be lost, and the unit would stay dirty forever
     (its shadow write sequence number is never merged), so fsync would never return."""
-    g = _geometry()
+    g = small_geometry()
     rig = Rig(g, org, units=8)
 
     async def main():
-        async with open_array(g, rig.stores, cache=rig.cfg) as a:
+        async with running(EngineConfig(g, rig.stores, **rig.cfg)) as a:
             cache = a.cache
             _bound_destages(cache)
             await a.write(0, b"A" * BS)  # block 0: data strip 0, row 0
@@ -203,12 +200,12 @@ def test_a_partial_write_whose_unit_was_evicted_during_its_fill_is_not_lost(org)
     """A sub-block write allocates a unit and waits for the rest of its block. Meanwhile
     another write dirties the unit, a destage cleans it, and other writes evict it (its
     buffer goes to the next unit). The partial write must not land in the evicted unit."""
-    g = _geometry()
+    g = small_geometry()
     rig = Rig(g, org, units=2)
     span = {"pbg": BS, "stripe": g.stripe_data_bytes}[org]  # host bytes from one unit to the next (block 0's row)
 
     async def main():
-        async with open_array(g, rig.stores, cache=rig.cfg) as a:
+        async with running(EngineConfig(g, rig.stores, **rig.cfg)) as a:
             cache = a.cache
             _bound_destages(cache)
             fill = rig.hold_read(4)
@@ -236,11 +233,11 @@ def test_two_partial_writes_filling_the_same_block_keep_both(org):
     """Two sub-block writes to different bytes of one empty block both read the rest of
     the block. The second read ends after the first write was absorbed: it must not
     overwrite the first write's bytes with the members' old ones."""
-    g = _geometry()
+    g = small_geometry()
     rig = Rig(g, org, units=8)
 
     async def main():
-        async with open_array(g, rig.stores, cache=rig.cfg) as a:
+        async with running(EngineConfig(g, rig.stores, **rig.cfg)) as a:
             _bound_destages(a.cache)
             first, second = rig.hold_read(4), rig.hold_read(4)
             async with trio.open_nursery() as nursery:
@@ -266,12 +263,12 @@ def test_fsync_while_an_earlier_write_waits_for_room_covers_every_acknowledged_w
     fsync issued meanwhile (its ``upto`` counts the waiting write's sequence number)
     returns once every write acknowledged before it is on the members, and the waiting
     write, acknowledged later, is on them after the next fsync."""
-    g = _geometry()
+    g = small_geometry()
     rig = Rig(g, org, units=2)
     span = {"pbg": BS, "stripe": g.stripe_data_bytes}[org]
 
     async def main():
-        async with open_array(g, rig.stores, cache=rig.cfg) as a:
+        async with running(EngineConfig(g, rig.stores, **rig.cfg)) as a:
             cache = a.cache
             await a.write(0, b"A" * BS)
             await a.write(span, b"B" * BS)
@@ -308,7 +305,7 @@ def test_random_interleavings_of_partial_writes_destages_evictions_and_fsyncs(or
     members hold exactly what the host wrote."""
     import numpy as np
 
-    g = _geometry(stripes=4)
+    g = small_geometry(stripes=4)
     rng = random.Random(seed)
     inner = [MemoryStore(g.member_size, f"m{i}") for i in range(g.ndisks)]
 
@@ -323,7 +320,7 @@ def test_random_interleavings_of_partial_writes_destages_evictions_and_fsyncs(or
 
     stores = [Jittery(s) for s in inner]
     unit = g.data_disks * BS if org == "pbg" else g.stripe_data_bytes
-    cfg = CacheConfig(org, size=3 * unit, destage="hlwm:high=0.7,low=0.3")
+    cfg = write_cache(org, 3 * unit, destage="hlwm:high=0.7,low=0.3")
     blocks = [0, 1, 4, 5, 8, 13, 16, 17, 20, 21, 24, 29]  # stripe 0 (rows 0-1 of each strip), stripe 1
     model = np.zeros(len(blocks) * BS, dtype=np.uint8)  # the host's view, in the order of blocks
     started: list[tuple[int, int, int]] = []  # (write number, start, end) in model positions
@@ -369,7 +366,7 @@ def test_random_interleavings_of_partial_writes_destages_evictions_and_fsyncs(or
             await trio.sleep(rng.random() * 2e-3)
 
     async def main():
-        async with open_array(g, stores, cache=cfg) as a:
+        async with running(EngineConfig(g, stores, **cfg)) as a:
             async with trio.open_nursery() as outer:
                 outer.start_soon(reader, a)
                 async with trio.open_nursery() as nursery:

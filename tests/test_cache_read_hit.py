@@ -16,10 +16,10 @@ import random
 import pytest
 import trio
 
-from tests.test_cache import SlowStore, _geometry, _run, _stores
-from vraid.backends.memory import MemoryStore
-from vraid.engine.chain import CacheConfig, open_array
 from vraid.sim.driver import deterministic_trio
+from vraid.engine.build import EngineConfig
+
+from support import SlowStore, memory_stores, run_virtual, running, small_geometry, write_cache
 
 K = 1024
 
@@ -48,7 +48,7 @@ def _reads(g, rnd: random.Random, n: int) -> list[tuple[int, int]]:
 @pytest.mark.parametrize("fill", [False, True], ids=["mount", "sim"])
 @pytest.mark.parametrize("org", ["pbg", "stripe"])
 def test_the_fast_path_serves_what_the_general_path_serves(org, fill):
-    g = _geometry(stripes=8, strip=16 * K)
+    g = small_geometry(stripes=8, strip=16 * K)
     rnd = random.Random(7)
     writes = []
     for _ in range(60):
@@ -57,8 +57,8 @@ def test_the_fast_path_serves_what_the_general_path_serves(org, fill):
     reads = _reads(g, rnd, 300)
 
     async def one(fast: bool):
-        cfg = CacheConfig(org, size=g.stripe_data_bytes * 6, destage="hlwm:high=1.0,low=0.9")
-        async with open_array(g, _stores(g), cache=cfg) as a:
+        cfg = write_cache(org, g.stripe_data_bytes * 6, destage="hlwm:high=1.0,low=0.9")
+        async with running(EngineConfig(g, memory_stores(g), **cfg)) as a:
             cache = a.cache
             cache.fill_misses = fill
             served = []
@@ -78,9 +78,9 @@ def test_the_fast_path_serves_what_the_general_path_serves(org, fill):
             return got, (m["read_blocks"], m["read_hit_blocks"]), cache.order.keys(), list(cache.clean), held, served
 
     with deterministic_trio(1):
-        fast = _run(one, True)
+        fast = run_virtual(one, True)
     with deterministic_trio(1):
-        slow = _run(one, False)
+        slow = run_virtual(one, False)
     assert fast[0] == slow[0]
     assert fast[1:5] == slow[1:5]
     kinds = {None if s is None else s[0] for s in fast[5]}
@@ -89,12 +89,12 @@ def test_the_fast_path_serves_what_the_general_path_serves(org, fill):
 
 def test_a_read_of_a_block_written_during_its_destage_is_the_newest():
     """A unit with a shadow (DDIRTY) is left to the general path, which prefers the shadow."""
-    g = _geometry()
+    g = small_geometry()
 
     async def main():
-        stores = [SlowStore(MemoryStore(g.member_size, f"m{i}"), 0.01) for i in range(g.ndisks)]
-        cfg = CacheConfig("pbg", size=1 << 20, destage="hlwm:high=1.0,low=0.9")
-        async with open_array(g, stores, cache=cfg) as a:
+        stores = [SlowStore(s, 0.01) for s in memory_stores(g)]
+        cfg = write_cache("pbg", 1 << 20, destage="hlwm:high=1.0,low=0.9")
+        async with running(EngineConfig(g, stores, **cfg)) as a:
             cache = a.cache
             await a.write(0, b"A" * 4096)
             async with trio.open_nursery() as nursery:
@@ -108,17 +108,17 @@ def test_a_read_of_a_block_written_during_its_destage_is_the_newest():
                 assert await a.read(0, 4096) == b"B" * 4096
                 assert await a.read(100, 50) == b"B" * 50
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_a_read_miss_of_a_stripe_the_cache_holds_nothing_of_is_filled_in_a_simulation():
     """Without ``fill_misses`` (a mount) a miss is not kept; with it (a simulation) the
     second read of the same blocks hits, for a read inside one strip and across strips."""
-    g = _geometry()
+    g = small_geometry()
 
     async def main(fill):
-        cfg = CacheConfig("pbg", size=1 << 20, destage="hlwm:high=1.0,low=0.9")
-        async with open_array(g, _stores(g), cache=cfg) as a:
+        cfg = write_cache("pbg", 1 << 20, destage="hlwm:high=1.0,low=0.9")
+        async with running(EngineConfig(g, memory_stores(g), **cfg)) as a:
             a.cache.fill_misses = fill
             for at, n in ((5 * g.stripe_data_bytes + 4 * K, 8 * K), (2 * g.stripe_data_bytes - 4 * K, 12 * K)):
                 before = a.cache.metrics.read_hit_blocks
@@ -126,19 +126,19 @@ def test_a_read_miss_of_a_stripe_the_cache_holds_nothing_of_is_filled_in_a_simul
                 await a.read(at, n)
                 assert a.cache.metrics.read_hit_blocks - before == (n // (4 * K) if fill else 0)
 
-    _run(main, True)
-    _run(main, False)
+    run_virtual(main, True)
+    run_virtual(main, False)
 
 
 def test_a_mount_reads_a_row_pbg_does_not_hold_from_below_in_a_stripe_it_holds_others_of():
     """On a mount (no fill), a read whose units are all absent goes below at once, even in a
     stripe the cache holds other rows of; the bytes are the members' and nothing is kept."""
-    g = _geometry()
+    g = small_geometry()
 
     async def main():
-        stores = _stores(g)
-        cfg = CacheConfig("pbg", size=1 << 20, destage="hlwm:high=1.0,low=0.9")
-        async with open_array(g, stores, cache=cfg) as a:
+        stores = memory_stores(g)
+        cfg = write_cache("pbg", 1 << 20, destage="hlwm:high=1.0,low=0.9")
+        async with running(EngineConfig(g, stores, **cfg)) as a:
             cache = a.cache
             cache.serve_a_mount()
             await a.write(0, b"old!" * (g.stripe_data_bytes // 4))  # a whole stripe: around the cache
@@ -151,17 +151,17 @@ def test_a_mount_reads_a_row_pbg_does_not_hold_from_below_in_a_stripe_it_holds_o
             assert len(cache.units) == held and cache.metrics.read_hit_blocks == 0
             assert await a.read(0, 4 * K) == b"new!" * 1024 and cache.metrics.read_hit_blocks == 1
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_the_one_extent_of_a_read_is_the_mappings():
     """A read or write inside one stripe's data skips the extent list on the static layout:
     the one extent it works out is the mapping's, and a range across stripes (or another
     layout) is left to the mapping."""
-    g = _geometry(stripes=8, strip=16 * K)
+    g = small_geometry(stripes=8, strip=16 * K)
 
     async def main():
-        async with open_array(g, _stores(g), cache=CacheConfig("pbg", size=1 << 20)) as a:
+        async with running(EngineConfig(g, memory_stores(g), **write_cache("pbg", 1 << 20))) as a:
             cache = a.cache
             rnd = random.Random(3)
             bs = g.block_size
@@ -180,4 +180,4 @@ def test_the_one_extent_of_a_read_is_the_mappings():
             cache._static = False  # a directory (placement) layout: always the mapping's list
             assert cache._one_extent(0, bs) is None
 
-    _run(main)
+    run_virtual(main)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 import trio
 
-from vraid.engine.chain import CacheConfig, open_array
 from vraid.engine.events import PlanEvent
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
@@ -23,6 +22,9 @@ from vraid.policies.ct import GENEROUS
 from vraid.policies.ct.spec import load_ct
 from vraid.core.rxw import Plan, column_requests, parse_z
 from vraid.engine.raid.stripe import StripeBuffer, execute
+from vraid.engine.build import EngineConfig
+
+from support import memory_stores, running, write_cache
 
 K = 1024
 BS = 4 * K
@@ -33,10 +35,6 @@ STRIPE = 1
 
 def _rand(seed: int, n: int) -> bytes:
     return np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8).tobytes()
-
-
-def _stores() -> list[MemoryStore]:
-    return [MemoryStore(G.member_size, f"m{i}") for i in range(G.ndisks)]
 
 
 def _block(store: MemoryStore, stripe: int, row: int) -> bytes:
@@ -77,12 +75,12 @@ def test_execute_transformed_eq2_plan_on_members() -> None:
     old = _rand(1, G.capacity)
     new = {(i, k): _rand(100 + 10 * i + k, BS) for i, row in enumerate(Z8) for k, s in enumerate(row) if s == "D"}
     ct = load_ct("msc", GENEROUS)
-    stores = _stores()
+    stores = memory_stores(G)
     garbage = b"\xee" * BS
     tampered = _rand(7, BS)  # row 2 has no dirty block: its parity must come back exactly as read
 
     async def main() -> None:
-        async with open_array(G, stores) as array:
+        async with running(EngineConfig(G, stores)) as array:
             await array.write(0, old)  # write-through: data and parity right on the members
             pdisk = G.parity_disk(STRIPE)
             stores[pdisk].write_sync(G.member_offset(STRIPE, 2), tampered)
@@ -125,14 +123,14 @@ def test_execute_transformed_eq2_plan_on_members() -> None:
 def test_write_through_with_ct_joins_the_parity_column() -> None:
     """A host write over the end of strip 0 and the start of strip 1: two RMW row groups whose
     parity reads (rows 0-1 and 6-7) CT joins into one read and one write of the parity member."""
-    stores = _stores()
+    stores = memory_stores(G)
     old = _rand(2, G.capacity)
     data = _rand(3, 4 * BS)
     offset = _logical(0, 6)  # rows 6, 7 of strip 0, rows 0, 1 of strip 1
     plans: list[Plan] = []
 
     async def main() -> None:
-        async with open_array(G, stores) as array:
+        async with running(EngineConfig(G, stores)) as array:
             await array.write(0, old)
             array.ct = load_ct("msc", GENEROUS)
             array.events.subscribe(lambda e: plans.append(e.plan) if e.kind == "plan" else None)
@@ -156,14 +154,14 @@ def test_write_through_with_ct_joins_the_parity_column() -> None:
 
 def _cached_array_test(org: str) -> None:
     """Build eq. (2)'s Z in a cache unit by host writes (D) and reads (C), destage, check."""
-    stores = _stores()
+    stores = memory_stores(G)
     old = _rand(4, G.capacity)
     ct = load_ct("msc", GENEROUS)
     events: list[PlanEvent] = []
     written = bytearray(old)
 
     async def main() -> None:
-        async with open_array(G, stores, cache=CacheConfig(org, size=8 * G.stripe_data_bytes), ct=ct) as array:
+        async with running(EngineConfig(G, stores, **write_cache(org, 8 * G.stripe_data_bytes), instances={"ct": ct})) as array:
             cache = array.cache
             cache.paused = True
             await array.raid.write(0, old)  # the initial contents, through the members directly
@@ -234,9 +232,9 @@ def test_pbg_cache_destage_with_ct() -> None:
 
 def test_status_shows_the_ct_spec() -> None:
     async def main() -> None:
-        async with open_array(G, _stores(), ct=load_ct("msc:sr_max=3,sw_max=5")) as array:
+        async with running(EngineConfig(G, memory_stores(G), instances={"ct": load_ct("msc:sr_max=3,sw_max=5")})) as array:
             assert array.status()["ct"] == "msc:sr_max=3,sw_max=5"
-        async with open_array(G, _stores()) as array:
+        async with running(EngineConfig(G, memory_stores(G))) as array:
             assert array.status()["ct"] == "none"
 
     trio.run(main)
@@ -250,7 +248,7 @@ def test_status_table_names_the_transform() -> None:
     from vraid.tui.render import status_tables
 
     async def main() -> dict:
-        async with open_array(G, _stores(), ct=load_ct("msc:sr_max=3,sw_max=5")) as array:
+        async with running(EngineConfig(G, memory_stores(G), instances={"ct": load_ct("msc:sr_max=3,sw_max=5")})) as array:
             return array.status() | {"state": "active"}
 
     st = trio.run(main)

@@ -13,7 +13,6 @@ import pytest
 import trio
 
 from portal import ArrayPortal
-from vraid.engine.chain import CacheConfig
 from vraid.engine.events import Cause, PlanEvent
 from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
@@ -21,6 +20,9 @@ from vraid.engine.raid.degraded import degraded_matrix, degraded_row
 from vraid.errors import LostData, MemberIOError
 from vraid.core.geometry import LAYOUTS, Geometry
 from vraid.core.rxw import basic_row, parse_z
+from vraid.engine.build import EngineConfig
+
+from support import running, write_cache
 
 K = 1024
 
@@ -126,7 +128,7 @@ def test_destages_from_the_cache_keep_parity_when_degraded(org):
     stores = [MemoryStore(g.member_size, f"m{i}") for i in range(4)]
     model = bytearray(g.capacity)
     events = []
-    with ArrayPortal(g, stores, cache=CacheConfig(org, size=3 * g.stripe_data_bytes)) as p:
+    with ArrayPortal(g, stores, **write_cache(org, 3 * g.stripe_data_bytes)) as p:
         p.array.events.subscribe(lambda ev: events.append(ev) if ev.kind == "plan" else None)
         p.call(_fail, p.array, 2)
         rng = np.random.default_rng(4)
@@ -171,7 +173,7 @@ def test_a_failing_member_is_failed_and_the_request_retried(cache):
     stores = [Breakable(s) for s in raw]
     model = bytearray(_rand(7, g.capacity))
     failures = []
-    with ArrayPortal(g, stores, cache=CacheConfig(cache, size=4 * g.stripe_data_bytes)) as p:
+    with ArrayPortal(g, stores, **write_cache(cache, 4 * g.stripe_data_bytes)) as p:
         p.array.raid.on_failure = lambda role, reason, spare: failures.append((role, reason))
         p.write(0, bytes(model))
         p.flush()
@@ -283,9 +285,8 @@ def test_rebuild_rate_limit_paces_on_the_clock():
     stores = [MemoryStore(g.member_size) for _ in range(3)]
 
     async def main():
-        from vraid.engine.chain import open_array
 
-        async with open_array(g, stores) as a:
+        async with running(EngineConfig(g, stores)) as a:
             await a.write(0, _rand(1, g.capacity))
             a.raid.set_rebuild_rate(g.strip_size * 4)  # 4 stripes per second
             t0 = trio.current_time()
@@ -304,7 +305,7 @@ def test_two_failures_with_a_cache_refuse_writes_that_need_lost_members(org):
     g = _geometry(4, "left-symmetric")
     stores = [MemoryStore(g.member_size, f"m{i}") for i in range(4)]
     model = _rand(12, g.capacity)
-    with ArrayPortal(g, stores, cache=CacheConfig(org, size=3 * g.stripe_data_bytes)) as p:
+    with ArrayPortal(g, stores, **write_cache(org, 3 * g.stripe_data_bytes)) as p:
         p.write(0, model)
         p.call(p.array.shutdown)
         p.call(_fail, p.array, 0)
@@ -324,7 +325,6 @@ def test_a_member_failing_under_the_bitmap_write_loses_no_data(cache):
     """The write-intent bit is written to every member before the data; when that
     bitmap write is what fails a member, the data of the plan has not been written
     yet: the array must retry degraded, not count the plan as done."""
-    from vraid.engine.chain import CacheConfig, open_array
     from vraid.backends.faulty import FaultSpec, FaultyStore
     from vraid.backends.memory import MemoryStore
     from vraid.backends.missing import MissingStore
@@ -339,14 +339,14 @@ def test_a_member_failing_under_the_bitmap_write_loses_no_data(cache):
     data = bytes(range(256)) * 16 * 6  # 6 blocks across the stripe
 
     async def main():
-        cfg = CacheConfig(cache, size=8 * g.stripe_data_bytes)
-        async with open_array(g, stores, intent=WriteIntentBitmap(g, 1), cache=cfg) as array:
+        cfg = write_cache(cache, 8 * g.stripe_data_bytes)
+        async with running(EngineConfig(g, stores, intent=WriteIntentBitmap(g, 1), **cfg)) as array:
             await array.write(0, data)
             await array.flush()
             assert array.status()["members"][1]["state"] == "failed"
             assert await array.read(0, len(data)) == data
         # and on the surviving members themselves: data blocks, and parity reconstructing member 1
-        async with open_array(g, [stores[0], MissingStore(g.member_size), stores[2]], failed=[1]) as array:
+        async with running(EngineConfig(g, [stores[0], MissingStore(g.member_size), stores[2]], failed=[1])) as array:
             assert await array.read(0, len(data)) == data
 
     trio.run(main)

@@ -18,13 +18,15 @@ import trio.testing
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
 from vraid.core.rxw import Plan
-from vraid.engine.chain import CacheConfig, open_array
 from vraid.engine.events import (
     Cause, DestageEvent, Event, EventBus, FailureEvent, FlushEvent, PlanEvent, PolicyEvent, PrefetchEvent, RebuildEvent,
     ResyncEvent, ScrubEvent, SpareEvent, WatermarksEvent,
 )
 from vraid.engine.members.queues import Priority
 from vraid.engine.raid.scrub import scrub_array
+from vraid.engine.build import EngineConfig
+
+from support import running, write_cache
 
 K = 1024
 G = Geometry(5, 3, 8, 4 * K, 8 * K, "left-symmetric", data_offset=4 * K)
@@ -119,7 +121,7 @@ def test_host_write_plans_are_host_and_destage_plans_are_destage() -> None:
     async def main():
         stores = [MemoryStore(G.member_size) for _ in range(3)]
         events: list[Event] = []
-        async with open_array(G, stores) as a:  # write-through: the host write plans
+        async with running(EngineConfig(G, stores)) as a:  # write-through: the host write plans
             a.events.subscribe(events.append)
             prios = _record_priorities(a)
             await a.write(0, b"h" * 4096)
@@ -130,8 +132,8 @@ def test_host_write_plans_are_host_and_destage_plans_are_destage() -> None:
         assert isinstance(events[-1], FlushEvent) and events[-1].cause is Cause.HOST
 
         events.clear()
-        cache = CacheConfig("stripe", size=4 * G.stripe_data_bytes)
-        async with open_array(G, stores, cache=cache) as a:
+        cache = write_cache("stripe", 4 * G.stripe_data_bytes)
+        async with running(EngineConfig(G, stores, **cache)) as a:
             a.events.subscribe(events.append)
             a.cache.pause()
             await a.write(0, b"d" * 4096)
@@ -148,13 +150,13 @@ def test_host_write_plans_are_host_and_destage_plans_are_destage() -> None:
 
 
 def test_write_plan_takes_a_cause() -> None:
-    from vraid.engine.raid.plans import dirty_z as _dirty_z
+    from vraid.engine.host.array import _dirty_z
     from vraid.engine.raid.stripe import StripeBuffer
 
     async def main():
         stores = [MemoryStore(G.member_size) for _ in range(3)]
         events: list[Event] = []
-        async with open_array(G, stores) as a:
+        async with running(EngineConfig(G, stores)) as a:
             a.events.subscribe(events.append)
             buf = StripeBuffer(G, 1)
             await a.raid.write_plan(buf, _dirty_z(G.u, G.data_disks, 0, 0), cause=Cause.DESTAGE_L2)
@@ -168,7 +170,7 @@ def test_rebuild_and_resync_publish_their_causes_and_go_in_the_rebuild_class() -
     async def main():
         stores = [MemoryStore(G.member_size) for _ in range(3)]
         events: list[Event] = []
-        async with open_array(G, stores) as a:
+        async with running(EngineConfig(G, stores)) as a:
             await a.write(0, np.random.default_rng(1).integers(0, 256, G.capacity, dtype=np.uint8).tobytes())
             a.events.subscribe(events.append)
             prios = _record_priorities(a)
@@ -189,8 +191,8 @@ def test_rebuild_and_resync_publish_their_causes_and_go_in_the_rebuild_class() -
         rebuild = [e for e in events if isinstance(e, RebuildEvent)]
         assert rebuild[0].state == "started" and rebuild[-1].state == "done"
         assert all(e.cause is Cause.REBUILD and e.role == 1 and e.spare == "spare" for e in rebuild)
-        running = [e for e in rebuild if e.state == "running"]
-        assert running and running[-1].stripe == G.stripes and running[-1].stripes == G.stripes
+        progress = [e for e in rebuild if e.state == "running"]
+        assert progress and progress[-1].stripe == G.stripes and progress[-1].stripes == G.stripes
 
     run(main)
 
@@ -199,7 +201,7 @@ def test_scrub_publishes_progress_with_cause_scrub() -> None:
     async def main():
         stores = [MemoryStore(G.member_size) for _ in range(3)]
         events: list[Event] = []
-        async with open_array(G, stores) as a:
+        async with running(EngineConfig(G, stores)) as a:
             await a.write(0, b"x" * G.capacity)
             a.events.subscribe(events.append)
             prios = _record_priorities(a)

@@ -8,12 +8,14 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.engine.chain import open_array
 from vraid.backends.faulty import FaultSpec, FaultyStore, PowerCut, parse_fault, parse_faults
 from vraid.backends.memory import MemoryStore
 from vraid.engine.clock import TrioClock
 from vraid.errors import MemberIOError, VraidError
 from vraid.core.geometry import Geometry
+from vraid.engine.build import EngineConfig
+
+from support import running
 
 K = 1024
 BS = 4096
@@ -187,7 +189,7 @@ def test_an_injected_eio_fails_the_member_and_raid5_serves_degraded():
                                data_offset=OFF)
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             await array.write(4 * BS, b"a" * BS + b"b" * BS)  # block 5's write hits the bad block
             assert array.status()["members"][disk]["state"] == "failed"
             assert await array.read(4 * BS, 2 * BS) == b"a" * BS + b"b" * BS  # reconstructed
@@ -206,7 +208,7 @@ def test_an_injected_eio_on_raid0_reaches_the_host_and_the_array_goes_on():
                                data_offset=OFF)
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             away = 3 * g.stripe_data_bytes  # another stripe: no request touches the bad block
             await array.write(away, b"ok" * BS)
             with pytest.raises(MemberIOError) as exc:

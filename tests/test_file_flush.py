@@ -11,7 +11,9 @@ import trio
 
 from vraid.backends.file import FileStore
 from vraid.core.geometry import Geometry
-from vraid.engine.chain import open_array
+from vraid.engine.build import EngineConfig
+
+from support import running
 
 BS = 4096
 
@@ -93,7 +95,7 @@ def test_an_array_flush_syncs_only_the_members_a_write_touched(tmp_path, synced)
     fds = {s._fd: i for i, s in enumerate(stores)}
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             await array.flush()  # every member: fresh stores count as written
             assert sorted(fds[fd] for fd in synced) == [0, 1, 2, 3]
             synced.clear()
@@ -118,7 +120,7 @@ def test_a_failed_member_is_not_flushed(tmp_path, synced):
     fds = {s._fd: i for i, s in enumerate(stores)}
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             await array.flush()
             synced.clear()
             assert array.raid.fail_member(1, "test: pulled")
@@ -147,7 +149,7 @@ def test_a_flush_that_loses_more_members_than_raid5_survives_fails():
     stores = [FaultyStore(MemoryStore(g.member_size), block_size=BS, power=power) for _ in range(4)]
 
     async def main() -> None:
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             await array.write(0, bytes(range(256)) * 64)
             power.dead = True  # the power is gone: every member's flush fails
             with pytest.raises(MemberIOError):
@@ -194,13 +196,13 @@ def test_unsynced_bytes_counts_what_a_flush_would_write_out(tmp_path):
 
 
 def test_a_short_flush_syncs_on_the_trio_thread_and_a_long_or_first_one_in_threads(tmp_path, sync_threads, monkeypatch):
-    from vraid.engine.members.queues import inline_sync
+    from vraid.engine.members import inline_sync
 
     g, stores = _array_stores(tmp_path, 4)
     fds = {s._fd: i for i, s in enumerate(stores)}
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             await array.flush()  # the first flush: what an earlier process left is unknown
             assert sorted(fds[fd] for fd, _ in sync_threads) == [0, 1, 2, 3]
             assert not any(inline for _, inline in sync_threads)
@@ -240,7 +242,7 @@ def test_a_member_whose_short_flush_fails_is_named_and_the_others_are_still_sync
         real(fd)
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             await array.flush()
             monkeypatch.setattr(os, "fdatasync", failing)
             await array.write(0, b"w" * BS)

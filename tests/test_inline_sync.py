@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from vraid.engine.members.queues import inline_sync
+from vraid.engine.members import inline_sync
 from vraid.engine.members.inline_sync import INLINE_SYNC_BYTES, INLINE_SYNC_PROBE, INLINE_SYNC_SECONDS, InlineSyncRule
+from vraid.engine.build import EngineConfig
+
+from support import running
 
 
 class StepClock:
@@ -81,7 +84,6 @@ def test_members_on_slow_disks_are_flushed_in_threads(tmp_path, monkeypatch):
 
     from vraid.backends.file import FileStore
     from vraid.core.geometry import Geometry
-    from vraid.engine.chain import open_array
 
     bs = 4096
     g = Geometry(5, 4, 8, bs, 4 * bs, data_offset=4 * bs)
@@ -95,7 +97,7 @@ def test_members_on_slow_disks_are_flushed_in_threads(tmp_path, monkeypatch):
         real(fd)
 
     async def go():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             await array.flush()  # the first flush: in threads (unknown amounts)
             monkeypatch.setattr(os, "fdatasync", slow)
             on_main.clear()

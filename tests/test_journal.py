@@ -19,19 +19,16 @@ import trio.testing
 
 from vraid.backends.memory import MemoryStore
 from vraid.backends.nvram import Nvram, NvramError
-from vraid.core.geometry import Geometry
-from vraid.engine.chain import CacheConfig, open_array
 from vraid.backends.base import StoreWrapper
 from vraid.engine.cache.journal import NvramJournal, as_journal
 from vraid.engine.recovery import recover
+from vraid.engine.build import EngineConfig
+
+from support import run_virtual, running, small_geometry, write_cache
 
 K = 1024
 BS = 512
 UUID = "00000000-0000-4000-8000-00000000000a"
-
-
-def _run(fn, *args):
-    return trio.run(fn, *args, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
 class MemoryJournal:
@@ -144,7 +141,7 @@ def test_contract_clear_and_reset(make):
     j.clear(hs[1])
     assert [b for b, _ in j.replay()] == [1, 3, 4]
     assert j.available() == 1
-    _run(j.reset)
+    run_virtual(j.reset)
     assert j.replay() == [] and j.available() == 4
     h = j.put(9, _block(9))  # usable again after a reset
     assert j.replay() == [(9, _block(9))]
@@ -158,10 +155,10 @@ def test_contract_synced_records_survive_a_crash(make):
     j.put(12, _block(3))
     j.clear(h)
     j.put(10, _block(4))
-    _run(j.sync)
+    run_virtual(j.sync)
     again = crash()
     assert again.replay() == [(12, _block(3)), (10, _block(4))]
-    _run(again.reset)
+    run_virtual(again.reset)
     assert again.replay() == []
 
 
@@ -180,21 +177,17 @@ def test_as_journal():
         as_journal(j, nvram=object())
 
 
-def _geometry() -> Geometry:
-    return Geometry(level=5, ndisks=4, stripes=8, block_size=BS, strip_size=4 * BS, data_offset=4 * K)
-
-
 def test_cache_and_recovery_run_over_any_journal():
     """A cache with the fake journal: fsync syncs the journal (no destage); after a
     crash, recovery replays the journal through the members and empties it."""
-    g = _geometry()
+    g = small_geometry(ndisks=4, block=BS, strip=4 * BS, data_offset=4 * K)
     stores = [MemoryStore(g.member_size) for _ in range(g.ndisks)]
-    cfg = CacheConfig("stripe", size=4 * g.stripe_data_bytes, destage="hlwm:high=0.99,low=0.98")
+    cfg = write_cache("stripe", 4 * g.stripe_data_bytes, destage="hlwm:high=0.99,low=0.98")
     journal = MemoryJournal(64)
     data = np.random.default_rng(3).integers(0, 256, 5 * BS, dtype=np.uint8).tobytes()
 
     async def first_mount():
-        async with open_array(g, stores, cache=cfg, journal=journal) as array:
+        async with running(EngineConfig(g, stores, **cfg, journal=journal)) as array:
             assert array.cache.journal is journal
             array.cache.pause()
             await array.write(3 * BS + 100, data)  # unaligned: 6 blocks dirty
@@ -205,19 +198,19 @@ def test_cache_and_recovery_run_over_any_journal():
             assert await array.raid.read_members(3 * BS + 100, len(data)) != data
             # the process dies here: no shutdown, nothing destaged
 
-    _run(first_mount)
+    run_virtual(first_mount)
     found = journal.crash()
     assert [b for b, _ in found.replay()] == [3, 4, 5, 6, 7, 8]
 
     async def second_mount():
-        async with open_array(g, stores, cache=cfg, journal=found) as array:
+        async with running(EngineConfig(g, stores, **cfg, journal=found)) as array:
             report = await recover(array, was_clean=True, bitmap_chunks=None, journal=found)
             assert report.replayed_blocks == 6
             assert found.replay() == []
             assert await array.read(3 * BS + 100, len(data)) == data
             assert await array.raid.read_members(3 * BS + 100, len(data)) == data
 
-    _run(second_mount)
+    run_virtual(second_mount)
 
 
 class FlushLog(StoreWrapper):
@@ -244,14 +237,14 @@ class LoggingJournal(MemoryJournal):
 
 def test_destaged_records_are_cleared_only_after_the_members_are_flushed():
     """Until the members are flushed a power loss could lose a destaged block: its record stays."""
-    g = _geometry()
+    g = small_geometry(ndisks=4, block=BS, strip=4 * BS, data_offset=4 * K)
     events: list[str] = []
     stores = [FlushLog(MemoryStore(g.member_size), events) for _ in range(g.ndisks)]
-    cfg = CacheConfig("pbg", size=8 * g.data_disks * BS, destage="hlwm:high=0.99,low=0.98")
+    cfg = write_cache("pbg", 8 * g.data_disks * BS, destage="hlwm:high=0.99,low=0.98")
     journal = LoggingJournal(8, events)  # a settle after every destage (capacity // 8 == 1)
 
     async def main():
-        async with open_array(g, stores, cache=cfg, journal=journal) as array:
+        async with running(EngineConfig(g, stores, **cfg, journal=journal)) as array:
             cache = array.cache
             cache.pause()
             await array.write(0, b"\x01" * BS)
@@ -265,7 +258,7 @@ def test_destaged_records_are_cleared_only_after_the_members_are_flushed():
             await array.shutdown()
             assert journal.replay() == []
 
-    _run(main)
+    run_virtual(main)
 
 
 # -- short syncs on the trio thread ------------------------------------------------------------
@@ -302,7 +295,7 @@ def test_a_short_nvram_sync_runs_on_the_trio_thread_and_a_long_one_in_a_worker(t
     import threading
     import uuid
 
-    from vraid.engine.members.queues import inline_sync
+    from vraid.engine.members import inline_sync
 
     nv = Nvram.create(tmp_path / "nv", slots=8, block_size=512, array_uuid=str(uuid.uuid4()))
     j = NvramJournal(nv)

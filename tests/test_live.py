@@ -9,29 +9,22 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.engine.chain import CacheConfig, open_array
 from vraid.backends.memory import MemoryStore
 from vraid.errors import VraidError
-from vraid.core.geometry import Geometry
 from vraid.engine.live import LiveState, derive_rates, history_buckets
+from vraid.engine.build import EngineConfig
+
+from support import run_virtual, running, small_geometry, write_cache
 
 K = 1024
-STRIPE = 4 * 16 * K  # data bytes of one stripe of _geometry()
-
-
-def _run(fn, *args):
-    return trio.run(fn, *args, clock=trio.testing.MockClock(autojump_threshold=0))
-
-
-def _geometry(stripes: int = 16) -> Geometry:
-    return Geometry(level=5, ndisks=5, stripes=stripes, block_size=4 * K, strip_size=16 * K, data_offset=64 * K)
+STRIPE = 4 * 16 * K  # data bytes of one stripe of small_geometry(stripes=16)
 
 
 def _array(cache_units: int = 4, destage: str = "hlwm:high=0.5,low=0.25", order: str = "lrw", ct=None):
-    g = _geometry()
+    g = small_geometry(stripes=16)
     stores = [MemoryStore(g.member_size, f"m{i}") for i in range(g.ndisks)]
-    cfg = CacheConfig("stripe", size=cache_units * STRIPE, order=order, destage=destage)
-    return open_array(g, stores, cache=cfg, ct=ct)
+    cfg = write_cache("stripe", cache_units * STRIPE, order=order, destage=destage)
+    return running(EngineConfig(g, stores, **cfg, instances={"ct": ct}))
 
 
 def _partial(stripe: int) -> bytes:
@@ -56,7 +49,7 @@ def test_pause_stops_destaging_and_a_full_cache_makes_writes_wait():
             await a.write(4 * STRIPE, _partial(4))
             assert a.cache.metrics.destages_finished >= 1
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_step_destages_exactly_one_stripe_and_unblocks_a_waiting_write():
@@ -93,7 +86,7 @@ def test_step_destages_exactly_one_stripe_and_unblocks_a_waiting_write():
             await a.flush()
             assert not a.cache.dirty_keys
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_step_without_dirty_units_destages_nothing_and_shutdown_resumes():
@@ -106,7 +99,7 @@ def test_step_without_dirty_units_destages_nothing_and_shutdown_resumes():
             await a.shutdown()  # a paused destager must not hold the unmount
             assert not a.cache.dirty_keys and not a.cache.paused
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_set_order_is_seeded_with_the_dirty_units_and_set_scheduler_takes_over():
@@ -127,7 +120,7 @@ def test_set_order_is_seeded_with_the_dirty_units_and_set_scheduler_takes_over()
             assert [c["key"] for c in live.snapshot()["policy_log"]] == ["destage_order", "destage"]
             assert a.events.latest["policy"].key == "destage"
 
-    _run(main)
+    run_virtual(main)
 
 
 @pytest.mark.parametrize("key, value, words", [
@@ -146,7 +139,7 @@ def test_bad_policy_changes_nothing(key, value, words):
                 live.set_policy(key, value)
             assert live.policies() == before and "policy" not in a.events.latest
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_ct_can_be_switched_on_and_off():
@@ -163,7 +156,7 @@ def test_ct_can_be_switched_on_and_off():
             assert plans[0]["ct"].startswith("msc")
             assert live.set_policy("ct", "none")["new"] == "none" and a.ct is None
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_handlers_refuse_bad_requests_and_answer_json():
@@ -188,13 +181,13 @@ def test_handlers_refuse_bad_requests_and_answer_json():
             json.dumps(snap)  # JSON-ready
             assert (await h["resume"]({"cmd": "resume"}))["paused"] is False
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_no_cache_refuses_step_mode():
     async def main():
-        g = _geometry()
-        async with open_array(g, [MemoryStore(g.member_size, f"m{i}") for i in range(5)]) as a:
+        g = small_geometry(stripes=16)
+        async with running(EngineConfig(g, [MemoryStore(g.member_size, f"m{i}") for i in range(5)])) as a:
             live = LiveState(a)
             answer = await live.handlers()["pause"]({"cmd": "pause"})
             assert answer["ok"] is False and "without a write cache" in answer["error"]
@@ -202,7 +195,7 @@ def test_no_cache_refuses_step_mode():
             snap = live.snapshot()
             assert snap["plan"]["destage"] is False and snap["history"] == []
 
-    _run(main)
+    run_virtual(main)
 
 
 def test_history_buckets_hold_samples_and_mark_destages():

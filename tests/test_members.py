@@ -18,29 +18,11 @@ from vraid.engine.clock import TrioClock
 from vraid.errors import MemberIOError
 from vraid.engine.members.queues import Members, Priority, Request, busy_fraction
 
+from support import SlowStore
+
 HOST, DESTAGE = Priority.HOST, Priority.DESTAGE
 
 SIZE = 1 << 20
-
-
-class SlowStore(StoreWrapper):
-    """A store whose every request takes ``delay`` virtual seconds; logs what it served."""
-
-    def __init__(self, inner, delay: float, log: list | None = None, tag: str = "") -> None:
-        super().__init__(inner)
-        self.delay = delay
-        self.log = log if log is not None else []
-        self.tag = tag
-
-    async def read(self, offset: int, length: int) -> bytes:
-        await trio.sleep(self.delay)
-        self.log.append((self.tag, "read", offset, trio.current_time()))
-        return await self.inner.read(offset, length)
-
-    async def write(self, offset: int, data) -> None:
-        await trio.sleep(self.delay)
-        self.log.append((self.tag, "write", offset, trio.current_time()))
-        await self.inner.write(offset, data)
 
 
 class FailingStore(StoreWrapper):
@@ -163,7 +145,7 @@ def test_reads_and_writes_move_the_bytes() -> None:
 # -- priority -------------------------------------------------------------------------------
 def test_host_requests_go_before_queued_destage_requests() -> None:
     log: list = []
-    store = SlowStore(MemoryStore(SIZE), 1.0, log)
+    store = SlowStore(MemoryStore(SIZE), 1.0, log=log)
 
     async def body(members: Members) -> None:
         async with trio.open_nursery() as n:
@@ -192,7 +174,7 @@ def test_host_requests_go_before_queued_destage_requests() -> None:
 def test_priority_is_per_member() -> None:
     """A host request on one member does not hold back destage work on another."""
     log: list = []
-    stores = [SlowStore(MemoryStore(SIZE), 1.0, log, "d0"), SlowStore(MemoryStore(SIZE), 1.0, log, "d1")]
+    stores = [SlowStore(MemoryStore(SIZE), 1.0, log=log, tag="d0"), SlowStore(MemoryStore(SIZE), 1.0, log=log, tag="d1")]
 
     async def body(members: Members) -> None:
         async with trio.open_nursery() as n:

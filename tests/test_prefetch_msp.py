@@ -10,6 +10,9 @@ from vraid.errors import VraidError
 from vraid.policies import registry
 from vraid.policies.prefetch import HostRead, load_prefetch
 from vraid.policies.prefetch.msp import MspPrefetch
+from vraid.engine.build import EngineConfig
+
+from support import SlowStore, running
 
 BS = 4096
 
@@ -165,10 +168,8 @@ def test_msp_in_an_array_reads_whole_stripes_ahead_of_one_stream():
     import trio.testing
 
     from vraid.backends.memory import MemoryStore
-    from vraid.engine.chain import open_array
     from vraid.engine.events import PrefetchEvent
 
-    from test_readpath import SlowStore
 
     g = Geometry(level=0, ndisks=4, stripes=16, block_size=BS, strip_size=4 * BS, data_offset=65536)
     stores = [SlowStore(MemoryStore(g.member_size), 0.01) for _ in range(g.ndisks)]
@@ -177,7 +178,7 @@ def test_msp_in_an_array_reads_whole_stripes_ahead_of_one_stream():
 
     async def main():
         msp = MspPrefetch(g, sc_max=4, sc_thresh=3, sps_max=2)
-        async with open_array(g, stores, read_cache_bytes=64 * strip, prefetch=msp) as array:
+        async with running(EngineConfig(g, stores, read_cache_size=64 * strip, instances={"prefetch": msp})) as array:
             events = []
             array.events.subscribe(lambda e: events.append(e) if isinstance(e, PrefetchEvent) else None)
             await array.write(0, model)
@@ -205,15 +206,13 @@ def test_vraid_status_shows_the_read_cache_and_prefetch_table():
     from rich.console import Console
 
     from vraid.backends.memory import MemoryStore
-    from vraid.engine.chain import open_array
     from vraid.tui.render import status_tables
 
     g = Geometry(level=0, ndisks=4, stripes=8, block_size=BS, strip_size=4 * BS, data_offset=65536)
 
     async def main() -> dict:
         stores = [MemoryStore(g.member_size) for _ in range(g.ndisks)]
-        async with open_array(g, stores, read_cache_bytes=16 * g.strip_size,
-                              prefetch=MspPrefetch(g, sc_max=3, sc_thresh=2, sps_max=2)) as array:
+        async with running(EngineConfig(g, stores, read_cache_size=16 * g.strip_size, instances={"prefetch": MspPrefetch(g, sc_max=3, sc_thresh=2, sps_max=2)})) as array:
             for k in range(8):
                 await array.read(k * g.strip_size, g.strip_size)
             await trio.sleep(0)
@@ -237,9 +236,7 @@ def test_msp_sees_reads_in_arrival_order_not_completion_order():
     import trio.testing
 
     from vraid.backends.memory import MemoryStore
-    from vraid.engine.chain import open_array
 
-    from test_readpath import SlowStore
 
     g = Geometry(level=0, ndisks=4, stripes=16, block_size=BS, strip_size=4 * BS, data_offset=65536)
     # strips 1, 3, 5 live on members 1 and 3: slow; strips 2, 4, 6 on members 2 and 0: fast
@@ -255,7 +252,7 @@ def test_msp_sees_reads_in_arrival_order_not_completion_order():
 
     async def main():
         msp = Recording(g)
-        async with open_array(g, stores, read_cache_bytes=64 * strip, prefetch=msp) as array:
+        async with running(EngineConfig(g, stores, read_cache_size=64 * strip, instances={"prefetch": msp})) as array:
 
             async def read(k: int) -> None:
                 await array.read(k * strip, strip)

@@ -13,13 +13,12 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.backends.base import StoreWrapper
-from vraid.backends.memory import MemoryStore
-from vraid.core.geometry import Geometry
-from vraid.engine.chain import CacheConfig, open_array
 from vraid.engine.read.readpath import ReadCache, _runs
 from vraid.errors import VraidError
 from vraid.policies.prefetch import CHOICES, PREFETCHERS, HostRead, NoPrefetch, PrefetchPolicy, load_prefetch
+from vraid.engine.build import EngineConfig
+
+from support import run_virtual, running, slow_stores, small_geometry, write_cache
 
 K = 1024
 BS = 4 * K
@@ -41,38 +40,8 @@ class NextStrip(PrefetchPolicy):
         return [(nxt * u, u)]
 
 
-class SlowStore(StoreWrapper):
-    """Every request takes ``delay`` seconds of (virtual) time; reads are counted."""
-
-    def __init__(self, inner, delay: float) -> None:
-        super().__init__(inner)
-        self.delay = delay
-        self.reads = 0
-
-    async def read(self, offset, length):
-        self.reads += 1
-        await trio.sleep(self.delay)
-        return await self.inner.read(offset, length)
-
-    async def write(self, offset, data):
-        await trio.sleep(self.delay)
-        await self.inner.write(offset, data)
-
-
-def _run(fn, *args):
-    return trio.run(fn, *args, clock=trio.testing.MockClock(autojump_threshold=0))
-
-
-def _geometry() -> Geometry:
-    return Geometry(level=5, ndisks=4, stripes=8, block_size=BS, strip_size=4 * BS, data_offset=64 * K)
-
-
 def _data(seed: int, n: int) -> bytes:
     return np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8).tobytes()
-
-
-def _stores(g: Geometry, delay: float = 0.01):
-    return [SlowStore(MemoryStore(g.member_size), delay) for _ in range(g.ndisks)]
 
 
 async def settle(array) -> None:
@@ -151,29 +120,29 @@ def test_prefetch_family():
 
 # -- the read path in an array ------------------------------------------------------------
 def test_defaults_leave_the_read_path_as_it_was():
-    g = _geometry()
+    g = small_geometry(ndisks=4, strip=4 * BS)
 
     async def main():
-        async with open_array(g, _stores(g, 0)) as array:
+        async with running(EngineConfig(g, slow_stores(g, 0))) as array:
             assert array.reads.read_cache is None and isinstance(array.reads.prefetch, NoPrefetch)
             assert not array.reads.prefetching and "reads" not in array.status()
             with pytest.raises(VraidError, match="needs a read cache"):
-                async with open_array(g, _stores(g, 0), prefetch=NextStrip(g)):
+                async with running(EngineConfig(g, slow_stores(g, 0), instances={"prefetch": NextStrip(g)})):
                     pass
 
-    _run(main)
+    run_virtual(main)
 
 
 @pytest.mark.parametrize("cache", ["none", "stripe", "pbg"])
 def test_prefetched_strip_is_a_hit_and_does_not_delay_the_host(cache):
-    g = _geometry()
-    stores = _stores(g, 0.01)
+    g = small_geometry(ndisks=4, strip=4 * BS)
+    stores = slow_stores(g, 0.01)
     strip = g.strip_size
 
     async def main():
         policy = NextStrip(g)
-        kw = {} if cache == "none" else {"cache": CacheConfig(cache, size=4 * g.stripe_data_bytes)}
-        async with open_array(g, stores, read_cache_bytes=64 * BS, prefetch=policy, **kw) as array:
+        kw = {} if cache == "none" else write_cache(cache, 4 * g.stripe_data_bytes)
+        async with running(EngineConfig(g, stores, read_cache_size=64 * BS, **kw, instances={"prefetch": policy})) as array:
             model = _data(1, 2 * g.stripe_data_bytes)
             await array.write(0, model)
             await settle(array)
@@ -196,18 +165,18 @@ def test_prefetched_strip_is_a_hit_and_does_not_delay_the_host(cache):
             fresh(array, model)
             assert array.status()["reads"]["prefetched"] >= g.u
 
-    _run(main)
+    run_virtual(main)
 
 
 @pytest.mark.parametrize("cache", ["none", "stripe", "pbg"])
 def test_a_write_racing_a_prefetch_is_never_served_stale(cache):
-    g = _geometry()
-    stores = _stores(g, 0.01)
+    g = small_geometry(ndisks=4, strip=4 * BS)
+    stores = slow_stores(g, 0.01)
     strip = g.strip_size
 
     async def main():
-        kw = {} if cache == "none" else {"cache": CacheConfig(cache, size=2 * g.stripe_data_bytes, destage="hlwm:high=0.5,low=0.1")}
-        async with open_array(g, stores, read_cache_bytes=64 * BS, prefetch=NextStrip(g), **kw) as array:
+        kw = {} if cache == "none" else write_cache(cache, 2 * g.stripe_data_bytes, destage="hlwm:high=0.5,low=0.1")
+        async with running(EngineConfig(g, stores, read_cache_size=64 * BS, **kw, instances={"prefetch": NextStrip(g)})) as array:
             model = bytearray(_data(2, 3 * g.stripe_data_bytes))
             await array.write(0, bytes(model))
             await settle(array)
@@ -228,20 +197,20 @@ def test_a_write_racing_a_prefetch_is_never_served_stale(cache):
             assert await array.read(0, len(model)) == bytes(model)
             fresh(array, model)
 
-    _run(main)
+    run_virtual(main)
 
 
 @pytest.mark.parametrize("org", ["stripe", "pbg"])
 def test_dirty_blocks_are_not_prefetched_and_ddirty_writes_invalidate(org):
     """A block dirty in the write cache is on the members in its old version: no prefetch
     of it may fill the read cache, and a write during its destage (DDIRTY) invalidates."""
-    g = _geometry()
-    stores = _stores(g, 0.01)
+    g = small_geometry(ndisks=4, strip=4 * BS)
+    stores = slow_stores(g, 0.01)
     strip = g.strip_size
 
     async def main():
-        cfg = CacheConfig(org, size=4 * g.stripe_data_bytes, destage="hlwm:high=0.99,low=0.98")
-        async with open_array(g, stores, cache=cfg, read_cache_bytes=64 * BS, prefetch=NextStrip(g)) as array:
+        cfg = write_cache(org, 4 * g.stripe_data_bytes, destage="hlwm:high=0.99,low=0.98")
+        async with running(EngineConfig(g, stores, **cfg, read_cache_size=64 * BS, instances={"prefetch": NextStrip(g)})) as array:
             model = bytearray(_data(3, 2 * g.stripe_data_bytes))
             await array.write(0, bytes(model))
             await settle(array)
@@ -275,18 +244,18 @@ def test_dirty_blocks_are_not_prefetched_and_ddirty_writes_invalidate(org):
             assert await array.read(0, len(model)) == bytes(model)
             fresh(array, model)
 
-    _run(main)
+    run_virtual(main)
 
 
 @pytest.mark.parametrize("cache", ["none", "stripe"])
 def test_a_host_read_waits_for_the_prefetch_in_flight_instead_of_reading_twice(cache):
-    g = _geometry()
-    stores = _stores(g, 0.01)
+    g = small_geometry(ndisks=4, strip=4 * BS)
+    stores = slow_stores(g, 0.01)
     strip = g.strip_size
 
     async def main():
-        kw = {} if cache == "none" else {"cache": CacheConfig(cache, size=4 * g.stripe_data_bytes)}
-        async with open_array(g, stores, read_cache_bytes=64 * BS, prefetch=NextStrip(g), **kw) as array:
+        kw = {} if cache == "none" else write_cache(cache, 4 * g.stripe_data_bytes)
+        async with running(EngineConfig(g, stores, read_cache_size=64 * BS, **kw, instances={"prefetch": NextStrip(g)})) as array:
             model = bytearray(_data(6, 2 * g.stripe_data_bytes))
             await array.write(0, bytes(model))
             await settle(array)
@@ -315,7 +284,7 @@ def test_a_host_read_waits_for_the_prefetch_in_flight_instead_of_reading_twice(c
             fresh(array, model)
             assert await array.read(3 * strip, strip) == bytes(model[3 * strip : 4 * strip])
 
-    _run(main)
+    run_virtual(main)
 
 
 class OwnAndNext(NextStrip):
@@ -331,14 +300,14 @@ def test_advice_on_arrival_never_prefetches_the_host_reads_own_blocks(cache):
     """The policy is asked before the read's member reads: what it advises of the read's own
     blocks is left out (the read fetches them at HOST priority and never waits on them), and
     the peek that fills HostRead counts no lookup."""
-    g = _geometry()
-    stores = _stores(g, 0.01)
+    g = small_geometry(ndisks=4, strip=4 * BS)
+    stores = slow_stores(g, 0.01)
     strip = g.strip_size
 
     async def main():
         policy = OwnAndNext(g)
-        kw = {} if cache == "none" else {"cache": CacheConfig(cache, size=4 * g.stripe_data_bytes)}
-        async with open_array(g, stores, read_cache_bytes=64 * BS, prefetch=policy, **kw) as array:
+        kw = {} if cache == "none" else write_cache(cache, 4 * g.stripe_data_bytes)
+        async with running(EngineConfig(g, stores, read_cache_size=64 * BS, **kw, instances={"prefetch": policy})) as array:
             model = _data(8, 2 * g.stripe_data_bytes)
             await array.write(0, model)
             await settle(array)
@@ -356,4 +325,4 @@ def test_advice_on_arrival_never_prefetches_the_host_reads_own_blocks(cache):
             assert await array.read(strip, strip) == model[strip : 2 * strip]
             assert policy.seen[-1].misses == 0 and policy.seen[-1].prefetch_hits == g.u
 
-    _run(main)
+    run_virtual(main)

@@ -11,12 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mountutil import tree_hash, vraid
-from vraid.engine.chain import CacheConfig, open_array
 from vraid.ondisk.assemble import assemble
 from vraid.backends.memory import MemoryStore
 from vraid.errors import VraidError
 from vraid.core.geometry import Geometry
 from vraid.engine.raid.scrub import ScrubProgress, scrub_array
+from vraid.engine.build import EngineConfig
+
+from support import running, write_cache
 
 K = 1024
 G = Geometry(5, 4, 20, 4 * K, 16 * K, data_offset=64 * K)
@@ -27,7 +29,7 @@ def _filled(g: Geometry = G):
     stores = [MemoryStore(g.member_size, f"m{i}") for i in range(g.ndisks)]
 
     async def fill():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             rng = np.random.default_rng(1)
             await array.write(0, rng.integers(0, 256, g.capacity, dtype=np.uint8).tobytes())
 
@@ -37,7 +39,7 @@ def _filled(g: Geometry = G):
 
 def _scrub(stores, g: Geometry = G, **kw) -> ScrubProgress:
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             return await scrub_array(array.raid, **kw)
 
     return trio.run(main)
@@ -72,7 +74,7 @@ def test_raid0_has_no_parity_to_check():
     g = Geometry(0, 3, 4, 4 * K, 16 * K, data_offset=64 * K)
 
     async def main():
-        async with open_array(g, [MemoryStore(g.member_size) for _ in range(3)]) as array:
+        async with running(EngineConfig(g, [MemoryStore(g.member_size) for _ in range(3)])) as array:
             with pytest.raises(VraidError, match="RAID-0 has no parity"):
                 await scrub_array(array.raid)
 
@@ -84,10 +86,10 @@ def test_a_stripe_being_written_is_never_a_mismatch(cache):
     """Scrub runs over and over while writers hammer the same stripes: never a mismatch."""
     g = G
     stores = _filled()
-    kwargs = {"cache": CacheConfig(cache, size=4 * g.stripe_data_bytes)} if cache else {}
+    kwargs = write_cache(cache, 4 * g.stripe_data_bytes) if cache else {}
 
     async def main():
-        async with open_array(g, stores, **kwargs) as array:
+        async with running(EngineConfig(g, stores, **kwargs)) as array:
             stop = trio.Event()
 
             async def writer(seed):
@@ -183,7 +185,7 @@ def test_control_handlers_start_report_refuse_a_second_and_stop():
     stores[p].write_sync(G.member_offset(7, 1), b"\xee" * 8)
 
     async def main():
-        async with open_array(G, stores) as array:
+        async with running(EngineConfig(G, stores)) as array:
             async with trio.open_nursery() as nursery:
                 h = control_handlers(array.raid, nursery)
                 assert (await h["check_status"]({}))["check"] is None

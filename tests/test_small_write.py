@@ -1,4 +1,4 @@
-"""The inline small write (the small-write shape, ``vraid.engine.raid.shapes.small_write``): a write of whole blocks of one data strip,
+"""The inline small write (``Array._small_write``): a write of whole blocks of one data strip,
 done without a stripe buffer when nothing can interleave with it, must leave exactly what the
 general path leaves: the members' bytes, the plans and their events, the metrics, the member
 statistics and the write-intent bits; and a member that fails under it is failed and the
@@ -14,9 +14,7 @@ import trio
 
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import RESERVED, Geometry
-from vraid.engine.chain import open_array
 from vraid.engine.host.array import Array
-from vraid.engine.raid.layer import RaidLayer
 from vraid.engine.events import PlanEvent
 from vraid.engine.raid.scrub import scrub_array
 from vraid.ondisk.bitmap import WriteIntentBitmap
@@ -38,10 +36,6 @@ class FailingStore(MemoryStore):
         if self.fail == "write":
             raise OSError(5, "injected write error")
         await super().write(offset, data)
-
-
-def _geometry(ndisks: int = 5) -> Geometry:
-    return Geometry(5, ndisks, 24, BS, 16 * 1024, data_offset=RESERVED)
 
 
 def _writes(g: Geometry, n: int, seed: int) -> list[tuple[int, bytes]]:
@@ -74,14 +68,18 @@ def _writes(g: Geometry, n: int, seed: int) -> list[tuple[int, bytes]]:
 def _general_path_only(array: Array) -> None:
     """Turn the small and full-stripe writes off on ``array`` (inline and locked): every write
     takes the general path."""
-    array.raid.shapes = False
+    async def general(ext, src, z, locked=False):
+        return 0
+
+    array._small_write = general
+    array._full_stripe_write = general
 
 
 async def _run(g: Geometry, stores, writes, *, inline: bool, bitmap: bool = True):
     """Apply ``writes``; return what the general path must agree on."""
     intent = WriteIntentBitmap(g, 2) if bitmap else None
     plans: list[tuple] = []
-    async with open_array(g, stores, intent=intent) as array:
+    async with running(EngineConfig(g, stores, intent=intent)) as array:
         if not inline:
             _general_path_only(array)
         array.events.subscribe(lambda e: plans.append((e.plan.stripe, e.plan.z, e.plan.transformed, e.plan.requests,
@@ -103,7 +101,7 @@ async def _run(g: Geometry, stores, writes, *, inline: bool, bitmap: bool = True
 
 @pytest.mark.parametrize("ndisks", [3, 4, 5])
 def test_the_inline_small_write_leaves_what_the_general_path_leaves(ndisks):
-    g = _geometry(ndisks)
+    g = small_geometry(ndisks=ndisks, stripes=24, data_offset=RESERVED)
     writes = _writes(g, 300, seed=ndisks)
 
     async def main():
@@ -120,7 +118,7 @@ def test_the_inline_small_write_leaves_what_the_general_path_leaves(ndisks):
 
 
 def test_the_data_reads_back_and_parity_rebuilds_a_lost_member():
-    g = _geometry()
+    g = small_geometry(stripes=24, data_offset=RESERVED)
     writes = _writes(g, 200, seed=7)
     model = bytearray(g.capacity)
     for off, data in writes:
@@ -128,7 +126,7 @@ def test_the_data_reads_back_and_parity_rebuilds_a_lost_member():
     stores = [MemoryStore(g.member_size) for _ in range(g.ndisks)]
 
     async def main():
-        async with open_array(g, stores, intent=WriteIntentBitmap(g, 2)) as array:
+        async with running(EngineConfig(g, stores, intent=WriteIntentBitmap(g, 2))) as array:
             for off, data in writes:
                 await array.write(off, data)
             assert array.raid.small_writes > 100
@@ -141,14 +139,14 @@ def test_the_data_reads_back_and_parity_rebuilds_a_lost_member():
 
 @pytest.mark.parametrize("op, disk_role", [("read", "data"), ("read", "parity"), ("write", "data"), ("write", "parity")])
 def test_a_member_failing_under_the_inline_small_write_is_failed_and_the_write_done_degraded(op, disk_role):
-    g = _geometry()
+    g = small_geometry(stripes=24, data_offset=RESERVED)
     off, data = 5 * g.strip_size + BS, bytes(range(256)) * 32  # two blocks of one strip
     stripe = off // g.stripe_data_bytes
 
     async def main(inline: bool):
         stores = [FailingStore(g.member_size) for _ in range(g.ndisks)]
         plans = []
-        async with open_array(g, stores, intent=WriteIntentBitmap(g, 2)) as array:
+        async with running(EngineConfig(g, stores, intent=WriteIntentBitmap(g, 2))) as array:
             if not inline:
                 _general_path_only(array)
             await array.write(0, b"\x01" * 4 * BS)  # the bitmap bit of stripe 0's chunk...
@@ -181,11 +179,11 @@ def test_the_inline_small_write_waits_its_turn_behind_a_held_stripe_lock():
     """A stripe another task holds is never written inline: the write queues on the lock."""
     import trio.testing
 
-    g = _geometry()
+    g = small_geometry(stripes=24, data_offset=RESERVED)
     order = []
 
     async def main():
-        async with open_array(g, [MemoryStore(g.member_size) for _ in range(g.ndisks)]) as array:
+        async with running(EngineConfig(g, [MemoryStore(g.member_size) for _ in range(g.ndisks)])) as array:
             held = array.raid.stripe_lock(0)
             await held.__aenter__()
 
@@ -209,11 +207,11 @@ def test_the_inline_small_write_waits_its_turn_behind_a_held_stripe_lock():
 
 def test_no_data_mode_takes_the_inline_path_without_bytes():
     """The metadata-only simulation (``members.no_data``) runs the same plans, no XOR."""
-    g = _geometry()
+    g = small_geometry(stripes=24, data_offset=RESERVED)
     writes = [(s * g.strip_size, b"\x05" * BS) for s in range(20)]
 
     async def main():
-        async with open_array(g, [MemoryStore(g.member_size) for _ in range(g.ndisks)]) as array:
+        async with running(EngineConfig(g, [MemoryStore(g.member_size) for _ in range(g.ndisks)])) as array:
             array.members.no_data = True
             for off, data in writes:
                 await array.write(off, data)
@@ -224,10 +222,10 @@ def test_no_data_mode_takes_the_inline_path_without_bytes():
 
 
 def test_a_stripe_lock_object_is_never_left_behind():
-    g = _geometry()
+    g = small_geometry(stripes=24, data_offset=RESERVED)
 
     async def main():
-        async with open_array(g, [MemoryStore(g.member_size) for _ in range(g.ndisks)]) as array:
+        async with running(EngineConfig(g, [MemoryStore(g.member_size) for _ in range(g.ndisks)])) as array:
             for off, data in _writes(g, 100, seed=3):
                 await array.write(off, data)
             assert array._locks == {}
@@ -238,11 +236,11 @@ def test_a_stripe_lock_object_is_never_left_behind():
 def test_the_inline_write_xors_through_the_redundancy_scheme():
     """The parity arithmetic stays in vraid.core.redundancy (the seam rules): the inline
     path's parity equals the XOR of the row's data blocks."""
-    g = _geometry()
+    g = small_geometry(stripes=24, data_offset=RESERVED)
     stores = [MemoryStore(g.member_size) for _ in range(g.ndisks)]
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             await array.write(3 * g.strip_size, b"\x0f" * BS)
             await array.write(3 * g.strip_size, b"\xf0" * BS)
             assert array.raid.small_writes == 2
@@ -258,8 +256,11 @@ def test_the_inline_write_xors_through_the_redundancy_scheme():
 # -- against a plain model, with a member failing at a random moment ------------------------
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from vraid.engine.build import EngineConfig
 
-G5 = _geometry()
+from support import running, small_geometry
+
+G5 = small_geometry(stripes=24, data_offset=RESERVED)
 _BLOCKS = G5.capacity // BS
 
 
@@ -289,7 +290,7 @@ def test_writes_read_back_as_the_model_with_a_member_failing_anywhere(ops, fail)
     stores = [FailingStore(G5.member_size) for _ in range(G5.ndisks)]
 
     async def main():
-        async with open_array(G5, stores, intent=WriteIntentBitmap(G5, 2)) as array:
+        async with running(EngineConfig(G5, stores, intent=WriteIntentBitmap(G5, 2))) as array:
             for i, (off, length, byte) in enumerate(ops):
                 if fail is not None and i == fail[0]:
                     stores[fail[1]].fail = fail[2]
@@ -321,18 +322,23 @@ def test_a_simulation_gives_the_same_results_with_the_small_write_under_the_lock
     config = SimConfig(disk_model=model, workload=workload, requests=600, seed=4, disk_size=16 << 20, **extra)
     arrays = []
     fast = run_sim(config, observe=arrays.append).to_json()
-    assert arrays[0].raid.small_writes > 0
-    monkeypatch.setattr(RaidLayer, "shapes", False)
+    assert arrays[0].small_writes > 0
+    monkeypatch.setattr(Array, "_small_write", lambda self, ext, src, z, locked=False: _zero())
+    monkeypatch.setattr(Array, "_full_stripe_write", lambda self, ext, src, z: _zero())
     slow = run_sim(config, observe=arrays.append).to_json()
-    assert arrays[1].raid.small_writes == 0
+    assert arrays[1].small_writes == 0
     assert fast == slow
+
+
+async def _zero() -> int:
+    return 0
 
 
 @pytest.mark.parametrize("role", ["data", "parity"])
 def test_a_member_failing_under_a_full_stripe_write_is_failed_and_the_write_done_degraded(role):
     """A whole stripe written from the host's bytes: a member that fails under it is failed,
     the write completes (the others hold their new blocks), as on the general path."""
-    g = _geometry()
+    g = small_geometry(stripes=24, data_offset=RESERVED)
     stripe = 3
     off = stripe * g.stripe_data_bytes
     data = bytes(range(256)) * (g.stripe_data_bytes // 256)
@@ -340,7 +346,7 @@ def test_a_member_failing_under_a_full_stripe_write_is_failed_and_the_write_done
     async def main(direct: bool):
         stores = [FailingStore(g.member_size) for _ in range(g.ndisks)]
         plans = []
-        async with open_array(g, stores, intent=WriteIntentBitmap(g, 2)) as array:
+        async with running(EngineConfig(g, stores, intent=WriteIntentBitmap(g, 2))) as array:
             if not direct:
                 _general_path_only(array)
             await array.write(off, b"\x01" * len(data))  # sets the intent bit (general path) ...
@@ -365,15 +371,15 @@ def test_a_member_failing_under_a_full_stripe_write_is_failed_and_the_write_done
 def test_raid0_and_no_data_full_stripe_writes():
     """RAID-0 (no parity column) and the metadata-only simulation take the full-stripe path too."""
     g0 = Geometry(level=0, ndisks=4, stripes=16, block_size=BS, strip_size=4 * BS, data_offset=RESERVED)
-    g5 = _geometry()
+    g5 = small_geometry(stripes=24, data_offset=RESERVED)
 
     async def main():
-        async with open_array(g0, [MemoryStore(g0.member_size) for _ in range(g0.ndisks)]) as array:
+        async with running(EngineConfig(g0, [MemoryStore(g0.member_size) for _ in range(g0.ndisks)])) as array:
             data = bytes(range(256)) * (g0.stripe_data_bytes // 256)
             await array.write(2 * g0.stripe_data_bytes, data)
             assert array.raid.full_stripe_writes == 1
             assert await array.read(2 * g0.stripe_data_bytes, len(data)) == data
-        async with open_array(g5, [MemoryStore(g5.member_size) for _ in range(g5.ndisks)]) as array:
+        async with running(EngineConfig(g5, [MemoryStore(g5.member_size) for _ in range(g5.ndisks)])) as array:
             array.members.no_data = True
             await array.write(0, b"\x05" * g5.stripe_data_bytes)
             assert array.raid.full_stripe_writes == 1 and array.metrics.plans == 1
@@ -389,7 +395,7 @@ def test_a_mount_writes_the_stripes_of_a_large_write_in_the_writing_task():
 
     from vraid.backends.base import StoreWrapper
 
-    g = _geometry()
+    g = small_geometry(stripes=24, data_offset=RESERVED)
     data = bytes(range(256)) * (3 * g.stripe_data_bytes // 256 + 8)
     off = g.stripe_data_bytes - 1024  # a sub-block head, two whole stripes, a tail
 
@@ -401,7 +407,7 @@ def test_a_mount_writes_the_stripes_of_a_large_write_in_the_writing_task():
             await self.inner.write(offset, buf)
 
     async def main(stores, expect: bool):
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             assert array.raid._one_task() is expect
             spawned = []
             nursery = trio.open_nursery

@@ -14,8 +14,10 @@ from vraid.backends.faulty import FaultyStore, parse_faults, wrap_faults
 from vraid.backends.memory import MemoryStore
 from vraid.backends.volatile import VolatileStore
 from vraid.core.geometry import Geometry
-from vraid.engine.chain import open_array
 from vraid.engine.clock import TrioClock
+from vraid.engine.build import EngineConfig
+
+from support import running, write_cache
 
 BS = 4096
 SIZE = 64 * BS
@@ -203,14 +205,14 @@ def test_a_power_cut_of_a_raid5_array_keeps_exactly_what_was_flushed():
     later = rng.integers(0, 256, 30 * BS, dtype=np.uint8).tobytes()
 
     async def main():
-        async with open_array(g, stores) as array:
+        async with running(EngineConfig(g, stores)) as array:
             await array.write(0, first)
             await array.flush()
             await array.write(20 * BS, later)  # half over the flushed data, half beyond it
             assert await array.read(20 * BS, 30 * BS) == later
         for s in stores:
             s.inner.drop()
-        async with open_array(g, inner) as array:
+        async with running(EngineConfig(g, inner)) as array:
             assert await array.read(0, 50 * BS) == first + bytes(10 * BS)
 
     trio.run(main)
@@ -243,7 +245,6 @@ def test_a_power_cut_under_concurrent_writes_reads_and_fsyncs_keeps_every_fsynce
     import struct
 
     from vraid.backends.nvram import Nvram
-    from vraid.engine.chain import CacheConfig
     from vraid.engine.recovery import recover
     from vraid.ondisk.bitmap import WriteIntentBitmap
 
@@ -251,9 +252,9 @@ def test_a_power_cut_under_concurrent_writes_reads_and_fsyncs_keeps_every_fsynce
     rng = random.Random(seed)
     inner = [MemoryStore(g.member_size, f"m{i}") for i in range(4)]
     stores = wrap_faults(inner, parse_faults(["all:volatile"], 4), clock=TrioClock(), block_size=BS, data_offset=g.data_offset)
-    cache = None if mode == "write-through" else CacheConfig(mode.split("-")[0], size=3 * g.stripe_data_bytes, destage="adaptive")
+    cache = {} if mode == "write-through" else write_cache(mode.split("-")[0], 3 * g.stripe_data_bytes, destage="adaptive")
     uuid = "12345678-1234-5678-1234-567812345678"
-    nvram = Nvram.create(tmp_path / "nv", slots=2 * cache.size // BS, block_size=BS, array_uuid=uuid) if mode == "stripe-nvram" else None
+    nvram = Nvram.create(tmp_path / "nv", slots=2 * cache["cache_size"] // BS, block_size=BS, array_uuid=uuid) if mode == "stripe-nvram" else None
     nblocks = g.capacity // BS
     history: dict[int, list[list]] = {}  # block -> [write id, acknowledged at (ack count) or None]
     state = {"acks": 0, "promised": 0, "wid": 0}
@@ -289,7 +290,7 @@ def test_a_power_cut_under_concurrent_writes_reads_and_fsyncs_keeps_every_fsynce
 
     async def run() -> tuple[list[MemoryStore], int]:
         bitmap = WriteIntentBitmap(g, 2, interval=0.05)
-        async with open_array(g, stores, cache=cache, nvram=nvram, intent=bitmap) as array:
+        async with running(EngineConfig(g, stores, **cache, journal=nvram, intent=bitmap)) as array:
             async with trio.open_nursery() as nursery:
                 for me in range(3):
                     nursery.start_soon(writer, me, array)
@@ -310,7 +311,7 @@ def test_a_power_cut_under_concurrent_writes_reads_and_fsyncs_keeps_every_fsynce
         chunks = bitmap.load_sync(survivors)
         nv = Nvram.open(tmp_path / "nv-cut", array_uuid=uuid, block_size=BS) if nvram is not None else None
         try:
-            async with open_array(g, survivors, intent=bitmap) as array:
+            async with running(EngineConfig(g, survivors, intent=bitmap)) as array:
                 await recover(array, was_clean=False, bitmap_chunks=chunks, nvram=nv)
                 return await array.read(0, g.capacity)
         finally:

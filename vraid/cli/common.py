@@ -21,7 +21,7 @@ console = Console()
 err = Console(stderr=True)
 
 
-def _size(what: str):
+def size_type(what: str):
     def parse(text: str) -> int:
         try:
             return parse_size(text, what)
@@ -31,14 +31,14 @@ def _size(what: str):
     return parse
 
 
-def _geometry_args(p: argparse.ArgumentParser, *, disk_size: bool) -> None:
+def add_geometry_args(p: argparse.ArgumentParser, *, disk_size: bool) -> None:
     p.add_argument("--level", type=int, choices=LEVELS, default=5, help="RAID level (default 5)")
     p.add_argument("--disks", type=int, default=5, help="number of member disks (default 5; RAID-5 needs 3 or more)")
-    p.add_argument("--strip", type=_size("strip size"), default=DEFAULT_STRIP, help="strip size: blocks per disk per stripe (default 64K)")
-    p.add_argument("--block", type=_size("block size"), default=DEFAULT_BLOCK, help="block size (default 4K)")
+    p.add_argument("--strip", type=size_type("strip size"), default=DEFAULT_STRIP, help="strip size: blocks per disk per stripe (default 64K)")
+    p.add_argument("--block", type=size_type("block size"), default=DEFAULT_BLOCK, help="block size (default 4K)")
     p.add_argument("--layout", choices=LAYOUTS, default="left-symmetric", help="RAID-5 parity layout (default left-symmetric, as md)")
     if disk_size:
-        p.add_argument("--disk-size", type=_size("disk size"), default=parse_size("256M"), help="size of each member file (default 256M)")
+        p.add_argument("--disk-size", type=size_type("disk size"), default=parse_size("256M"), help="size of each member file (default 256M)")
 
 
 def add_policy_flags(group: Any, keys: Iterable[str] | None = None) -> None:

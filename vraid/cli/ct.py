@@ -252,7 +252,7 @@ def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int
 
 # -- stride-bench -------------------------------------------------------------------
 def _add_stride_bench(sub: argparse._SubParsersAction) -> None:
-    from vraid.cli.common import _size
+    from vraid.cli.common import size_type
 
     p = sub.add_parser(
         "stride-bench", help="measure S_w^max, S_r^max (seed 000 Fig. 8/9) on a member or a disk model",
@@ -267,7 +267,7 @@ def _add_stride_bench(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--array", type=Path, metavar="DIR", help="with --disk-model --save: the array whose superblocks get the result")
     p.add_argument("--member", type=int, help="DIR mode: member (role) to benchmark (default 0)")
     p.add_argument("--max-stride", type=int, help="largest stride S (default 32 on a member, 64 on a model)")
-    p.add_argument("--span", type=_size("span"), help="bytes from the first to the last block of a pass "
+    p.add_argument("--span", type=size_type("span"), help="bytes from the first to the last block of a pass "
                                                          "(default 1M on a member, 2M on a model)")
     p.add_argument("--passes", type=int, help="passes per stride, each on fresh blocks (default 2)")
     p.add_argument("--repeat", type=int, help="DIR mode: rounds over all strides, the median is kept (default 5)")

@@ -14,7 +14,7 @@ from vraid.errors import MountError, VraidError
 from vraid.core.geometry import Geometry
 from vraid.core.units import parse_size
 
-from .common import _geometry_args, _size, add_policy_flags, console, err, mount_families, policy_args
+from .common import add_geometry_args, size_type, add_policy_flags, console, err, mount_families, policy_args
 
 #: the most stripes `vraid layout` prints
 MAX_LAYOUT_STRIPES = 1024
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("create", help="create an array: member files with superblocks, and vraid.toml")
     p.add_argument("dir", type=Path, help="directory for the member files (created if missing)")
-    _geometry_args(p, disk_size=True)
+    add_geometry_args(p, disk_size=True)
     p.add_argument("--image", default="disk.img", help="name of the image file the mount exposes (default disk.img)")
     p.add_argument("--force", action="store_true", help="overwrite an array that is already in DIR (its data is lost)")
     p.add_argument("--bitmap-chunk", metavar="SIZE|none", default=None,
@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_examine)
 
     p = sub.add_parser("layout", help="print which logical block lives where, and where parity is")
-    _geometry_args(p, disk_size=False)
+    add_geometry_args(p, disk_size=False)
     p.add_argument("--stripes", type=int, default=4, help="how many stripes to show (default 4)")
     p.add_argument("--highlight", metavar="FIRST-LAST[,FIRST-LAST...]", default=None,
                    help="mark these logical block ranges, the i-th with the letter a, b, c, ... "
@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the main job: create, mount, losetup, mkfs.ext4, copy files, verify, unmount")
     p.add_argument("--dir", type=Path, help="work directory (default: a new temporary one, removed afterwards)")
     p.add_argument("--copy", type=Path, help="directory to copy onto the filesystem (default: an installed Python package)")
-    p.add_argument("--disk-size", type=_size("disk size"), default=parse_size("128M"), help="member size (default 128M)")
+    p.add_argument("--disk-size", type=size_type("disk size"), default=parse_size("128M"), help="member size (default 128M)")
     p.add_argument("--keep", action="store_true", help="keep the array directory afterwards")
     p.set_defaults(func=cmd_demo)
 
@@ -139,30 +139,17 @@ def main(argv: list[str] | None = None) -> int:
 def cmd_create(args) -> int:
     from vraid.ondisk.assemble import create
 
-    from vraid.ondisk.logfiles import geometry_disk_size
     from vraid.core.units import format_size
+    from vraid.engine.build import new_array_layout
     from vraid.policies import registry
-    from vraid.policies.placement import needs_directory
 
     log = registry.parse("log", args.log)  # the log family (vraid.policies.log); none without --log
     log_spec = None if log.target is None else log.text
     if args.log_size is not None and log_spec is None:
         raise VraidError("--log-size without --log", "add --log scd (or mcd:N, mirrored, per-disk)")
     log_size = registry.setting_value("log_size", args.log_size)  # range-checked: --log-size 0 is refused
-    placement = None
     shape = dict(level=args.level, ndisks=args.disks, block_size=args.block, strip_size=args.strip, layout=args.layout)
-    if needs_directory(args.placement):
-        from vraid.ondisk.directory_area import remapped_geometry
-
-        if log_spec is not None:
-            raise VraidError(f"--placement {args.placement} keeps its own write buffers; it runs without a log disk",
-                             "drop --log, or use --placement static")
-        spec = registry.parse("placement", args.placement).text
-        policy = registry.create("placement", spec, registry.Context())
-        g, area, logical = remapped_geometry(disk_size=args.disk_size, policy=policy, **shape)
-        placement = (spec, area, policy.make_directory(g, logical))
-    else:
-        g = Geometry.for_disk_size(disk_size=geometry_disk_size(log_spec, args.disk_size, log_size), **shape)
+    g, placement = new_array_layout(shape, args.disk_size, args.placement, log_spec, log_size)
     asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image,
                  bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk), spares=args.spares,
                  log=log_spec, log_size=log_size if log_spec else None, placement=placement)
@@ -253,7 +240,8 @@ def cmd_mount(args) -> int:
     given = policy_args(args)
     fixed = {k: given.pop(k) for k in list(given) if k in MountOptions.__dataclass_fields__}
     message = mount(args.dir, args.mountpoint, MountOptions(
-        args.foreground, args.debug_fuse, args.trace, args.disk_model, args.time, nvram=args.nvram,
+        foreground=args.foreground, debug_fuse=args.debug_fuse, trace=args.trace, disk_model=args.disk_model,
+        time=args.time, nvram=args.nvram,
         faults=tuple(args.fault), force=args.force, rebuild_rate=args.rebuild_rate, policies=given, nonempty=args.nonempty, **fixed,
     ))
     if message:

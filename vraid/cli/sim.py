@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 from vraid.errors import VraidError
 from vraid.policies import registry
 
-from .common import _geometry_args, _size, add_policy_flags, console, policy_args
+from .common import add_geometry_args, size_type, add_policy_flags, console, policy_args
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -59,10 +59,10 @@ def add_sim_arguments(p: argparse.ArgumentParser) -> None:
     from vraid.sim.workload import workloads_help
 
     p.epilog = "workloads (--workload NAME[:key=value,...]):\n" + workloads_help()
-    _geometry_args(p, disk_size=False)
+    add_geometry_args(p, disk_size=False)
     size = p.add_mutually_exclusive_group()
-    size.add_argument("--disk-size", type=_size("disk size"), help="size of each member (default 64M)")
-    size.add_argument("--capacity", type=_size("capacity"), help="array capacity instead (rounded up to whole stripes)")
+    size.add_argument("--disk-size", type=size_type("disk size"), help="size of each member (default 64M)")
+    size.add_argument("--capacity", type=size_type("capacity"), help="array capacity instead (rounded up to whole stripes)")
     p.add_argument("--disk-model", default="hdd:st373454lc",
                    help="member timing model: none, hdd[:PRESET][,key=value...], ssd[:...] (see `vraid models`; "
                         "default hdd:st373454lc)")

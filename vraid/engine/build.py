@@ -1,6 +1,7 @@
 """The one composition root: an :class:`EngineConfig` becomes a running engine.
 
-Every place that runs the controller builds it here: the mount daemon
+Every place that runs the controller builds it here (an array on disk through
+:meth:`EngineConfig.from_assembled`): the mount daemon
 (``vraid.fuse.daemon``), ``vraid sim`` and ``vraid top --sim`` (``vraid.sim``,
 ``vraid.tui.top``), the experiments, the failure commands, ``bench/`` and the
 tests' session (``vraid.testing.session``). What they differ in is data, not
@@ -51,11 +52,14 @@ from vraid.errors import VraidError
 from vraid.engine.chain import CacheConfig, assemble
 from vraid.engine.host.array import Array
 from vraid.policies.placement import needs_directory
+from vraid.engine.assembled import EngineOptions, config_fields, new_array_layout, parse_time
 from .clock import TrioClock
 from .guard import MODES, PolicyGuard
 from .recovery import ResyncReport, recover
 
 log = logging.getLogger(__name__)
+
+__all__ = ["Engine", "EngineConfig", "EngineOptions", "build_engine", "new_array_layout", "open_engine", "parse_time"]
 
 #: the array uuid of engines with no superblock (simulations, tests): their NVRAM files carry it
 SIM_UUID = "5e5e5e5e-0000-4000-8000-000000000000"
@@ -66,6 +70,8 @@ CACHE_FAMILIES = ("cache", "destage_order", "destage")
 #: the families built by name below; every other family of the registry is made from its row
 #: and put in its slot (:meth:`Engine._install_from_table`)
 BUILT_BY_NAME = (*CACHE_FAMILIES, "ct", "queue_order", "prefetch", "placement", "log")
+#: the families whose policy object an EngineConfig may be given (``instances``)
+GIVEN_FAMILIES = ("ct", "prefetch", "queue_order")
 
 
 def memory_store(role: int, size: int) -> Store:
@@ -140,6 +146,23 @@ class EngineConfig:
     log_destage: str = "idle"
     #: level 1 runs when the oldest block in the RAM buffer has waited this long (seconds)
     log_timer: float = 0.2
+    # -- hand-made parts (tests), each run in place of what the builder would make ---------
+    #: family (one of :data:`GIVEN_FAMILIES`) -> a policy object run instead of the one its
+    #: spec makes (a CT with given limits, a prefetch policy made by hand)
+    instances: Mapping[str, Any] = field(default_factory=dict)
+    #: a write-intent hook run instead of one made from ``bitmap_chunk`` (its bits are not loaded)
+    intent: Any = None
+    #: the write cache's journal, an open ``backends.nvram.Nvram`` or a journal object,
+    #: instead of the NVRAM file ``nvram`` (the caller opens, replays and closes it)
+    journal: Any = None
+
+    @classmethod
+    def from_assembled(cls, asm: Any, options: EngineOptions | None = None, *, opened: bool = True) -> "EngineConfig":
+        """The engine of the assembled array ``asm`` (``vraid.ondisk.assemble``) run with
+        ``options`` (``vraid.engine.assembled``: mount options over vraid.toml's defaults,
+        the NVRAM, bitmap, log and placement the superblocks record). Nothing is opened or
+        checked; ``opened=False`` (before the member files are opened) leaves the stores out."""
+        return cls(asm.geometry, **config_fields(asm, options or EngineOptions(), opened=opened))
 
     # -- checks ---------------------------------------------------------------------------
     def spec(self, family: str) -> str:
@@ -183,11 +206,12 @@ class EngineConfig:
             registry.create("placement", self.spec("placement"), registry.Context(geometry=g))
         if self.stores is not None and len(self.stores) != g.ndisks:
             raise VraidError(f"{len(self.stores)} member stores for {g.ndisks} disks", "give one store per member")
-        if cache != "none" and self.cache_size < g.stripe_data_bytes:
-            raise VraidError(
-                f"cache size {self.cache_size} bytes is smaller than one stripe ({g.stripe_data_bytes} bytes)",
-                "use a cache size of at least a few stripes, e.g. 64M",
-            )
+        if cache != "none":  # room for one unit of the organisation (a stripe, or a pbg's row)
+            unit = registry.create("cache", cache, registry.Context(geometry=g)).unit_blocks() * g.block_size
+            if self.cache_size < unit:
+                what = "one stripe" if unit == g.stripe_data_bytes else f"one unit of the {cache} cache"
+                raise VraidError(f"cache size {self.cache_size} bytes is smaller than {what} ({unit} bytes)",
+                                 "use a cache size of at least a few stripes, e.g. 64M")
         if self.read_cache_size < 0:
             raise VraidError(f"read cache size {self.read_cache_size} is negative", "give 0 (none) or a size, e.g. 16M")
         if self.spec("prefetch") != "none" and not self.read_cache_size:
@@ -230,6 +254,12 @@ class EngineConfig:
             raise VraidError(f"time scale {self.time_scale} is not positive", "e.g. 1.0 (real time) or 0.1")
         if self.rebuild_rate is not None and self.rebuild_rate < 0:
             raise VraidError(f"rebuild rate {self.rebuild_rate} is negative", "give MB/s, or 0 for no limit")
+        for key in self.instances:
+            if key not in GIVEN_FAMILIES:
+                raise VraidError(f"no policy object can be given for {key!r}", f"give one of {', '.join(GIVEN_FAMILIES)}")
+        if self.journal is not None and (cache == "none" or self.nvram is not None or self.log is not None):
+            raise VraidError("a given journal needs a write-back cache and no other journal",
+                             "add a cache policy, and drop nvram and log")
         if self.on_policy_fault not in MODES:
             raise VraidError(f"unknown policy-fault mode {self.on_policy_fault!r}", f"use {' or '.join(MODES)}")
         for role in self.failed:
@@ -409,6 +439,9 @@ class Engine:
 
     def _open_bitmap(self) -> None:
         cfg = self.config
+        if cfg.intent is not None:
+            self.bitmap = cfg.intent
+            return
         if not cfg.bitmap_chunk:
             return
         from vraid.ondisk.bitmap import WriteIntentBitmap
@@ -426,12 +459,22 @@ class Engine:
 
         ctx = registry.Context(geometry=g, disk_model=cfg.disk_model, params=dict(cfg.params),
                                disk_preset=disk_preset(cfg.disk_model))
-        self.array = assemble(g, self.members, clock=TrioClock(), cache=cfg.cache_config(), nvram=self.nvram,
-                           ct=registry.create("ct", cfg.spec("ct"), ctx), intent=self.bitmap, failed=sorted(cfg.failed),
+
+        def policy(family: str):
+            if family in cfg.instances:
+                return cfg.instances[family]
+            return registry.create(family, cfg.spec(family), ctx)
+
+        from vraid.backends.nvram import Nvram
+
+        given = cfg.journal
+        nvram, journal = (given, None) if isinstance(given, Nvram) else (self.nvram, given)
+        self.array = assemble(g, self.members, clock=TrioClock(), cache=cfg.cache_config(), nvram=nvram, journal=journal,
+                           ct=policy("ct"), intent=self.bitmap, failed=sorted(cfg.failed),
                            spares=[self.wrap_timing(s) for s in cfg.spares],
-                           queue_order=registry.create("queue_order", cfg.spec("queue_order"), ctx),
+                           queue_order=policy("queue_order"),
                            read_cache_bytes=cfg.read_cache_size,
-                           prefetch=registry.create("prefetch", cfg.spec("prefetch"), ctx), mapping=self.mapping,
+                           prefetch=policy("prefetch"), mapping=self.mapping,
                            guard=PolicyGuard(cfg.on_policy_fault), log=self.log_factory(),
                            placement=self.placement_factory())
         if cfg.rebuild_rate:

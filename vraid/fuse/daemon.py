@@ -28,7 +28,7 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyfuse3
@@ -37,7 +37,7 @@ import trio
 from . import control, mountinfo
 from vraid.ondisk.lock import ArrayLock, describe, holder_of
 from vraid.engine.host.array import Array
-from vraid.engine.build import Engine, EngineConfig, build_engine
+from vraid.engine.build import Engine, EngineConfig, EngineOptions, build_engine, parse_time
 from vraid.ondisk.assemble import Assembled, assemble
 from vraid.errors import MountError, VraidError
 from vraid.fuse.image import ImageFS
@@ -47,60 +47,17 @@ PR_SET_IO_FLUSHER = 57
 
 
 @dataclass
-class MountOptions:
+class MountOptions(EngineOptions):
+    """``vraid mount``'s options: the engine's (:class:`vraid.engine.build.EngineOptions`)
+    and the mount's own."""
+
     foreground: bool = False
     debug_fuse: bool = False
     trace: Path | None = None
-    #: a timing model for every member (``backends.models.parse_model`` syntax)
-    disk_model: str | None = None
-    #: "real" (modelled time passes), "real:F" (scaled by F), "none" (model ignored)
-    time: str = "real"
-    #: write cache; None = the array's vraid.toml default
-    cache: str | None = None
-    cache_size: str | None = None
-    destage: str | None = None
-    destage_order: str | None = None
-    nvram: Path | None = None
-    #: contiguity transform spec (``vraid.policies.ct``); None = the vraid.toml default
-    ct: str | None = None
-    #: injected faults, ``backends.faulty`` spec syntax (``--fault disk2:eio=1000-1010``)
-    faults: tuple[str, ...] = ()
     #: start a dirty and degraded array anyway (md's start_dirty_degraded)
     force: bool = False
-    #: rebuild rate limit, MB/s of the new member (None: no limit)
-    rebuild_rate: float | None = None
     #: mount onto a directory that is not empty (its files are hidden while mounted)
     nonempty: bool = False
-    #: specs of policy families that have no field above (vraid.policies.registry), key -> spec
-    policies: dict[str, str] = field(default_factory=dict)
-
-    def policy(self, key: str) -> str | None:
-        """The spec given for family ``key`` (None: the vraid.toml default)."""
-        value = getattr(self, key, None) if key in _POLICY_FIELDS else None
-        return value if value is not None else self.policies.get(key)
-
-
-_POLICY_FIELDS = ("cache", "destage", "destage_order", "ct")
-
-
-def parse_time(text: str) -> float | None:
-    """``real`` -> 1.0, ``real:0.1`` -> 0.1, ``none`` -> None (no model time).
-
-    Raises:
-        MountError: for anything else.
-    """
-    if text == "none":
-        return None
-    if text == "real":
-        return 1.0
-    if text.startswith("real:"):
-        try:
-            scale = float(text[5:])
-        except ValueError:
-            scale = -1.0
-        if scale > 0:
-            return scale
-    raise MountError(f"--time {text!r} is not a time mode", "use real, real:FACTOR (e.g. real:0.1) or none")
 
 
 def check_mountpoint(mountpoint: Path, *, nonempty: bool = False) -> Path:
@@ -324,7 +281,7 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         warning = (warning + "\n" if warning else "") + "warning: the array was not shut down cleanly"
     if warning:
         log.warning(warning)
-    engine = build_engine(engine_config(asm, opts))  # opens NVRAM, reads the bitmap; changes nothing
+    engine = build_engine(EngineConfig.from_assembled(asm, opts))  # opens NVRAM, reads the bitmap; changes nothing
     if opts.disk_model and engine.config.time_scale is not None:
         log.info("members run under the disk model %s, time scale %s", opts.disk_model, engine.config.time_scale)
     for disk, spec in sorted(_faults(asm, opts).items()):
@@ -392,75 +349,13 @@ def fuse_escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace(",", "\\,")
 
 
-def engine_config(asm: Assembled, opts: MountOptions, *, opened: bool = True) -> EngineConfig:
-    """The engine this mount runs (``vraid.engine.build``): mount options over vraid.toml's
-    defaults, the NVRAM and bitmap the superblocks record. Nothing is opened or checked here;
-    ``opened=False`` (before the member files are opened) leaves the stores out, for checks."""
-    from vraid.core.units import parse_size
-
-    cfg = asm.config
-    from vraid.policies.registry import FAMILIES
-
-    # every family: the mount option over vraid.toml's default
-    policies = {key: opts.policy(key) or cfg.policy(key) for key, fam in FAMILIES.items() if not fam.at_create}
-    policies["placement"] = _placement(asm, opts)
-    cached = policies["cache"] != "none"
-    # after a crash the NVRAM in use then is used again (with a cache) without being named,
-    # or only replayed (without one)
-    recorded = _recorded_nvram(asm)
-    nvram = opts.nvram or (recorded if cached else None)
-    chunk, kept = _bitmap_settings(asm)
-    logrec = asm.log
-    if logrec is not None and (nvram is not None or recorded is not None):
-        raise MountError("this array has a log disk; --nvram would be a second journal", "mount without --nvram")
-    return EngineConfig(
-        asm.geometry,
-        stores=tuple(asm.stores) if opened else None,
-        spares=tuple(asm.spare_stores) if opened else (),
-        policies=policies,
-        cache_size=parse_size(opts.cache_size or cfg.cache_size, "cache size"),
-        read_cache_size=parse_size(opts.policies.get("read_cache_size") or cfg.policy("read_cache_size"), "read cache size"),
-        nvram=Path(nvram).resolve() if nvram else None,
-        replay_nvram=recorded if nvram is None else None,
-        uuid=asm.uuid,
-        bitmap_chunk=chunk,
-        bitmap_recorded=kept,
-        faults=tuple(opts.faults),
-        disk_model=opts.disk_model,
-        time_scale=parse_time(opts.time),
-        rebuild_rate=opts.rebuild_rate,
-        failed=tuple(sorted(asm.failed)),
-        was_clean=asm.was_clean,
-        params=dict(asm.ref.params),
-        log=logrec.spec if logrec is not None else None,
-        log_size=logrec.size if logrec is not None else EngineConfig.log_size,
-        log_stores=(tuple(asm.log_stores) if opened and logrec.kind != "per-disk" else None) if logrec is not None else None,
-    )
-
-
-def _placement(asm: Assembled, opts: MountOptions) -> str:
-    """The placement the superblocks record (seed 004; chosen at create): a mount may give
-    other parameters of the same policy (``buffer``, ``order``), never another policy."""
-    from vraid.ondisk.directory_area import PARAM
-    from vraid.policies import registry
-
-    recorded = (asm.ref.params.get(PARAM) or {}).get("spec", registry.family("placement").default)
-    given = opts.policy("placement")
-    if given is None:
-        return recorded
-    if registry.parse("placement", given).name != registry.parse("placement", recorded).name:
-        raise MountError(f"--placement {given}: this array was created with placement {recorded}",
-                         "the placement is chosen at `vraid create`; mount without --placement")
-    return given
-
-
 def check_engine(asm: Assembled, opts: MountOptions) -> None:
     """Every engine setting of the mount checked (a bad policy name fails here, before anything changes).
 
     Raises:
         MountError: for the mistakes only a mount can make; VraidError for the rest.
     """
-    config = engine_config(asm, opts, opened=False)
+    config = EngineConfig.from_assembled(asm, opts, opened=False)
     if opts.nvram is not None and config.spec("cache") == "none":
         raise MountError("--nvram needs a write-back cache", "add --cache stripe (or pbg)")
     if config.spec("cache") != "none" and config.cache_size < asm.geometry.stripe_data_bytes:
@@ -477,35 +372,15 @@ def _faults(asm: Assembled, opts: MountOptions) -> dict:
     return parse_faults(opts.faults, asm.geometry.ndisks)
 
 
-def _bitmap_settings(asm: Assembled) -> tuple[int, bool]:
-    """Stripes per write-intent bitmap bit (0: none), and whether the members hold that
-    bitmap (False: an array made before the bitmap existed gets one now; after a crash
-    it resyncs everything)."""
-    from vraid.ondisk.bitmap import PARAM, default_chunk
-
-    params = asm.ref.params
-    if PARAM in params:
-        return int(params[PARAM]), True
-    return default_chunk(asm.geometry), False
-
-
 def _bitmap_param(asm: Assembled) -> dict:
     """The superblock parameter recording the bitmap (added to an array that had none)."""
+    from vraid.engine.assembled import bitmap_settings
     from vraid.ondisk.bitmap import PARAM
 
-    chunk, kept = _bitmap_settings(asm)
+    chunk, kept = bitmap_settings(asm)
     if not kept:
         log.info("no write-intent bitmap recorded; adding one (%d stripes per bit)", chunk)
     return {PARAM: chunk}
-
-
-def _recorded_nvram(asm: Assembled) -> Path | None:
-    """The NVRAM file the last mount used, if the array was not shut down cleanly:
-    its dirty blocks must be replayed, so it is used again without being named."""
-    recorded = asm.ref.params.get("nvram")
-    if recorded and not asm.was_clean and Path(str(recorded)).exists():
-        return Path(str(recorded))
-    return None
 
 
 async def _main(asm, engine: Engine, fs: ImageFS, mountpoint: Path, sock: Path, ready, warning: str,

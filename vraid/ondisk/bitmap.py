@@ -50,10 +50,9 @@ from .superblock import SIZE as SUPERBLOCK_SIZE
 
 if TYPE_CHECKING:
     from vraid.backends.base import Store
-    from vraid.engine.clock import Clock
     from vraid.core.geometry import Geometry
     from vraid.core.mapping import Mapping
-    from vraid.engine.members.queues import Members
+    from .member_io import Clock, MemberIO
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +150,7 @@ class WriteIntentBitmap:
         self.idle: dict[int, float] = {}  # chunk -> when its last write ended
         self.sticky: set[int] = set()  # chunks with a failed write: never cleared lazily
         self.stats = BitmapStats()
-        self.members: "Members | None" = None
+        self.members: "MemberIO | None" = None
         self.clock: "Clock | None" = None
         self._committing: trio.Event | None = None
         self._io = trio.Lock()
@@ -186,7 +185,7 @@ class WriteIntentBitmap:
         return stripe // self.chunk
 
     # -- the Array hook --------------------------------------------------------------
-    def attach(self, members: "Members", clock: "Clock") -> None:
+    def attach(self, members: "MemberIO", clock: "Clock") -> None:
         self.members = members
         self.clock = clock
 
@@ -263,8 +262,6 @@ class WriteIntentBitmap:
         return all(d.store.durable_writes for d in members.disks if d.index not in members.excluded)
 
     async def _write_pages(self, chunks: Iterable[int], durable: bool = False) -> None:
-        from vraid.engine.members.queues import Request
-
         pages = sorted({(c >> 3) // self.page for c in chunks})
         async with self._io:
             requests = []
@@ -274,7 +271,7 @@ class WriteIntentBitmap:
                 for disk in range(len(self.members)):
                     if disk in self.members.excluded:
                         continue  # a failed member gets nothing (vraid.ondisk.failures)
-                    requests.append(Request(disk, "write", self.offset + start, self.page, data, durable=durable))
+                    requests.append(self.members.request(disk, "write", self.offset + start, self.page, data, durable=durable))
             await self.members.run(requests, queued=durable)  # durable writes wait on all members at once
 
     # -- clearing ----------------------------------------------------------------

@@ -75,7 +75,7 @@ def geometry_disk_size(spec: str | None, disk_size: int, log_size: int) -> int:
 
 def make_log(directory: Path, geometry: Geometry, uuid: str, spec: str, size: int, members: Sequence[Path]) -> LogRecord:
     """Create and format the log stores of a new array; returns what the superblocks record."""
-    from vraid.engine.log.medium import WindowStore, format_stores
+    from .logformat import WindowStore, format_stores
 
     kind, n = layout(spec, geometry.ndisks)
     log_layout = LogLayout.for_size(kind, n, geometry.block_size, size)

@@ -37,7 +37,7 @@ from vraid.backends.faulty import FaultyStore, PowerCut
 from vraid.core.geometry import RESERVED, Geometry
 from vraid.engine.clock import TrioClock
 from vraid.engine.raid.scrub import scrub_array
-from vraid.fuse.daemon import MountOptions, engine_config
+from vraid.engine.build import EngineConfig, EngineOptions
 from vraid.ondisk.assemble import assemble, create
 from vraid.testing.session import Session
 
@@ -46,7 +46,7 @@ NEVER = 1 << 60
 CHUNK = 2  # stripes per bitmap bit: small, so the bitmap matters
 
 
-def _bytes(seed: int, n: int) -> bytes:
+def seeded_bytes(seed: int, n: int) -> bytes:
     return np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8).tobytes()
 
 
@@ -89,11 +89,11 @@ class CrashMachine(RuleBasedStateMachine):
         asm = assemble(self.dir / "arr")
         was_clean = asm.was_clean
         self.power = behind_power_cut(asm, self.g, seed=self.crashes)
-        opts = MountOptions()
+        opts = EngineOptions()
         if self.nvram_path is not None:
-            opts = MountOptions(cache="stripe", cache_size=str(3 * self.g.stripe_data_bytes),
+            opts = EngineOptions(cache="stripe", cache_size=str(3 * self.g.stripe_data_bytes),
                                 destage="hlwm:high=0.9,low=0.6", nvram=self.nvram_path)
-        config = engine_config(asm, opts)
+        config = EngineConfig.from_assembled(asm, opts)
         assert config.bitmap_chunk == CHUNK and config.bitmap_recorded
         if self.options:
             extra = dict(self.options)
@@ -136,7 +136,7 @@ class CrashMachine(RuleBasedStateMachine):
     def _draw_write(self, data) -> tuple[int, bytes]:
         offset = data.draw(st.integers(0, self.capacity - 1), label="offset")
         n = data.draw(st.integers(1, min(2 * self.g.stripe_data_bytes + 5000, self.capacity - offset)), label="length")
-        return offset, _bytes(data.draw(st.integers(0, 2**32 - 1), label="seed"), n)
+        return offset, seeded_bytes(data.draw(st.integers(0, 2**32 - 1), label="seed"), n)
 
     @rule(data=st.data())
     def write(self, data) -> None:

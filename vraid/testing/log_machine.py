@@ -2,7 +2,7 @@
 
 A sibling of :class:`vraid.testing.crash_machine.CrashMachine` for seed 002's log cache
 (tests/test_log_model.py runs it). The array is made by ``vraid create --log KIND`` on
-real files, assembled and built as a mount does (``vraid.fuse.daemon.engine_config``);
+real files, assembled and built as a mount does (``EngineConfig.from_assembled``);
 members *and* log stores sit behind one :class:`PowerCut`. Rules write (the log cache
 acknowledges from RAM), fsync, run a level-1 or a level-2 destage by hand, remount
 cleanly, or cut the power a random number of requests ahead during a write and an fsync
@@ -30,7 +30,7 @@ from vraid.backends.faulty import FaultyStore, PowerCut
 from vraid.core.geometry import RESERVED, Geometry
 from vraid.engine.clock import TrioClock
 from vraid.engine.raid.scrub import scrub_array
-from vraid.fuse.daemon import MountOptions, engine_config
+from vraid.engine.build import EngineConfig
 from vraid.ondisk.assemble import assemble, create
 from vraid.ondisk.logfiles import geometry_disk_size
 from vraid.testing.session import Session
@@ -76,7 +76,7 @@ class LogCrashMachine(RuleBasedStateMachine):
         from dataclasses import replace
 
         # level 1 by the rules, fsync, a full buffer or an idle log only: no timer to hide a missing one
-        config = replace(engine_config(asm, MountOptions()), log_ram=self.ram, log_timer=1e9)
+        config = replace(EngineConfig.from_assembled(asm), log_ram=self.ram, log_timer=1e9)
         asm.mark(clean=False)
         self.asm = asm
         self.portal = Session(config)

@@ -33,11 +33,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from vraid.core.geometry import RESERVED, Geometry
-from vraid.fuse.daemon import MountOptions, engine_config
+from vraid.engine.build import EngineConfig
 from vraid.ondisk.assemble import assemble, create
 from vraid.ondisk.directory_area import DirectoryArea, logical_stripes, spare_of
 from vraid.policies import registry
-from vraid.testing.crash_machine import CHUNK, K, _bytes, assert_scrub_clean, behind_power_cut
+from vraid.testing.crash_machine import CHUNK, K, seeded_bytes, assert_scrub_clean, behind_power_cut
 from vraid.testing.session import Session
 from vraid.testing.since_flush import SinceFlush
 
@@ -78,7 +78,7 @@ class PlacedCrashMachine(RuleBasedStateMachine):
         asm = assemble(self.dir / "arr")
         was_clean = asm.was_clean
         self.power = behind_power_cut(asm, self.g, seed=self.crashes)
-        config = engine_config(asm, MountOptions())
+        config = EngineConfig.from_assembled(asm)
         assert config.policies.get("placement") == self.spec, config.policies
         if self.options:
             config = replace(config, **self.options)
@@ -105,7 +105,7 @@ class PlacedCrashMachine(RuleBasedStateMachine):
         else:
             offset = data.draw(st.integers(0, self.capacity - 1), label="offset")
             n = data.draw(st.integers(1, min(3 * S + 100, self.capacity - offset)), label="length")
-        return offset, _bytes(data.draw(st.integers(0, 2**32 - 1), label="seed"), n)
+        return offset, seeded_bytes(data.draw(st.integers(0, 2**32 - 1), label="seed"), n)
 
     @rule(data=st.data())
     def write(self, data) -> None:

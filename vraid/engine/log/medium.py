@@ -29,8 +29,9 @@ from typing import Sequence
 
 import trio
 
-from vraid.backends.base import Store, StoreWrapper
+from vraid.backends.base import Store
 from vraid.errors import VraidError
+from vraid.ondisk.logformat import WindowStore, format_stores  # noqa: F401 - re-exported for the engine
 from vraid.ondisk.logsegment import LogLayout, LogSuperblock, SegmentHeader, data_crc
 
 log = logging.getLogger(__name__)
@@ -38,42 +39,6 @@ log = logging.getLogger(__name__)
 
 class LogFailed(VraidError):
     """No log store is left to write a segment to."""
-
-
-class WindowStore(StoreWrapper):
-    """``size`` bytes of ``inner`` from ``base`` on, as a store of their own (a per-disk log region)."""
-
-    def __init__(self, inner: Store, base: int, size: int, name: str | None = None) -> None:
-        super().__init__(inner)
-        self.base, self._size = base, size
-        self.name = name or f"{inner.name}+log"
-
-    @property
-    def size(self) -> int:
-        return self._size
-
-    def _check(self, offset: int, length: int) -> None:
-        if offset < 0 or offset + length > self._size:
-            raise ValueError(f"{self.name}: {length} bytes at {offset} past the log region of {self._size} bytes")
-
-    async def read(self, offset: int, length: int) -> bytes:
-        self._check(offset, length)
-        return await self.inner.read(self.base + offset, length)
-
-    async def write(self, offset: int, data) -> None:
-        self._check(offset, len(data))
-        await self.inner.write(self.base + offset, data)
-
-    def close(self) -> None:
-        """The member is not ours to close."""
-
-    def read_sync(self, offset: int, length: int) -> bytes:
-        self._check(offset, length)
-        return self.inner.read_sync(self.base + offset, length)
-
-    def write_sync(self, offset: int, data: bytes) -> None:
-        self._check(offset, len(data))
-        self.inner.write_sync(self.base + offset, data)
 
 
 @dataclass
@@ -88,14 +53,6 @@ class Scan:
     #: the highest sequence number any intact header on the stores carries (new segments
     #: must be numbered above it, or an old one could pass for a new one at the next scan)
     highest: int = -1
-
-
-def format_stores(stores: Sequence[Store], layout: LogLayout, uuid: str) -> None:
-    """Write a fresh log superblock on every store and wipe its first segment slots (create)."""
-    for i, s in enumerate(stores):
-        sb = LogSuperblock(uuid, layout.kind, i, layout.stores, layout.block_size, layout.segment_blocks, layout.slots)
-        s.write_sync(0, sb.pack())
-        s.write_sync(layout.block_size, bytes(layout.block_size))
 
 
 class LogMedium:

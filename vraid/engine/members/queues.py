@@ -419,6 +419,12 @@ class Members:
     def __len__(self) -> int:
         return len(self.disks)
 
+    def request(self, disk: int, op: str, offset: int, length: int, buffer: memoryview | None = None, *,
+                durable: bool = False) -> Request:
+        """A host-class request for :meth:`run` (how code below the engine, such as
+        ``vraid.ondisk.bitmap``, makes one without naming the engine's types)."""
+        return Request(disk, op, offset, length, buffer, durable=durable)
+
     def __getitem__(self, i: int) -> Member:
         return self.disks[i]
 

@@ -1,4 +1,4 @@
-"""The inline small write (``Array._small_write``): a write of whole blocks of one data strip,
+"""The inline small write (the small-write shape, ``vraid.engine.raid.shapes.small_write``): a write of whole blocks of one data strip,
 done without a stripe buffer when nothing can interleave with it, must leave exactly what the
 general path leaves: the members' bytes, the plans and their events, the metrics, the member
 statistics and the write-intent bits; and a member that fails under it is failed and the
@@ -15,6 +15,7 @@ import trio
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import RESERVED, Geometry
 from vraid.engine.host.array import Array
+from vraid.engine.raid.layer import RaidLayer
 from vraid.engine.events import PlanEvent
 from vraid.engine.raid.scrub import scrub_array
 from vraid.ondisk.bitmap import WriteIntentBitmap
@@ -68,11 +69,7 @@ def _writes(g: Geometry, n: int, seed: int) -> list[tuple[int, bytes]]:
 def _general_path_only(array: Array) -> None:
     """Turn the small and full-stripe writes off on ``array`` (inline and locked): every write
     takes the general path."""
-    async def general(ext, src, z, locked=False):
-        return 0
-
-    array._small_write = general
-    array._full_stripe_write = general
+    array.raid.shapes = False
 
 
 async def _run(g: Geometry, stores, writes, *, inline: bool, bitmap: bool = True):
@@ -322,16 +319,11 @@ def test_a_simulation_gives_the_same_results_with_the_small_write_under_the_lock
     config = SimConfig(disk_model=model, workload=workload, requests=600, seed=4, disk_size=16 << 20, **extra)
     arrays = []
     fast = run_sim(config, observe=arrays.append).to_json()
-    assert arrays[0].small_writes > 0
-    monkeypatch.setattr(Array, "_small_write", lambda self, ext, src, z, locked=False: _zero())
-    monkeypatch.setattr(Array, "_full_stripe_write", lambda self, ext, src, z: _zero())
+    assert arrays[0].raid.small_writes > 0
+    monkeypatch.setattr(RaidLayer, "shapes", False)
     slow = run_sim(config, observe=arrays.append).to_json()
-    assert arrays[1].small_writes == 0
+    assert arrays[1].raid.small_writes == 0
     assert fast == slow
-
-
-async def _zero() -> int:
-    return 0
 
 
 @pytest.mark.parametrize("role", ["data", "parity"])

@@ -24,7 +24,8 @@ from vraid.engine.clock import TrioClock
 from vraid.engine.events import EventBus
 from vraid.engine.members.queues import DESTAGE, HOST
 from vraid.engine.raid.stripe import StripeBuffer
-from vraid.engine.layer import RaidTarget, Target
+from vraid.engine.layer import Layer as Target
+from vraid.engine.raid.layer import RaidLayer
 from vraid.policies.cache import organisation
 from vraid.policies.destage import load_scheduler
 from vraid.policies.order import destage_order
@@ -243,14 +244,14 @@ def test_writes_during_a_destage_reach_the_target_after_it():
 
 
 def test_chained_target_buffers_and_forwards_to_the_raid_planner():
-    """cache -> BufferTarget (level 1) -> RaidTarget of a real array (level 2)."""
+    """cache -> BufferTarget (level 1) -> the RAID layer of a real array (level 2)."""
     g = small_geometry(ndisks=4, stripes=6)
     stores = [MemoryStore(g.member_size) for _ in range(g.ndisks)]
 
     async def main():
         async with running(EngineConfig(g, stores)) as array:  # write-through array: its target is the planner
-            assert isinstance(array.target, RaidTarget)
-            chain = BufferTarget(array.target)
+            assert isinstance(array.writer, RaidLayer)
+            chain = BufferTarget(array.raid)
             cache = _cache(chain, org="pbg", size_units=4)
             bs = g.block_size
             old = _data(7, 6 * bs)
@@ -302,7 +303,7 @@ def test_raid_target_reports_the_blocks_a_plan_read():
             z = (("D", "D", "E"),)
             buf.data[0, 0] = 1
             buf.data[1, 0] = 2
-            filled = await array.target.write_unit(buf, z, priority=DESTAGE)
+            filled = await array.raid.write_unit(buf, z, priority=DESTAGE)
             assert filled == {(2, 0)}
             assert buf.data[2, 0].tobytes() == (await array.raid.read_members(2 * g.u * bs, bs))
 

@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+from rich.markup import escape
+
 from vraid import __version__
 from vraid.errors import MountError, VraidError
 from vraid.core.geometry import Geometry
@@ -119,12 +121,22 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args) or 0
     except VraidError as exc:
-        err.print(f"[bold red]vraid {args.command}:[/] {exc.message}", highlight=False)
+        err.print(f"[bold red]vraid {args.command}:[/] {escape(exc.message)}", highlight=False)
         if exc.hint:
-            err.print(f"  [bold]hint:[/] {exc.hint}", highlight=False)
+            err.print(f"  [bold]hint:[/] {escape(exc.hint)}", highlight=False)
         return 1
     except KeyboardInterrupt:
         return 130
+    except (SystemExit, GeneratorExit) as exc:  # the last line of defence: the guards contain these
+        where = _raised_outside_vraid(exc)
+        if where is None:
+            raise  # vraid's own exit (e.g. a closed pipe)
+        err.print(f"[bold red]vraid {args.command}:[/] " + escape(f"code in {where} raised {type(exc).__name__}"
+                                                                  f"{f': {exc}' if str(exc) else ''} (nothing ran to the end)"),
+                  highlight=False)
+        err.print("  [bold]hint:[/] a policy must not exit: raise an exception or return an answer instead",
+                  highlight=False)
+        return 1
     except OSError as exc:
         import errno
 
@@ -133,9 +145,19 @@ def main(argv: list[str] | None = None) -> int:
         from vraid.fuse.mountinfo import dead_mount_error
 
         dead = dead_mount_error(Path(exc.filename or "MOUNTPOINT"))
-        err.print(f"[bold red]vraid {args.command}:[/] {dead.message}", highlight=False)
-        err.print(f"  [bold]hint:[/] {dead.hint}", highlight=False)
+        err.print(f"[bold red]vraid {args.command}:[/] {escape(dead.message)}", highlight=False)
+        err.print(f"  [bold]hint:[/] {escape(dead.hint)}", highlight=False)
         return 1
+
+
+def _raised_outside_vraid(exc: BaseException) -> str | None:
+    """The module that raised ``exc`` when it is not vraid's own (a student's policy), else None."""
+    tb, name = exc.__traceback__, None
+    while tb is not None:
+        name, tb = tb.tb_frame.f_globals.get("__name__", "?"), tb.tb_next
+    if name is None or name == "vraid" or name.startswith("vraid."):
+        return None
+    return getattr(sys.modules.get(name), "__file__", None) or name
 
 
 # -- commands -------------------------------------------------------------------

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from vraid.errors import VraidError
+from vraid.errors import POLICY_ERRORS, VraidError
 
 if TYPE_CHECKING:
     from .guard import PolicyGuard
@@ -65,7 +65,7 @@ def _spec(policy: Any) -> str:
 
     try:
         return spec_of(policy)
-    except Exception:  # a student's spec property may fail too
+    except POLICY_ERRORS:  # a student's spec property may fail too
         return type(policy).__name__
 
 
@@ -121,7 +121,7 @@ class Guarded:
             if check is not None:
                 check(out)
             return out
-        except Exception as exc:
+        except POLICY_ERRORS as exc:
             if self.faulted:  # the default failed too: nothing sane is left to fall back on
                 raise
             self._fail(call, exc)
@@ -140,7 +140,7 @@ class GuardedScheduler(Guarded):
         try:
             out = self.inner.describe()
             return dict(out) if isinstance(out, dict) else {"name": str(self.inner.name), "spec": self.spec}
-        except Exception:
+        except POLICY_ERRORS:
             return {"name": type(self.inner).__name__, "spec": self.spec}
 
     @property
@@ -149,7 +149,7 @@ class GuardedScheduler(Guarded):
         plain True counts as False."""
         try:
             return getattr(self.inner, "decides_on_counts", False) is True
-        except Exception:
+        except POLICY_ERRORS:
             return False
 
     def decide(self, state: Any) -> Any:
@@ -305,7 +305,7 @@ class GuardedQueue:
             if check is not None:
                 check(out)
             return out
-        except Exception as exc:
+        except POLICY_ERRORS as exc:
             if self.factory.faulted:
                 raise
             self.factory.disable(call, exc)
@@ -342,7 +342,7 @@ class GuardedPrefetch(Guarded):
     def describe(self) -> str:
         try:
             return str(self.inner.describe())
-        except Exception:
+        except POLICY_ERRORS:
             return self.spec
 
     def after_read(self, read: Any) -> list[tuple[int, int]]:

@@ -540,6 +540,7 @@ async def _main(asm, engine: Engine, fs: ImageFS, mountpoint: Path, sock: Path, 
 
 def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
     from vraid.core.schema import takes
+    from vraid.policies.registry import sources as policy_sources
 
     @takes()
     async def ping(_req):
@@ -561,6 +562,7 @@ def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
                 "uptime": array.clock.now() - array.started_at,
                 "open_handles": fs.open_handles,
                 "internal_errors": fs.internal_errors,
+                "policy_sources": policy_sources(array),  # which version of a policy file runs
             }
         }
 

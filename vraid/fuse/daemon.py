@@ -319,7 +319,9 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         drop_log(asm.directory, asm.log, asm.geometry, asm.uuid, [p for p in asm.paths if p is not None])
         asm.log_problem = ""
     asm.open_stores()
-    warning = "\n".join(asm.notes)
+    from vraid.ondisk.room import open_to_others
+
+    warning = "\n".join([*asm.notes, *filter(None, [open_to_others(asm.directory)])])
     if not asm.was_clean:
         warning = (warning + "\n" if warning else "") + "warning: the array was not shut down cleanly"
     if warning:

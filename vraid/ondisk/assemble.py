@@ -228,6 +228,9 @@ def create(
         if kind == "per-disk" and geometry.member_size + log_size > disk_size:
             raise VraidError(f"members of {disk_size} bytes have no room for a {log_size}-byte log region",
                              "make the geometry for the member size minus --log-size (vraid create does)")
+    from .room import check_new_array
+
+    check_new_array(directory, geometry.ndisks, disk_size, spares, log, log_size or LOG_DEFAULT_SIZE)
     existing = _existing_array(directory)
     if existing and not force:
         raise VraidError(
@@ -238,10 +241,24 @@ def create(
         from .lock import ArrayLock
 
         with ArrayLock.acquire(directory, what="overwrite the array in"):
-            return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk,
+            return _create_or_undo(directory, geometry, disk_size, force=force, image=image,
+                                   bitmap_chunk=bitmap_chunk, spares=spares, log=log, log_size=log_size,
+                                   placement=placement)
+    return _create_or_undo(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk,
                            spares=spares, log=log, log_size=log_size, placement=placement)
-    return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk, spares=spares,
-                   log=log, log_size=log_size, placement=placement)
+
+
+def _create_or_undo(directory: Path, *args: Any, **kwargs: Any) -> Assembled:
+    """:func:`_create`; on any error, what it made is removed (:class:`~.room.Leftovers`)."""
+    from .room import Leftovers
+
+    with Leftovers(directory):
+        try:
+            return _create(directory, *args, **kwargs)
+        except OSError as exc:
+            raise VraidError(f"cannot create the array in {directory}: {exc.strerror or exc}",
+                             "check the free space and the size limits of that filesystem; nothing was left "
+                             "behind") from exc
 
 
 def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool, image: str, bitmap_chunk: int,
@@ -249,7 +266,7 @@ def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool,
     from .bitmap import PARAM as BITMAP_PARAM
 
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # its owner's: others could swap members
         probe = directory / f".vraid-create-{os.getpid()}"
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         probe.unlink()

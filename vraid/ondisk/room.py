@@ -19,16 +19,8 @@ import resource
 from pathlib import Path
 from typing import Mapping
 
+from vraid.core.limits import approx_size as format_size
 from vraid.errors import VraidError
-
-
-def format_size(n: int) -> str:
-    """``n`` bytes rounded for a message: ``100T``, ``77.8G``, ``512K``."""
-    for unit, scale in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n >= scale:
-            value = n / scale
-            return f"{value:.0f}{unit}" if value >= 100 or value == int(value) else f"{value:.1f}{unit}"
-    return f"{n} bytes"
 
 
 def _existing(path: Path) -> Path:

@@ -151,7 +151,7 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
             from vraid.ondisk.logfiles import loss_message
 
             raise MountError(
-                f"{directory}'s log disk ({asm.log.describe()}) cannot be used: {asm.log_problem}. The log holds "
+                f"{directory}'s log disk ({asm.log.describe()}) cannot be used: {asm.log_problem}; the log holds "
                 "acknowledged writes the data disks may lack, so the array is not started",
                 "put the log file(s) back into the directory; or mount with --force to drop the log: "
                 + loss_message(asm.log, asm.was_clean),
@@ -315,8 +315,8 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     if asm.log_problem and opts.force:
         from vraid.ondisk.logfiles import drop_log, loss_message
 
-        log.warning("dropping the log disk (%s): %s", asm.log_problem, loss_message(asm.log, asm.was_clean))
         drop_log(asm.directory, asm.log, asm.geometry, asm.uuid, [p for p in asm.paths if p is not None])
+        asm.notes.append(f"warning: dropped the log disk ({asm.log_problem}): {loss_message(asm.log, asm.was_clean)}")
         asm.log_problem = ""
     asm.open_stores()
     from vraid.ondisk.room import open_to_others

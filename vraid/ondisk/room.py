@@ -30,11 +30,12 @@ def _existing(path: Path) -> Path:
     return path
 
 
-def free_bytes(directory: Path) -> int:
+def free_bytes(directory: Path) -> int | None:
     """Bytes an unprivileged writer may still use on the filesystem of ``directory`` (or of
-    its nearest existing parent)."""
+    its nearest existing parent); None for one that counts no blocks at all (/proc, /sys:
+    the create itself says why it cannot write there)."""
     st = os.statvfs(_existing(directory))
-    return st.f_bavail * st.f_frsize
+    return st.f_bavail * st.f_frsize if st.f_blocks else None
 
 
 def check_new_array(directory: Path, ndisks: int, disk_size: int, spares: int, log: str | None,

@@ -184,6 +184,11 @@ from vraid.policies.destage.hlwm import HlwmScheduler
 class X(HlwmScheduler):
     def decide(self, state):
         raise SystemExit(0)
+
+
+class Init(HlwmScheduler):
+    def __init__(self, **values):
+        raise SystemExit(0)
 """
 
 
@@ -201,6 +206,7 @@ def offline(tmp_path_factory):
     (tmp / "utf16.json").write_text('{"answers": {}}', encoding="utf-16")
     (tmp / "exits.py").write_text(EXITS)
     (tmp / "at_import.py").write_text("import sys\nsys.exit(0)\n")
+    (tmp / "broken.py").write_text("def broken(:\n")
     (arr / "somedir").mkdir()
     for d in ("plain", "empty", "full", "mnt0"):
         (tmp / d).mkdir()
@@ -250,6 +256,11 @@ MOUNTED = [
     ("check-behind-daemon", ["check", "{live}"], "behind the daemon's back", 1),
     ("create-force-mounted", ["create", "{live}", "--disks", "3", "--disk-size", "4M", "--force"], "holds it", 1),
     ("umount-negative", ["umount", "{mnt}", "--timeout", "-1"], "is not a number of seconds", 1),
+    # a student's policy file that exits or no longer parses: refused, the mount goes on
+    ("ctl-plugin-exits-import", ["ctl", "{mnt}", "set", "destage={tmp}/at_import.py:X"], "failed: SystemExit: 0", 1),
+    ("ctl-plugin-exits-init", ["ctl", "{mnt}", "set", "destage={tmp}/exits.py:Init"],
+     "building it failed: SystemExit: 0", 1),
+    ("ctl-plugin-syntax", ["ctl", "{mnt}", "set", "destage={tmp}/broken.py:X"], "does not parse: invalid syntax", 1),
 ]
 
 SOCKET = [

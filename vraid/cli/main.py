@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -151,13 +152,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _raised_outside_vraid(exc: BaseException) -> str | None:
-    """The module that raised ``exc`` when it is not vraid's own (a student's policy), else None."""
-    tb, name = exc.__traceback__, None
+    """The file that raised ``exc`` when it is a student's (not vraid's, nor a library's
+    installed with Python: argparse's exit stays an exit), else None."""
+    tb, frame = exc.__traceback__, None
     while tb is not None:
-        name, tb = tb.tb_frame.f_globals.get("__name__", "?"), tb.tb_next
-    if name is None or name == "vraid" or name.startswith("vraid."):
+        frame, tb = tb.tb_frame, tb.tb_next
+    if frame is None:
         return None
-    return getattr(sys.modules.get(name), "__file__", None) or name
+    name, path = str(frame.f_globals.get("__name__", "?")), frame.f_code.co_filename
+    installed = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    if name == "vraid" or name.startswith("vraid.") or any(path.startswith(p + os.sep) for p in installed):
+        return None
+    return path
 
 
 # -- commands -------------------------------------------------------------------

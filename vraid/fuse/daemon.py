@@ -443,26 +443,17 @@ def engine_config(asm: Assembled, opts: MountOptions, *, opened: bool = True) ->
 def _placement(asm: Assembled, opts: MountOptions) -> str:
     """The placement the superblocks record (seed 004; chosen at create): a mount may give
     other parameters of the same policy (``buffer``, ``order``), never another policy."""
-    from vraid.ondisk.directory_area import PARAM
+    from vraid.ondisk.directory_area import PARAM, check_create_time
     from vraid.policies import registry
-    from vraid.policies.params import schema
 
     recorded = (asm.ref.params.get(PARAM) or {}).get("spec", "static")
     given = opts.policy("placement")
     if given is None:
         return recorded
-    mine, made = registry.parse("placement", given), registry.parse("placement", recorded)
-    if mine.name != made.name:
+    if registry.parse("placement", given).name != registry.parse("placement", recorded).name:
         raise MountError(f"--placement {given}: this array was created with placement {recorded}",
                          "the placement is chosen at `vraid create`; mount without --placement")
-    cls = registry.policy_class(made)
-    fixed = getattr(cls, "create_time", ())
-    values = {p.name: p.default for p in schema(cls)} | dict(made.params)
-    for key, value in mine.params:
-        if key in fixed and value != values.get(key):
-            raise MountError(f"--placement {given}: {key} is chosen when the array is created (this array's is "
-                             f"{values.get(key)})", f"drop {key}= from --placement; the mount may change only "
-                             + ", ".join(p.name for p in schema(cls) if p.name not in fixed))
+    check_create_time(given, recorded)
     return given
 
 

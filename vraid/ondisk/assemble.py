@@ -25,6 +25,7 @@ from vraid.core.redundancy import count_word
 from .superblock import MAGIC, SIZE as SB_SIZE, SPARE, NotAMember, Superblock
 from vraid.core.units import format_size
 from .logfiles import DEFAULT_SIZE as LOG_DEFAULT_SIZE
+from .room import check_new_array, undo_on_failure
 
 
 
@@ -228,8 +229,6 @@ def create(
         if kind == "per-disk" and geometry.member_size + log_size > disk_size:
             raise VraidError(f"members of {disk_size} bytes have no room for a {log_size}-byte log region",
                              "make the geometry for the member size minus --log-size (vraid create does)")
-    from .room import check_new_array
-
     check_new_array(directory, geometry.ndisks, disk_size, spares, log, log_size or LOG_DEFAULT_SIZE)
     existing = _existing_array(directory)
     if existing and not force:
@@ -241,24 +240,12 @@ def create(
         from .lock import ArrayLock
 
         with ArrayLock.acquire(directory, what="overwrite the array in"):
-            return _create_or_undo(directory, geometry, disk_size, force=force, image=image,
-                                   bitmap_chunk=bitmap_chunk, spares=spares, log=log, log_size=log_size,
-                                   placement=placement)
-    return _create_or_undo(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk,
-                           spares=spares, log=log, log_size=log_size, placement=placement)
-
-
-def _create_or_undo(directory: Path, *args: Any, **kwargs: Any) -> Assembled:
-    """:func:`_create`; on any error, what it made is removed (:class:`~.room.Leftovers`)."""
-    from .room import Leftovers
-
-    with Leftovers(directory):
-        try:
-            return _create(directory, *args, **kwargs)
-        except OSError as exc:
-            raise VraidError(f"cannot create the array in {directory}: {exc.strerror or exc}",
-                             "check the free space and the size limits of that filesystem; nothing was left "
-                             "behind") from exc
+            return undo_on_failure(directory, lambda: _create(
+                directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk, spares=spares,
+                log=log, log_size=log_size, placement=placement))
+    return undo_on_failure(directory, lambda: _create(directory, geometry, disk_size, force=force, image=image,
+                                                      bitmap_chunk=bitmap_chunk, spares=spares, log=log,
+                                                      log_size=log_size, placement=placement))
 
 
 def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool, image: str, bitmap_chunk: int,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import resource
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping, TypeVar
 
 from vraid.core.limits import approx_size as format_size
 from vraid.errors import VraidError
@@ -115,3 +115,18 @@ class Leftovers:
                 self.directory.rmdir()
             except OSError:
                 pass
+
+
+T = TypeVar("T")
+
+
+def undo_on_failure(directory: Path, make: Callable[[], T]) -> T:
+    """``make()`` (a create in ``directory``); on any error what it made is removed
+    (:class:`Leftovers`), and an OSError becomes a message."""
+    with Leftovers(directory):
+        try:
+            return make()
+        except OSError as exc:
+            raise VraidError(f"cannot create the array in {directory}: {exc.strerror or exc}",
+                             "check the free space and the size limits of that filesystem; nothing was left "
+                             "behind") from exc

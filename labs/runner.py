@@ -75,18 +75,39 @@ def show_questions(lab: Lab, seed: int, questions: list[Question], say: Say) -> 
         f"`vraid lab check {lab.name} FILE --seed {seed}`; `--answers` shows the worked answers")
 
 
+#: the largest answer file read (a lab's answers are a few hundred bytes)
+MAX_ANSWER_FILE = 1 << 20
+#: the deepest nesting an answer file may have ({"answers": {"q1": [..]}} is 3 levels)
+MAX_ANSWER_DEPTH = 16
+
+
 def read_answers(path: Path, lab: Lab, seed: int | None) -> tuple[int, dict[str, Any]]:
     """(seed, answers) of an answer file, checked for shape.
 
     Raises:
         VraidError: naming what is wrong with the file.
     """
+    from vraid.core.schema import depth
+
+    fmt = f'write {{"lab": "{lab.name}", "seed": N, "answers": {{"q1": ...}}}}'
     try:
-        text = Path(path).read_text()
+        with open(path, "rb") as f:  # at most one byte past the cap: /dev/zero is not read for ever
+            raw = f.read(MAX_ANSWER_FILE + 1)
     except OSError as exc:
         raise VraidError(f"cannot read the answer file {path}: {exc.strerror or exc}", "give the path of a JSON file") from None
+    if len(raw) > MAX_ANSWER_FILE:
+        raise VraidError(f"{path} is larger than {MAX_ANSWER_FILE >> 20} MiB: not an answer file", fmt)
+    if depth(raw) > MAX_ANSWER_DEPTH:
+        raise VraidError(f"{path} is nested deeper than {MAX_ANSWER_DEPTH} levels: not an answer file", fmt)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise VraidError(f"{path} is not UTF-8 text (byte {exc.start} is not UTF-8)",
+                         "save the answer file as UTF-8 (a UTF-16 file, as some Windows editors write, is not read)") from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise VraidError(f"{path} is nested too deeply: not an answer file", fmt) from None
     except ValueError as exc:
         raise VraidError(f"{path} is not JSON: {exc}",
                          f'write {{"lab": "{lab.name}", "seed": N, "answers": {{"q1": ...}}}} '

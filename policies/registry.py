@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
-from vraid.errors import VraidError
+from vraid.errors import POLICY_ERRORS, VraidError
 
 from . import loader
 from .params import Param, ParamError, Size, bind, format_value, schema
@@ -338,7 +338,15 @@ def create(key: str, spec: "str | PolicySpec | None", ctx: Context | None = None
     if cls is None:
         return None
     values = bind(schema(cls), dict(spec.params), f"{fam.title} {spec.name}")
-    obj = (fam.make or (lambda c, v, s, x: c(**v)))(cls, values, spec, ctx or Context())
+    try:
+        obj = (fam.make or (lambda c, v, s, x: c(**v)))(cls, values, spec, ctx or Context())
+    except VraidError:
+        raise
+    except POLICY_ERRORS as exc:  # a student's __init__ (SystemExit included): refused, nothing changes
+        if spec.target in fam.builtins.values():
+            raise
+        raise VraidError(f"{fam.title} {spec.name}: building it failed: {type(exc).__name__}: {exc}",
+                         "fix the error in the class's __init__") from exc
     if obj is not None and not isinstance(getattr(type(obj), "spec", None), property):
         try:
             obj._vraid_spec = spec.text
@@ -404,6 +412,18 @@ def current(engine: Any) -> dict[str, str]:
         # a holder without the slot runs the family's default (placement: static, until the
         # engine holds a placement policy)
         out[key] = spec_of(getattr(holder, attr)) if hasattr(holder, attr) else fam.default
+    return out
+
+
+def sources(engine: Any) -> dict[str, str]:
+    """key -> which version of which file the policy in force came from (``file.py sha256
+    1a2b3c4d5e6f, modified ...``), for every family running a policy loaded from a file."""
+    out: dict[str, str] = {}
+    for key, fam in FAMILIES.items():
+        holder, attr = _parent(fam, engine)
+        found = loader.source_of(getattr(holder, attr, None)) if holder is not None else None
+        if found is not None:
+            out[key] = loader.describe_source(found)
     return out
 
 

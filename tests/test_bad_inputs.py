@@ -33,7 +33,8 @@ def members_hash(*arrays: Path) -> dict[str, str]:
 def clean_text(result) -> str:
     text = result.stdout + result.stderr
     assert "Traceback" not in text, text
-    for name in ("VraidError:", "MountError:", "OSError", "FileNotFoundError", "RecursionError", "MemoryError"):
+    for name in ("VraidError:", "MountError:", "OSError", "FileNotFoundError", "RecursionError", "MemoryError",
+                 "UnicodeDecodeError"):
         assert name not in text, text
     return " ".join(text.split())
 
@@ -122,28 +123,103 @@ OFFLINE = [
     ("top-sim-terabyte", ["top", "--once", "--sim", "--capacity", "1T"], "of memory", 1),
     ("ctl-not-mount", ["ctl", "{tmp}/empty", "get"], "is not a vraid mount", 1),
     ("experiment-unknown", ["experiment", "nosuch"], "nosuch", 1),
+    # hardening issue 33 item 5: sizes against the device and the machine, nothing left behind
+    ("create-log-100T", ["create", "{tmp}/c", "--log", "scd", "--log-size", "100T"], "free", 1),
+    ("create-disk-20T", ["create", "{tmp}/c", "--disks", "3", "--disk-size", "20T"], "the array needs 60T", 1),
+    ("sim-buffer-huge", ["sim", "--placement", "multibuffer:buffer=99999999999"], "buffer=99999999999 is above 65536", 1),
+    ("sim-dpsr-buffer-zero", ["sim", "--placement", "dpsr:buffer=0"], "buffer=0 is below 1", 1),
+    ("sim-msp-huge", ["sim", "--prefetch", "msp:sps_max=1000000000", "--read-cache-size", "1M"],
+     "sps_max=1000000000 is above 1024", 1),
+    ("sim-seqp-huge", ["sim", "--prefetch", "seqp:max_kb=99999999999", "--read-cache-size", "1M"], "is above", 1),
+    ("sim-read-cache-huge", ["sim", "--read-cache-size", "1000T"], "larger than the array", 1),
+    ("mount-read-cache-huge", ["mount", "{arr}", "{tmp}/mnt0", "--read-cache-size", "1000T"], "larger than the array", 1),
+    ("mount-cache-memory", ["mount", "{arr}", "{tmp}/mnt0", "--cache", "stripe", "--cache-size", "1000T"],
+     "more than this machine's memory", 1),
+    ("mount-placement-spare", ["mount", "{mb}", "{tmp}/mnt0", "--placement", "multibuffer:spare=0.5"],
+     "spare is chosen when the array is created", 1),
+    ("mount-placement-other", ["mount", "{arr}", "{tmp}/mnt0", "--placement", "multibuffer"],
+     "was created with placement static", 1),
+    # hardening issue 33 item 3: a log file of the wrong size
+    ("mount-log-truncated", ["mount", "{lg}", "{tmp}/mnt0"], "log0.img is 4M, the array's log is 8M: truncated?", 1),
+    # lab check reads answer files with a cap, a depth limit and a named encoding
+    ("lab-check-deep", ["lab", "check", "rxw-matrix", "{tmp}/deep.json"], "nested deeper than 16 levels", 1),
+    ("lab-check-utf16", ["lab", "check", "rxw-matrix", "{tmp}/utf16.json"], "is not UTF-8 text", 1),
+    ("lab-check-zero", ["lab", "check", "rxw-matrix", "/dev/zero"], "larger than 1 MiB", 1),
+    ("lab-check-dir", ["lab", "check", "rxw-matrix", "{tmp}/empty"], "cannot read the answer file", 1),
+    # specs printed as written (rich markup and emoji off)
+    ("sim-spec-emoji", ["sim", "--ct", "/x/nosuch.py:X"], "/x/nosuch.py:X: there is no file", 1),
+    ("sim-spec-markup", ["sim", "--ct", "/x/[bold]no.py:X"], "/x/[bold]no.py:X: there is no file", 1),
+    # hardening issue 33 item 4: a plugin that exits
+    ("sim-plugin-exits", ["sim", "--cache", "stripe", "--destage", "{tmp}/exits.py:X"], "failed in decide: SystemExit", 1),
+    ("sim-plugin-exits-import", ["sim", "--ct", "{tmp}/at_import.py:X"], "failed: SystemExit: 0", 1),
+    ("mount-plugin-exits-import", ["mount", "{arr}", "{tmp}/mnt0", "--ct", "{tmp}/at_import.py:X"],
+     "failed: SystemExit: 0", 1),
+    ("fuzz-plugin-exits-import", ["fuzz", "--placement", "{tmp}/at_import.py:X"], "failed: SystemExit: 0", 1),
+    # one per option added since the matrix was written
+    ("create-log-unknown", ["create", "{tmp}/c", "--log", "zigzag"], "zigzag", 1),
+    ("create-placement-unknown", ["create", "{tmp}/c", "--placement", "nosuch"], "nosuch", 1),
+    ("layout-highlight", ["layout", "--highlight", "x-y"], "is not a block or block range", 1),
+    ("mount-queue-order", ["mount", "{arr}", "{tmp}/mnt0", "--queue-order", "nosuch"], "nosuch", 1),
+    ("mount-prefetch", ["mount", "{arr}", "{tmp}/mnt0", "--prefetch", "nosuch"], "nosuch", 1),
+    ("mount-read-cache-word", ["mount", "{arr}", "{tmp}/mnt0", "--read-cache-size", "lots"], "is not a size", 1),
+    ("sim-log-destage", ["sim", "--log", "scd", "--log-destage", "nosuch"], "nosuch", 1),
+    ("sim-host-readahead", ["sim", "--host-readahead", "zigzag"], "unknown host read-ahead", 1),
+    ("sim-on-policy-fault", ["sim", "--on-policy-fault", "ignore"], "invalid choice", 2),
+    ("sim-no-data-workload", ["sim", "--no-data", "--workload", "nosuch"], "unknown workload", 1),
+    ("rxw-difficulty", ["rxw", "--difficulty", "extreme"], "invalid choice", 2),
+    ("stride-bench-depth", ["stride-bench", "--disk-model", "hdd:st373454lc", "--depth", "0"], "is below 1", 1),
+    ("experiment-set", ["experiment", "stride", "--quick", "--set", "colour=red", "--out", "{tmp}/exp"], "colour", 1),
+    ("fuzz-examples", ["fuzz", "--ct", "msc", "--examples", "0"], "give at least 1", 1),
+    ("fuzz-steps", ["fuzz", "--ct", "msc", "--steps", "0"], "give at least 1", 1),
+    ("fuzz-case", ["fuzz", "--ct", "msc", "--case", "nosuch"], "has no case 'nosuch'", 1),
+    ("fuzz-replay", ["fuzz", "--ct", "msc", "--replay", "AAAA"], "--replay needs --case", 1),
+    ("lab-mount", ["lab", "run", "rxw-matrix", "--batch", "--mount", "{tmp}/lm"], "takes no --mount", 1),
+    ("lab-unknown", ["lab", "run", "nosuch", "--batch"], "nosuch", 1),
 ]
+
+EXITS = """
+from vraid.policies.destage.hlwm import HlwmScheduler
+
+
+class X(HlwmScheduler):
+    def decide(self, state):
+        raise SystemExit(0)
+
+
+class Init(HlwmScheduler):
+    def __init__(self, **values):
+        raise SystemExit(0)
+"""
 
 
 @pytest.fixture(scope="module")
 def offline(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bad")
-    arr, r0 = tmp / "arr", tmp / "r0"
+    arr, r0, mb, lg = tmp / "arr", tmp / "r0", tmp / "mb", tmp / "lg"
     vraid("create", arr, "--disks", "4", "--disk-size", "4M")
     vraid("create", r0, "--level", "0", "--disks", "2", "--disk-size", "4M")
+    vraid("create", mb, "--disks", "4", "--disk-size", "16M", "--placement", "multibuffer")
+    vraid("create", lg, "--disks", "3", "--disk-size", "4M", "--log", "scd", "--log-size", "8M")
+    with open(lg / "log0.img", "r+b") as f:  # a copy cut short
+        f.truncate(4 << 20)
+    (tmp / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp / "utf16.json").write_text('{"answers": {}}', encoding="utf-16")
+    (tmp / "exits.py").write_text(EXITS)
+    (tmp / "at_import.py").write_text("import sys\nsys.exit(0)\n")
+    (tmp / "broken.py").write_text("def broken(:\n")
     (arr / "somedir").mkdir()
     for d in ("plain", "empty", "full", "mnt0"):
         (tmp / d).mkdir()
     (tmp / "plain" / "notes.txt").write_text("not an array")
     (tmp / "full" / "keep.txt").write_text("mine")
     (tmp / "file").write_text("x")
-    return {"tmp": tmp, "arr": arr, "r0": r0}
+    return {"tmp": tmp, "arr": arr, "r0": r0, "mb": mb, "lg": lg}
 
 
 @pytest.mark.parametrize("args, expect, code", [c[1:] for c in OFFLINE], ids=[c[0] for c in OFFLINE])
 def test_offline(offline, args, expect, code):
-    tmp, arr, r0 = offline["tmp"], offline["arr"], offline["r0"]
-    before = members_hash(arr, r0)
+    tmp, arrays = offline["tmp"], [offline[k] for k in ("arr", "r0", "mb", "lg")]
+    before = members_hash(*arrays)
     result = vraid(*[a.format(**offline) for a in args], check=False, timeout=300)
     try:
         text = clean_text(result)
@@ -154,8 +230,9 @@ def test_offline(offline, args, expect, code):
     finally:
         if is_mounted(tmp / "mnt0"):  # a refusal that did not refuse: do not leave it behind
             vraid("umount", tmp / "mnt0", check=False)
-    assert members_hash(arr, r0) == before
+    assert members_hash(*arrays) == before
     assert not (tmp / "c").exists() and not (tmp / "escape.img").exists()
+    assert not (tmp / "exp").exists() and not (tmp / "lm").exists()
 
 
 def test_there_are_at_least_sixty_cases():
@@ -179,6 +256,11 @@ MOUNTED = [
     ("check-behind-daemon", ["check", "{live}"], "behind the daemon's back", 1),
     ("create-force-mounted", ["create", "{live}", "--disks", "3", "--disk-size", "4M", "--force"], "holds it", 1),
     ("umount-negative", ["umount", "{mnt}", "--timeout", "-1"], "is not a number of seconds", 1),
+    # a student's policy file that exits or no longer parses: refused, the mount goes on
+    ("ctl-plugin-exits-import", ["ctl", "{mnt}", "set", "destage={tmp}/at_import.py:X"], "failed: SystemExit: 0", 1),
+    ("ctl-plugin-exits-init", ["ctl", "{mnt}", "set", "destage={tmp}/exits.py:Init"],
+     "building it failed: SystemExit: 0", 1),
+    ("ctl-plugin-syntax", ["ctl", "{mnt}", "set", "destage={tmp}/broken.py:X"], "does not parse: invalid syntax", 1),
 ]
 
 SOCKET = [

@@ -52,3 +52,10 @@ class MemberIOError(VraidError):
 
 class LostData(MemberIOError):
     """A RAID-5 request needs blocks of two missing members: the data is gone (EIO)."""
+
+
+#: What student code (a policy at import, construction or any call) may raise that vraid
+#: contains as a policy fault: every Exception, and SystemExit and GeneratorExit, which would
+#: otherwise end the daemon or the command (hardening issue 33, item 4). KeyboardInterrupt
+#: (Ctrl-C) is not among them: it still ends the command. Use as ``except POLICY_ERRORS``.
+POLICY_ERRORS: tuple[type[BaseException], ...] = (Exception, SystemExit, GeneratorExit)

@@ -30,6 +30,7 @@ from vraid.policies.params import Fraction
 
 from . import InPlace, Placement
 from .cleaner import generate_whole
+from .multibuffer import MAX_BUFFER
 
 
 class DpsrPlacement(Placement):
@@ -39,9 +40,12 @@ class DpsrPlacement(Placement):
     summary = "one shared write buffer, a new stripe per n-1 writes, blocks migrate; RAID-5 writes when fragmented"
     source = "seed 004, Hua, Vu & Hu, section 1 (Mogi & Kitsuregawa's DPSR)"
     params = {
-        "buffer": (int, 100, "shared write buffer, in strips", (1, None)),
+        "buffer": (int, 100, "shared write buffer, in strips (held in memory)", (1, MAX_BUFFER)),
         "spare": (Fraction, 0.05, "free stripes kept beyond the data, as a fraction of the data stripes"),
     }
+
+    #: fixed when the array is created (see MultibufferPlacement.create_time)
+    create_time = ("spare",)
 
     def __init__(self, buffer: int = 100, spare: float = 0.05) -> None:
         self.buffer, self.spare = buffer, spare

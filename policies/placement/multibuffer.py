@@ -43,6 +43,9 @@ from . import Placement
 from .cleaner import generate
 
 ORDERS = ("lrw", "fifo")
+#: the largest write buffer pool, in strips: every buffered strip is held in memory (65,536
+#: strips of 64 KiB are 4 GiB)
+MAX_BUFFER = 1 << 16
 
 
 class MultibufferPlacement(Placement):
@@ -52,13 +55,17 @@ class MultibufferPlacement(Placement):
     summary = "one write buffer per disk, large writes into free stripes, partial writes into PFSs"
     source = "seed 004, Hua, Vu & Hu, sections 2.1-2.3"
     params = {
-        "buffer": (int, 100, "write buffer pool, in strips, shared by the per-member buffers", (1, None)),
+        "buffer": (int, 100, "write buffer pool, in strips, shared by the per-member buffers (held in memory)",
+                   (1, MAX_BUFFER)),
         "order": (str, "lrw", "buffer replacement: lrw (least recently written) or fifo"),
         "hot": (Fraction, 0.1, "fraction of the stripes forming the hot region"),
         "spare": (Fraction, 0.05, "free stripes kept beyond the data, as a fraction of the data stripes"),
         "reserve": (int, 2, "free stripes the background cleaner keeps ready while the array is idle (0: none)",
-                    (0, None)),
+                    (0, MAX_BUFFER)),
     }
+    #: parameters fixed when the array is created (the stripe directory is sized by them): a
+    #: mount may not give other values
+    create_time = ("spare",)
 
     def __init__(self, buffer: int = 100, order: str = "lrw", hot: float = 0.1, spare: float = 0.05,
                  reserve: int = 2) -> None:

@@ -79,8 +79,8 @@ class SeqpPrefetch(PrefetchPolicy):
     summary = "Linux's read-ahead window (x4/x2 ramp, async on the marker) on block streams found by address"
     source = "seed 001 sec. 2.4, 5.2 (host-side there; controller-level here: an extension, issue 13)"
     params = {
-        "max_kb": (int, 128, "largest read-ahead window, KiB", (4, None)),
-        "streams": (int, 32, "streams tracked at most (least recently used forgotten)", (1, None)),
+        "max_kb": (int, 128, "largest read-ahead window, KiB", (4, 1 << 20)),
+        "streams": (int, 32, "streams tracked at most (least recently used forgotten)", (1, 1 << 16)),
     }
     #: SASEQP cuts each window at the end of its first block's strip
     strip_aligned = False

@@ -17,8 +17,10 @@ from vraid.core.units import parse_size
 from vraid.errors import VraidError
 from vraid.policies import registry
 
-console = Console()
-err = Console(stderr=True)
+#: emoji off: a spec like ``/x/nosuch.py:X:`` must print as written, not as an emoji; text a user
+#: gave (specs, paths, messages) goes through :func:`rich.markup.escape` or a ``Text``
+console = Console(emoji=False)
+err = Console(stderr=True, emoji=False)
 
 
 def size_type(what: str):

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
+
+from rich.markup import escape
 
 from vraid import __version__
 from vraid.errors import MountError, VraidError
@@ -116,12 +119,22 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args) or 0
     except VraidError as exc:
-        err.print(f"[bold red]vraid {args.command}:[/] {exc.message}", highlight=False)
+        err.print(f"[bold red]vraid {args.command}:[/] {escape(exc.message)}", highlight=False)
         if exc.hint:
-            err.print(f"  [bold]hint:[/] {exc.hint}", highlight=False)
+            err.print(f"  [bold]hint:[/] {escape(exc.hint)}", highlight=False)
         return 1
     except KeyboardInterrupt:
         return 130
+    except (SystemExit, GeneratorExit) as exc:  # the last line of defence: the guards contain these
+        where = _raised_outside_vraid(exc)
+        if where is None:
+            raise  # vraid's own exit (e.g. a closed pipe)
+        err.print(f"[bold red]vraid {args.command}:[/] " + escape(f"code in {where} raised {type(exc).__name__}"
+                                                                  f"{f': {exc}' if str(exc) else ''} (nothing ran to the end)"),
+                  highlight=False)
+        err.print("  [bold]hint:[/] a policy must not exit: raise an exception or return an answer instead",
+                  highlight=False)
+        return 1
     except OSError as exc:
         import errno
 
@@ -130,9 +143,24 @@ def main(argv: list[str] | None = None) -> int:
         from vraid.fuse.mountinfo import dead_mount_error
 
         dead = dead_mount_error(Path(exc.filename or "MOUNTPOINT"))
-        err.print(f"[bold red]vraid {args.command}:[/] {dead.message}", highlight=False)
-        err.print(f"  [bold]hint:[/] {dead.hint}", highlight=False)
+        err.print(f"[bold red]vraid {args.command}:[/] {escape(dead.message)}", highlight=False)
+        err.print(f"  [bold]hint:[/] {escape(dead.hint)}", highlight=False)
         return 1
+
+
+def _raised_outside_vraid(exc: BaseException) -> str | None:
+    """The file that raised ``exc`` when it is a student's (not vraid's, nor a library's
+    installed with Python: argparse's exit stays an exit), else None."""
+    tb, frame = exc.__traceback__, None
+    while tb is not None:
+        frame, tb = tb.tb_frame, tb.tb_next
+    if frame is None:
+        return None
+    name, path = str(frame.f_globals.get("__name__", "?")), frame.f_code.co_filename
+    installed = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    if name == "vraid" or name.startswith("vraid.") or any(path.startswith(p + os.sep) for p in installed):
+        return None
+    return path
 
 
 # -- commands -------------------------------------------------------------------

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from rich.markup import escape
+
 from vraid.errors import VraidError
 from vraid.policies import registry
 
@@ -279,9 +281,9 @@ def cmd_sim(args) -> int:
     for table in sim_tables(result.to_dict(), result.wall_seconds):
         _console().print(table)
     for fault in result.metrics.get("policy_faults", ()):
-        _console().print(f"[bold yellow]policy fault:[/] {fault['family']} {fault['policy']} failed in "
-                         f"{fault['call']} at {fault['time']:.6g} s: {fault['error']}; the run went on with "
-                         f"{fault['fallback']}", highlight=False)
+        _console().print("[bold yellow]policy fault:[/] " + escape(
+            f"{fault['family']} {fault['policy']} failed in {fault['call']} at {fault['time']:.6g} s: "
+            f"{fault['error']}; the run went on with {fault['fallback']}"), highlight=False)
     return 0
 
 
@@ -429,7 +431,7 @@ def _progress_bar(name: str) -> Iterator[Callable[[int, int, str], None]]:
 
     columns = (TextColumn(f"[bold]{name}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.description}"))
-    with Progress(*columns, console=Console(stderr=True), transient=False) as bar:
+    with Progress(*columns, console=Console(stderr=True, emoji=False), transient=False) as bar:
         task = bar.add_task("", total=None)
 
         def progress(done: int, total: int, run_id: str) -> None:

@@ -13,6 +13,8 @@ import json
 import os
 from pathlib import Path
 
+from rich.markup import escape
+
 from vraid.errors import VraidError
 
 from .common import console
@@ -116,7 +118,7 @@ def cmd_top(args) -> int:
             raise VraidError(f"--{name} {value} is not positive", f"give the terminal's {name}, e.g. --{name} "
                              + ("80" if name == "width" else "24"))
     console = _console() if args.width is None and args.height is None else Console(width=args.width,
-                                                                                     height=args.height)
+                                                                                     height=args.height, emoji=False)
     if args.once:
         if args.sim is not None:
             first, snap = sim_snapshots(_sim_config(args.sim))
@@ -170,29 +172,35 @@ def cmd_ctl(args) -> int:
         answer = source.command("ctl_get")
         faults = answer.get("faults") or []
         if args.json:
-            print(json.dumps({"policies": answer["policies"], "keys": answer["keys"], "faults": faults}, indent=2))
+            print(json.dumps({"policies": answer["policies"], "keys": answer["keys"], "faults": faults,
+                              "sources": answer.get("sources") or {}}, indent=2))
             return 0
         from rich.table import Table
+        from rich.text import Text
 
-        t = Table(title=f"policies of {args.mountpoint}", title_justify="left")
+        t = Table(title=Text(f"policies of {args.mountpoint}"), title_justify="left")
         t.add_column("key", style="bold")
         t.add_column("value")
         t.add_column("settable with ctl set")
+        sources = answer.get("sources") or {}
         for key, value in answer["policies"].items():
-            t.add_row(key, value, answer["keys"].get(key, "no (fixed at mount)"))
+            shown = Text(value) if key not in sources else Text(f"{value}\n({sources[key]})")
+            t.add_row(key, shown, answer["keys"].get(key, "no (fixed at mount)"))
         _console().print(t)
         from vraid.tui.render import fault_line
 
         for fault in faults:
-            _console().print(f"[bold red]policy fault:[/] {fault_line(fault)}", highlight=False)
+            _console().print(f"[bold red]policy fault:[/] {escape(fault_line(fault))}", highlight=False)
         return 0
     if not args.assignment or "=" not in args.assignment:
         raise VraidError("`vraid ctl set` needs KEY=VALUE", "e.g. `vraid ctl /mnt/vraid set destage=adaptive`")
     key, _, value = args.assignment.partition("=")
     answer = source.command("ctl_set", key=key.strip(), value=_absolute_file(value))
-    change = {k: answer[k] for k in ("key", "old", "new")}
+    change = {k: answer[k] for k in ("key", "old", "new")} | ({"source": answer["source"]} if answer.get("source") else {})
     if args.json:
         print(json.dumps(change, indent=2))
     else:
-        _console().print(f"{change['key']}: {change['old']} -> {change['new']}", highlight=False)
+        line = f"{change['key']}: {change['old']} -> {change['new']}"
+        _console().print(line + (f" ({change['source']})" if "source" in change else ""),
+                         markup=False, emoji=False, highlight=False)
     return 0

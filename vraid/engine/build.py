@@ -48,6 +48,7 @@ import trio
 
 from vraid.backends.base import Store
 from vraid.core.geometry import Geometry
+from vraid.core.limits import check_cache_sizes
 from vraid.errors import VraidError
 from vraid.engine.chain import CacheConfig, assemble
 from vraid.engine.host.array import Array
@@ -214,6 +215,7 @@ class EngineConfig:
                                  "use a cache size of at least a few stripes, e.g. 64M")
         if self.read_cache_size < 0:
             raise VraidError(f"read cache size {self.read_cache_size} is negative", "give 0 (none) or a size, e.g. 16M")
+        check_cache_sizes(g, cache != "none" and self.cache_size, self.read_cache_size)
         if self.spec("prefetch") != "none" and not self.read_cache_size:
             raise VraidError(f"prefetch policy {self.spec('prefetch')} needs a read cache to prefetch into",
                              "add --read-cache-size SIZE, e.g. 16M")

@@ -192,14 +192,15 @@ class LiveState:
             raise BadRequest("ctl_set needs string fields key and value", 'send {"cmd": "ctl_set", "key": K, "value": V}')
         if key not in CTL_KEYS:
             raise VraidError(f"unknown policy key {key!r}", "keys: " + ", ".join(CTL_KEYS))
-        from vraid.policies.registry import Context, install
+        from vraid.policies.registry import Context, install, sources
 
         value = value.strip()
         old = self.policies().get(key, "none")
         new = install(key, self.array, value, Context(geometry=self.array.geometry, params=self._params()))
         event = PolicyEvent(time=self.array.clock.now(), key=key, old=old, new=new)
         self.array.events.publish(event)
-        return event.change()
+        source = sources(self.array).get(key)
+        return event.change() | ({"source": source} if source else {})
 
     def _params(self) -> dict[str, Any]:
         """Parameters for a policy built at run time: CT limits a spec leaves out come from
@@ -251,7 +252,10 @@ class LiveState:
 
         @takes()
         async def ctl_get(_req):
-            return {"policies": self.policies(), "keys": dict(CTL_KEYS), "faults": self.array.guard.status()}
+            from vraid.policies.registry import sources
+
+            return {"policies": self.policies(), "keys": dict(CTL_KEYS), "faults": self.array.guard.status(),
+                    "sources": sources(self.array)}
 
         @takes(key=Str(64), value=Str(1024))
         async def ctl_set(req):

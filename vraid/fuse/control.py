@@ -143,7 +143,8 @@ class ControlServer:
             if not isinstance(exc, BadRequest):
                 log.info("control command %s refused: %s", cmd, exc.message)
             return _refusal(exc)
-        except Exception as exc:  # noqa: BLE001 - a bad request must not end the mount
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a bad request (or a policy's sys.exit) must not end
+            # the mount (GeneratorExit is left alone here: in a coroutine it is how the coroutine is closed)
             log.exception("control command %s failed", cmd)
             return {"ok": False, "error": f"internal error in {cmd}: {type(exc).__name__}: {exc}",
                     "hint": "the mount goes on serving; the traceback is in DIR/vraid.log"}

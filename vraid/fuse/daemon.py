@@ -108,7 +108,7 @@ def prepare(directory: Path, mountpoint: Path, opts: "MountOptions | None" = Non
             from vraid.ondisk.logfiles import loss_message
 
             raise MountError(
-                f"{directory}'s log disk ({asm.log.describe()}) cannot be used: {asm.log_problem}. The log holds "
+                f"{directory}'s log disk ({asm.log.describe()}) cannot be used: {asm.log_problem}; the log holds "
                 "acknowledged writes the data disks may lack, so the array is not started",
                 "put the log file(s) back into the directory; or mount with --force to drop the log: "
                 + loss_message(asm.log, asm.was_clean),
@@ -272,11 +272,13 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
     if asm.log_problem and opts.force:
         from vraid.ondisk.logfiles import drop_log, loss_message
 
-        log.warning("dropping the log disk (%s): %s", asm.log_problem, loss_message(asm.log, asm.was_clean))
         drop_log(asm.directory, asm.log, asm.geometry, asm.uuid, [p for p in asm.paths if p is not None])
+        asm.notes.append(f"warning: dropped the log disk ({asm.log_problem}): {loss_message(asm.log, asm.was_clean)}")
         asm.log_problem = ""
     asm.open_stores()
-    warning = "\n".join(asm.notes)
+    from vraid.ondisk.room import open_to_others
+
+    warning = "\n".join([*asm.notes, *filter(None, [open_to_others(asm.directory)])])
     if not asm.was_clean:
         warning = (warning + "\n" if warning else "") + "warning: the array was not shut down cleanly"
     if warning:
@@ -415,6 +417,7 @@ async def _main(asm, engine: Engine, fs: ImageFS, mountpoint: Path, sock: Path, 
 
 def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
     from vraid.core.schema import takes
+    from vraid.policies.registry import sources as policy_sources
 
     @takes()
     async def ping(_req):
@@ -436,6 +439,7 @@ def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
                 "uptime": array.clock.now() - array.started_at,
                 "open_handles": fs.open_handles,
                 "internal_errors": fs.internal_errors,
+                "policy_sources": policy_sources(array),  # which version of a policy file runs
             }
         }
 

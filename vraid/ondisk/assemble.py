@@ -25,6 +25,7 @@ from vraid.core.redundancy import count_word
 from .superblock import MAGIC, SIZE as SB_SIZE, SPARE, NotAMember, Superblock
 from vraid.core.units import format_size
 from .logfiles import DEFAULT_SIZE as LOG_DEFAULT_SIZE
+from .room import check_new_array, undo_on_failure
 
 
 
@@ -231,6 +232,7 @@ def create(
         if kind == "per-disk" and geometry.member_size + log_size > disk_size:
             raise VraidError(f"members of {disk_size} bytes have no room for a {log_size}-byte log region",
                              "make the geometry for the member size minus --log-size (vraid create does)")
+    check_new_array(directory, geometry.ndisks, disk_size, spares, log, log_size or LOG_DEFAULT_SIZE)
     existing = _existing_array(directory)
     if existing and not force:
         raise VraidError(
@@ -241,10 +243,12 @@ def create(
         from .lock import ArrayLock
 
         with ArrayLock.acquire(directory, what="overwrite the array in"):
-            return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk,
-                           spares=spares, log=log, log_size=log_size, placement=placement)
-    return _create(directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk, spares=spares,
-                   log=log, log_size=log_size, placement=placement)
+            return undo_on_failure(directory, lambda: _create(
+                directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk, spares=spares,
+                log=log, log_size=log_size, placement=placement))
+    return undo_on_failure(directory, lambda: _create(directory, geometry, disk_size, force=force, image=image,
+                                                      bitmap_chunk=bitmap_chunk, spares=spares, log=log,
+                                                      log_size=log_size, placement=placement))
 
 
 def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool, image: str, bitmap_chunk: int,
@@ -252,7 +256,7 @@ def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool,
     from .bitmap import PARAM as BITMAP_PARAM
 
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # its owner's: others could swap members
         probe = directory / f".vraid-create-{os.getpid()}"
         os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         probe.unlink()

@@ -121,3 +121,25 @@ def format_members(stores: Any, area: DirectoryArea, directory: Any) -> None:
         store.write_sync(area.slot(0), cp + bytes(area.checkpoint - len(cp)))
         store.write_sync(area.slot(1), bytes(area.checkpoint))
         store.write_sync(area.journal_offset, bytes(area.journal))
+
+
+def check_create_time(given: str, recorded: str) -> None:
+    """Refuse a mount's ``--placement`` that changes a parameter fixed at create (the policy
+    class's ``create_time``, e.g. ``spare``, which sized the stripe directory).
+
+    Raises:
+        MountError: naming the parameter, the array's value and what a mount may change.
+    """
+    from vraid.errors import MountError
+    from vraid.policies import registry
+    from vraid.policies.params import schema
+
+    made = registry.parse("placement", recorded)
+    cls = registry.policy_class(made)
+    fixed = getattr(cls, "create_time", ())
+    values = {p.name: p.default for p in schema(cls)} | dict(made.params)
+    for key, value in registry.parse("placement", given).params:
+        if key in fixed and value != values.get(key):
+            raise MountError(f"--placement {given}: {key} is chosen when the array is created (this array's is "
+                             f"{values.get(key)})", f"drop {key}= from --placement; the mount may change only "
+                             + ", ".join(p.name for p in schema(cls) if p.name not in fixed))

@@ -10,9 +10,10 @@ every member, past the geometry's data area: the geometry is made for the member
 minus the log size, so the region is ``[member_size, member_size + log_size)`` of the
 geometry.
 
-Assembly (:func:`check_log`) finds the files and refuses to start without them: a log
-holds acknowledged writes the data disks lack until it is drained. ``vraid mount --force``
-drops a missing or unreadable log (:func:`drop_log`) after saying what that loses.
+Assembly (:func:`check_log`) finds the files and refuses to start without them, or with one
+of another size than the superblocks record (a truncated copy): a log holds acknowledged
+writes the data disks lack until it is drained. ``vraid mount --force`` drops a missing,
+wrong-sized or unreadable log (:func:`drop_log`) after saying what that loses.
 """
 
 from __future__ import annotations
@@ -109,6 +110,11 @@ def check_log(directory: Path, record: LogRecord, geometry: Geometry, uuid: str)
     for p in paths:
         if not p.exists():
             problems.append(f"{p.name} is missing")
+            continue
+        size = p.stat().st_size
+        if size != record.size:  # the engine would read another layout out of it: say what is wrong
+            problems.append(f"{p.name} is {format_size(size)}, the array's log is {format_size(record.size)}: "
+                            + ("truncated?" if size < record.size else "not this array's log file?"))
             continue
         try:
             with open(p, "rb") as f:

@@ -109,7 +109,8 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
 
         for key, fam in FAMILIES.items():  # one line per policy family in force
             if key in policies:
-                head.add_row(fam.title, str(policies[key]))
+                source = (st.get("policy_sources") or {}).get(key)
+                head.add_row(fam.title, Text(str(policies[key]) + (f" ({source})" if source else ""), overflow="fold"))
     elif st.get("ct"):
         head.add_row("contiguity transform", str(st["ct"]))
     for fault in st.get("policy_faults") or ():  # vraid.engine.guard: a policy disabled, its default runs

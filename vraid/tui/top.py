@@ -360,7 +360,7 @@ def run_view(source, *, interval: float = 0.25, duration: float | None = None, c
     from rich.console import Console
     from rich.live import Live
 
-    console = console or Console()
+    console = console or Console(emoji=False)
     end = time.monotonic() + duration if duration is not None else None
     with KeyReader() as keys:
         viewer = Viewer(source, keys=keys.active)

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from vraid.errors import VraidError
+from vraid.errors import POLICY_ERRORS, VraidError
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def _spec(policy: Any) -> str:
 
     try:
         return spec_of(policy)
-    except Exception:  # a student's spec property may fail too
+    except POLICY_ERRORS:  # a student's spec property may fail too
         return type(policy).__name__
 
 
@@ -140,7 +140,7 @@ class Guarded:
             if check is not None:
                 check(out)
             return out
-        except Exception as exc:
+        except POLICY_ERRORS as exc:
             if self.faulted:  # the default failed too: nothing sane is left to fall back on
                 raise
             self._fail(call, exc)
@@ -159,7 +159,7 @@ class GuardedScheduler(Guarded):
         try:
             out = self.inner.describe()
             return dict(out) if isinstance(out, dict) else {"name": str(self.inner.name), "spec": self.spec}
-        except Exception:
+        except POLICY_ERRORS:
             return {"name": type(self.inner).__name__, "spec": self.spec}
 
     @property
@@ -168,7 +168,7 @@ class GuardedScheduler(Guarded):
         plain True counts as False."""
         try:
             return getattr(self.inner, "decides_on_counts", False) is True
-        except Exception:
+        except POLICY_ERRORS:
             return False
 
     def decide(self, state: Any) -> Any:
@@ -324,7 +324,7 @@ class GuardedQueue:
             if check is not None:
                 check(out)
             return out
-        except Exception as exc:
+        except POLICY_ERRORS as exc:
             if self.factory.faulted:
                 raise
             self.factory.disable(call, exc)
@@ -361,7 +361,7 @@ class GuardedPrefetch(Guarded):
     def describe(self) -> str:
         try:
             return str(self.inner.describe())
-        except Exception:
+        except POLICY_ERRORS:
             return self.spec
 
     def after_read(self, read: Any) -> list[tuple[int, int]]:

@@ -36,6 +36,9 @@ scheduler is a ``destage`` policy behind the destage guard.
 The wrappers are in :mod:`vraid.engine.guard.guarded` (the cache organisation's in
 :mod:`vraid.engine.guard.guarded_cache`); this module holds the guard itself.
 
+"Raising" is any of :data:`vraid.errors.POLICY_ERRORS`: every Exception, and SystemExit and
+GeneratorExit, which must not end the daemon (hardening issue 33, item 4).
+
 On a fault the wrapper disables the policy for good, replaces it with the family's default
 (``vraid.policies.registry``; the replacement is seeded with what the failed one held: every
 waiting dirty unit, every queued request), logs the traceback, publishes a

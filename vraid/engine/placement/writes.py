@@ -52,7 +52,7 @@ import numpy as np
 import trio
 
 from vraid.core.directory import NOWHERE, Dirty, DirectoryError, Forget, Release, StripeWrite, Swap
-from vraid.errors import VraidError
+from vraid.errors import POLICY_ERRORS, VraidError
 from vraid.engine.members.queues import Priority
 from vraid.engine.raid.stripe import StripeBuffer
 
@@ -113,7 +113,7 @@ class PlacedWrites:
                 return await self.array.read_members(offset, length, priority=priority)
             try:
                 self.stats["read_hits"] += len(self.placement.read([L for L in held if L in self.buffer]))
-            except Exception:  # noqa: BLE001 - the policy's hit count is only a statistic
+            except POLICY_ERRORS:  # noqa: BLE001 - the policy's hit count is only a statistic
                 pass
             out = bytearray(length)
             pos, end = offset, offset + length
@@ -232,7 +232,7 @@ class PlacedWrites:
                 for step in steps:
                     await self._perform(step)
                 return
-            except Exception as exc:
+            except POLICY_ERRORS as exc:
                 if isinstance(exc, PlacementError) and not isinstance(exc, _Refused):
                     raise
                 if not _is_policy_error(exc) or attempt:
@@ -248,7 +248,7 @@ class PlacedWrites:
                 if not isinstance(step, Swap) or not (0 <= step.partner < d.stripes and 0 <= step.member < len(d.state[0])):
                     continue
                 self._forget((step.partner, step.member))
-            except Exception:  # noqa: BLE001 - a malformed step is refused when its turn comes
+            except POLICY_ERRORS:  # noqa: BLE001 - a malformed step is refused when its turn comes
                 continue
 
     def _forget(self, slot: tuple[int, int]) -> None:
@@ -305,7 +305,7 @@ class PlacedWrites:
             if back:  # placed again now: the slot a restored copy came from may be recycled next
                 try:
                     self.placement.restore(back)
-                except Exception as exc:  # noqa: BLE001 - student code: the built-in takes over (it restores all)
+                except POLICY_ERRORS as exc:  # noqa: BLE001 - student code: the built-in takes over (it restores all)
                     self._fault("restore", exc)
                 await self._drain()
                 await self.store.commit()
@@ -405,11 +405,11 @@ class PlacedWrites:
         d = self.directory
         try:
             per = {str(m): n for m, n in self.placement.buffered().items()}
-        except Exception:  # noqa: BLE001
+        except POLICY_ERRORS:  # noqa: BLE001
             per = {}
         try:
             policy_stats = {k: (dict(v) if isinstance(v, dict) else v) for k, v in getattr(self.placement, "stats", {}).items()}
-        except Exception:  # noqa: BLE001
+        except POLICY_ERRORS:  # noqa: BLE001
             policy_stats = {}
         hits, misses = policy_stats.get("write_hits", 0), policy_stats.get("write_misses", 0)
         return {
@@ -432,11 +432,12 @@ def _is_policy_error(exc: BaseException) -> bool:
     """An exception from the policy's code or a refused step, not a member's I/O error."""
     from vraid.errors import MemberIOError
 
-    return isinstance(exc, _Refused) or (isinstance(exc, Exception) and not isinstance(exc, (MemberIOError, trio.Cancelled)))
+    return isinstance(exc, _Refused) or (isinstance(exc, POLICY_ERRORS)
+                                         and not isinstance(exc, (MemberIOError, trio.Cancelled)))
 
 
 def _spec(policy: Any) -> str:
     try:
         return str(policy.spec)
-    except Exception:  # noqa: BLE001 - a student's spec may fail too
+    except POLICY_ERRORS:  # noqa: BLE001 - a student's spec may fail too
         return type(policy).__name__

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 import trio
 
-from vraid.errors import MemberIOError, VraidError
+from vraid.errors import POLICY_ERRORS, MemberIOError, VraidError
 from vraid.policies.prefetch import HostRead, NoPrefetch, PrefetchPolicy
 from vraid.engine.events import PrefetchEvent
 from vraid.engine.members.queues import Priority
@@ -310,7 +310,7 @@ class ReadPath:
             return None
         try:
             state = fn()
-        except Exception:  # a student's state() is for display only: never fails a read
+        except POLICY_ERRORS:  # a student's state() is for display only: never fails a read
             return None
         return dict(state) if isinstance(state, dict) else None
 

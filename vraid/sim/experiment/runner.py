@@ -66,16 +66,16 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, jobs: int |
         raise VraidError(f"--jobs {jobs} is not a positive number", "e.g. --jobs 2")
     if getattr(module, "SERIAL", False):  # real-time runs (vc-raid): one after another
         jobs = 1
+    try:  # before the output directory is made: a refused option leaves nothing behind
+        specs = module.runs(quick, **(options or {}))
+    except TypeError as exc:
+        raise VraidError(f"experiment {name} does not take options {sorted(options or {})}: {exc}",
+                         "see the experiment's runs() in vraid/sim/experiment/ for the options it takes") from exc
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise VraidError(f"cannot create {out_dir}: {exc.strerror}", "choose another --out directory") from exc
-    try:
-        specs = module.runs(quick, **(options or {}))
-    except TypeError as exc:
-        raise VraidError(f"experiment {name} does not take options {sorted(options or {})}: {exc}",
-                         "see the experiment's runs() in vraid/sim/experiment/ for the options it takes") from exc
     ids = [s["id"] for s in specs]
     if len(set(ids)) != len(ids):  # pragma: no cover - a bug in the experiment module
         raise ValueError(f"experiment {name}: run ids are not unique")

@@ -131,7 +131,7 @@ def config_fields(asm: Any, opts: EngineOptions, *, opened: bool = True) -> dict
 def recorded_placement(asm: Any, given: str | None) -> str:
     """The placement the superblocks record (seed 004; chosen at create): a mount may give
     other parameters of the same policy (``buffer``, ``order``), never another policy."""
-    from vraid.ondisk.directory_area import PARAM
+    from vraid.ondisk.directory_area import PARAM, check_create_time
     from vraid.policies import registry
 
     recorded = (asm.ref.params.get(PARAM) or {}).get("spec", registry.family("placement").default)
@@ -140,6 +140,7 @@ def recorded_placement(asm: Any, given: str | None) -> str:
     if registry.parse("placement", given).name != registry.parse("placement", recorded).name:
         raise MountError(f"--placement {given}: this array was created with placement {recorded}",
                          "the placement is chosen at `vraid create`; mount without --placement")
+    check_create_time(given, recorded)  # a create-time parameter (spare=...) is refused at mount
     return given
 
 

@@ -44,9 +44,9 @@ def check_new_array(directory: Path, ndisks: int, disk_size: int, spares: int, l
     files = {f"disk{i}.img": disk_size for i in range(ndisks)}
     files |= {f"spare{i}.img": disk_size for i in range(max(spares, 0))}
     if log is not None:
-        from .logsegment import parse_kind
+        from vraid.policies.log import layout
 
-        kind, n = parse_kind(log)
+        kind, n = layout(log, ndisks)
         if kind != "per-disk":  # per-disk: the log regions are inside the members
             files |= {f"log{i}.img": log_size for i in range(n)}
     check_room(directory, files)

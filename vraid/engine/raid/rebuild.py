@@ -46,14 +46,14 @@ class Rebuild:
     def __init__(self, raid: Any, role: int, spare: "Store") -> None:
         """``raid``: the :class:`vraid.engine.raid.layer.RaidLayer` whose member it rebuilds
         (not imported: the layer starts rebuilds)."""
-        self.array = raid
+        self.raid = raid
         self.role = role
         self.spare = spare
-        self.stripes = array.mapping.stripes
+        self.stripes = raid.mapping.stripes
         self.pos = 0
         self.state = "running"  # running | done | stopped
         self.error = ""
-        self.started = array.clock.now()
+        self.started = raid.clock.now()
         self.finished: float | None = None
         self.ended = False  # rebuild_ended has run
         self._anchor = (self.started, 0)  # (time, stripe) the rate limit counts from
@@ -61,23 +61,23 @@ class Rebuild:
 
     @property
     def bytes_done(self) -> int:
-        return self.pos * self.array.geometry.strip_size
+        return self.pos * self.raid.geometry.strip_size
 
     # -- control ------------------------------------------------------------------
     def set_rate(self) -> None:
         """The array's rate changed: count the limit from now."""
-        self._anchor = (self.array.clock.now(), self.pos)
+        self._anchor = (self.raid.clock.now(), self.pos)
 
     def stop(self, reason: str) -> None:
         if self.state == "running":
             self.state = "stopped"
             self.error = reason
-            self.finished = self.array.clock.now()
+            self.finished = self.raid.clock.now()
             self._wakeup.set()
 
     # -- the task -------------------------------------------------------------------
     async def run(self) -> None:
-        a = self.array
+        a = self.raid
         try:
             while self.state == "running" and self.pos < self.stripes:
                 if a.rebuild_paused:
@@ -102,7 +102,7 @@ class Rebuild:
         Raises:
             LostData: another member is missing too; the stripe cannot be rebuilt.
         """
-        a, g = self.array, self.array.geometry
+        a, g = self.raid, self.raid.geometry
         scheme = g.redundancy
         for _ in range(count):
             if self.state != "running" or self.pos >= self.stripes:
@@ -139,30 +139,30 @@ class Rebuild:
     async def _pace(self) -> None:
         """Sleep until the rate limit allows the next stripe (re-read every quarter
         second, so a new rate or a stop takes effect soon)."""
-        clock = self.array.clock
+        clock = self.raid.clock
         while self.state == "running":
-            rate = self.array.rebuild_rate
+            rate = self.raid.rebuild_rate
             if not rate:
                 return
             t0, s0 = self._anchor
-            wait = t0 + (self.pos - s0) * self.array.geometry.strip_size / rate - clock.now()
+            wait = t0 + (self.pos - s0) * self.raid.geometry.strip_size / rate - clock.now()
             if wait <= 0:
                 return
             await clock.sleep(min(wait, 0.25))
 
     def _finish(self) -> None:
         self.state = "done"
-        self.finished = self.array.clock.now()
+        self.finished = self.raid.clock.now()
         log.info("rebuild of member %d onto %s done (%d stripes)", self.role, self.spare.name, self.stripes)
 
     # -- status ---------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        now = self.finished if self.finished is not None else self.array.clock.now()
+        now = self.finished if self.finished is not None else self.raid.clock.now()
         elapsed = max(0.0, now - self.started)
         speed = self.bytes_done / elapsed if elapsed > 0 else 0.0
-        left = (self.stripes - self.pos) * self.array.geometry.strip_size
+        left = (self.stripes - self.pos) * self.raid.geometry.strip_size
         eta = left / speed if speed > 0 and self.state == "running" else None
-        rate = self.array.rebuild_rate
+        rate = self.raid.rebuild_rate
         return {
             "role": self.role,
             "spare": self.spare.name,
@@ -171,11 +171,11 @@ class Rebuild:
             "stripes": self.stripes,
             "progress": self.pos / self.stripes if self.stripes else 1.0,
             "bytes_done": self.bytes_done,
-            "bytes_total": self.stripes * self.array.geometry.strip_size,
+            "bytes_total": self.stripes * self.raid.geometry.strip_size,
             "elapsed": elapsed,
             "speed_mb_s": speed / 1e6,
             "eta_seconds": eta if eta is None or math.isfinite(eta) else None,
             "rate_limit_mb_s": rate / 1e6 if rate else None,
-            "paused": self.array.rebuild_paused,
+            "paused": self.raid.rebuild_paused,
             "error": self.error,
         }

@@ -119,9 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args) or 0
     except VraidError as exc:
-        err.print(f"[bold red]vraid {args.command}:[/] {exc.message}", highlight=False)
+        from rich.markup import escape  # a message may hold brackets, e.g. 'vraid[mount]'
+
+        err.print(f"[bold red]vraid {args.command}:[/] {escape(exc.message)}", highlight=False)
         if exc.hint:
-            err.print(f"  [bold]hint:[/] {exc.hint}", highlight=False)
+            err.print(f"  [bold]hint:[/] {escape(exc.hint)}", highlight=False)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -61,12 +61,20 @@ def cmd_list(args) -> int:
     if args.json:
         print(json.dumps([lab.describe() for lab in labs], indent=2))
         return 0
+    import shutil
+    import textwrap
+
     width = max(len(lab.name) for lab in labs)
+    indent = " " * (width + 2 + 9 + 2)
+    columns = max(40, min(shutil.get_terminal_size().columns, 100))  # titles fold under themselves
+    print(f"{'lab':<{width}}  {'papers':<9}  title")
     for lab in labs:
         papers = ",".join(lab.seeds) if lab.seeds else "basics"
-        mount = "  (mount)" if lab.mount else ""
-        print(f"{lab.name:<{width}}  {papers:<9}  {lab.title}{mount}")
-    print("\nrun one: vraid lab run NAME --seed N   (--answers shows the worked answers)")
+        mount = " (mount)" if lab.mount else ""
+        head = f"{lab.name:<{width}}  {papers:<9}  "
+        print(textwrap.fill(lab.title + mount, columns, initial_indent=head, subsequent_indent=indent))
+    print("\npapers: the seed papers a lab follows (000 to 004, see README); "
+          "basics: none\nrun one: vraid lab run NAME --seed N   (--answers shows the worked answers)")
     return 0
 
 

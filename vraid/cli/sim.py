@@ -36,7 +36,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     "DIR/results.json, DIR/results.md and DIR/*.png.",
     )
     p.add_argument("name", metavar="NAME", help=f"experiment to run, or `list` ({', '.join(names())})")
-    p.add_argument("--out", type=Path, help="output directory (default results/NAME)")
+    p.add_argument("--out", type=Path, help="output directory (default results/NAME; with --quick a scratch "
+                                            "directory, vraid-quick-NAME in the temporary directory, so the "
+                                            "committed full run is never overwritten)")
     p.add_argument("--quick", action="store_true", help="a smaller run of the same shape (under a minute)")
     p.add_argument("--jobs", type=int, help="worker processes (default: CPUs available)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="options",
@@ -413,7 +415,7 @@ def cmd_experiment(args) -> int:
     module = get(args.name)  # unknown name: VraidError before anything runs
     from vraid.sim.experiment.runner import run_experiment
 
-    out = args.out if args.out is not None else Path("results") / args.name
+    out = args.out if args.out is not None else _default_out(args.name, args.quick)
     with _progress_bar(args.name) as progress:
         done = run_experiment(args.name, out, quick=args.quick, jobs=args.jobs, progress=progress,
                               options=_options(getattr(args, "options", [])))
@@ -425,6 +427,16 @@ def cmd_experiment(args) -> int:
     console.print(f"{args.name}: {len(done.files)} files in {out} ({done.wall_seconds:.1f} s): "
                   + ", ".join(f.name for f in done.files), highlight=False)
     return 0
+
+
+def _default_out(name: str, quick: bool) -> Path:
+    """Where an experiment writes without --out: results/NAME for the full run; a quick run
+    goes to a scratch directory instead of over the committed results."""
+    if not quick:
+        return Path("results") / name
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"vraid-quick-{name}"
 
 
 def _options(items: list[str]) -> dict[str, object]:

@@ -86,6 +86,13 @@ def test_check_grades_a_right_and_a_wrong_answer_file(tmp_path, capsys):
     assert main(["lab", "check", "rxw-matrix", str(path)]) == 1
     out = capsys.readouterr().out
     assert "q1: wrong" in out and "q2: right" in out
+    from vraid.labs import get
+
+    q1, q2 = get("rxw-matrix").questions(2)[:2]
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("q1: wrong"))
+    assert lines[at + 1].strip() == q1.explanation.splitlines()[0].strip()  # why, as the interactive run says
+    assert q2.explanation.splitlines()[0].strip() not in out  # a right answer needs none
     # text answers are read as typed: "1,2" for a list, any case for a word
     typed = {**right, "answers": {k: ",".join(map(str, v)) if isinstance(v, list) else str(v).upper()
                                   for k, v in right["answers"].items()}}

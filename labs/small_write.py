@@ -132,10 +132,20 @@ class SmallWriteLab(Lab):
                 after = gather(mnt)["members"]
                 reads = sum(a["reads"] - b["reads"] for a, b in zip(after, before))
                 writes = sum(a["writes"] - b["writes"] for a, b in zip(after, before))
-                say(f"$ dd bs={length} count=1 seek={offset // length if offset % length == 0 else f'{offset}B'} "
-                    f"of={image} conv=fsync; vraid status: {reads} member reads, {writes} member writes")
+                say(f"$ {dd_command(image, offset, length)}")  # pastes and runs: the same write
+                say(f"  vraid status: {reads} member reads, {writes} member writes")
                 seen[key] = [reads, writes]
         return seen
+
+
+def dd_command(image: Any, offset: int, length: int) -> str:
+    """The shell command that makes the write the lab made: ``length`` random bytes at byte
+    ``offset`` of ``image``, in place (``conv=notrunc``: the image keeps its size) and synced."""
+    if offset % length == 0:
+        seek = f"seek={offset // length}"
+    else:
+        seek = f"seek={offset} oflag=seek_bytes"
+    return f"dd if=/dev/urandom of={image} bs={length} count=1 {seek} conv=notrunc,fsync status=none"
 
 
 LAB = SmallWriteLab(name="small-write", title="Small-write penalty: member requests per write, RAID-0 vs RAID-5",

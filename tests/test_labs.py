@@ -293,3 +293,21 @@ def test_log_disk_answers_follow_the_slot_rules(tmp_path, capsys):
     path.write_text(json.dumps(wrong))
     assert main(["lab", "check", "log-disk", str(path), "--seed", "0"]) == 1
     assert "q4: wrong" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("offset, length", [(8192, 4096), (5000, 3000)])
+def test_the_small_write_labs_dd_commands_paste_and_run(tmp_path, offset, length):
+    import shutil
+    import subprocess
+
+    from vraid.labs.small_write import dd_command
+
+    if shutil.which("dd") is None:
+        pytest.skip("no dd")
+    image = tmp_path / "disk.img"
+    image.write_bytes(bytes(1 << 20))
+    subprocess.run(dd_command(image, offset, length), shell=True, check=True)
+    data = image.read_bytes()
+    assert len(data) == 1 << 20  # conv=notrunc: the image keeps its size
+    assert data[:offset] == bytes(offset) and data[offset + length:] == bytes(len(data) - offset - length)
+    assert data[offset:offset + length] != bytes(length)

@@ -309,3 +309,41 @@ def test_a_mount_s_counters_show_the_stripes_written_around_the_cache():
     snap["cache"] = dict(snap["cache"], bypass_whole_stripes=True, bypassed_stripes=1234)
     text = render_text(panels.counters_panel(snap))
     assert "stripes past cache" in text and "1,234" in text
+
+
+def test_the_header_says_a_flush_waits_while_paused():
+    snap = fixed_snapshot()
+    snap["paused"] = True
+    snap["cache"] = dict(snap["cache"], draining=0)
+    assert "FLUSH WAITING" not in render_text(panels.header(snap))
+    snap["cache"] = dict(snap["cache"], draining=1)
+    assert "PAUSED FLUSH WAITING (r resumes)" in render_text(panels.header(snap))
+    snap["paused"] = False  # not paused: the flush is simply in progress
+    assert "FLUSH WAITING" not in render_text(panels.header(snap))
+
+
+def test_a_paused_cache_with_a_flush_reports_draining():
+    import trio
+
+    from vraid.core.geometry import Geometry
+    from vraid.engine.build import EngineConfig
+    from vraid.testing.session import Session
+
+    g = Geometry.for_disk_size(level=5, ndisks=3, disk_size=(1 << 20) + 64 * 16 * 1024, strip_size=16 * 1024)
+    s = Session(EngineConfig(g, policies={"cache": "stripe"}, cache_size=4 * g.stripe_data_bytes))
+    try:
+        s.write(0, b"x" * 4096)
+        s.array.cache.pause()
+        assert s.array.cache.status()["draining"] == 0
+
+        async def flush_while_paused():
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(s.array.cache.flush)
+                await trio.testing.wait_all_tasks_blocked()
+                seen = s.array.cache.status()["draining"]
+                s.array.cache.resume()
+            return seen
+
+        assert s.call(flush_while_paused) == 1
+    finally:
+        s.close()

@@ -624,6 +624,9 @@ def header(snap: dict[str, Any], *, speed: str = "") -> Text:
     if snap.get("paused"):
         text.append("PAUSED", style="bold reverse yellow")
         text.append(" ")
+        if (snap.get("cache") or {}).get("draining"):  # an fsync (umount, sync) waits for the paused destager
+            text.append("FLUSH WAITING (r resumes)", style="bold reverse red")
+            text.append(" ")
     if snap.get("degraded"):
         text.append("DEGRADED", style="bold reverse red")
         text.append(" ")

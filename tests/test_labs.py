@@ -193,9 +193,21 @@ def test_every_lab_has_an_instructor_sheet_with_a_current_answer_key():
         text = (docs / f"{lab.name}.md").read_text()
         assert f"`{lab.name}`" in index
         assert "Learning goals" in text and "Time" in text
-        assert sheets.current_block(text) == sheets.block(lab), (
-            f"docs/labs/{lab.name}.md: the answer key is out of date; run "
+        assert sheets.current_block(text) is None and "instructor/" not in text  # the students' sheet: no key
+        key = sheets.key_path(docs, lab).read_text()
+        assert sheets.current_block(key) == sheets.block(lab), (
+            f"docs/labs/instructor/{lab.name}.md: the answer key is out of date; run "
             "`.venv/bin/python -m vraid.labs.sheets docs/labs`")
+
+
+def test_run_without_a_seed_never_deals_a_seed_the_keys_show(capsys):
+    from vraid.labs.sheets import KEY_SEEDS
+
+    seen = set()
+    for _ in range(5):
+        assert main(["lab", "run", "rxw-matrix", "--answers", "--json"]) == 0
+        seen.add(json.loads(capsys.readouterr().out)["seed"])
+    assert not seen & set(KEY_SEEDS)
 
 
 def test_prefetching_seed_0_is_fig_3_4_and_the_section_4_sequence(tmp_path, capsys):

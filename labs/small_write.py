@@ -83,7 +83,8 @@ class SmallWriteLab(Lab):
                      form="reads,writes", explanation="RAID-0 has no parity: the block is written once where it lives."),
             Question("q2", f"RAID-5: member reads and writes for one 4 KiB write (block {block} of stripe 1)?",
                      list(small[:2]), kind="list", form="reads,writes",
-                     explanation=(f"one dirty block in its row, N = {ndisks}: N - c = {ndisks} vs 2(1 + d) = 4, so "
+                     explanation=(f"one dirty block (d = 1) and no clean one (c = 0) in its row of N = {ndisks} disks: "
+                                  f"N - c = {ndisks} vs 2(1 + d) = 4, so "
                                   f"{row}: " + ("read old data and old parity, write both (2 + 2)" if row == "rmw" else
                                                f"read the {ndisks - 2} other data blocks, write data and parity")
                                   + ". The small-write penalty.")),

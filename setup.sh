@@ -31,5 +31,5 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip 'setuptools>=77'  # the build backend pyproject.toml names (tests build the wheel offline)
-.venv/bin/python -m pip install -q -e '.[test]'
+.venv/bin/python -m pip install -q -e '.[test,mount]'  # mount: pyfuse3 (the extra vraid[mount])
 echo "setup: ready (.venv/bin/vraid)"

@@ -12,8 +12,8 @@ The stripe directory records where every logical block now lives.
 Every answer is what vraid's own placement policy and directory do
 (:class:`vraid.policies.placement.multibuffer.MultibufferPlacement`,
 :class:`vraid.core.directory.StripeDirectory`): the dealt writes are handed to the policy one
-by one, and every step it returns is applied to the directory, as the engine will. (The policy
-is not yet wired into the mounted engine: docs/multibuffer.md; this lab needs no mount.)
+by one, and every step it returns is applied to the directory, as the engine does on a mount
+(`vraid create --placement multibuffer`, docs/multibuffer.md); this lab needs no mount.
 """
 
 from __future__ import annotations

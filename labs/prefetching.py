@@ -290,10 +290,14 @@ class PrefetchingLab(Lab):
             Question("q12", "Which reads faster in aggregate MB/s (seqp, saseqp, or same: within 2 %)?",
                      more(a["mb_s"], b["mb_s"], 0.02),
                      kind="word",
-                     explanation=(f"SEQP {a['mb_s']:.1f} MB/s, SASEQP {b['mb_s']:.1f} MB/s (`file_mb_s`). With many "
-                                  "readers a split request makes two disks seek for one stream, which SASEQP avoids; "
-                                  "with few readers, or strips much smaller than the window, SASEQP's shorter "
-                                  "requests can cost more than they save (Fig. 8; Fig. 10d-f on file size).")),
+                     explanation=(f"SEQP {a['mb_s']:.1f} MB/s, SASEQP {b['mb_s']:.1f} MB/s (`file_mb_s`). "
+                                  + (("A tie: the member requests SASEQP saves and the extra, shorter requests it "
+                                      "makes cost about the same in this run. ")
+                                     if more(a["mb_s"], b["mb_s"], 0.02) == "same" else "")
+                                  + "With many readers a split request makes two disks seek for one stream, which "
+                                    "SASEQP avoids; with few readers, or strips much smaller than the window, "
+                                    "SASEQP's shorter requests can cost more than they save (Fig. 8; Fig. 10d-f on "
+                                    "file size).")),
         ]
 
     def msp_questions(self, seed: int, d: Dealt) -> list[Question]:

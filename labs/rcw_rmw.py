@@ -43,7 +43,7 @@ def deal_row(r, width: int) -> tuple[str, ...]:
 def why(h: int, row, n: int) -> str:
     """One row's choice, worked."""
     d, c, cyc = row.count("D"), row.count("C"), rxw.row_cycle(row, n)
-    head = f"row {h} {''.join(row)}: d = {d}, c = {c}; "
+    head = f"row {h} {''.join(row)}: d = {d} dirty, c = {c} clean of N = {n} disks; "
     if cyc == "none":
         return head + "nothing dirty, nothing to write"
     if cyc == "full":

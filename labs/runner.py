@@ -145,10 +145,13 @@ def grade(lab: Lab, seed: int, questions: list[Question], answers: dict[str, Any
         if q.key not in answers:
             wrong += 1
             say(f"{q.key}: missing (the answer is {show(q.answer)})")
-            continue
-        ok, verdict = q.grade(answers[q.key])
-        wrong += not ok
-        say(f"{q.key}: {verdict}")
+            ok = False
+        else:
+            ok, verdict = q.grade(answers[q.key])
+            wrong += not ok
+            say(f"{q.key}: {verdict}")
+        if not ok and q.explanation:  # what the interactive run reveals: why the answer is what it is
+            say("   " + q.explanation.replace("\n", "\n   "))
     say(f"{len(questions) - wrong} of {len(questions)} right")
     return wrong
 

@@ -54,7 +54,8 @@ class RxwMatrixLab(Lab):
         qs = [Question("q1", "The cycle of each row (none, rcw, rmw or full)?", cycles, kind="list",
                        form="one word per row",
                        explanation=", ".join(f"row {h}: {c}" for h, c in enumerate(cycles))
-                       + ". RMW exactly when N - c > 2(1 + d); a row all dirty is a full-PBG write.")]
+                       + ". RMW exactly when N - c > 2(1 + d) (N disks, d dirty and c clean blocks in the row); a row all "
+                       "dirty is a full-PBG write.")]
         filled = [(h, j) for h, row in enumerate(m) for j, c in enumerate(row) if c]
         for i, (h, j) in enumerate(sorted(r.sample(filled, min(3, len(filled)))), 2):
             col = "P (parity)" if j == n - 1 else f"d{j}"

@@ -83,7 +83,8 @@ class SmallWriteLab(Lab):
                      form="reads,writes", explanation="RAID-0 has no parity: the block is written once where it lives."),
             Question("q2", f"RAID-5: member reads and writes for one 4 KiB write (block {block} of stripe 1)?",
                      list(small[:2]), kind="list", form="reads,writes",
-                     explanation=(f"one dirty block in its row, N = {ndisks}: N - c = {ndisks} vs 2(1 + d) = 4, so "
+                     explanation=(f"one dirty block (d = 1) and no clean one (c = 0) in its row of N = {ndisks} disks: "
+                                  f"N - c = {ndisks} vs 2(1 + d) = 4, so "
                                   f"{row}: " + ("read old data and old parity, write both (2 + 2)" if row == "rmw" else
                                                f"read the {ndisks - 2} other data blocks, write data and parity")
                                   + ". The small-write penalty.")),
@@ -132,10 +133,20 @@ class SmallWriteLab(Lab):
                 after = gather(mnt)["members"]
                 reads = sum(a["reads"] - b["reads"] for a, b in zip(after, before))
                 writes = sum(a["writes"] - b["writes"] for a, b in zip(after, before))
-                say(f"$ dd bs={length} count=1 seek={offset // length if offset % length == 0 else f'{offset}B'} "
-                    f"of={image} conv=fsync; vraid status: {reads} member reads, {writes} member writes")
+                say(f"$ {dd_command(image, offset, length)}")  # pastes and runs: the same write
+                say(f"  vraid status: {reads} member reads, {writes} member writes")
                 seen[key] = [reads, writes]
         return seen
+
+
+def dd_command(image: Any, offset: int, length: int) -> str:
+    """The shell command that makes the write the lab made: ``length`` random bytes at byte
+    ``offset`` of ``image``, in place (``conv=notrunc``: the image keeps its size) and synced."""
+    if offset % length == 0:
+        seek = f"seek={offset // length}"
+    else:
+        seek = f"seek={offset} oflag=seek_bytes"
+    return f"dd if=/dev/urandom of={image} bs={length} count=1 {seek} conv=notrunc,fsync status=none"
 
 
 LAB = SmallWriteLab(name="small-write", title="Small-write penalty: member requests per write, RAID-0 vs RAID-5",

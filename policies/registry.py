@@ -195,8 +195,8 @@ FAMILIES: dict[str, Family] = {
                 "seqp": "vraid.policies.prefetch.seqp:SeqpPrefetch",
                 "saseqp": "vraid.policies.prefetch.seqp:SaseqpPrefetch"},
                "none", slot="reads.prefetch", make=_make_prefetch,
-               settings=(Setting("read_cache_size", "0", "clean-block read cache size (0: none; prefetching needs one)",
-                                 "SIZE"),)),
+               settings=(Setting("read_cache_size", "0", "clean-block read cache size (0: none; a prefetch policy "
+                                 "given without one gets 32 stripes of data, 1M to 64M)", "SIZE"),)),
         Family("placement", "placement", "where written blocks go: in place, or new stripes via a stripe directory (seed 004)",
                "vraid.policies.placement", "vraid.policies.placement:Placement",
                {"static": "vraid.policies.placement.static:StaticPlacement",

@@ -74,7 +74,7 @@ PAPERS: dict[str, dict] = {
 #: (path, problem substring) -> who fixes it. Entries no longer found are fine.
 PENDING: dict[tuple[str, str], str] = {}
 
-MENTION = re.compile(r"\bseed\s+(00[0-4])\b", re.IGNORECASE)
+MENTION = re.compile(r"\b(?:seed|paper)\s+(00[0-4])\b", re.IGNORECASE)
 WINDOW = 110
 _LIST = r"(?:\s*(?:,|-|–|/|\band\b|\bto\b)\s*\(?\d+\)?(?:\([a-d]\))?)*"
 ROMAN = r"(?:IV|V|I{1,3})"

@@ -33,7 +33,10 @@ def _marked(cell, basic) -> str:
     return "".join(op + ("*" if op not in basic else "") for op in cell) or "."
 
 
-def test_eq2_text_shows_z_basic_and_transformed_side_by_side(capsys) -> None:
+def test_eq2_text_shows_z_basic_and_transformed_side_by_side(capsys, monkeypatch) -> None:
+    from vraid.cli.common import console
+
+    monkeypatch.setattr(console, "width", 120)  # wide enough for the three matrices in a row
     code, out, _ = _run(capsys, "--z", Z_EQ2)
     assert code == 0
     z, basic, tr = _expected(Z_EQ2)
@@ -159,3 +162,18 @@ def test_random_difficulty_sets_the_size_and_rows_disks_override(capsys) -> None
     assert len(json.loads(out)["z"]) == 6
     code, _, err = _run(capsys, "--z", "DEE", "--difficulty", "hard")
     assert code == 1 and "go with --random" in err
+
+
+def test_at_80_columns_the_matrices_stack_instead_of_wrapping(capsys, monkeypatch) -> None:
+    from vraid.cli.common import console
+
+    monkeypatch.setattr(console, "width", 80)
+    code, out, _ = _run(capsys, "--z", Z_EQ2, "--ct", "msc")
+    assert code == 0
+    assert max(len(line) for line in out.splitlines()) <= 80
+    z, basic, tr = _expected(Z_EQ2)
+    lines = [line.split() for line in out.splitlines()]
+    for i in range(7):  # Z and the basic M side by side, the transformed M under them
+        assert [str(i), *z[i], *(format_cell(c) for c in basic.basic[i]), basic.cycles()[i]] in lines
+        assert [_marked(c, b) for c, b in zip(tr.transformed[i], basic.basic[i])] in lines
+    assert out.index("basic M") < out.index("after CT")

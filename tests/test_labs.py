@@ -86,6 +86,13 @@ def test_check_grades_a_right_and_a_wrong_answer_file(tmp_path, capsys):
     assert main(["lab", "check", "rxw-matrix", str(path)]) == 1
     out = capsys.readouterr().out
     assert "q1: wrong" in out and "q2: right" in out
+    from vraid.labs import get
+
+    q1, q2 = get("rxw-matrix").questions(2)[:2]
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("q1: wrong"))
+    assert lines[at + 1].strip() == q1.explanation.splitlines()[0].strip()  # why, as the interactive run says
+    assert q2.explanation.splitlines()[0].strip() not in out  # a right answer needs none
     # text answers are read as typed: "1,2" for a list, any case for a word
     typed = {**right, "answers": {k: ",".join(map(str, v)) if isinstance(v, list) else str(v).upper()
                                   for k, v in right["answers"].items()}}
@@ -186,9 +193,21 @@ def test_every_lab_has_an_instructor_sheet_with_a_current_answer_key():
         text = (docs / f"{lab.name}.md").read_text()
         assert f"`{lab.name}`" in index
         assert "Learning goals" in text and "Time" in text
-        assert sheets.current_block(text) == sheets.block(lab), (
-            f"docs/labs/{lab.name}.md: the answer key is out of date; run "
+        assert sheets.current_block(text) is None and "instructor/" not in text  # the students' sheet: no key
+        key = sheets.key_path(docs, lab).read_text()
+        assert sheets.current_block(key) == sheets.block(lab), (
+            f"docs/labs/instructor/{lab.name}.md: the answer key is out of date; run "
             "`.venv/bin/python -m vraid.labs.sheets docs/labs`")
+
+
+def test_run_without_a_seed_never_deals_a_seed_the_keys_show(capsys):
+    from vraid.labs.sheets import KEY_SEEDS
+
+    seen = set()
+    for _ in range(5):
+        assert main(["lab", "run", "rxw-matrix", "--answers", "--json"]) == 0
+        seen.add(json.loads(capsys.readouterr().out)["seed"])
+    assert not seen & set(KEY_SEEDS)
 
 
 def test_prefetching_seed_0_is_fig_3_4_and_the_section_4_sequence(tmp_path, capsys):
@@ -286,3 +305,21 @@ def test_log_disk_answers_follow_the_slot_rules(tmp_path, capsys):
     path.write_text(json.dumps(wrong))
     assert main(["lab", "check", "log-disk", str(path), "--seed", "0"]) == 1
     assert "q4: wrong" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("offset, length", [(8192, 4096), (5000, 3000)])
+def test_the_small_write_labs_dd_commands_paste_and_run(tmp_path, offset, length):
+    import shutil
+    import subprocess
+
+    from vraid.labs.small_write import dd_command
+
+    if shutil.which("dd") is None:
+        pytest.skip("no dd")
+    image = tmp_path / "disk.img"
+    image.write_bytes(bytes(1 << 20))
+    subprocess.run(dd_command(image, offset, length), shell=True, check=True)
+    data = image.read_bytes()
+    assert len(data) == 1 << 20  # conv=notrunc: the image keeps its size
+    assert data[:offset] == bytes(offset) and data[offset + length:] == bytes(len(data) - offset - length)
+    assert data[offset:offset + length] != bytes(length)

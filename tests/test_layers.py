@@ -294,7 +294,7 @@ def test_graph_covers_the_source(graph: Graph) -> None:
     # Not vacuous: the tree is there and its known edges are seen.
     assert {"vraid.engine.host.array", "vraid.backends.base", "vraid.policies.registry", "vraid.labs"} <= set(graph.modules)
     targets = {(e.source, e.target) for e in graph.edges}
-    assert ("vraid.fuse.daemon", "pyfuse3") in targets
+    assert ("vraid.fuse.image", "pyfuse3") in targets
     assert any(src == "vraid.policies.ct.msc" for src, _ in targets)
 
 

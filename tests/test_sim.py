@@ -160,7 +160,7 @@ def test_config_json_is_canonical_and_carries_policies():
     ({"policies": {"cache": "lru"}}, "unknown cache organisation"),
     ({"policies": {"placement": "multibuffer", "cache": "pbg"}}, "runs without a write-back cache"),
     ({"policies": {"log_disk": "on"}}, "unknown policy"),
-    ({"policies": {"prefetch": "seqp"}}, "prefetch"),
+    ({"policies": {"prefetch": "seqp", "read_cache_size": "0"}}, "needs a read cache"),  # alone: a default one
     ({"disks": 2}, "RAID-5 needs at least 3 disks"),
     ({"workload": "random-write:workspace=1G"}, "does not fit"),
 ])

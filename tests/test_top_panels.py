@@ -144,6 +144,7 @@ def test_members_panel_shows_states_and_rebuild():
 def test_counters_panel():
     text = render_text(panels.counters_panel(fixed_snapshot()))
     assert "overwrite ratio" in text and "25%" in text and "0.10 / 1.25 / 9.50 ms" in text
+    assert "write hit ratio" not in text  # 1 - the overwrite ratio, beside the misses it read as a contradiction
     assert_snapshot("counters_panel", text)
 
 
@@ -294,11 +295,11 @@ def test_wide_short_terminal_puts_two_counters_to_a_row():
 
 def test_counters_panel_keeps_the_most_telling_rows():
     text = render_text(panels.counters_panel(fixed_snapshot(), max_rows=3))
-    assert "counters (3 of 10)" in text
+    assert "counters (3 of 9)" in text
     assert "reads / writes" in text and "throughput" in text and "resp p50/p90/p99" in text
-    assert "write misses" not in text
+    assert "writes waited" not in text
     two = render_text(panels.counters_panel(fixed_snapshot(), max_rows=2, columns=2))
-    assert "counters (4 of 10)" in two and "write hit ratio" in two
+    assert "counters (4 of 9)" in two and "overwrite ratio" in two
 
 
 def test_the_header_names_a_policy_fault_only_when_there_is_one():
@@ -320,4 +321,42 @@ def test_a_mount_s_counters_show_the_stripes_written_around_the_cache():
     assert "around cache" not in render_text(panels.counters_panel(snap))  # a simulation: no such row
     snap["cache"] = dict(snap["cache"], bypass_whole_stripes=True, bypassed_stripes=1234)
     text = render_text(panels.counters_panel(snap))
-    assert "stripes around cache" in text and "1,234" in text
+    assert "stripes past cache" in text and "1,234" in text
+
+
+def test_the_header_says_a_flush_waits_while_paused():
+    snap = fixed_snapshot()
+    snap["paused"] = True
+    snap["cache"] = dict(snap["cache"], draining=0)
+    assert "FLUSH WAITING" not in render_text(panels.header(snap))
+    snap["cache"] = dict(snap["cache"], draining=1)
+    assert "PAUSED FLUSH WAITING (r resumes)" in render_text(panels.header(snap))
+    snap["paused"] = False  # not paused: the flush is simply in progress
+    assert "FLUSH WAITING" not in render_text(panels.header(snap))
+
+
+def test_a_paused_cache_with_a_flush_reports_draining():
+    import trio
+
+    from vraid.core.geometry import Geometry
+    from vraid.engine.build import EngineConfig
+    from vraid.testing.session import Session
+
+    g = Geometry.for_disk_size(level=5, ndisks=3, disk_size=(1 << 20) + 64 * 16 * 1024, strip_size=16 * 1024)
+    s = Session(EngineConfig(g, policies={"cache": "stripe"}, cache_size=4 * g.stripe_data_bytes))
+    try:
+        s.write(0, b"x" * 4096)
+        s.array.cache.pause()
+        assert s.array.cache.status()["draining"] == 0
+
+        async def flush_while_paused():
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(s.array.cache.flush)
+                await trio.testing.wait_all_tasks_blocked()
+                seen = s.array.cache.status()["draining"]
+                s.array.cache.resume()
+            return seen
+
+        assert s.call(flush_while_paused) == 1
+    finally:
+        s.close()

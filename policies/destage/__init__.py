@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from vraid.errors import VraidError
 from vraid.policies import registry
 
-from .base import CacheState, Decision, DestageScheduler, Fraction, Hysteresis, Seconds, check
+from .base import CacheState, Decision, DestageScheduler, Fraction, Hysteresis, Seconds, check, must_drain
 
 #: name -> "module:Class": the destage row of vraid.policies.registry.FAMILIES
 SCHEDULERS: dict[str, str] = dict(registry.FAMILIES["destage"].builtins)  # type: ignore[arg-type]
@@ -97,5 +97,5 @@ def schedulers_help() -> str:
 
 
 __all__ = ["DEFAULT", "SCHEDULERS", "CacheState", "Decision", "DestageScheduler", "Fraction", "Hysteresis",
-           "SchedulerInfo", "Seconds", "check", "describe_schedulers", "load_scheduler", "scheduler_class",
+           "SchedulerInfo", "Seconds", "check", "describe_schedulers", "load_scheduler", "must_drain", "scheduler_class",
            "schedulers_help"]

@@ -50,3 +50,19 @@ class NoPrefetch(PrefetchPolicy):
 
     def after_read(self, read: HostRead) -> Sequence[BlockRange]:
         return ()
+
+
+#: stripes of data the default read cache of a prefetching array holds
+DEFAULT_READ_CACHE_STRIPES = 32
+#: bounds of the default read cache, bytes
+DEFAULT_READ_CACHE_MIN, DEFAULT_READ_CACHE_MAX = 1 << 20, 64 << 20
+
+
+def default_read_cache_size(geometry: Any) -> int:
+    """The read cache a prefetch policy gets when none is given (``--prefetch msp`` alone):
+    :data:`DEFAULT_READ_CACHE_STRIPES` stripes of data, so MSP's SPS_max = 8 stripes ahead fit
+    several streams over, from 1 MiB to 64 MiB, and never more than a quarter of the array;
+    whole blocks. A 5-disk array with 64 KiB strips gets 8 MiB (docs/prefetch.md)."""
+    size = DEFAULT_READ_CACHE_STRIPES * geometry.stripe_data_bytes
+    size = min(max(DEFAULT_READ_CACHE_MIN, min(DEFAULT_READ_CACHE_MAX, size)), geometry.capacity // 4)
+    return max(geometry.block_size, size // geometry.block_size * geometry.block_size)

@@ -107,6 +107,8 @@ class SeqpPrefetch(PrefetchPolicy):
         if self.strip_aligned:  # Fig. 5: shrink the ahead window to the strip of its first block
             u = self.geometry.u
             issued = min(size, (start // u + 1) * u - start)
+        if self.geometry is not None:  # never past the array's last block (the policy guard's rule)
+            issued = max(0, min(issued, self.geometry.capacity // self.geometry.block_size - start))
         s.start, s.size, s.issued = start, size, issued
         return (start, issued)
 
@@ -129,7 +131,7 @@ class SeqpPrefetch(PrefetchPolicy):
         while len(self._streams) > self.streams:
             self._streams.popitem(last=False)
         self._last = s
-        return out
+        return [r for r in out if r[1] > 0]  # a window at the array's end may have nothing left to read
 
     def state(self) -> dict[str, Any]:
         s = self._last

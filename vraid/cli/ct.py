@@ -142,7 +142,8 @@ def cmd_rxw(args) -> int:
     from vraid.cli.common import console
 
     mark = not console.is_terminal  # no bold in a pipe or a file: a * after each added operation
-    for item in rxw_renderables(result, practice=practice, seed=args.seed if args.random else None, mark=mark):
+    for item in rxw_renderables(result, practice=practice, seed=args.seed if args.random else None, mark=mark,
+                                width=console.width):
         need = _natural_width(item) if isinstance(item, Table) and item.box is None else 0
         if need > console.width:  # the matrices side by side must not be cut: a wider console for them
             from rich.console import Console
@@ -152,6 +153,17 @@ def cmd_rxw(args) -> int:
         else:
             console.print(item)
     return 0
+
+
+def _side_by_side(*tables):
+    """A borderless grid holding ``tables`` in one row, two spaces apart."""
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 2))
+    for _ in tables:
+        grid.add_column(no_wrap=True)
+    grid.add_row(*tables)
+    return grid
 
 
 def _natural_width(renderable) -> int:
@@ -180,8 +192,11 @@ def _cell_text(ops: list[str], basic: list[str] | None, mark: bool = False):
 
 
 def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int | None = None,
-                    mark: bool = False) -> list:
-    """Rich renderables of ``vraid rxw``: the matrices side by side, the requests, the legend."""
+                    mark: bool = False, width: int | None = None) -> list:
+    """Rich renderables of ``vraid rxw``: the matrices side by side, the requests, the legend.
+    With ``width``, matrices that do not fit side by side are stacked (Z and M, then the
+    transformed M; or one under the other), so that nothing wraps."""
+    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
@@ -211,10 +226,10 @@ def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int
                                                        for row, cyc in zip(basic, result["cycles"])], False)
         ct = table("after CT" if result["ct"] != "none" else "no CT (--ct none)", heads + ["P"],
                    [[_cell_text(c, b, mark) for c, b in zip(row, brow)] for row, brow in zip(tr, basic)], False)
-        t = Table.grid(padding=(0, 2))
-        for _ in range(3):
-            t.add_column(no_wrap=True)
-        t.add_row(zt, mt, ct)
+        t = _side_by_side(zt, mt, ct)
+        if width is not None and _natural_width(t) > width:
+            pair = _side_by_side(zt, mt)
+            t = Group(pair, ct) if _natural_width(pair) <= width else Group(zt, mt, ct)
         out_head = [Text(f"contiguity transform: {result['ct']}; rows and columns count from 0, parity column P last; "
                          "bold" + (" and *" if mark else "") + ": operations the transform added; cycle: "
                          "rcw, rmw, full (every block dirty) or none (nothing dirty), sec. II-A", style="dim")]

@@ -90,7 +90,12 @@ def cmd_fuzz(args) -> int:
         _say(f"{flag} {result.spec}: no failure in {result.examples} examples "
              f"(each of {len(result.cases)} cases; seed {seed})")
         return 0
-    _say(f"\nFAILED: {flag} {result.spec}, case {failure.case}: {failure.headline()}")
+    from vraid.testing.fuzz_rules import explain
+
+    headline = failure.headline()
+    _say(f"\nFAILED: {flag} {result.spec}, case {failure.case}: {headline}")
+    for line in explain(headline):
+        _say(f"  {line}")
     _say("\nthe shrunk failing sequence (hypothesis):")
     for line in failure.report:
         for sub in line.rstrip().splitlines():
@@ -107,8 +112,15 @@ def cmd_fuzz(args) -> int:
         _say("  or in Python (raises the failure with its traceback):")
         _say(f"    from vraid.testing.fuzz import replay; replay({args.family!r}, {result.spec!r}, "
              f"{failure.case!r}, {failure.blob!r}" + (f", steps={args.steps}" if args.steps != DEFAULT_STEPS else "") + ")")
+    else:
+        _say("  (hypothesis gave no replay blob: the failure did not happen again when it re-ran the example. "
+             "Does the policy keep state outside its object, in a file, the clock or a random number "
+             "generator? vraid fuzz builds a fresh policy object for every engine and resets the policy "
+             "module's globals before every example.)")
     again = base + ["--examples", str(args.examples), "--seed", str(seed)]
     if args.with_crashes:
         again.append("--with-crashes")
     _say("  the whole run again: " + shlex.join(again))
+    if not failure.blob:
+        _say("  only this case: " + shlex.join(again + ["--case", failure.case]))
     return FOUND

@@ -30,7 +30,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     q = labsub.add_parser("run", help="deal a lab's questions and check your predictions",
                           epilog="e.g. vraid lab run layouts --seed 3 (then --answers to see the worked answers)")
     q.add_argument("name", help="the lab (vraid lab list)")
-    q.add_argument("--seed", type=int, default=0, help="deals the questions (default 0)")
+    q.add_argument("--seed", type=int, default=None,
+                   help="deals the questions (default: a random seed from 2 to 999, printed; the instructors' "
+                        "answer keys cover seeds 0 and 1, and seed 0 of a paper lab is the paper's own example)")
     q.add_argument("--answers", action="store_true", help="print the worked answers instead of asking (OSTEP's -c)")
     q.add_argument("--json", action="store_true", help="with --answers: print them as an answer file")
     q.add_argument("--mount", type=Path, metavar="DIR", help="a mount lab: work directory for its array (default: a temporary one)")
@@ -61,12 +63,20 @@ def cmd_list(args) -> int:
     if args.json:
         print(json.dumps([lab.describe() for lab in labs], indent=2))
         return 0
+    import shutil
+    import textwrap
+
     width = max(len(lab.name) for lab in labs)
+    indent = " " * (width + 2 + 9 + 2)
+    columns = max(40, min(shutil.get_terminal_size().columns, 100))  # titles fold under themselves
+    print(f"{'lab':<{width}}  {'papers':<9}  title")
     for lab in labs:
         papers = ",".join(lab.seeds) if lab.seeds else "basics"
-        mount = "  (mount)" if lab.mount else ""
-        print(f"{lab.name:<{width}}  {papers:<9}  {lab.title}{mount}")
-    print("\nrun one: vraid lab run NAME --seed N   (--answers shows the worked answers)")
+        mount = " (mount)" if lab.mount else ""
+        head = f"{lab.name:<{width}}  {papers:<9}  "
+        print(textwrap.fill(lab.title + mount, columns, initial_indent=head, subsequent_indent=indent))
+    print("\npapers: the seed papers a lab follows (000 to 004, see README); "
+          "basics: none\nrun one: vraid lab run NAME --seed N   (--answers shows the worked answers)")
     return 0
 
 
@@ -74,6 +84,12 @@ def cmd_run(args) -> int:
     from vraid.labs import get, runner
 
     lab = get(args.name)
+    if args.seed is None:  # never one the answer keys (docs/labs/instructor/) show
+        import random
+
+        from vraid.labs.sheets import KEY_SEEDS
+
+        args.seed = random.SystemRandom().choice([n for n in range(1000) if n not in KEY_SEEDS])
     if args.json and not args.answers:
         raise VraidError("--json goes with --answers", f"vraid lab run {lab.name} --answers --json")
     if args.mount is not None and not lab.mount:

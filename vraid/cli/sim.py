@@ -39,7 +39,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                     "DIR/results.json, DIR/results.md and DIR/*.png.",
     )
     p.add_argument("name", metavar="NAME", help=f"experiment to run, or `list` ({', '.join(names())})")
-    p.add_argument("--out", type=Path, help="output directory (default results/NAME)")
+    p.add_argument("--out", type=Path, help="output directory (default results/NAME; with --quick a scratch "
+                                            "directory, vraid-quick-NAME in the temporary directory, so the "
+                                            "committed full run is never overwritten)")
     p.add_argument("--quick", action="store_true", help="a smaller run of the same shape (under a minute)")
     p.add_argument("--jobs", type=int, help="worker processes (default: CPUs available)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="options",
@@ -265,12 +267,17 @@ def cmd_sim(args) -> int:
     from vraid.engine.guard import PolicyFault
 
     config = sim_config(args)
+    seen: list = []  # the array the run used: its write cache's counters for the text output
+
+    def keep(array) -> None:
+        seen.append(array)
+
     try:
         if not args.json and config.requests >= PROGRESS_FROM and _console().is_terminal:
             with _Progress(config.requests) as progress:
-                result = run_sim(config, observe=progress.observe)
+                result = run_sim(config, observe=lambda array: (keep(array), progress.observe(array)))
         else:
-            result = run_sim(config)
+            result = run_sim(config, observe=None if args.json else keep)
     except PolicyFault as exc:
         if getattr(args, "debug", False):
             print(exc.traceback, end="", file=sys.stderr)
@@ -278,7 +285,7 @@ def cmd_sim(args) -> int:
     if args.json:
         print(result.to_json())
         return 0
-    for table in sim_tables(result.to_dict(), result.wall_seconds):
+    for table in sim_tables(result.to_dict(), result.wall_seconds, array=seen[0] if seen else None):
         _console().print(table)
     for fault in result.metrics.get("policy_faults", ()):
         _console().print("[bold yellow]policy fault:[/] " + escape(
@@ -294,7 +301,7 @@ _GROUPS: list[tuple[str, list[tuple[str, str, str]]]] = [
               ("throughput_mb_s", "throughput", "MB/s"), ("iops", "requests/s", "f1"),
               ("mean_response_ms", "mean response", "ms"), ("p99_response_ms", "p99 response", "ms"),
               ("max_response_ms", "max response", "ms"), ("max_outstanding", "most requests in flight", "d"),
-              ("throttled", "arrivals delayed (in-flight limit)", "d"),
+              ("throttled", "arrivals delayed (limit)", "d"),
               ("host_errors", "requests failed (injected faults)", "d")]),
     ("host read-ahead", [("host_readahead.label", "policy", "str"), ("host_readahead.file_read_bytes", "file bytes read", "size"),
                          ("host_readahead.file_mb_s", "file throughput", "MB/s"),
@@ -302,8 +309,8 @@ _GROUPS: list[tuple[str, list[tuple[str, str, str]]]] = [
                          ("host_readahead.crossing_windows", "windows crossing a strip", "d"),
                          ("host_readahead.shrunk_windows", "windows cut at a strip (SASEQP)", "d"),
                          ("host_readahead.wait_pages", "pages waited for (in flight)", "d")]),
-    ("cache", [("read_hit_ratio", "read hit ratio (no cache yet)", "f3"),
-               ("overwrite_ratio", "overwrite ratio (no cache yet)", "f3")]),
+    ("write cache", [("read_hit_ratio", "read hit ratio", "f3"),
+                     ("overwrite_ratio", "overwrite ratio (blocks)", "f3")]),
     ("members", [("disk_read_requests", "read requests", "d"), ("disk_write_requests", "write requests", "d"),
                  ("disk_read_blocks", "blocks read", "d"), ("disk_write_blocks", "blocks written", "d"),
                  ("disk_requests_per_host_request", "member requests per host request", "f2"),
@@ -335,21 +342,34 @@ def _fmt(value: Any, kind: str) -> str:
     return f"{value:.{kind[1:]}f}"
 
 
-def sim_tables(result: dict[str, Any], wall_seconds: float | None = None) -> list:
-    """Rich tables of one ``vraid sim`` result (``SimResult.to_dict()``)."""
+def sim_tables(result: dict[str, Any], wall_seconds: float | None = None, *, array: Any = None) -> list:
+    """Rich tables of one ``vraid sim`` result (``SimResult.to_dict()``); with the ``array`` the
+    run used, its write cache's counters too (:mod:`vraid.cli.sim_report`)."""
     from rich.table import Table
 
     from vraid.sim.simulator import SimConfig, describe_config
+
+    from .sim_report import drain_note, log_rows, placement_rows, policy_line, write_cache_rows
 
     cfg = result["config"]
     m = result["metrics"]
     known = {f for f in SimConfig.__dataclass_fields__}
     title = describe_config(SimConfig(**{k: v for k, v in cfg.items() if k in known}))
-    t = Table(title=f"vraid sim: {title}", title_justify="left", show_header=False)
+    t = Table(title=f"vraid sim: {title}\n{policy_line(cfg)}", title_justify="left", show_header=False)
     t.add_column("group", style="bold")
     t.add_column("metric")
     t.add_column("value", justify="right")
+    cached = cfg.get("policies", {}).get("cache", "none") != "none"
     for group, rows in _GROUPS:
+        if group == "write cache":
+            extra = write_cache_rows(array)
+            if extra:
+                for i, (label, value) in enumerate(extra):
+                    t.add_row(group if i == 0 else "", label, value)
+                t.add_section()
+                continue
+            if not cached:
+                continue
         first = True
         for key, label, kind in rows:
             head, _, sub = key.partition(".")
@@ -359,10 +379,19 @@ def sim_tables(result: dict[str, Any], wall_seconds: float | None = None) -> lis
             t.add_row(group if first else "", label, _fmt(value, kind))
             first = False
         t.add_section()
+    for group, extra in (("log disk", log_rows(m.get("log"))), ("placement", placement_rows(m.get("placement")))):
+        for i, (label, value) in enumerate(extra):
+            t.add_row(group if i == 0 else "", label, value)
+        if extra:
+            t.add_section()
+    buffered = cached or bool(cfg.get("log"))  # write-through: the members' queues only, nothing to explain
+    if buffered and m.get("drain_seconds"):
+        t.add_row("drain", "after the last request", _fmt(m["drain_seconds"], "s"))
     caption = f"workload {cfg['workload']}, {cfg['requests']:,} requests, seed {cfg['seed']}"
     if wall_seconds:
         caption += f"; {wall_seconds:.2f} s wall time"
-    t.caption = caption
+    note = drain_note(m) if buffered else ""
+    t.caption = caption + (f"\n{note}" if note else "")
     d = Table(title="per member", title_justify="left")
     for col in ("disk", "busy", "requests", "max queue", "missed rotations"):
         d.add_column(col, justify="right")
@@ -390,7 +419,7 @@ def cmd_experiment(args) -> int:
     module = get(args.name)  # unknown name: VraidError before anything runs
     from vraid.sim.experiment.runner import run_experiment
 
-    out = args.out if args.out is not None else Path("results") / args.name
+    out = args.out if args.out is not None else _default_out(args.name, args.quick)
     with _progress_bar(args.name) as progress:
         done = run_experiment(args.name, out, quick=args.quick, jobs=args.jobs, progress=progress,
                               options=_options(getattr(args, "options", [])))
@@ -402,6 +431,16 @@ def cmd_experiment(args) -> int:
     console.print(f"{args.name}: {len(done.files)} files in {out} ({done.wall_seconds:.1f} s): "
                   + ", ".join(f.name for f in done.files), highlight=False)
     return 0
+
+
+def _default_out(name: str, quick: bool) -> Path:
+    """Where an experiment writes without --out: results/NAME for the full run; a quick run
+    goes to a scratch directory instead of over the committed results."""
+    if not quick:
+        return Path("results") / name
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"vraid-quick-{name}"
 
 
 def _options(items: list[str]) -> dict[str, object]:

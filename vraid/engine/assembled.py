@@ -107,8 +107,7 @@ def config_fields(asm: Any, opts: EngineOptions, *, opened: bool = True) -> dict
         spares=tuple(asm.spare_stores) if opened else (),
         policies=policies,
         cache_size=parse_size(opts.cache_size or cfg.cache_size, "cache size"),
-        read_cache_size=parse_size(opts.policies.get("read_cache_size") or cfg.policy("read_cache_size"),
-                                   "read cache size"),
+        read_cache_size=read_cache_size(asm, opts, policies["prefetch"]),
         nvram=Path(nvram).resolve() if nvram else None,
         replay_nvram=recorded if nvram is None else None,
         uuid=asm.uuid,
@@ -126,6 +125,19 @@ def config_fields(asm: Any, opts: EngineOptions, *, opened: bool = True) -> dict
         fields.update(log=logrec.spec, log_size=logrec.size,
                       log_stores=tuple(asm.log_stores) if opened and logrec.kind != "per-disk" else None)
     return fields
+
+
+def read_cache_size(asm: Any, opts: EngineOptions, prefetch: str) -> int:
+    """The read cache: the mount option over vraid.toml's; a prefetch policy with none gets
+    the default sized from the array (``vraid.policies.prefetch.base.default_read_cache_size``)."""
+    from vraid.core.units import parse_size
+    from vraid.policies.prefetch.base import default_read_cache_size
+
+    given = opts.policies.get("read_cache_size")
+    size = parse_size(given or asm.config.policy("read_cache_size"), "read cache size")
+    if not size and given is None and str(prefetch).strip().partition(":")[0].lower() != "none":
+        return default_read_cache_size(asm.geometry)
+    return size
 
 
 def recorded_placement(asm: Any, given: str | None) -> str:

@@ -30,8 +30,8 @@ import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pyfuse3
 import trio
 
 from . import control, mountinfo
@@ -40,7 +40,10 @@ from vraid.engine.host.array import Array
 from vraid.engine.build import Engine, EngineConfig, EngineOptions, build_engine, parse_time
 from vraid.ondisk.assemble import Assembled, assemble
 from vraid.errors import MountError, VraidError
-from vraid.fuse.image import ImageFS
+from vraid.fuse.fuselib import pyfuse3
+
+if TYPE_CHECKING:
+    from vraid.fuse.image import ImageFS
 
 log = logging.getLogger(__name__)
 PR_SET_IO_FLUSHER = 57
@@ -156,6 +159,7 @@ def _check_new_file(path: Path, flag: str, *, may_exist: bool = False) -> None:
 
 def mount(directory: Path, mountpoint: Path, opts: MountOptions) -> str:
     """Mount; return the message to show. Raises MountError/VraidError before any change."""
+    pyfuse3()  # the extra vraid[mount]: said before anything is checked or changed
     asm = prepare(directory, mountpoint, opts)
     mountpoint = mountpoint.resolve()
     # held by the daemon for its life (inherited over the fork); "starting" until the daemon's pid is known
@@ -313,12 +317,14 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
                 raise MountError(f"cannot write the trace {opts.trace}: {exc.strerror}", "give a path in a writable directory") from exc
         listener = control.bind(sock)
         check_mountpoint(mountpoint, nonempty=opts.nonempty)
+        from vraid.fuse.image import ImageFS
+
         fs = ImageFS(array, asm.config.image, trace=trace)
-        options = set(pyfuse3.default_options) | {f"fsname=vraid:{fuse_escape(str(asm.directory.resolve()))}", "subtype=vraid"}
+        options = set(pyfuse3().default_options) | {f"fsname=vraid:{fuse_escape(str(asm.directory.resolve()))}", "subtype=vraid"}
         if opts.debug_fuse:
             options.add("debug")
         try:
-            pyfuse3.init(fs, str(mountpoint), options)
+            pyfuse3().init(fs, str(mountpoint), options)
         except RuntimeError as exc:
             raise MountError(f"cannot mount at {mountpoint}: {exc}", "is /dev/fuse available, and are you root?") from exc
     except BaseException:
@@ -336,7 +342,7 @@ def serve(asm: Assembled, mountpoint: Path, opts: MountOptions, ready) -> None:
         trio.run(_main, asm, engine, fs, mountpoint, sock, ready, warning, listener)
         unmounted = True
     finally:
-        pyfuse3.close(unmount=not unmounted)
+        pyfuse3().close(unmount=not unmounted)
         if trace is not None:
             trace.close()
         engine.close()
@@ -409,7 +415,7 @@ async def _main(asm, engine: Engine, fs: ImageFS, mountpoint: Path, sock: Path, 
         msg = f"mounted {asm.summary()} at {mountpoint}/{asm.config.image} (daemon pid {os.getpid()})"
         ready(msg + (f"\n{warning}" if warning else ""))
         log.info(msg)
-        await pyfuse3.main()
+        await pyfuse3().main()
         log.info("FUSE session ended; destaging and flushing members")
         await array.shutdown()
         nursery.cancel_scope.cancel()

@@ -147,6 +147,10 @@ class SimConfig:
         policies = {k: v for k, v in self.policies.items() if k in registry.FAMILIES}
         size = parse_size(self.policies.get("cache_size", DEFAULT_CACHE_SIZE), "cache size")
         read_cache = parse_size(self.policies.get("read_cache_size", "0"), "read cache size")
+        if "read_cache_size" not in self.policies and str(policies.get("prefetch", "none")).partition(":")[0].lower() != "none":
+            from vraid.policies.prefetch.base import default_read_cache_size
+
+            read_cache = default_read_cache_size(g)  # --prefetch alone: a read cache to prefetch into
         extra: dict[str, Any] = {"store_factory": null_store} if self.no_data else {}
         if self.log is not None:
             extra |= {"log": self.log, "log_fresh": True}

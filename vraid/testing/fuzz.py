@@ -14,6 +14,7 @@ family's own invariants are in :mod:`vraid.testing.fuzz_checks`.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -23,6 +24,8 @@ from typing import Any, Callable
 
 import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.configuration import set_hypothesis_home_dir
+from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import DidNotReproduce, InvalidArgument
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import run_state_machine_as_test
@@ -33,6 +36,8 @@ from vraid.policies import registry
 from vraid.policies.placement import needs_directory
 from vraid.testing.fuzz_budget import DEFAULT_EXAMPLES, DEFAULT_STEPS
 from vraid.testing.fuzz_checks import PolicyFailure, find as _find
+from vraid.testing.fuzz_fresh import ModuleState
+from vraid.testing.fuzz_stretch import Stretch
 
 #: families ``vraid fuzz`` takes, in the registry's order
 FAMILIES = tuple(registry.FAMILIES)
@@ -62,14 +67,15 @@ def _cached(name: str, doc: str, org: str, order: str, destage: str, options: di
 
     unit = GEOMETRY.geometry().stripe_data_bytes
     cfg = CacheConfig(org, size=3 * unit, order=order, destage=destage)
-    machine = type("FuzzCached", (DestageChecks, CachedArrayMatchesModel), {}) if checks else CachedArrayMatchesModel
+    machine = type("FuzzCached", (Stretch, DestageChecks, CachedArrayMatchesModel), {}) if checks else CachedArrayMatchesModel
     return Case(name, doc, lambda workdir: machine(cfg, "memory", workdir, options=options))
 
 
-def _settled(base: type) -> type:
+def _settled(base: type, *, stretch: bool = False) -> type:
+    """``base`` with :class:`~vraid.testing.fuzz_checks.Settle` (and the long ``stretch`` rule)."""
     from vraid.testing.fuzz_checks import Settle
 
-    return type(f"Fuzz{base.__name__}", (Settle, base), {})
+    return type(f"Fuzz{base.__name__}", (Stretch, Settle, base) if stretch else (Settle, base), {})
 
 
 def _crash_cases(options: dict, modes: tuple[str, ...]) -> list[Case]:
@@ -86,8 +92,8 @@ def _ct_cases(spec: str, options: dict) -> list[Case]:
     from vraid.testing.fuzz_checks import CtChecks
 
     options = {k: v for k, v in options.items() if k != "policies"}  # the machine installs the transform itself
-    cached = type("FuzzCtCached", (CtChecks, ctm.CtCachedMatchesModel), {"ct_spec": spec})
-    wt = type("FuzzCtArray", (CtChecks, ctm.CtArrayMatchesModel), {"ct_spec": spec})
+    cached = type("FuzzCtCached", (Stretch, CtChecks, ctm.CtCachedMatchesModel), {"ct_spec": spec})
+    wt = type("FuzzCtArray", (Stretch, CtChecks, ctm.CtArrayMatchesModel), {"ct_spec": spec})
     unit = ctm.CT_GEOMETRY.geometry().stripe_data_bytes
     out = []
     for org in ("stripe", "pbg"):
@@ -107,11 +113,12 @@ def _read_cases(prefetch: str, options: dict) -> list[Case]:
 
     unit = GEOMETRY.geometry().stripe_data_bytes
     out = [Case("write-through", "write-through, a read cache, members taking 0-2 ms per request",
-                lambda workdir: _settled(read_cached(WriteThroughModel, prefetch))(None, "memory", workdir, options=options))]
+                lambda workdir: _settled(read_cached(WriteThroughModel, prefetch), stretch=True)(
+                    None, "memory", workdir, options=options))]
     for org in ("stripe", "pbg"):
         cfg = CacheConfig(org, size=3 * unit, destage=SCHEDULER)
         out.append(Case(org, f"{org} write cache, a read cache, members taking 0-2 ms per request",
-                        lambda workdir, cfg=cfg: _settled(read_cached(CachedArrayMatchesModel, prefetch))(
+                        lambda workdir, cfg=cfg: _settled(read_cached(CachedArrayMatchesModel, prefetch), stretch=True)(
                             cfg, "memory", workdir, options=options)))
     return out
 
@@ -124,13 +131,14 @@ def _placement_cases(spec: str, options: dict, with_crashes: bool = False) -> li
     from vraid.testing.placed_machines import CASES, PlacedArrayMatchesModel
 
     options = {k: v for k, v in options.items() if k != "policies"}  # the machine installs the placement
+    placed = type("FuzzPlacedArray", (Stretch, PlacedArrayMatchesModel), {})
     seen, out = set(), []
     for config, _builtin in CASES:
         if config in seen:
             continue
         seen.add(config)
         out.append(Case(config.id, f"{config.id}: writes, reads, flushes, remounts and crashes against the model",
-                        lambda workdir, config=config: PlacedArrayMatchesModel(config, spec, workdir, options=options)))
+                        lambda workdir, config=config: placed(config, spec, workdir, options=options)))
     if with_crashes:
         machine = _settled(PlacedCrashMachine)
         out.append(Case("crash-placement", "power cuts during writes, flushes and cleanings, reassembly, the directory "
@@ -258,6 +266,16 @@ def _root(exc: BaseException) -> BaseException:
 
 #: lines of hypothesis's report left out: its header and the settle invariant after every step
 _NOISE = ("Failing test case: <state machine>", "state.settled()", "state.never_more_member_requests()")
+#: the start of hypothesis's own notes about slow shrinking (said once, in our words, instead)
+_SLOW_SHRINK = ("WARNING: Hypothesis has spent more than", "PLEASE REPORT THIS")
+
+
+def cache_dir() -> Path:
+    """Where ``vraid fuzz`` keeps hypothesis's files (its example database, its caches): a
+    ``vraid/fuzz`` folder in ``$XDG_CACHE_HOME`` (default ``~/.cache``), never the working
+    directory. The database lets a second run try the failures of the first one first."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "vraid" / "fuzz"
 
 
 def _failure_of(case: Case, exc: BaseException, lines: list[str]) -> Failure:
@@ -267,20 +285,27 @@ def _failure_of(case: Case, exc: BaseException, lines: list[str]) -> Failure:
         m = re.search(r"@reproduce_failure\('[^']*', b'([^']*)'\)", line)
         if m:
             blob = m.group(1)
+        elif line.strip().startswith(_SLOW_SHRINK):
+            if not steps or not steps[0].startswith("(shrinking stopped"):
+                steps.insert(0, f"(shrinking stopped after {SHRINK_SECONDS} s: a shorter sequence may fail too)")
         elif line.strip() not in _NOISE:
             steps += line.rstrip().splitlines()
     return Failure(case.name, exc, steps, blob)
 
 
 def _settings(examples: int, steps: int) -> settings:
-    return settings(max_examples=examples, stateful_step_count=steps, deadline=None, database=None,
+    return settings(max_examples=examples, stateful_step_count=steps, deadline=None,
+                    database=DirectoryBasedExampleDatabase(cache_dir() / "examples"),
                     print_blob=True, report_multiple_bugs=False, verbosity=Verbosity.normal,
                     phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
                     suppress_health_check=list(HealthCheck))
 
 
-def _run_case(case: Case, workdir: Path, s: settings, seed: int, blob: str | None) -> Failure | None:
+def _run_case(case: Case, workdir: Path, s: settings, seed: int, blob: str | None,
+              fresh: ModuleState | None = None) -> Failure | None:
     def factory():
+        if fresh is not None:
+            fresh.restore()  # every example starts from the module as it was imported
         return case.make(workdir)
 
     factory = hypothesis.seed(seed)(factory)
@@ -332,16 +357,19 @@ def run(family: str, spec: str, *, examples: int = DEFAULT_EXAMPLES, seed: int =
     s = _settings(1 if blob is not None else examples, steps)
     result = FuzzResult(family, spec, examples, seed, [c.name for c in todo])
     workdir = Path(tempfile.mkdtemp(prefix="vraid-fuzz-"))
+    fresh = ModuleState(registry.policy_class(registry.parse(family, spec)))
+    set_hypothesis_home_dir(cache_dir())  # hypothesis's own caches too: nothing in the working directory
     try:
         for c in todo:
             if progress is not None:
                 progress(f"{c.name}: {c.doc}")
-            result.failure = _run_case(c, workdir, s, seed, blob)
+            result.failure = _run_case(c, workdir, s, seed, blob, fresh)
             if result.failure is not None:
                 result.cases = result.cases[: result.cases.index(c.name) + 1]
                 break
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+        set_hypothesis_home_dir(None)
     return result
 
 

@@ -6,6 +6,6 @@ them, builds the whole parser at start.
 """
 
 #: random runs (hypothesis examples) per case
-DEFAULT_EXAMPLES = 20
+DEFAULT_EXAMPLES = 10
 #: most steps per example
-DEFAULT_STEPS = 30
+DEFAULT_STEPS = 25

@@ -283,8 +283,9 @@ def watermark_panel(snap: dict[str, Any], width: int = 100, height: int = 8) -> 
     """Cache occupancy over the last window with the high and low water marks."""
     cache = snap.get("cache") or {}
     if cache.get("organisation", "none") == "none":
-        return Panel(Text("no write cache (--cache none): every write goes through", style="dim"),
-                     title="watermarks", title_align="left")
+        what = ("the log disk's RAM buffer is the write cache: see the log panel" if snap.get("log")
+                else "no write cache (--cache none): every write goes through")
+        return Panel(Text(what, style="dim"), title="watermarks", title_align="left")
     chart_width = max(10, width - 4 - 6)
     chart = occupancy_chart(snap.get("history") or [], chart_width, height)
     marks = [""] * height
@@ -421,13 +422,11 @@ def counter_rows(snap: dict[str, Any]) -> list[tuple[int, str, str]]:
     if rates:
         rows.append((1, "throughput", f"{rates['host_mb_s']:.2f} MB/s {_num(rates['host_iops'])} req/s"))
     if cache.get("organisation", "none") != "none":
-        wb = cache.get("write_blocks", 0)
         rows.append((4, "read hit ratio", _pct(cache.get("read_hit_ratio", 0.0))))
-        rows.append((3, "write hit ratio", _pct(cache.get("write_hits", 0) / wb if wb else 0.0)))
-        rows.append((6, "overwrite ratio", _pct(cache.get("overwrite_ratio", 0.0))))
-        rows.append((8, "write misses", f"{cache.get('write_misses', 0):,}"))
+        rows.append((3, "overwrite ratio", _pct(cache.get("overwrite_ratio", 0.0))))
+        rows.append((6, "writes waited", f"{cache.get('write_misses', 0):,}"))
         if cache.get("bypass_whole_stripes"):
-            rows.append((8, "stripes around cache", f"{cache.get('bypassed_stripes', 0):,}"))
+            rows.append((8, "stripes past cache", f"{cache.get('bypassed_stripes', 0):,}"))
         d = f"{cache.get('destages_finished', 0):,}"
         if rates:
             d += f"  ({_num(rates.get('destages_per_s', 0.0))}/s)"
@@ -632,6 +631,9 @@ def header(snap: dict[str, Any], *, speed: str = "") -> Text:
     if snap.get("paused"):
         text.append("PAUSED", style="bold reverse yellow")
         text.append(" ")
+        if (snap.get("cache") or {}).get("draining"):  # an fsync (umount, sync) waits for the paused destager
+            text.append("FLUSH WAITING (r resumes)", style="bold reverse red")
+            text.append(" ")
     if snap.get("degraded"):
         text.append("DEGRADED", style="bold reverse red")
         text.append(" ")
@@ -645,10 +647,17 @@ def header(snap: dict[str, Any], *, speed: str = "") -> Text:
     text.append(f"  t={_seconds(snap.get('uptime', 0.0))}")
     if g:
         text.append(f"  RAID-{g.get('level')} {g.get('disks')} disks")
-    text.append(f"  cache {p.get('cache', 'none')}")
-    if "destage" in p:
-        text.append(f"  destage {p['destage']}  order {p.get('destage_order')}")
+    log = snap.get("log") or {}
+    if log:  # the log disk's RAM is the write cache (paper 002): not "cache none"
+        text.append(f"  log {log.get('kind', '?')} (its RAM is the write cache)")
+    else:
+        text.append(f"  cache {p.get('cache', 'none')}")
+        if "destage" in p and p.get("cache", "none") != "none":
+            text.append(f"  destage {p['destage']}  order {p.get('destage_order')}")
     text.append(f"  CT {p.get('ct', 'none')}")
+    for key, label in (("queue_order", "queue"), ("prefetch", "prefetch"), ("placement", "placement")):
+        if key in p:
+            text.append(f"  {label} {p[key]}")
     faults = snap.get("policy_faults") or []
     if faults:  # vraid.engine.guard disabled a policy: which, why, and what runs instead (last on the line)
         f = faults[-1]

@@ -231,10 +231,9 @@ def models_table(presets: list[dict[str, Any]]) -> Table:
     and where their numbers come from are :func:`models_sources_table`."""
     t = Table(title="disk models (--disk-model)", title_justify="left")
     t.add_column("spec", no_wrap=True, min_width=max([4] + [len(d["spec"]) for d in presets]))
-    for col, just, whole in (("rpm", "right", True), ("size", "right", True), ("seek r/w ms", "right", False),
-                             ("media MB/s", "right", False), ("cache", "right", True), ("read ahead", "left", False)):
-        t.add_column(col, justify=just, no_wrap=whole, overflow="fold",  # type: ignore[arg-type]
-                     min_width=10 if col.startswith("media") else None)
+    for col, just, whole in (("rpm", "right", True), ("size", "right", False), ("seek r/w ms", "right", False),
+                             ("media MB/s", "right", False), ("cache", "right", True), ("ahead", "left", False)):
+        t.add_column(col, justify=just, no_wrap=whole, overflow="fold")  # type: ignore[arg-type]
 
     def fmt(x: float) -> str:
         return f"{x:g}"

@@ -71,6 +71,7 @@ class CacheStatus:
             "hwm": self.hwm,
             "lwm": self.lwm,
             "paused": self.paused,
+            "draining": self.draining,  # flushes waiting for the cache to drain (vraid top: "flush waiting")
             "nvram": self.journal is not None,
         } | self.metrics.to_dict() | (
             {"bypass_whole_stripes": True, "bypassed_stripes": self.bypassed_stripes} if self.bypass_whole_stripes else {})

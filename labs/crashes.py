@@ -11,7 +11,7 @@ stripe written shortly before the crash is resynced although it was already cons
 
 Every answer is what virtual-time :class:`~vraid.testing.session.Session` runs did: the same
 in-memory members are reopened (``was_clean=False``) and read back, and the recovery report
-(:class:`vraid.engine.recovery.ResyncReport`) is the one a mount prints.
+(:class:`vraid.engine.host.recovery.ResyncReport`) is the one a mount prints.
 """
 
 from __future__ import annotations

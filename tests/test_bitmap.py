@@ -9,7 +9,7 @@ import pytest
 from vraid.ondisk.bitmap import PARAM, WriteIntentBitmap, area, check_chunk, default_chunk
 from vraid.errors import VraidError
 from vraid.core.geometry import RESERVED, Geometry
-from vraid.engine.recovery import recover
+from vraid.engine.host.recovery import recover
 from vraid.engine.build import EngineConfig
 
 from support import memory_stores, running, small_geometry

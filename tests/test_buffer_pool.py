@@ -73,9 +73,9 @@ def test_a_write_that_fails_does_not_give_its_buffer_back():
 
     async def main():
         async with running(EngineConfig(g, stores)) as array:
-            free = len(array._buffers._free)
+            free = len(array.raid.buffers._free)
             with pytest.raises(Exception):
                 await array.write(0, b"x" * g.stripe_data_bytes)
-            assert len(array._buffers._free) == free
+            assert len(array.raid.buffers._free) == free
 
     trio.run(main)

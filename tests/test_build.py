@@ -6,7 +6,7 @@
   faults, timing model, bitmap and NVRAM included, without mounting;
 * `vraid sim --nvram/--bitmap-chunk` run, deterministically, and change nothing by default;
 * `vraid top --sim --fault` injects the fault (it used to be dropped);
-* recovery after a crash runs through vraid.engine.recovery: NVRAM replay, bitmap resync.
+* recovery after a crash runs through vraid.engine.host.recovery: NVRAM replay, bitmap resync.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def test_mount_config_builds_the_served_engine(tmp_path):
 def test_crash_recovery_replays_nvram_and_resyncs_the_bitmap_chunks(tmp_path):
     """Write with destaging paused (the blocks are only in the cache and NVRAM), destage one
     unit, drop everything: the next engine replays NVRAM and resyncs the chunks whose bits
-    are set, through vraid.engine.recovery, and nothing acknowledged is lost."""
+    are set, through vraid.engine.host.recovery, and nothing acknowledged is lost."""
     stores = tuple(MemoryStore(G.member_size, f"m{i}") for i in range(G.ndisks))
     config = EngineConfig(G, stores=stores, policies={"cache": "stripe"}, cache_size=8 * G.stripe_data_bytes,
                           nvram=tmp_path / "nv", bitmap_chunk=1)

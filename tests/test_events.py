@@ -150,7 +150,7 @@ def test_host_write_plans_are_host_and_destage_plans_are_destage() -> None:
 
 
 def test_write_plan_takes_a_cause() -> None:
-    from vraid.engine.host.array import _dirty_z
+    from vraid.engine.raid.plans import dirty_z as _dirty_z
     from vraid.engine.raid.stripe import StripeBuffer
 
     async def main():

@@ -243,15 +243,15 @@ def layer_violations(graph: Graph) -> list[str]:
 
 
 #: the host API's own modules and the builder: the only engine modules that may import it
-HOST_API = ("vraid.engine.host", "vraid.engine.host.array")
-BUILDER = "vraid.engine.build"
+HOST_API = ("vraid.engine.host",)
+BUILDER = ("vraid.engine.build", "vraid.engine.chain")
 
 
 def host_api_violations(graph: Graph) -> list[str]:
     """Edges from below the host API up to it (``TYPE_CHECKING`` imports included)."""
     out = []
     for e in graph.edges:
-        if (_under(e.source, "vraid.engine") and not _under(e.source, *HOST_API, BUILDER)
+        if (_under(e.source, "vraid.engine") and not _under(e.source, *HOST_API, *BUILDER)
                 and e.source != "vraid.engine" and _under(e.target, *HOST_API)):
             out.append(f"below the host API, imports it: {e}")
     return sorted(set(out))
@@ -309,19 +309,12 @@ def test_layer_rules(graph: Graph) -> None:
     assert not bad, "layer rules broken:\n" + "\n".join(bad)
 
 
-#: the engine-layers refactor (issue 31) is removing these in parallel branches; the coordinator
-#: drops a mark once its rule passes
-BEING_FIXED = pytest.mark.xfail(strict=False, reason="engine-layers issue: being fixed")
-
-
-@BEING_FIXED
 def test_no_import_cycles_counting_type_checking_imports(graph: Graph) -> None:
     found = cycles(graph.internal(runtime_only=False))
     assert not found, "import cycles, TYPE_CHECKING imports counted (invert the dependency):\n" + "\n".join(
         describe_cycles(graph, found, runtime_only=False))
 
 
-@BEING_FIXED
 def test_nothing_below_the_host_api_imports_it(graph: Graph) -> None:
     bad = host_api_violations(graph)
     assert not bad, "modules below the host API import it (hand them what they need instead):\n" + "\n".join(bad)
@@ -332,7 +325,6 @@ def test_ondisk_imports_nothing_from_the_engine(graph: Graph) -> None:
     assert not bad, "vraid.ondisk imports the engine (name it by a protocol in ondisk):\n" + "\n".join(bad)
 
 
-@BEING_FIXED
 def test_no_private_name_is_imported_from_another_module(graph: Graph) -> None:
     bad = private_violations(graph)
     assert not bad, "private names imported across modules (make them public):\n" + "\n".join(bad)
@@ -416,11 +408,11 @@ def test_the_engine_rules_see_what_they_forbid(tmp_path: Path) -> None:
     repo = _tree(tmp_path, {
         "vraid/__init__.py": "",
         "vraid/engine/__init__.py": "",
-        "vraid/engine/host/array.py": "from .raid import plan\n",
-        "vraid/engine/build.py": "from .array import Array\n",
+        "vraid/engine/host/array.py": "from ..raid import plan\n",
+        "vraid/engine/build.py": "from .host.array import Array\n",
         "vraid/engine/host/__init__.py": "from .api import Host\n",
         "vraid/engine/host/api.py": "from vraid.engine.host.array import Array\n",
-        "vraid/engine/raid.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .array import Array\n"
+        "vraid/engine/raid.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .host.array import Array\n"
                                 "from .helpers import _private, __version__, public\n",
         "vraid/engine/helpers.py": "_private = 1\n",
         "vraid/engine/cache/__init__.py": "",
@@ -433,12 +425,13 @@ def test_the_engine_rules_see_what_they_forbid(tmp_path: Path) -> None:
     host = host_api_violations(g)
     assert [h.split(": ", 1)[1].split("  ")[0] for h in host] == [
         "vraid.engine.cache.unit -> vraid.engine.host", "vraid.engine.cache.unit -> vraid.engine.host.api",
-        "vraid.engine.raid -> vraid.engine.host.array"]  # build, array and the host package may
+        "vraid.engine.raid -> vraid.engine.host", "vraid.engine.raid -> vraid.engine.host.array"]  # build and the host package may
     assert ondisk_violations(g) == [f"ondisk imports the engine: vraid.ondisk.bitmap -> {m}  (line 3) (TYPE_CHECKING)"
                                     for m in ("vraid.engine", "vraid.engine.members.queues")]
     assert private_violations(g) == [  # not __version__, not os.path's
         "private name imported: vraid.engine.raid imports _private from vraid.engine.helpers  (line 4)"]
     assert cycles(g.internal(runtime_only=True)) == []
-    assert cycles(g.internal(runtime_only=False)) == [["vraid.engine.host.array", "vraid.engine.raid"]]
+    assert cycles(g.internal(runtime_only=False)) == [["vraid.engine.host", "vraid.engine.host.api", "vraid.engine.host.array",
+                                                       "vraid.engine.raid"]]
     text = "\n".join(describe_cycles(g, cycles(g.internal(runtime_only=False)), runtime_only=False))
     assert "vraid.engine.raid -> vraid.engine.host.array  (line 3) (TYPE_CHECKING)" in text

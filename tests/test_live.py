@@ -1,4 +1,4 @@
-"""vraid.engine.live: step mode (pause, step, resume), run-time policy changes, snapshots and
+"""vraid.engine.host.live: step mode (pause, step, resume), run-time policy changes, snapshots and
 the control handlers, on the real engine in virtual time."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import trio.testing
 
 from vraid.backends.memory import MemoryStore
 from vraid.errors import VraidError
-from vraid.engine.live import LiveState, derive_rates, history_buckets
+from vraid.engine.host.live import LiveState, derive_rates, history_buckets
 from vraid.engine.build import EngineConfig
 
 from support import run_virtual, running, small_geometry, write_cache

@@ -277,7 +277,7 @@ def test_degraded_reads_rebuild_and_scrub_go_through_the_mapping():
 def test_nvram_numbers_blocks_logically_and_recovery_replays_them(tmp_path):
     """The cache's NVRAM records carry logical block numbers (mapping.block_of), and
     recovery writes them back where the mapping puts them and resyncs those stripes."""
-    from vraid.engine.recovery import recover
+    from vraid.engine.host.recovery import recover
 
     g = _geometry(5, 4, "left-symmetric", stripes=8)
     m = ReversedStripes(g)

@@ -315,7 +315,7 @@ def test_schema_types_ranges_and_json():
 # -- what is generated from the table --------------------------------------------------------
 def test_settings_flags_toml_ctl_and_sim_keys_come_from_the_table():
     from vraid.cli.common import add_policy_flags, policy_args
-    from vraid.engine.live import CTL_KEYS
+    from vraid.engine.host.live import CTL_KEYS
     from vraid.ondisk.config import KNOWN, ArrayConfig
     from vraid.sim.simulator import POLICY_KEYS
 

@@ -225,7 +225,7 @@ def test_a_stripe_lock_object_is_never_left_behind():
         async with running(EngineConfig(g, [MemoryStore(g.member_size) for _ in range(g.ndisks)])) as array:
             for off, data in _writes(g, 100, seed=3):
                 await array.write(off, data)
-            assert array._locks == {}
+            assert array.raid.locks.table == {}
 
     trio.run(main)
 

@@ -12,7 +12,7 @@ import pytest
 
 from snaputil import assert_snapshot, render_text
 from vraid.tui import panels
-from vraid.engine.live import derive_rates
+from vraid.engine.host.live import derive_rates
 from vraid.core.rxw import Plan
 
 

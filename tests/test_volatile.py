@@ -245,7 +245,7 @@ def test_a_power_cut_under_concurrent_writes_reads_and_fsyncs_keeps_every_fsynce
     import struct
 
     from vraid.backends.nvram import Nvram
-    from vraid.engine.recovery import recover
+    from vraid.engine.host.recovery import recover
     from vraid.ondisk.bitmap import WriteIntentBitmap
 
     g = Geometry(5, 4, 24, BS, 4 * BS, data_offset=4 * BS)

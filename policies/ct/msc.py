@@ -82,9 +82,12 @@ def _gaps(rows: list[list[Cell]], j: int, ops: tuple[str, ...], s_max: int, exce
             p = i
 
 
-def read_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, checks: int = 1) -> Matrix:
+def read_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, checks: int = 1,
+                   parity: bool | None = None) -> Matrix:
     """Fig. 10 ``ReadContiguityTransform``: fill the gaps between reads of each column
     (the last ``checks`` columns are parity columns)."""
+    if parity is not None:  # the older keyword: True is one check column
+        checks = int(bool(parity))
     rows = [list(r) for r in m]
     if not rows:
         return m
@@ -101,9 +104,12 @@ def read_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, checks: int
     return tuple(tuple(r) for r in rows)
 
 
-def write_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, checks: int = 1) -> Matrix:
+def write_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, checks: int = 1,
+                    parity: bool | None = None) -> Matrix:
     """Fig. 10 ``WriteContiguityTransform``: fill the gaps between writes where eq. (7) allows
     (the last ``checks`` columns are parity columns)."""
+    if parity is not None:  # the older keyword: True is one check column
+        checks = int(bool(parity))
     rows = [list(r) for r in m]
     if not rows:
         return m
@@ -122,9 +128,13 @@ def write_transform(m: Matrix, z: StateMatrix, limits: "CtLimits", *, checks: in
     return tuple(tuple(r) for r in rows)
 
 
-def transform_matrix(m: Matrix, z: StateMatrix, limits: "CtLimits", *, checks: int = 1) -> Matrix:
+def transform_matrix(m: Matrix, z: StateMatrix, limits: "CtLimits", *, checks: int = 1,
+                     parity: bool | None = None) -> Matrix:
     """Read contiguity transform, then write contiguity transform (sec. III-B), with the
-    last ``checks`` columns as parity columns."""
+    last ``checks`` columns as parity columns (``parity=``, the older keyword of a student's
+    CT: True is one check column, False none)."""
+    if parity is not None:
+        checks = int(bool(parity))
     return write_transform(read_transform(m, z, limits, checks=checks), z, limits, checks=checks)
 
 

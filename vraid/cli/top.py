@@ -96,7 +96,7 @@ def _sim_config(sim_args: list[str]):
 def cmd_top(args) -> int:
     from rich.console import Console
 
-    from vraid.engine.live import derive_rates
+    from vraid.engine.host.live import derive_rates
     from vraid.tui.panels import frame
     from vraid.tui.top import DEFAULT_RATE, MountSource, SimSource, buckets_for, run_view, sim_snapshots
 

@@ -32,7 +32,7 @@ every check has passed, :meth:`EngineConfig.check`):
 
 Running (:func:`open_engine`, or :meth:`Engine.recover` inside the caller's
 own nursery as the daemon does): the array's workers start, then recovery
-(``vraid.engine.recovery``: NVRAM replay, bitmap resync) runs before anything
+(``vraid.engine.host.recovery``: NVRAM replay, bitmap resync) runs before anything
 else is served.
 """
 
@@ -56,7 +56,7 @@ from vraid.policies.placement import needs_directory
 from vraid.engine.assembled import EngineOptions, config_fields, new_array_layout, parse_time
 from .clock import TrioClock
 from .guard import MODES, PolicyGuard
-from .recovery import ResyncReport, recover
+from vraid.engine.host.recovery import ResyncReport, recover
 
 log = logging.getLogger(__name__)
 
@@ -499,7 +499,7 @@ class Engine:
 
     # -- running ----------------------------------------------------------------------------
     async def recover(self) -> ResyncReport:
-        """NVRAM replay and resync (``vraid.engine.recovery``); the array must be serving.
+        """NVRAM replay and resync (``vraid.engine.host.recovery``); the array must be serving.
         A clean engine with nothing to replay and no bit set is left alone."""
         cfg = self.config
         logc = self.array.log

@@ -8,7 +8,7 @@ size and nesting depth and checked against its command's schema
 (:mod:`vraid.core.schema`) before a handler runs, and an exception in a
 handler becomes an error answer (logged with its traceback); the server keeps
 serving whatever one client sends. ``vraid status`` uses ``status``; ``vraid top``
-and ``vraid ctl`` use the commands of :mod:`vraid.engine.live` (snapshot, pause,
+and ``vraid ctl`` use the commands of :mod:`vraid.engine.host.live` (snapshot, pause,
 step, resume, ctl_get, ctl_set).
 """
 

@@ -18,7 +18,7 @@ members, marks the array clean and exits. An unmount is refused while a loop
 device holds the image (FUSE-NOTES item 7). A daemon that dies any other way
 leaves the array marked dirty; the next mount says so and, before serving,
 replays NVRAM and resyncs the stripes the write-intent bitmap names
-(``vraid.engine.recovery``).
+(``vraid.engine.host.recovery``).
 """
 
 from __future__ import annotations
@@ -449,7 +449,7 @@ def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
             }
         }
 
-    from vraid.engine.live import LiveState
+    from vraid.engine.host.live import LiveState
     from vraid.policies.ct import default_limits
 
     # vraid top and vraid ctl: snapshot, pause, step, resume, ctl_get, ctl_set

@@ -7,7 +7,7 @@ written to every member and flushed, BEFORE the first member write to a
 stripe of its chunk; it is cleared lazily, once the chunk has had no write in
 flight for a while and the members have been flushed since its last write.
 After an unclean shutdown only the stripes of the set bits can disagree with
-their parity, so resync recomputes just those (``vraid.engine.recovery``) instead of
+their parity, so resync recomputes just those (``vraid.engine.host.recovery``) instead of
 the whole array.
 
 The cost is one extra bitmap write and flush when a write touches a chunk

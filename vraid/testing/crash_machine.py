@@ -9,7 +9,7 @@ writes (write-through) or destages (a cache with NVRAM): the request that
 crosses the limit is torn (only a prefix of its blocks lands) and every
 member fails from then on. Then all in-memory state is dropped, the array
 is reassembled from the member files, and the recovery a mount runs
-(``vraid.engine.recovery.recover``: NVRAM replay, resync of the chunks the
+(``vraid.engine.host.recovery.recover``: NVRAM replay, resync of the chunks the
 write-intent bitmap has set) brings it back. Invariants:
 
 * the stripe the torn member write belonged to is covered by a bit of the

@@ -1,7 +1,7 @@
 """What each family rule means and how the built-in policies keep it: the explanation
 ``vraid fuzz`` prints under a failure that broke one (docs/fuzz.md, "Reading a failure").
 
-The guard (:mod:`vraid.engine.guarded`, :mod:`vraid.engine.guarded_cache`) and the fuzz checks
+The guard (:mod:`vraid.engine.guard.guarded`, :mod:`vraid.engine.guard.guarded_cache`) and the fuzz checks
 (:mod:`vraid.testing.fuzz_checks`) say *what* went wrong in one line; a student then needs the
 rule behind it and the way the built-ins satisfy it. :func:`explain` matches the failure's
 headline against :data:`RULES` and returns those lines (none for a plain exception or a data

@@ -278,7 +278,7 @@ class CachedArrayMatchesModel(ArrayMatchesModel):
 
     def _open(self, *, was_clean: bool = True) -> ArrayPortal:
         """The engine over the members, as a mount builds it: with NVRAM, what the file
-        holds is replayed (``vraid.engine.recovery``) before the portal returns."""
+        holds is replayed (``vraid.engine.host.recovery``) before the portal returns."""
         portal = ArrayPortal(self.g, self.stores, cache=self.cache, nvram=self.nvram_path, uuid=UUID, was_clean=was_clean,
                              **self.options)
         self.nvram = portal.engine.nvram

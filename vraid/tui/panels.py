@@ -1,7 +1,7 @@
 """The panels of ``vraid top``: pure functions from a snapshot dict to rich renderables.
 
-A snapshot is what :meth:`vraid.engine.live.LiveState.snapshot` returns (the ``snapshot`` control
-command), with ``rates`` added by the viewer (:func:`vraid.engine.live.derive_rates`). Nothing here
+A snapshot is what :meth:`vraid.engine.host.live.LiveState.snapshot` returns (the ``snapshot`` control
+command), with ``rates`` added by the viewer (:func:`vraid.engine.host.live.derive_rates`). Nothing here
 reads a clock, a socket or the terminal, so the same snapshot always draws the same text;
 tests/test_top_panels.py keeps rendered panels as snapshot files.
 

@@ -3,12 +3,12 @@
 Two sources of snapshots, one viewer:
 
 * :class:`MountSource` asks a running mount over its control socket (``snapshot``,
-  ``pause``, ``step``, ``resume``, ``ctl_*``; see :mod:`vraid.engine.live`);
+  ``pause``, ``step``, ``resume``, ``ctl_*``; see :mod:`vraid.engine.host.live`);
 * :class:`SimSource` runs the simulator's engine (built from the same
   :class:`~vraid.engine.build.EngineConfig` as ``vraid sim``, faults included) in a
   :class:`~vraid.testing.session.Session` whose clock is ``trio.testing.MockClock(rate=R)``:
   virtual time passes R times as fast as real time, so a run is watchable; ``+``/``-`` change R and space stops time (R = 0). The same
-  :class:`~vraid.engine.live.LiveState` answers the same commands in-process.
+  :class:`~vraid.engine.host.live.LiveState` answers the same commands in-process.
 
 The viewer (:func:`run_view`) polls a few times per second and draws
 :func:`vraid.tui.panels.frame` with rich's Live. Keys are read one at a time from the terminal
@@ -35,7 +35,7 @@ import trio.testing
 
 from vraid.fuse import control
 from vraid.errors import MountError, VraidError
-from vraid.engine.live import LiveState, derive_rates
+from vraid.engine.host.live import LiveState, derive_rates
 from .panels import frame
 
 #: simulation speed steps (virtual seconds per real second)

@@ -4,7 +4,7 @@ Without a journal the cache is volatile: fsync of the image drains every unit di
 time of the call (:meth:`Durability.flush`). With one (:mod:`vraid.engine.cache.journal`;
 ``--nvram FILE`` is an NVRAM journal) every dirty block is also put into the journal when it
 is written (:meth:`Durability._put_batch`, one ``put_many`` per host write), so fsync only
-syncs it, and a new mount replays it (:mod:`vraid.engine.recovery`) before it serves
+syncs it, and a new mount replays it (:mod:`vraid.engine.host.recovery`) before it serves
 anything. A destaged block's record is cleared only once the target is flushed
 (:meth:`Durability._settle`): until then a power loss could lose the member copy, and the
 journal's copy must survive it. A shutdown empties the journal (:meth:`Durability.reset_journal`).

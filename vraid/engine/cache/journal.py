@@ -6,7 +6,7 @@ also :meth:`~Journal.put` into the journal when the host writes it, an fsync
 only :meth:`~Journal.sync`\\ s, a destaged block's record is
 :meth:`~Journal.clear`\\ ed once the members are flushed, and after a crash
 the next mount writes :meth:`~Journal.replay` through to the members before
-it serves anything (:mod:`vraid.engine.recovery`), then :meth:`~Journal.reset`\\ s.
+it serves anything (:mod:`vraid.engine.host.recovery`), then :meth:`~Journal.reset`\\ s.
 
 Two media fit this interface:
 
@@ -19,7 +19,7 @@ Two media fit this interface:
   (:mod:`vraid.engine.log.cache`) is a chained destage target rather than a journal
   behind the write-back cache: the log *is* the cache's second level, so there is no
   separate put/clear per dirty block; it implements :meth:`replay` and :meth:`reset`
-  for recovery (:mod:`vraid.engine.recovery`). The sketch this seam was shaped by:
+  for recovery (:mod:`vraid.engine.host.recovery`). The sketch this seam was shaped by:
   :meth:`put` appends a record
   (header with sequence number, block number and checksum, then the data) to
   the open segment in RAM and returns the record's position; :meth:`sync`

@@ -28,7 +28,7 @@ stores: everything acknowledged before it is then durable in the log, not necess
 the data disks. A log copy stays *held* until it reached the data disks (level 2) or a
 newer copy of its block is on the log; a segment's slot is reused only after the tail
 moved past it, the data disks were flushed and the new tail is in the log superblocks
-(:meth:`LogMedium.checkpoint`). After a crash, recovery (:mod:`vraid.engine.recovery`)
+(:meth:`LogMedium.checkpoint`). After a crash, recovery (:mod:`vraid.engine.host.recovery`)
 replays :meth:`replay` (the log from its tail, in sequence order, up to the first torn
 or stale segment) through to the data disks, then :meth:`reset`\\ s the log.
 
@@ -529,7 +529,7 @@ class LogCache:
             await self.medium.flush()
             await self.medium.checkpoint(self.tail)
 
-    # -- recovery: the journal's replay/reset (vraid.engine.recovery) -----------------------------
+    # -- recovery: the journal's replay/reset (vraid.engine.host.recovery) -----------------------------
     def replay(self) -> list[tuple[int, bytes]]:
         """(block, data) of the newest copy of every block the log held at the last crash,
         oldest segment first; empty after a clean shutdown."""

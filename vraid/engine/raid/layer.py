@@ -2,7 +2,7 @@
 
 A write that reaches it (a write-through host write, a destaged cache unit, a level-2 log
 destage, a placement's stripe write) becomes, per stripe and under the stripe lock
-(:mod:`vraid.engine.raid.locks`), the plan of seed 000 sec. II-B: the state matrix Z of
+(:mod:`vraid.engine.raid.locks`), the plan of seed 000 sec. III-B (Fig. 7): the state matrix Z of
 the stripe's rows, the basic rxw-matrix M (RCW or RMW per row, :mod:`vraid.core.rxw`
 through :mod:`vraid.engine.raid.plans`), the contiguity transform's rewrite (``ct``, a
 policy behind the guard; seed 000 sec. III), or, with a member missing,

@@ -1,4 +1,4 @@
-"""The rxw plans a stripe write makes (seed 000 sec. II-B, eq. 2-3: state matrix Z -> basic
+"""The rxw plans a stripe write makes (seed 000 sec. III-B, Fig. 7: state matrix Z -> basic
 rxw-matrix M -> member requests), memoised: M and the requests depend on Z alone (the stripe
 and its columns only label them), so each distinct Z is planned once.
 

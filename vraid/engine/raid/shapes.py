@@ -21,7 +21,7 @@ member failed, and the general path goes on degraded from there).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -31,13 +31,14 @@ from vraid.engine.raid.plans import build_plan
 from vraid.engine.raid.stripe import full_stripe_writes, one_column_rmw
 from vraid.errors import MemberIOError
 
-if TYPE_CHECKING:
-    from vraid.engine.raid.layer import RaidLayer
+#: the :class:`vraid.engine.raid.layer.RaidLayer` whose stripe is written (not imported: the
+#: layer runs the shapes)
+RaidLayer = Any
 
 _HOST = Priority.HOST.cause
 
 
-async def small_write(raid: "RaidLayer", ext: Extent, src: np.ndarray, z, *, locked: bool = False) -> int:
+async def small_write(raid: RaidLayer, ext: Extent, src: np.ndarray, z, *, locked: bool = False) -> int:
     """The small write of ``ext`` (see the module docstring): unlocked when nothing can
     interleave with it (no stripe lock held or waited for, a stripe lock would take no
     checkpoint, both members inline); ``locked``: the caller holds the stripe lock (members
@@ -97,7 +98,7 @@ async def small_write(raid: "RaidLayer", ext: Extent, src: np.ndarray, z, *, loc
             intent.end(stripe, ok)
 
 
-async def full_stripe_write(raid: "RaidLayer", ext: Extent, src: np.ndarray, z) -> int:
+async def full_stripe_write(raid: RaidLayer, ext: Extent, src: np.ndarray, z) -> int:
     """The full-stripe write of ``ext`` (a whole stripe; see the module docstring), when
     nothing can interleave with it (as the unlocked :func:`small_write`)."""
     stripe = ext.stripe

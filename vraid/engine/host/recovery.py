@@ -27,7 +27,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
-from .cache.journal import as_journal
+from vraid.engine.cache.journal import as_journal
 
 if TYPE_CHECKING:
     from vraid.engine.host.array import Array

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Sequence
 
 from vraid.core.schema import BadRequest, Int, Num, Str, takes
 from vraid.errors import VraidError
-from .events import DestageEvent, PlanEvent, PolicyEvent
+from vraid.engine.events import DestageEvent, PlanEvent, PolicyEvent
 
 if TYPE_CHECKING:
     from vraid.engine.host.array import Array

@@ -15,8 +15,8 @@ contiguous, back to back, each read once in 4 KiB records), the host model of
 :mod:`vraid.sim.host` (``--host-readahead seqp|saseqp:max=...``) and the controller's
 ``--prefetch none|msp`` with a read cache. Scaled: the aggregate is ``total`` (full run
 256 MiB, 1/32 of the paper's 8 GB; quick 16 MiB with fewer stream counts); the read cache is
-32 MiB for every series (the paper's 512 MB is never the limit: what MSP needs is its
-SPS_max = 8 stripes ahead, 5 MiB at a 128 KiB strip). Bandwidth = the files' bytes over the
+32 MiB for every series, or the aggregate where that is smaller (the paper's 512 MB is never
+the limit: what MSP needs is its SPS_max = 8 stripes ahead, 5 MiB at a 128 KiB strip). Bandwidth = the files' bytes over the
 virtual time until the last stream has read its last record. The disks are
 ``hdd:st373454lc,stroke=partition,tcq=off`` (one command at a time, as results/prefetch/ was
 measured): each member is the first bytes of a 73 GB disk, as the
@@ -88,7 +88,7 @@ def runs(quick: bool, *, total: int | None = None, streams: list[int] | None = N
             for n in streams or st["streams"]:
                 specs.append({"id": f"{strip >> 10}k-{name}-{n}", "strip": strip, "series": name, "streams": n,
                               "host_readahead": readahead, "prefetch": prefetch, "total": total,
-                              "read_cache": READ_CACHE, "record": RECORD, "disks": DISKS,
+                              "read_cache": min(READ_CACHE, total), "record": RECORD, "disks": DISKS,
                               "disk_model": disk_model or DISK_MODEL})
     return specs
 

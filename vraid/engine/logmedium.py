@@ -111,6 +111,7 @@ class LogMedium:
         self.bs = layout.block_size
         #: the tail the superblocks hold (segments before it may be overwritten)
         self.durable_tail = 0
+        self._checkpointing = trio.Lock()
         self.busy = 0  # requests in flight on the log stores
         self.segment_writes = 0
         self.bytes_written = 0
@@ -255,6 +256,10 @@ class LogMedium:
 
     async def checkpoint(self, tail: int) -> None:
         """Make ``tail`` durable in every live superblock (segments before it may be reused)."""
+        async with self._checkpointing:  # one at a time: an older tail never lands after a newer one
+            await self._checkpoint(tail)
+
+    async def _checkpoint(self, tail: int) -> None:
         if tail <= self.durable_tail:
             return
         for i in self._live(range(len(self.stores))):

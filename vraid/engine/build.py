@@ -131,6 +131,9 @@ class EngineConfig:
     log_stores: Sequence[Store] | None = None
     #: write fresh log superblocks first (a simulation's in-memory log; never an array's files)
     log_fresh: bool = False
+    #: replay a log damaged in the middle anyway (``vraid mount --force``): every intact
+    #: segment, the damaged ones reported as lost (vraid.engine.logmedium)
+    log_force: bool = False
     #: the destage scheduler of level 2 (``vraid.policies.destage`` spec)
     log_destage: str = "idle"
     #: level 1 runs when the oldest block in the RAM buffer has waited this long (seconds)
@@ -380,7 +383,7 @@ class Engine:
         self.log_medium = LogMedium(stores, layout, cfg.uuid)
         if kind == "per-disk":  # the region of a failed member is gone with it
             self.log_medium.failed.update(cfg.failed)
-        self.log_scan = self.log_medium.scan_sync()
+        self.log_scan = self.log_medium.scan_sync(force=cfg.log_force)
 
     def log_factory(self):
         """What the Array calls to make its log cache (None: no log)."""
@@ -439,8 +442,11 @@ class Engine:
         if cfg.was_clean and not self.replay and not self.bitmap_chunks:
             self.report = ResyncReport()
         elif logc is not None:
+            scan = self.log_scan
             self.report = await recover(self.array, was_clean=cfg.was_clean, bitmap_chunks=self.bitmap_chunks,
-                                        replay=self.replay, journal=logc)
+                                        replay=self.replay, journal=logc,
+                                        source=scan.describe() if scan is not None else None,
+                                        lost=scan.loss_message() if scan is not None else "")
         else:
             self.report = await recover(self.array, was_clean=cfg.was_clean, bitmap_chunks=self.bitmap_chunks,
                                         replay=self.replay, nvram=self.nvram or self.replay_file)

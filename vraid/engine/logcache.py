@@ -95,6 +95,9 @@ class LogCache:
         #: (:meth:`reset` ends it): until then the durable tail must stay where it is, or a
         #: power cut in the middle of the replay leaves nothing to replay the next time
         self.replay_pending = scan is not None and bool(scan.segments)
+        #: every segment below this one is on the log stores, flushed (each new header records
+        #: it: a later scan tells damage from a torn tail by it, vraid.engine.logmedium)
+        self.flushed = start
         #: seq -> {lba: index} of the blocks a log segment holds that the data disks lack
         self.held: dict[int, dict[int, int]] = {}
         #: lba -> (seq, index) of its newest held log copy
@@ -173,7 +176,9 @@ class LogCache:
         """fsync: every block in RAM to the log, the log stores flushed (not the data disks)."""
         await self.level1("flush")
         if self.failed is None:
+            upto = self.head  # level 1 is done: every segment below head is written
             await self.medium.flush()
+            self.flushed = max(self.flushed, upto)
         else:
             await self.next.flush()
 
@@ -290,7 +295,8 @@ class LogCache:
 
     async def _append(self, seq: int, chunk: list) -> None:
         data = b"".join(block.tobytes() for _, _, block in chunk)
-        header = SegmentHeader(self.medium.uuid, seq, self.tail, tuple(lba for lba, _, _ in chunk), data_crc(data))
+        header = SegmentHeader(self.medium.uuid, seq, self.tail, tuple(lba for lba, _, _ in chunk), data_crc(data),
+                               self.flushed)
         try:
             await self.medium.write_segment(seq, header, data)
         finally:

@@ -435,7 +435,7 @@ def engine_config(asm: Assembled, opts: MountOptions, *, opened: bool = True) ->
         log=logrec.spec if logrec is not None else None,
         log_size=logrec.size if logrec is not None else EngineConfig.log_size,
         log_stores=(tuple(asm.log_stores) if opened and logrec.kind != "per-disk" else None) if logrec is not None else None,
-        log_force=opts.force,
+        force_recovery=opts.force,
     )
 
 

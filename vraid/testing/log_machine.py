@@ -6,8 +6,14 @@ real files, assembled and built as a mount does (``vraid.fuse.daemon.engine_conf
 members *and* log stores sit behind one :class:`PowerCut`. Rules write (the log cache
 acknowledges from RAM), fsync, run a level-1 or a level-2 destage by hand, remount
 cleanly, or cut the power a random number of requests ahead during a write and an fsync
-(or a destage), then drop everything in memory, reassemble and recover (log replay up to
-the first torn or stale segment, then the bitmap resync). Invariants:
+(or a destage, or idle time in which the background destages run), then drop everything
+in memory, reassemble and recover (log replay up to the first torn or stale segment, then
+the bitmap resync), sometimes cutting the power again inside that recovery. Two writers at
+once (each on its half, writes then an fsync, with or without a cut) and reads checked
+against the model run too. Options: ``cache`` puts the write-back cache above the log as
+``vraid mount --cache`` does (seed 002's chained target); ``volatile`` puts every store
+behind :class:`~vraid.backends.volatile.VolatileStore`, so a cut also loses what was not
+flushed (a power cut, not a kill -9). Invariants:
 
 * nothing acknowledged before an fsync is lost: after a crash every block holds the
   value it had at the last completed fsync or one written after it (never an older

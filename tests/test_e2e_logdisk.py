@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mountutil import requires_mount, run, tree_hash, vraid, wait_gone
+from mountutil import daemon_pid, requires_mount, run, tree_hash, vraid, wait_gone
 from test_e2e_crash import _check_json, _sha, _start_writer, _stop_writer
 
 pytestmark = [requires_mount, pytest.mark.mount]
@@ -118,4 +118,71 @@ def test_a_missing_log_stops_the_mount_and_force_drops_it(tmp_path, session):
     assert refused.returncode != 0 and "log1.img is missing" in said and "--force" in said and "nothing is lost" in said
     session.mount(arr, mnt, "--force")
     assert (arr / "log1.img").exists()
+    session.umount(mnt)
+
+
+WRITER_64K = """
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+for i in range(int(sys.argv[2])):
+    os.pwrite(fd, bytes([i % 250 + 1]) * 65536, i * 65536)
+    os.fsync(fd)
+    print(i, flush=True)
+"""
+
+
+def test_a_log_damaged_in_the_middle_is_refused_and_force_reports_the_loss(tmp_path, session):
+    """Issue 33: 16 bytes flipped in the middle of an scd log. The mount refuses, naming the
+    damaged segments; ``--force`` replays every intact segment and says what was lost, in
+    its output and in vraid.log; every fsynced chunk outside the damaged segment is back."""
+    import subprocess
+    import sys
+
+    from vraid.ondisk.logsegment import LogLayout, LogSuperblock, SegmentHeader
+
+    arr, mnt = tmp_path / "arr", tmp_path / "mnt"
+    vraid("create", arr, "--disks", "4", "--disk-size", "24M", "--strip", "16K", "--log", "scd", "--log-size", "8M")
+    pid = session.mount(arr, mnt)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER_64K, str(mnt / "disk.img"), "200"],
+                              stdout=subprocess.PIPE, text=True)
+    done = [int(writer.stdout.readline()) for _ in range(40)]  # 40 chunks fsynced, the writer still going
+    os.kill(pid, signal.SIGKILL)
+    assert wait_gone(pid, 10)
+    writer.kill()
+    writer.communicate(timeout=30)
+    run("fusermount3", "-u", "-z", mnt, check=False)
+    session.fuse_mounts.remove(mnt)
+    session.pids.remove(pid)
+    log = arr / "log0.img"
+    lay = LogLayout.for_size("scd", 1, 4096, log.stat().st_size)
+    raw = log.read_bytes()
+    tail = LogSuperblock.unpack(raw[:4096], 4096).tail
+    seqs = {}
+    for slot in range(lay.slots):
+        off = 4096 * (1 + slot * (1 + lay.segment_blocks))
+        h = SegmentHeader.unpack(raw[off : off + 4096], 4096)
+        if h is not None and h.seq >= tail:
+            seqs[h.seq] = (off, h)
+    assert len(seqs) >= 6, f"the log should hold the fsynced chunks: {sorted(seqs)}"
+    middle = sorted(seqs)[len(seqs) // 2]
+    off, header = seqs[middle]
+    with open(log, "r+b") as f:  # 16 bytes flipped in its second data block
+        f.seek(off + 2 * 4096 + 100)
+        f.write(bytes(b ^ 0xFF for b in raw[off + 2 * 4096 + 100 : off + 2 * 4096 + 116]))
+    refused = vraid("mount", arr, mnt, check=False)
+    said = " ".join(refused.stderr.split())
+    assert refused.returncode != 0 and "damaged in the middle" in said and f"segments {middle} of" in said, said
+    assert "--force" in said and "Traceback" not in refused.stderr
+    result = vraid("mount", arr, mnt, "--force")
+    session.fuse_mounts.append(mnt)
+    session.pids.append(daemon_pid(mnt))
+    text = " ".join(result.stdout.split())
+    assert f"log segments {middle} were damaged" in text and "acknowledged blocks they held are lost" in text, text
+    assert "replayed" in text and "segments" in text
+    assert f"log segments {middle} were damaged" in (arr / "vraid.log").read_text()
+    lost = {lba // 16 for lba in header.blocks}  # the 64 KiB chunks the damaged segment touched
+    with open(mnt / "disk.img", "rb") as f:
+        for i in done:
+            if i not in lost:
+                assert os.pread(f.fileno(), 65536, i * 65536) == bytes([i % 250 + 1]) * 65536, f"fsynced chunk {i}"
     session.umount(mnt)

@@ -155,3 +155,49 @@ def test_a_failed_member_is_rebuilt_through_the_directory(tmp_path, session):
     session.umount_fs(fs)
     session.detach(dev)
     session.umount(mnt)
+
+
+def test_a_directory_journal_damaged_on_every_member_is_refused_and_force_names_the_stripes(tmp_path, session):
+    """Issue 33: the directory journal damaged on every member between a crash and the
+    mount. The mount refuses (it would serve a stale map); ``--force`` mounts and names the
+    stripes whose strips may be misplaced, in its output and in vraid.log."""
+    from mountutil import daemon_pid
+    from vraid.core.directory_format import decode_journal
+    from vraid.ondisk.assemble import assemble
+    from vraid.ondisk.directory_area import PARAM, DirectoryArea
+
+    arr, mnt = tmp_path / "arr", tmp_path / "mnt"
+    vraid("create", arr, "--disks", "4", "--disk-size", "24M", "--strip", "16K", "--placement", "multibuffer")
+    pid = session.mount(arr, mnt)
+    fd = os.open(mnt / "disk.img", os.O_RDWR)
+    try:
+        for i in range(12):  # strips rewritten and fsynced: directory commits
+            os.pwrite(fd, bytes([i + 1]) * 16384, (i % 4) * 16384)
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.kill(pid, signal.SIGKILL)
+    assert wait_gone(pid, 10)
+    run("fusermount3", "-u", "-z", mnt, check=False)
+    session.fuse_mounts.remove(mnt)
+    session.pids.remove(pid)
+    area = DirectoryArea.from_param(assemble(arr).ref.params[PARAM])
+    for disk in range(4):
+        path = arr / f"disk{disk}.img"
+        with open(path, "r+b") as f:
+            f.seek(area.journal_offset)
+            raw = f.read(area.journal)
+            assert len(decode_journal(raw)[0]) >= 3, "the journal should hold several records"
+            f.seek(area.journal_offset + 12)  # inside the first record: its CRC fails
+            f.write(bytes(b ^ 0xFF for b in raw[12:28]))
+    refused = vraid("mount", arr, mnt, check=False)
+    said = " ".join(refused.stderr.split())
+    assert refused.returncode != 0 and "damaged on every member" in said and "--force" in said, said
+    assert "Traceback" not in refused.stderr
+    result = vraid("mount", arr, mnt, "--force")
+    session.fuse_mounts.append(mnt)
+    session.pids.append(daemon_pid(mnt))
+    text = " ".join(result.stdout.split())
+    assert "may be misplaced" in text and "served as it is" in text, text
+    assert "may be misplaced" in (arr / "vraid.log").read_text()
+    session.umount(mnt)

@@ -22,6 +22,9 @@ lose exactly the missing member's blocks in the rows whose parity is stale
 (reconstruction XORs the stale parity); the test computes those rows from
 the member files and checks that the image differs from the crashed one in
 exactly those blocks, and that every fsynced file not on them is intact.
+
+The layers added since (issue 33): the log disk in each configuration, the log under a
+write cache, multibuffer and DPSR, 3 cuts each (20 with --run-slow).
 """
 
 from __future__ import annotations
@@ -53,6 +56,19 @@ MODES = {
     "stripe-nvram": ("--cache", "stripe", "--cache-size", "8M", "--destage", "adaptive", "--nvram", "{nvram}"),
     "pbg-volatile": ("--cache", "pbg", "--cache-size", "8M"),
 }
+
+
+#: the layers added since (issue 33, item 6): ``vraid create`` options, then mount options
+LAYERS = {
+    "log-scd": (("--log", "scd", "--log-size", "8M"), ()),
+    "log-mcd": (("--log", "mcd:2", "--log-size", "4M"), ()),
+    "log-mirrored": (("--log", "mirrored", "--log-size", "4M"), ()),
+    "log-per-disk": (("--log", "per-disk", "--log-size", "4M"), ()),
+    "log-scd-cache": (("--log", "scd", "--log-size", "8M"), ("--cache", "stripe", "--cache-size", "8M")),
+    "multibuffer": (("--placement", "multibuffer"), ()),
+    "dpsr": (("--placement", "dpsr"), ()),
+}
+LAYER_MOUNT = {name: mount for name, (_create, mount) in LAYERS.items()}
 
 
 def _sha(path: Path) -> str:
@@ -146,11 +162,13 @@ def _mkfs(session, mnt: Path, fs: Path) -> str:
     return dev
 
 
-def _power_cuts(tmp_path: Path, session, mode: str, points: int, seed: int) -> dict:
-    """``points`` power cuts of one array under ext4 in cache mode ``mode``; what was checked."""
+def _power_cuts(tmp_path: Path, session, mode: str, points: int, seed: int, create: tuple[str, ...] = ()) -> dict:
+    """``points`` power cuts of one array under ext4 in cache mode ``mode``; what was checked.
+    ``create``: more ``vraid create`` options (a log disk, a placement), with ``mode`` the
+    mount's options (from :data:`MODES`, or :data:`LAYERS`)."""
     arr, mnt, fs = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs"
-    extra = VOLATILE + tuple(a.format(nvram=tmp_path / "nvram.bin") for a in MODES[mode])
-    vraid("create", arr, "--disks", "5", "--disk-size", "32M", "--strip", "16K")
+    extra = VOLATILE + tuple(a.format(nvram=tmp_path / "nvram.bin") for a in {**MODES, **LAYER_MOUNT}[mode])
+    vraid("create", arr, "--disks", "5", "--disk-size", "32M", "--strip", "16K", *create)
     rng = random.Random(seed)
     pid = session.mount(arr, mnt, *extra)
     dev = _mkfs(session, mnt, fs)
@@ -432,3 +450,21 @@ def test_faults_injected_under_ext4_load_lose_nothing(tmp_path, session, name):
     session.umount_fs(fs)
     session.detach(dev)
     session.umount(mnt)
+
+
+@pytest.mark.parametrize("layer", list(LAYERS))
+def test_power_cuts_on_the_newer_layers_three_points(tmp_path, session, layer):
+    """The log disk in every configuration, the log under a write cache, multibuffer and
+    DPSR: members that lose what was not flushed, a cut a moment after an fsync returned,
+    3 points each (20 with --run-slow): every fsynced file intact, e2fsck clean."""
+    report = _power_cuts(tmp_path, session, layer, points=3, seed=40 + list(LAYERS).index(layer),
+                         create=LAYERS[layer][0])
+    assert report["points"] == 3 and report["files_checked"] >= 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layer", list(LAYERS))
+def test_power_cuts_on_the_newer_layers_twenty_points(tmp_path, session, layer):
+    report = _power_cuts(tmp_path, session, layer, points=20, seed=60 + list(LAYERS).index(layer),
+                         create=LAYERS[layer][0])
+    assert report["points"] == 20

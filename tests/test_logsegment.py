@@ -6,7 +6,7 @@ import pytest
 import trio
 
 from vraid.backends.memory import MemoryStore
-from vraid.engine.log.medium import LogMedium, format_stores
+from vraid.engine.log.medium import LogDamaged, LogMedium, format_stores
 from vraid.errors import VraidError
 from vraid.ondisk.logsegment import LogFormatError, LogLayout, LogSuperblock, SegmentHeader, data_crc
 from vraid.policies import registry
@@ -93,22 +93,45 @@ def _medium(kind="scd", n=1, size=(8 * 64 + 4) << 10):
     return LogMedium(stores, lay, UUID), stores
 
 
-def _append(medium, seq, blocks, fill):
+def _append(medium, seq, blocks, fill, flushed=None):
+    """Segment ``seq``; by default every earlier one was flushed before it (an fsync each)."""
     data = bytes([fill]) * (BS * len(blocks))
-    trio.run(medium.write_segment, seq, SegmentHeader(UUID, seq, 0, tuple(blocks), data_crc(data)), data)
+    header = SegmentHeader(UUID, seq, 0, tuple(blocks), data_crc(data), seq if flushed is None else flushed)
+    trio.run(medium.write_segment, seq, header, data)
 
 
-def test_scan_walks_from_the_tail_and_stops_at_a_torn_segment():
+def test_scan_walks_from_the_tail_and_a_torn_tail_is_a_normal_end():
     m, stores = _medium()
     for seq in range(4):
         _append(m, seq, [seq, 100 + seq], seq + 1)
     scan = m.scan_sync()
     assert [s for s, _, _ in scan.segments] == [0, 1, 2, 3] and scan.highest == 3
-    _, off = m.layout.place(2)
-    stores[0].write_sync(off + 2 * BS, b"\xff" * BS)  # tear segment 2's data
+    _, off = m.layout.place(3)
+    stores[0].write_sync(off + 2 * BS, b"\xff" * BS)  # tear the last segment's data: the last append was cut
     scan = m.scan_sync()
-    assert [s for s, _, _ in scan.segments] == [0, 1] and "torn" in scan.stopped
-    assert scan.highest == 3  # segment 3 is intact but after the tear: numbering must go past it
+    assert [s for s, _, _ in scan.segments] == [0, 1, 2] and "torn" in scan.stopped and not scan.lost
+    assert scan.highest == 3  # numbering must go past the torn one
+
+
+def test_damage_in_the_middle_is_refused_and_forced_replays_every_intact_segment():
+    m, stores = _medium()
+    for seq in range(5):
+        _append(m, seq, [seq, 100 + seq], seq + 1)
+    _, off = m.layout.place(2)
+    stores[0].write_sync(off + 2 * BS, b"\xff" * BS)  # 16 bytes would do: segment 2's data CRC fails
+    with pytest.raises(LogDamaged) as exc:
+        m.scan_sync()
+    text = str(exc.value)
+    assert "segments 2 of 0-4" in text and "torn (data CRC)" in text and "up to sequence number 4" in text
+    assert "2 acknowledged" in text and "--force" in text
+    scan = m.scan_sync(force=True)
+    assert [s for s, _, _ in scan.segments] == [0, 1, 3, 4]
+    assert scan.lost == [(2, "torn (data CRC)", 2)] and scan.lost_blocks == 2
+    assert "log segments 2 were damaged" in scan.loss_message() and "2 acknowledged blocks" in scan.loss_message()
+    # a header gone too: its blocks are unknown, a whole segment's worth is at stake
+    stores[0].write_sync(m.layout.place(3)[1], bytes(BS))
+    scan = m.scan_sync(force=True)
+    assert [s for s, _, _ in scan.segments] == [0, 1, 4] and scan.lost_blocks == 2 + m.layout.segment_blocks
 
 
 def test_scan_stops_at_a_stale_segment_and_starts_at_the_durable_tail():
@@ -122,8 +145,48 @@ def test_scan_stops_at_a_stale_segment_and_starts_at_the_durable_tail():
     assert scan.tail == 3 and [s for s, _, _ in scan.segments] == list(range(3, cap + 1))
     m2, _ = _medium()
     _append(m2, 0, [1], 1)
-    _append(m2, 2, [1], 1)  # 1 was never written: 2 is not reached
-    assert [s for s, _, _ in m2.scan_sync().segments] == [0]
+    _append(m2, 2, [1], 1)  # 1 was never written, 2 is: a hole in the middle, not a torn tail
+    with pytest.raises(LogDamaged, match="segments 1 of 0-2"):
+        m2.scan_sync()
+
+
+def test_mcd_a_torn_last_batch_is_normal_damage_on_one_log_is_refused():
+    m, stores = _medium("mcd", 2)
+    for seq in range(6):
+        _append(m, seq, [seq], 1, flushed=min(seq, 4))  # 4 and 5 written at once
+    stores[0].write_sync(m.layout.place(4)[1], bytes(BS))  # the last batch (4 on log0, 5 on log1) was cut
+    assert [s for s, _, _ in m.scan_sync().segments] == [0, 1, 2, 3]
+    stores[1].write_sync(m.layout.place(1)[1], bytes(BS))  # and log1 lost segment 1: 2, 3 follow intact
+    with pytest.raises(LogDamaged, match="segments 1, 4 of 0-5|segments 1 of 0-3"):
+        m.scan_sync()
+    assert [s for s, _, _ in m.scan_sync(force=True).segments][:3] == [0, 2, 3]
+
+
+def test_a_hole_among_segments_never_flushed_is_a_torn_tail():
+    m, stores = _medium()
+    for seq in range(5):
+        _append(m, seq, [seq], 1, flushed=min(seq, 2))  # 2, 3, 4 written, no fsync since
+    stores[0].write_sync(m.layout.place(3)[1], bytes(BS))  # the power cut kept 4 but not 3
+    scan = m.scan_sync()
+    assert [s for s, _, _ in scan.segments] == [0, 1, 2] and not scan.lost
+
+
+def test_header_flushed_field_round_trips_and_old_headers_read_as_zero():
+    h = SegmentHeader(UUID, 9, 3, (1, 2), 7, flushed=8)
+    assert SegmentHeader.unpack(h.pack(BS), BS) == h
+    assert SegmentHeader.unpack(SegmentHeader(UUID, 9, 3, (1, 2), 7).pack(BS), BS).flushed == 0
+
+
+def test_mirrored_both_copies_damaged_is_refused():
+    m, stores = _medium("mirrored", 2)
+    for seq in range(3):
+        _append(m, seq, [seq], 1)
+    off = m.layout.place(1)[1]
+    stores[0].write_sync(off, bytes(BS))
+    assert [s for s, _, _ in m.scan_sync().segments] == [0, 1, 2]  # the other copy serves
+    stores[1].write_sync(off + BS, b"\xff" * BS)
+    with pytest.raises(LogDamaged, match="segments 1 of 0-2"):
+        m.scan_sync()
 
 
 def test_mirrored_survives_one_copy():

@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "disk0:latency=50ms,every=100 (or p=0.01,seed=7), disk3:torn-after=300, all:volatile (docs/crash-and-scrub.md)")
     g = p.add_argument_group("failures (docs/failures.md)")
     g.add_argument("--force", action="store_true", help="start an array that is both dirty (not shut down cleanly) and degraded; reconstructed blocks may be wrong; "
-                   "or whose log disk (--log) is missing or unreadable: a new empty log is made and what the old one held is lost")
+                   "or whose log disk (--log) is missing or unreadable: a new empty log is made and what the old one held is lost; "
+                   "or whose log is damaged in the middle: every intact segment is replayed and the damaged ones reported as lost")
     g.add_argument("--rebuild-rate", type=float, metavar="MB/s", help="limit a rebuild to this many MB/s of the new member (default: no limit)")
     p.set_defaults(func=cmd_mount)
 

@@ -192,3 +192,26 @@ def recover(checkpoint: bytes, journal: bytes, geometry: Geometry) -> StripeDire
             raise DirectoryFormatError(f"directory journal starts at step {seq}, the checkpoint is at step {d.seq}")
         d.apply(step)
     return d
+
+
+def records_after(data: bytes, start: int, after: int) -> list[tuple[int, Step]]:
+    """Whole records anywhere in ``data[start:]`` numbered above ``after`` (each with a good
+    CRC), found by trying every byte offset: what a journal that stops at ``start`` (a bad
+    record) still holds beyond the damage. Records of an older journal (before the last
+    checkpoint) are numbered at most the checkpoint's sequence number and are not returned."""
+    out: list[tuple[int, Step]] = []
+    pos = start
+    while pos + _REC_HEAD.size + _CRC.size <= len(data):
+        length, seq, kind = _REC_HEAD.unpack_from(data, pos)
+        end = pos + 2 + length
+        if seq > after and length >= _REC_HEAD.size - 2 and end + _CRC.size <= len(data):
+            (crc,) = _CRC.unpack_from(data, end)
+            if zlib.crc32(data[pos:end]) == crc:
+                try:
+                    out.append((seq, _decode_payload(kind, data[pos + _REC_HEAD.size:end])))
+                    pos = end + _CRC.size
+                    continue
+                except (ValueError, KeyError, struct.error):
+                    pass
+        pos += 1
+    return out

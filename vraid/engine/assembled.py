@@ -50,6 +50,9 @@ class EngineOptions:
     rebuild_rate: float | None = None
     #: specs of policy families that have no field above (vraid.policies.registry), key -> spec
     policies: dict[str, str] = field(default_factory=dict)
+    #: start anyway what recovery cannot restore whole (a dirty and degraded array, as md's
+    #: start_dirty_degraded; a damaged log or stripe directory), saying what may be lost
+    force: bool = False
 
     def policy(self, key: str) -> str | None:
         """The spec given for family ``key`` (None: the vraid.toml default)."""
@@ -120,6 +123,7 @@ def config_fields(asm: Any, opts: EngineOptions, *, opened: bool = True) -> dict
         failed=tuple(sorted(asm.failed)),
         was_clean=asm.was_clean,
         params=dict(asm.ref.params),
+        force_recovery=opts.force,
     )
     if logrec is not None:
         fields.update(log=logrec.spec, log_size=logrec.size,

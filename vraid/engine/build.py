@@ -143,6 +143,11 @@ class EngineConfig:
     log_stores: Sequence[Store] | None = None
     #: write fresh log superblocks first (a simulation's in-memory log; never an array's files)
     log_fresh: bool = False
+    #: recover from a damaged log or stripe directory anyway (``vraid mount --force``): every
+    #: intact log segment replayed, the damaged ones reported as lost (vraid.engine.log.medium);
+    #: a directory journal that stops short served as it is, the strips it may misplace named
+    #: (vraid.engine.placement.directory_store)
+    force_recovery: bool = False
     #: the destage scheduler of level 2 (``vraid.policies.destage`` spec)
     log_destage: str = "idle"
     #: level 1 runs when the oldest block in the RAM buffer has waited this long (seconds)
@@ -341,7 +346,7 @@ class Engine:
         area, logical = self._directory_area()
         if logical is None:  # an array's members: the newest directory any of them holds
             alive = [s for role, s in enumerate(self.stores) if role not in set(cfg.failed)]
-            self.directory_store = DirectoryStore.load_sync(alive, area, g)
+            self.directory_store = DirectoryStore.load_sync(alive, area, g, force=cfg.force_recovery)
         else:  # a simulation's fresh members
             directory = self._placement().make_directory(g, logical)
             DirectoryStore.format_sync(self.stores, area, directory)
@@ -421,7 +426,7 @@ class Engine:
         self.log_medium = LogMedium(stores, layout, cfg.uuid)
         if kind == "per-disk":  # the region of a failed member is gone with it
             self.log_medium.failed.update(cfg.failed)
-        self.log_scan = self.log_medium.scan_sync()
+        self.log_scan = self.log_medium.scan_sync(force=cfg.force_recovery)
 
     def log_factory(self):
         """What the Array calls to make its log cache (None: no log)."""
@@ -508,12 +513,18 @@ class Engine:
         if cfg.was_clean and not self.replay and not self.bitmap_chunks:
             self.report = ResyncReport()
         elif logc is not None:
+            scan = self.log_scan
             self.report = await recover(self.array, was_clean=cfg.was_clean, bitmap_chunks=self.bitmap_chunks,
-                                        replay=self.replay, journal=logc)
+                                        replay=self.replay, journal=logc,
+                                        source=scan.describe() if scan is not None else None,
+                                        lost=scan.loss_message() if scan is not None else "")
         else:
             self.report = await recover(self.array, was_clean=cfg.was_clean, bitmap_chunks=self.bitmap_chunks,
                                         replay=self.replay, nvram=self.nvram or self.replay_file)
         self.replay = []
+        damage = getattr(self.directory_store, "damage", "")
+        if damage:
+            self.report.lost = "; ".join(x for x in (self.report.lost, damage) if x)
         if self.array.placed is not None:
             lost = await self.array.placed.restore_lost()
             if lost:

@@ -57,8 +57,6 @@ class MountOptions(EngineOptions):
     foreground: bool = False
     debug_fuse: bool = False
     trace: Path | None = None
-    #: start a dirty and degraded array anyway (md's start_dirty_degraded)
-    force: bool = False
     #: mount onto a directory that is not empty (its files are hidden while mounted)
     nonempty: bool = False
 

@@ -100,11 +100,16 @@ class SegmentHeader:
     tail: int
     blocks: tuple[int, ...]  # logical block address of data block i of the segment
     data_crc: int
+    #: every segment below this sequence number was on its store(s), flushed, when this one
+    #: was written (0: not known; headers written before the field existed read as 0). A
+    #: scan that meets a bad segment below it knows it was durable once: damage, not a torn tail
+    flushed: int = 0
 
     def pack(self, block_size: int) -> bytes:
         body = _SEG.pack(SEG_MAGIC, VERSION, uuidlib.UUID(self.array_uuid).bytes, self.seq, self.tail,
                          len(self.blocks), self.data_crc)
         body += b"".join(_ADDR.pack(b) for b in self.blocks)
+        body += _ADDR.pack(self.flushed)  # after the addresses, in what was padding: no version change
         body = body.ljust(block_size - _CRC.size, b"\0")
         return body + _CRC.pack(zlib.crc32(body))
 
@@ -122,7 +127,9 @@ class SegmentHeader:
         if version != VERSION or _SEG.size + n * _ADDR.size > len(body):
             return None
         blocks = tuple(_ADDR.unpack_from(body, _SEG.size + i * _ADDR.size)[0] for i in range(n))
-        return cls(str(uuidlib.UUID(bytes=uid)), seq, tail, blocks, dcrc)
+        at = _SEG.size + n * _ADDR.size
+        flushed = _ADDR.unpack_from(body, at)[0] if at + _ADDR.size <= len(body) else 0
+        return cls(str(uuidlib.UUID(bytes=uid)), seq, tail, blocks, dcrc, flushed)
 
 
 def data_crc(data: bytes | memoryview) -> int:

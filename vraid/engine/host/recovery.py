@@ -44,13 +44,19 @@ class ResyncReport:
     reason: str = ""
     replayed_blocks: int = 0
     bitmap_chunks: int = 0
-    #: where the replayed blocks came from ("NVRAM", or "the log disk")
+    #: where the replayed blocks came from ("NVRAM", or the log disk's stores and segments)
     source: str = "NVRAM"
+    #: what a forced replay gave up (a log damaged in the middle, ``vraid mount --force``)
+    lost: str = ""
 
     def message(self) -> str:
         parts = []
         if self.replayed_blocks:
             parts.append(f"replayed {self.replayed_blocks} dirty blocks from {self.source}")
+        elif self.source.startswith("the log disk"):
+            parts.append(f"nothing to replay from {self.source}")
+        if self.lost:
+            parts.append(self.lost)
         if self.stripes or self.reason:
             parts.append(f"resynced {self.stripes} stripe{'s' if self.stripes != 1 else ''} ({self.reason})")
         return "; ".join(parts)
@@ -67,6 +73,8 @@ async def recover(
     replay: Sequence[tuple[int, bytes]] | None = None,
     journal: "Journal | None" = None,
     nvram=None,
+    source: str | None = None,
+    lost: str = "",
 ) -> ResyncReport:
     """Replay, resync and settle (see the module docstring).
 
@@ -81,7 +89,10 @@ async def recover(
     g = array.geometry
     report = ResyncReport(replayed_blocks=len(replay))
     if journal is not None and getattr(journal, "name", "") == "logdisk":
-        report.source = "the log disk"
+        report.source = source or "the log disk"
+    report.lost = lost
+    if lost:
+        log.warning("%s", lost)
     bs = g.block_size
     for block, data in replay:
         await array.raid.write(block * bs, data)

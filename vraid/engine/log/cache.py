@@ -93,6 +93,13 @@ class LogCache:
         start = max(medium.durable_tail, (scan.highest + 1) if scan is not None else 0)
         #: next sequence number to append; oldest segment that may hold a needed block
         self.head = self.tail = start
+        #: the recovery has not yet written what the scan found through to the data disks
+        #: (:meth:`reset` ends it): until then the durable tail must stay where it is, or a
+        #: power cut in the middle of the replay leaves nothing to replay the next time
+        self.replay_pending = scan is not None and bool(scan.segments)
+        #: every segment below this one is on the log stores, flushed (each new header records
+        #: it: a later scan tells damage from a torn tail by it, vraid.engine.log.medium)
+        self.flushed = start
         #: seq -> {lba: index} of the blocks a log segment holds that the data disks lack
         self.held: dict[int, dict[int, int]] = {}
         #: lba -> (seq, index) of its newest held log copy
@@ -171,7 +178,9 @@ class LogCache:
         """fsync: every block in RAM to the log, the log stores flushed (not the data disks)."""
         await self.level1("flush")
         if self.failed is None:
+            upto = self.head  # level 1 is done: every segment below head is written
             await self.medium.flush()
+            self.flushed = max(self.flushed, upto)
         else:
             await self.next.flush()
 
@@ -288,7 +297,8 @@ class LogCache:
 
     async def _append(self, seq: int, chunk: list) -> None:
         data = b"".join(block.tobytes() for _, _, block in chunk)
-        header = SegmentHeader(self.medium.uuid, seq, self.tail, tuple(lba for lba, _, _ in chunk), data_crc(data))
+        header = SegmentHeader(self.medium.uuid, seq, self.tail, tuple(lba for lba, _, _ in chunk), data_crc(data),
+                               self.flushed)
         try:
             await self.medium.write_segment(seq, header, data)
         finally:
@@ -310,10 +320,8 @@ class LogCache:
             if self.failed is not None:  # the log failed meanwhile: level 1 goes to the data disks
                 raise LogFailed(self.failed, "see vraid status")
             self._advance_tail()
-            if self.tail > self.medium.durable_tail:
-                await self.next.flush()  # the data disks hold what the reclaimed segments held
-                await self.medium.checkpoint(self.tail)
-                self.metrics.checkpoints += 1
+            if self.tail > self.medium.durable_tail and not self.replay_pending:
+                await self._checkpoint()
             else:
                 self.metrics.log_full_waits += 1
                 await self.level2_one("full")
@@ -329,6 +337,15 @@ class LogCache:
                 self.table.recycle(lba)
         self._ram_since = None
         return len(blocks)
+
+    async def _checkpoint(self) -> None:
+        """Give the log's space up to the tail back durably: the data disks flushed first,
+        then that tail (as it was before the flush: what level 2 wrote meanwhile is not
+        covered by it) written to the log superblocks."""
+        tail = self.tail
+        await self.next.flush()  # the data disks hold what the reclaimed segments held
+        await self.medium.checkpoint(tail)
+        self.metrics.checkpoints += 1
 
     # -- level 2: log -> data disks ----------------------------------------------------------
     def _advance_tail(self) -> None:
@@ -502,11 +519,10 @@ class LogCache:
                         await trio.sleep(0.1)
                         continue
                 recheck = d.recheck
-            elif self.tail >= self.head and self.tail > self.medium.durable_tail and self.failed is None:
+            elif (self.tail >= self.head and self.tail > self.medium.durable_tail and self.failed is None
+                  and not self.replay_pending):
                 try:
-                    await self.next.flush()  # the log is empty: give its space back durably
-                    await self.medium.checkpoint(self.tail)
-                    self.metrics.checkpoints += 1
+                    await self._checkpoint()  # the log is empty: give its space back durably
                 except Exception:  # a member failed: the next host request meets it; try again later
                     log.exception("log checkpoint failed")
                     await trio.sleep(0.1)
@@ -546,8 +562,10 @@ class LogCache:
         """The replayed blocks are on the data disks, flushed: nothing before ``head`` is needed."""
         self.metrics.replayed_blocks += len(self.replay())
         self.scan = None
+        self.replay_pending = False
         self.tail = self.head
         await self.medium.checkpoint(self.head)
+        self._wake2.set()
 
     # -- status ------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:

@@ -17,8 +17,17 @@ member's timing model but not its member queue (the log I/O is not ordered with 
 member's other requests: a simplification of ours).
 
 Recovery (:meth:`LogMedium.scan_sync`): read the superblocks' tail, then segments ``tail,
-tail+1, ...`` from the slots they must be in, and stop at the first that is missing, stale
-(another sequence number or array) or torn (a CRC fails).
+tail+1, ...`` from the slots they must be in, up to the first that is missing, stale
+(another sequence number or array) or torn (a CRC fails). That is a torn tail, the normal
+end of a log after a crash, unless the walk finds a valid segment *beyond* it (its own
+sequence number, both CRCs good) whose header says the bad one had been flushed before it
+was written (:attr:`SegmentHeader.flushed`; unflushed segments may land in any order when
+the power fails, and a hole among them is still a torn tail): then the log is damaged in
+the middle, and replaying up to the first bad segment would silently drop every later
+(acknowledged, often fsynced) one. The scan refuses (:class:`LogDamaged`, naming the damaged
+range, the sequence numbers and the blocks at stake) unless forced; forced, it keeps every
+intact segment and records the damaged ones as lost (:attr:`Scan.lost`). A mirrored log
+reads each segment from whichever copy is intact, so damage to one copy loses nothing.
 """
 
 from __future__ import annotations
@@ -53,6 +62,43 @@ class Scan:
     #: the highest sequence number any intact header on the stores carries (new segments
     #: must be numbered above it, or an old one could pass for a new one at the next scan)
     highest: int = -1
+    #: (seq, why, blocks at stake) of damaged segments before intact ones (kept: ``--force``)
+    lost: list[tuple[int, str, int]] = field(default_factory=list)
+    #: the log's stores, by name
+    stores: str = ""
+
+    @property
+    def lost_blocks(self) -> int:
+        return sum(n for _, _, n in self.lost)
+
+    def describe(self) -> str:
+        """Where a replay comes from, e.g. ``the log disk (log0.img, segments 12-40)``."""
+        if not self.segments:
+            return f"the log disk ({self.stores}; nothing after tail {self.tail})"
+        first, last = self.segments[0][0], self.segments[-1][0]
+        return f"the log disk ({self.stores}, segments {first}-{last})"
+
+    def loss_message(self) -> str:
+        """What ``--force`` gave up (empty when nothing)."""
+        if not self.lost:
+            return ""
+        return (f"log segments {_ranges([q for q, _, _ in self.lost])} were damaged ({self.lost[0][1]}): "
+                f"up to {self.lost_blocks} acknowledged blocks they held are lost")
+
+
+class LogDamaged(VraidError):
+    """The log is damaged in the middle: intact segments follow bad ones."""
+
+
+def _ranges(seqs: Sequence[int]) -> str:
+    """``[3, 4, 5, 9]`` -> ``3-5, 9``."""
+    out: list[str] = []
+    for q in sorted(seqs):
+        if out and int(out[-1].split("-")[-1]) == q - 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{q}"
+        else:
+            out.append(str(q))
+    return ", ".join(out)
 
 
 class LogMedium:
@@ -68,6 +114,7 @@ class LogMedium:
         self.bs = layout.block_size
         #: the tail the superblocks hold (segments before it may be overwritten)
         self.durable_tail = 0
+        self._checkpointing = trio.Lock()
         self.busy = 0  # requests in flight on the log stores
         self.segment_writes = 0
         self.bytes_written = 0
@@ -108,31 +155,88 @@ class LogMedium:
             return "torn (data CRC)"
         return h, data
 
-    def scan_sync(self) -> Scan:
-        """Walk the segments from the tail (see the module docstring)."""
-        scan = Scan(tail=self.check_sync())
+    def _find(self, seq: int) -> tuple[tuple[SegmentHeader, bytes] | None, str]:
+        """Segment ``seq`` from the first store holding an intact copy, or (None, why)."""
+        why = ""
+        for store in self.layout.place(seq)[0]:
+            got = self._intact(store, seq)
+            if isinstance(got, str):
+                why = why or got
+            else:
+                return got, ""
+        return None, why
+
+    def _at_stake(self, seq: int) -> int:
+        """Blocks a bad segment ``seq`` held: its header's count if the header is intact,
+        else a whole segment's (at most)."""
+        for store in self.layout.place(seq)[0]:
+            if store in self.failed:
+                continue
+            _, off = self.layout.place(seq)
+            h = SegmentHeader.unpack(self.stores[store].read_sync(off, self.bs), self.bs)
+            if h is not None and h.array_uuid == self.uuid and h.seq == seq:
+                return len(h.blocks)
+        return self.layout.segment_blocks
+
+    def _header_is(self, seq: int) -> bool:
+        """Whether a store holds a valid header of segment ``seq`` (one block read)."""
+        stores, off = self.layout.place(seq)
+        for store in stores:
+            if store in self.failed:
+                continue
+            h = SegmentHeader.unpack(self.stores[store].read_sync(off, self.bs), self.bs)
+            if h is not None and h.array_uuid == self.uuid and h.seq == seq:
+                return True
+        return False
+
+    def scan_sync(self, *, force: bool = False) -> Scan:
+        """Walk the segments from the tail (see the module docstring).
+
+        Raises:
+            LogDamaged: intact segments follow a bad one (not a torn tail), unless ``force``.
+        """
+        scan = Scan(tail=self.check_sync(), stores=", ".join(s.name for s in self.stores))
         tail = scan.tail
-        # a segment records the tail when it was written: a later tail than the superblocks'
-        # (checkpoints are lazy) is as good
+        end = tail + self.layout.capacity
         seq = tail
-        while True:
-            why = ""
-            found = None
-            for store in self.layout.place(seq)[0]:
-                got = self._intact(store, seq)
-                if isinstance(got, str):
-                    why = why or got
-                else:
-                    found = got
-                    break
+        while seq < end:
+            found, why = self._find(seq)
             if found is None:
                 scan.stopped = f"segment {seq}: {why}"
                 break
             scan.segments.append((seq, found[0], found[1]))
             seq += 1
-            if seq - tail > self.layout.capacity:
-                break
-        scan.highest = max(seq - 1, self._highest_header())
+        bad = seq
+        # past the first bad segment: a valid one written after the bad one was flushed
+        # means damage in the middle, not a torn tail
+        later: list[tuple[int, SegmentHeader, bytes]] = []
+        broken: list[tuple[int, str]] = []
+        for q in range(bad + 1, end):
+            if not self._header_is(q):
+                broken.append((q, "torn or never written"))
+                continue
+            found, why = self._find(q)
+            if found is None:
+                broken.append((q, why))
+            else:
+                later.append((q, found[0], found[1]))
+        beyond = [x for x in later if x[1].flushed > bad]  # the bad one was durable once
+        if bad < end and beyond:
+            last = beyond[-1][0]
+            why = scan.stopped.split(": ", 1)[-1]
+            scan.lost = [(bad, why, self._at_stake(bad))] + [(q, w, self._at_stake(q)) for q, w in broken if q < last]
+            if not force:
+                raise LogDamaged(
+                    f"the log disk ({scan.stores}) is damaged in the middle: segments "
+                    f"{_ranges([q for q, _, _ in scan.lost])} of {tail}-{last} are unreadable ({why}), but "
+                    f"{len([x for x in later if x[0] <= last])} later segments up to sequence number {last} are intact; "
+                    f"replaying only up to segment {bad - 1} would drop them, and up to {scan.lost_blocks} "
+                    "acknowledged (possibly fsynced) blocks the damaged segments held are at stake",
+                    "put back an intact copy of the log file(s); or mount with --force to replay every intact "
+                    "segment and report the rest as lost (docs/log-disk.md)")
+            scan.segments += [x for x in later if x[0] <= last]
+            log.warning("%s; --force: the intact segments are replayed", scan.loss_message())
+        scan.highest = max(max((q for q, _, _ in scan.segments), default=-1), self._highest_header())
         return scan
 
     def _highest_header(self) -> int:
@@ -212,6 +316,17 @@ class LogMedium:
 
     async def checkpoint(self, tail: int) -> None:
         """Make ``tail`` durable in every live superblock (segments before it may be reused)."""
+        lock = self._checkpointing  # one at a time: an older tail never lands after a newer one
+        try:
+            lock.acquire_nowait()  # uncontended: no schedule point (a simulation's order stays)
+        except trio.WouldBlock:
+            await lock.acquire()
+        try:
+            await self._checkpoint(tail)
+        finally:
+            lock.release()
+
+    async def _checkpoint(self, tail: int) -> None:
         if tail <= self.durable_tail:
             return
         for i in self._live(range(len(self.stores))):

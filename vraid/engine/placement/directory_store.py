@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from vraid.core.directory import DIRTY, Dirty, Forget, Release, Step, StripeDirectory, StripeWrite, Swap
 from vraid.core.directory_format import (DirectoryFormatError, decode_checkpoint, decode_journal, encode_checkpoint,
-                                         encode_step)
+                                         encode_step, records_after)
 from vraid.errors import VraidError
 
 if TYPE_CHECKING:
@@ -55,10 +55,26 @@ log = logging.getLogger(__name__)
 Slot = tuple[int, int]
 
 
-def _read_one(store: "Store", area: "DirectoryArea", geometry: "Geometry") -> tuple[StripeDirectory, int, bytes]:
+class DirectoryDamaged(VraidError):
+    """Every member's directory journal stops short of records committed after it."""
+
+
+def _touched(step: Step) -> set[int]:
+    """The stripes a journal step changes (their strips may be misplaced if it is lost)."""
+    stripe = getattr(step, "stripe", None)
+    out = {stripe} if stripe is not None else set()
+    partner = getattr(step, "partner", None)
+    if partner is not None:
+        out.add(partner)
+    return out
+
+
+def _read_one(store: "Store", area: "DirectoryArea", geometry: "Geometry",
+              beyond: list | None = None) -> tuple[StripeDirectory, int, bytes]:
     """The directory one member's region holds: (directory, newest slot, the journal's bytes
     to append after; empty when no record follows the checkpoint, so the next commit
-    starts the journal over)."""
+    starts the journal over). ``beyond`` collects the valid records found past the point
+    where the journal stops (damage in the middle, not a torn end)."""
     best: tuple[int, StripeDirectory] | None = None
     for i in (0, 1):
         try:
@@ -80,6 +96,8 @@ def _read_one(store: "Store", area: "DirectoryArea", geometry: "Geometry") -> tu
             break
         d.apply(step)
         applied += 1
+    if beyond is not None:
+        beyond.extend(records_after(raw, end, d.seq))
     keep = applied and records[-1][0] == d.seq
     return d, slot, bytes(raw[:end]) if keep else b""
 
@@ -99,20 +117,30 @@ class DirectoryStore:
         #: slots vacated by steps not yet committed (module docstring: the rule)
         self.vacated: set[Slot] = set()
         self.stats = {"records": 0, "commits": 0, "checkpoints": 0, "forced_commits": 0}
+        #: what a forced load found damaged (the mount reports it); empty when nothing
+        self.damage = ""
 
     # -- opening ------------------------------------------------------------------------
     @classmethod
-    def load_sync(cls, stores: Sequence["Store"], area: "DirectoryArea", geometry: "Geometry") -> "DirectoryStore":
+    def load_sync(cls, stores: Sequence["Store"], area: "DirectoryArea", geometry: "Geometry", *,
+                  force: bool = False) -> "DirectoryStore":
         """The newest directory any of ``stores`` (the members that are there) holds.
+
+        A member whose journal stops at a bad record although valid, later-numbered records
+        follow it is damaged; another member's copy that goes further wins. If none reaches
+        the newest committed record any member holds, the directory would be stale.
 
         Raises:
             VraidError: no member holds a readable directory.
+            DirectoryDamaged: every copy stops short of a committed record (unless ``force``:
+                then the newest copy is served and the stripes it may misplace are named).
         """
         found: list[tuple[int, StripeDirectory, int, bytes]] = []
         problems = []
+        beyond: list[tuple[int, Step]] = []
         for store in stores:
             try:
-                d, slot, journal = _read_one(store, area, geometry)
+                d, slot, journal = _read_one(store, area, geometry, beyond)
             except (DirectoryFormatError, OSError, ValueError) as exc:
                 problems.append(f"{store.name}: {exc}")
                 continue
@@ -121,8 +149,22 @@ class DirectoryStore:
             raise VraidError("no member holds a readable stripe directory (" + "; ".join(problems) + ")",
                              "the array's blocks cannot be found without it; restore the member files from a copy")
         _seq, d, slot, journal = max(found, key=lambda f: f[0])
+        missed = sorted({seq: step for seq, step in beyond if seq > d.seq}.items())
+        if missed:
+            stripes = sorted(set().union(*(_touched(step) for _, step in missed)))
+            shown = ", ".join(map(str, stripes[:20])) + (" ..." if len(stripes) > 20 else "")
+            what = (f"the stripe directory journal is damaged on every member: the newest readable copy stops at "
+                    f"record {d.seq}, but records up to {missed[-1][0]} were committed after it; strips of "
+                    f"{len(stripes)} stripes ({shown}) may be misplaced")
+            if not force:
+                raise DirectoryDamaged(what + ", and serving this map would return other strips' bytes",
+                                       "restore a member file with an intact directory region; or mount with --force "
+                                       "to serve it anyway and check those stripes (docs/multibuffer.md)")
+            log.warning("%s; --force: served as it is", what)
         store = cls(d, area, active=slot)
         store.journal = bytearray(journal)
+        if missed:
+            store.damage = what + " (--force: served as it is)"
         if problems:
             log.warning("stripe directory: %s", "; ".join(problems))
         return store

@@ -14,9 +14,8 @@ from __future__ import annotations
 import pytest
 
 from vraid.core.directory_format import decode_journal
-from vraid.engine.build import build_engine
+from vraid.engine.build import EngineConfig, EngineOptions, build_engine
 from vraid.engine.placement.directory_store import DirectoryDamaged
-from vraid.fuse.daemon import MountOptions, engine_config
 from vraid.ondisk.assemble import assemble
 from vraid.ondisk.directory_area import PARAM, DirectoryArea
 import vraid.testing.placed_crash_machine as pcm
@@ -56,7 +55,7 @@ def _build(arr, force=False):
     asm = assemble(arr)
     asm.open_stores()
     try:
-        engine = build_engine(engine_config(asm, MountOptions(force=force)))
+        engine = build_engine(EngineConfig.from_assembled(asm, EngineOptions(force=force)))
         engine.close()
     finally:
         asm.close()

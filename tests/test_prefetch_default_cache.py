@@ -29,7 +29,8 @@ def test_the_default_is_32_stripes_of_data_within_1m_to_64m_and_a_quarter_of_the
 
 
 def test_a_mount_with_prefetch_alone_gets_the_default_read_cache(tmp_path):
-    from vraid.fuse.daemon import MountOptions, check_engine, engine_config
+    from vraid.engine.build import EngineConfig
+    from vraid.fuse.daemon import MountOptions, check_engine
     from vraid.ondisk.assemble import assemble, create
 
     g = Geometry.for_disk_size(level=5, ndisks=5, disk_size=64 * M, strip_size=64 * 1024)
@@ -38,12 +39,12 @@ def test_a_mount_with_prefetch_alone_gets_the_default_read_cache(tmp_path):
     try:
         opts = MountOptions(policies={"prefetch": "msp"})
         check_engine(asm, opts)  # was refused: "add --read-cache-size SIZE"
-        assert engine_config(asm, opts, opened=False).read_cache_size == default_read_cache_size(asm.geometry)
+        assert EngineConfig.from_assembled(asm, opts, opened=False).read_cache_size == default_read_cache_size(asm.geometry)
         given = MountOptions(policies={"prefetch": "msp", "read_cache_size": "2M"})
-        assert engine_config(asm, given, opened=False).read_cache_size == 2 * M
+        assert EngineConfig.from_assembled(asm, given, opened=False).read_cache_size == 2 * M
         with pytest.raises(VraidError, match="needs a read cache"):
             check_engine(asm, MountOptions(policies={"prefetch": "msp", "read_cache_size": "0"}))
-        assert engine_config(asm, MountOptions(), opened=False).read_cache_size == 0
+        assert EngineConfig.from_assembled(asm, MountOptions(), opened=False).read_cache_size == 0
     finally:
         asm.close()
 

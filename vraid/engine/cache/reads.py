@@ -5,9 +5,9 @@ first (seed 003, section 3.2: they are the newest); a read miss reads below (the
 ``fetch``: the clean-block read cache, then the target) and, in the papers' cache, fills the
 units' empty blocks as clean. :class:`ReadServing` is the read side of
 :class:`~vraid.engine.cache.writeback.WriteBackCache`: :meth:`~ReadServing.read`, its fast
-path for a read inside one data strip (:meth:`~ReadServing._strip_lookup`), the check that
-lets the array read a stripe the cache holds nothing of straight from the members
-(:meth:`~ReadServing.passes_by`), and the per-block states the read path asks for
+path for a read inside one data strip (:meth:`~ReadServing._strip_lookup`; a stripe it holds
+nothing of goes straight below, :meth:`~ReadServing._below`), and the per-block states the
+read path asks for
 (:meth:`~ReadServing.block_states`).
 """
 
@@ -129,18 +129,6 @@ class ReadServing:
                     _fill_empty(unit, span, ext, fb, lb, view, g)
         head = offset - first
         return bytes(out[head : head + length])
-
-    def passes_by(self, first: int, end: int, now: float) -> bool:
-        """Whether a host read of the blocks first..end-1, inside one stripe's data, would go
-        straight below (:meth:`read`'s first branch): the cache fills nothing in on a miss
-        and holds nothing of the stripe. If so the read is counted here as :meth:`read`
-        counts it (``now``: when it arrived), and the caller reads the members itself
-        (``Array._read_now``): no organisation is asked, so no policy runs."""
-        if self.fill_misses or not self._static or first // self.geometry.stripe_data_bytes in self._per_stripe:
-            return False
-        self.last_host = now
-        self.metrics.read_blocks += (end - first) // self.geometry.block_size
-        return True
 
     async def _below(self, offset: int, length: int, first: int, end: int, fetch,
                      seen: list[tuple[Unit, int]] = (), ext=None) -> bytes:

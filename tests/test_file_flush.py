@@ -196,7 +196,7 @@ def test_unsynced_bytes_counts_what_a_flush_would_write_out(tmp_path):
 
 
 def test_a_short_flush_syncs_on_the_trio_thread_and_a_long_or_first_one_in_threads(tmp_path, sync_threads, monkeypatch):
-    from vraid.engine.members.queues import inline_sync
+    from vraid.engine.members import inline_sync
 
     g, stores = _array_stores(tmp_path, 4)
     fds = {s._fd: i for i, s in enumerate(stores)}

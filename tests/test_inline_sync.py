@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vraid.engine.members.queues import inline_sync
+from vraid.engine.members import inline_sync
 from vraid.engine.members.inline_sync import INLINE_SYNC_BYTES, INLINE_SYNC_PROBE, INLINE_SYNC_SECONDS, InlineSyncRule
 from vraid.engine.build import EngineConfig
 

@@ -295,7 +295,7 @@ def test_a_short_nvram_sync_runs_on_the_trio_thread_and_a_long_one_in_a_worker(t
     import threading
     import uuid
 
-    from vraid.engine.members.queues import inline_sync
+    from vraid.engine.members import inline_sync
 
     nv = Nvram.create(tmp_path / "nv", slots=8, block_size=512, array_uuid=str(uuid.uuid4()))
     j = NvramJournal(nv)

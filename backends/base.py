@@ -21,7 +21,7 @@ class Store(abc.ABC):
     #: member queue may then run a request inline when nothing is queued.
     instant: bool = False
     #: True when the store is a timing model that can :meth:`charge` a request
-    #: without sleeping (see ``vraid.engine.members.queues``: the virtual-time fast path)
+    #: without sleeping (see ``vraid.engine.members.member``: the virtual-time fast path)
     timed: bool = False
     #: commands the store accepts at once through ``begin``/``end`` (tagged command
     #: queueing, ``backends.hdd``); 1: one request at a time through ``read``/``write``

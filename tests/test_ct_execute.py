@@ -15,7 +15,7 @@ import trio
 from vraid.engine.events import PlanEvent
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import Geometry
-from vraid.engine.members.queues import Priority
+from vraid.engine.members.request import Priority
 
 HOST = Priority.HOST
 from vraid.policies.ct import GENEROUS

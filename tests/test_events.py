@@ -22,7 +22,7 @@ from vraid.engine.events import (
     Cause, DestageEvent, Event, EventBus, FailureEvent, FlushEvent, PlanEvent, PolicyEvent, PrefetchEvent, RebuildEvent,
     ResyncEvent, ScrubEvent, SpareEvent, WatermarksEvent,
 )
-from vraid.engine.members.queues import Priority
+from vraid.engine.members.request import Priority
 from vraid.engine.raid.scrub import scrub_array
 from vraid.engine.build import EngineConfig
 

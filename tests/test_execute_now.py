@@ -12,7 +12,9 @@ from vraid.backends.base import StoreWrapper
 from vraid.backends.file import FileStore
 from vraid.backends.memory import MemoryStore, NullStore
 from vraid.engine.clock import TrioClock
-from vraid.engine.members.queues import Members, Priority, Request, runs_now
+from vraid.engine.members.member import runs_now
+from vraid.engine.members.queues import Members
+from vraid.engine.members.request import Priority, Request
 
 SIZE = 1 << 20
 BS = 4096

@@ -20,7 +20,8 @@ from vraid.backends.hdd import HddModel, HddParams
 from vraid.backends.memory import MemoryStore
 from vraid.backends.models import PRESETS, parse_model, wrap
 from vraid.engine.clock import TrioClock
-from vraid.engine.members.queues import Members, Request
+from vraid.engine.members.queues import Members
+from vraid.engine.members.request import Request
 from vraid.errors import VraidError
 from vraid.sim import stride_bench as sb
 

@@ -16,7 +16,8 @@ from vraid.backends.base import StoreWrapper
 from vraid.backends.memory import MemoryStore
 from vraid.engine.clock import TrioClock
 from vraid.errors import MemberIOError
-from vraid.engine.members.queues import Members, Priority, Request, busy_fraction
+from vraid.engine.members.queues import Members
+from vraid.engine.members.request import Priority, Request, busy_fraction
 
 from support import SlowStore
 
@@ -270,7 +271,7 @@ def test_stats_count_requests_bytes_and_busy_time() -> None:
 
 
 def _stats_obj(d: dict):
-    from vraid.engine.members.queues import MemberStats
+    from vraid.engine.members.request import MemberStats
 
     fields = {k: v for k, v in d.items() if k in MemberStats.__dataclass_fields__}
     return MemberStats(**fields)

@@ -23,7 +23,9 @@ from vraid.backends.memory import MemoryStore
 from vraid.backends.models import wrap
 from vraid.engine.clock import TrioClock
 from vraid.engine.events import Cause
-from vraid.engine.members.queues import Member, Members, Priority, Request
+from vraid.engine.members.member import Member
+from vraid.engine.members.queues import Members
+from vraid.engine.members.request import Priority, Request
 from vraid.errors import VraidError
 from vraid.policies.queue import QUEUE_ORDERS, ClookOrder, FifoOrder, QueueOrder, queue_order
 

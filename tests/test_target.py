@@ -22,7 +22,7 @@ from vraid.backends.memory import MemoryStore
 from vraid.engine.cache import WriteBackCache
 from vraid.engine.clock import TrioClock
 from vraid.engine.events import EventBus
-from vraid.engine.members.queues import DESTAGE, HOST
+from vraid.engine.members.request import DESTAGE, HOST
 from vraid.engine.raid.stripe import StripeBuffer
 from vraid.engine.layer import Layer as Target
 from vraid.engine.raid.layer import RaidLayer

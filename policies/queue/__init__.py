@@ -2,7 +2,7 @@
 
 Seed 003, section 3.1: each disk has a host request queue and a destage request queue, the
 host queue served first, each in C-LOOK order. In vraid the priority classes are the
-engine's (:class:`vraid.engine.members.queues.Priority`: host, prefetch, destage, rebuild, served
+engine's (:class:`vraid.engine.members.request.Priority`: host, prefetch, destage, rebuild, served
 in that order); the order inside a class is a policy of this family:
 
 * ``fifo`` (:class:`FifoOrder`): arrival order, the default (vraid's behaviour before);

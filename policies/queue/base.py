@@ -3,7 +3,7 @@
 Seed 003, section 3.1: every disk of PosRAID has its own IO scheduler in front of its
 request queues (the host queue is served before the destage queue, and each queue in
 C-LOOK order). vraid keeps the two ideas apart: the priority classes are fixed by the
-engine (:class:`vraid.engine.members.queues.Priority`), and the order *inside* one class is a
+engine (:class:`vraid.engine.members.request.Priority`), and the order *inside* one class is a
 policy of this family, one instance per member and class.
 
 A queue order is pure and synchronous: it holds requests and hands back the next one.

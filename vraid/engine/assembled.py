@@ -2,7 +2,7 @@
 options of a mount become the fields of an ``EngineConfig`` (``vraid.engine.build``), and
 a new array's shape and placement become its geometry and stripe directory.
 
-Used through :meth:`vraid.engine.build.EngineConfig.from_assembled` by every place that
+Used through :meth:`vraid.engine.config.EngineConfig.from_assembled` by every place that
 runs an array from its member files: the mount daemon (``vraid.fuse.daemon``), the model
 state machines that assemble real files (``vraid.testing``), ``bench/`` and the tests; and
 through :func:`vraid.engine.build.new_array_layout` by ``vraid create``. Nothing here opens

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
-from vraid.engine.members.queues import Priority
+from vraid.engine.members.request import Priority
 
 if TYPE_CHECKING:
     from vraid.core.geometry import Geometry

@@ -47,7 +47,8 @@ from typing import Any, Callable, Iterator
 import trio
 
 from vraid.engine.host.array import Array
-from vraid.engine.build import DEFAULT_CACHE_SIZE, EngineConfig, open_engine
+from vraid.engine.build import open_engine
+from vraid.engine.config import DEFAULT_CACHE_SIZE, EngineConfig
 from vraid.engine.clock import VirtualClock
 from vraid.engine.guard import PolicyFault
 from vraid.backends.memory import NullStore

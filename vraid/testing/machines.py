@@ -19,7 +19,7 @@ transform's in :mod:`vraid.testing.ct_machines`, power cuts in :mod:`vraid.testi
 
 The array runs in a trio loop on a helper thread (:mod:`vraid.testing.portal`): stateful
 hypothesis tests cannot run async rules. Every machine takes ``options``: the
-:class:`~vraid.engine.build.EngineConfig` keywords of each engine it opens (policies,
+:class:`~vraid.engine.config.EngineConfig` keywords of each engine it opens (policies,
 ``on_policy_fault``).
 """
 

@@ -8,7 +8,7 @@ loop on a helper thread (in virtual time) and the test thread calls into it::
     assert portal.read(0, 5) == b"hello"
     portal.close()          # drops the engine (no shutdown), ends the loop, joins the thread
 
-Everything else an :class:`~vraid.engine.build.EngineConfig` holds (a cache, NVRAM,
+Everything else an :class:`~vraid.engine.config.EngineConfig` holds (a cache, NVRAM,
 a bitmap, failed roles) is passed as keywords; ``cache=CacheConfig(...)`` is
 accepted as the tests always wrote it. The tests import it as ``portal`` (tests/portal.py);
 :mod:`vraid.testing.machines` and ``vraid fuzz`` run on it.
@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from vraid.backends.base import Store
 from vraid.core.geometry import Geometry
 from vraid.engine.chain import CacheConfig
-from vraid.engine.build import EngineConfig, policies_of
+from vraid.engine.config import EngineConfig, policies_of
 from vraid.testing.session import Session, SessionError
 
 PortalError = SessionError

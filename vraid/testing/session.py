@@ -2,7 +2,7 @@
 
 Hypothesis state machines, labs, ``vraid fuzz`` and ``vraid top --sim`` drive the
 async controller from ordinary synchronous code. A :class:`Session` builds the
-engine of an :class:`~vraid.engine.build.EngineConfig` (``vraid.engine.build``)
+engine of an :class:`~vraid.engine.config.EngineConfig` (``vraid.engine.build``)
 inside a trio loop on a helper thread, whose clock is a
 ``trio.testing.MockClock``, and every call crosses over with
 ``trio.from_thread``::

@@ -5,7 +5,7 @@ Two sources of snapshots, one viewer:
 * :class:`MountSource` asks a running mount over its control socket (``snapshot``,
   ``pause``, ``step``, ``resume``, ``ctl_*``; see :mod:`vraid.engine.host.live`);
 * :class:`SimSource` runs the simulator's engine (built from the same
-  :class:`~vraid.engine.build.EngineConfig` as ``vraid sim``, faults included) in a
+  :class:`~vraid.engine.config.EngineConfig` as ``vraid sim``, faults included) in a
   :class:`~vraid.testing.session.Session` whose clock is ``trio.testing.MockClock(rate=R)``:
   virtual time passes R times as fast as real time, so a run is watchable; ``+``/``-`` change R and space stops time (R = 0). The same
   :class:`~vraid.engine.host.live.LiveState` answers the same commands in-process.

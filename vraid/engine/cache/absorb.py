@@ -49,7 +49,7 @@ import trio
 
 from vraid.errors import MemberIOError
 from vraid.engine.events import Cause
-from vraid.engine.members.queues import Priority
+from vraid.engine.members.request import Priority
 from vraid.engine.raid.stripe import StripeBuffer
 from .durability import JournalBatch
 from .units import C, D, E, Unit, rows_in

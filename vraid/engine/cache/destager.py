@@ -28,7 +28,7 @@ import trio
 
 from vraid.errors import MemberIOError
 from vraid.engine.events import Cause, DestageEvent
-from vraid.engine.members.queues import Priority
+from vraid.engine.members.request import Priority
 from vraid.engine.raid.stripe import StripeBuffer
 from .units import C, D, E, Unit
 

@@ -50,7 +50,7 @@ import trio
 from vraid.ondisk.logsegment import SegmentHeader, data_crc
 from vraid.engine.events import Cause, LogDestageEvent, LogFailureEvent, LogFillEvent, LogHitEvent
 from vraid.engine.log.medium import LogFailed, LogMedium
-from vraid.engine.members.queues import Priority
+from vraid.engine.members.request import Priority
 from vraid.engine.metrics import LogMetrics
 from vraid.engine.log.slots import IN_CACHE_DISK, IN_RAM_BUFFER, NoSlot, SlotTable
 from vraid.engine.raid.stripe import StripeBuffer

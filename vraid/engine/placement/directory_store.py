@@ -222,7 +222,7 @@ class DirectoryStore:
 
     # -- writing --------------------------------------------------------------------------
     async def _write_all(self, offset: int, data: bytes) -> None:
-        from vraid.engine.members.queues import Request
+        from vraid.engine.members.request import Request
 
         members = self.members
         view = memoryview(data)

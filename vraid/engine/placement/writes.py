@@ -53,7 +53,7 @@ import trio
 
 from vraid.core.directory import NOWHERE, Dirty, DirectoryError, Forget, Release, StripeWrite, Swap
 from vraid.errors import POLICY_ERRORS, VraidError
-from vraid.engine.members.queues import Priority
+from vraid.engine.members.request import Priority
 from vraid.engine.raid.stripe import StripeBuffer
 
 if TYPE_CHECKING:

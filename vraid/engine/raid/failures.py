@@ -14,7 +14,7 @@ from typing import Awaitable, Callable, Sequence
 
 from vraid.backends.base import Store
 from vraid.engine.events import FailureEvent, RebuildEvent, SpareEvent
-from vraid.engine.members.queues import MemberStats
+from vraid.engine.members.request import MemberStats
 from vraid.engine.raid.health import MemberHealth
 from vraid.engine.raid.rebuild import Rebuild
 from vraid.errors import LostData, MemberIOError, VraidError

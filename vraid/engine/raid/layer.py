@@ -41,7 +41,8 @@ from vraid.core.mapping import Mapping
 from vraid.core.rxw import Plan
 from vraid.engine.clock import Clock
 from vraid.engine.events import Cause, EventBus, PlanEvent, ResyncEvent
-from vraid.engine.members.queues import Members, Priority
+from vraid.engine.members.queues import Members
+from vraid.engine.members.request import Priority
 from vraid.engine.metrics import Metrics
 from vraid.engine.raid import degraded, shapes
 from vraid.engine.raid.failures import RaidFailures

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from vraid.core.geometry import Extent
 from vraid.core.mapping import StaticMapping
-from vraid.engine.members.queues import Priority, Request
+from vraid.engine.members.request import Priority, Request
 from vraid.engine.raid import degraded
 from vraid.engine.raid.stripe import StripeBuffer
 from vraid.errors import MemberIOError

@@ -31,7 +31,7 @@ import trio
 from vraid.engine.raid.degraded import reconstruct
 from vraid.errors import LostData, MemberIOError
 from vraid.engine.events import RebuildEvent
-from vraid.engine.members.queues import Priority
+from vraid.engine.members.request import Priority
 from vraid.engine.raid.stripe import StripeBuffer
 
 if TYPE_CHECKING:

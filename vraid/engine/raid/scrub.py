@@ -40,7 +40,7 @@ import trio
 from vraid.core.schema import Bool, takes
 from vraid.errors import VraidError
 from vraid.engine.events import ScrubEvent
-from vraid.engine.members.queues import Priority, Request
+from vraid.engine.members.request import Priority, Request
 
 if TYPE_CHECKING:
     from vraid.engine.raid.layer import RaidLayer

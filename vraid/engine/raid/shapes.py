@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from vraid.core.geometry import Extent
-from vraid.engine.members.queues import Priority, Request
+from vraid.engine.members.request import Priority, Request
 from vraid.engine.raid.plans import build_plan
 from vraid.engine.raid.stripe import full_stripe_writes, one_column_rmw
 from vraid.errors import MemberIOError

@@ -26,7 +26,8 @@ import numpy as np
 
 from vraid.core.geometry import Geometry
 from vraid.core.mapping import Mapping, mapping_of
-from vraid.engine.members.queues import Members, Request
+from vraid.engine.members.queues import Members
+from vraid.engine.members.request import Request
 from vraid.core.rxw import Plan
 
 

@@ -42,7 +42,7 @@ fetch returns is current. ``tests/test_readpath.py`` races prefetches against
 writes to check this.
 
 Prefetch member requests run in the PREFETCH priority class
-(:class:`vraid.engine.members.queues.Priority`): after host requests, before destages.
+(:class:`vraid.engine.members.request.Priority`): after host requests, before destages.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ import trio
 from vraid.errors import POLICY_ERRORS, MemberIOError, VraidError
 from vraid.policies.prefetch import HostRead, NoPrefetch, PrefetchPolicy
 from vraid.engine.events import PrefetchEvent
-from vraid.engine.members.queues import Priority
+from vraid.engine.members.request import Priority
 from vraid.engine.metrics import ReadPathMetrics
 from vraid.engine.read.readcache import Fetch, ReadCache, ReadCacheMetrics
 

@@ -109,7 +109,7 @@ class SmallWriteLab(Lab):
         from vraid.cli.status import gather
         from vraid.cli.umount import unmount
         from vraid.fuse.daemon import MountOptions, mount
-        from vraid.ondisk.assemble import create
+        from vraid.ondisk.create import create
 
         array, mnt = workdir / "array", workdir / "mnt"
         mnt.mkdir(parents=True, exist_ok=True)

@@ -13,8 +13,9 @@ import pytest
 from vraid.backends.file import FileStore
 from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
-from vraid.ondisk import assemble, room
-from vraid.ondisk.assemble import assemble as assemble_array, create
+from vraid.ondisk import create as creating, room
+from vraid.ondisk.assemble import assemble as assemble_array
+from vraid.ondisk.create import create
 
 
 def geometry(ndisks: int = 3, disk_size: int = 4 << 20) -> Geometry:
@@ -48,7 +49,7 @@ def test_a_create_that_fails_half_way_leaves_nothing_behind(tmp_path, monkeypatc
         made.append(path)
         return real(path, size)
 
-    monkeypatch.setattr(assemble.FileStore, "create", staticmethod(failing))
+    monkeypatch.setattr(creating.FileStore, "create", staticmethod(failing))
     target = tmp_path / "half"
     with pytest.raises(VraidError, match="cannot create the array in .*: No space left on device"):
         create(target, geometry(), 4 << 20)

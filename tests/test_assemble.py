@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from vraid.ondisk.assemble import Assembled, assemble, create, examine
+from vraid.ondisk.assemble import Assembled, assemble, examine
+from vraid.ondisk.create import create
 from vraid.backends.file import FileStore
 from vraid.ondisk.config import NAME as CONFIG_NAME, ArrayConfig
 from vraid.errors import AssemblyError, SuperblockError, VraidError

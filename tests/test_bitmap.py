@@ -166,7 +166,8 @@ def test_a_failed_write_keeps_its_bit_until_a_resync():
 
 
 def test_create_records_the_chunk_in_the_superblock(tmp_path):
-    from vraid.ondisk.assemble import assemble, create
+    from vraid.ondisk.assemble import assemble
+    from vraid.ondisk.create import create
 
     g = Geometry.for_disk_size(level=5, ndisks=3, disk_size=8 << 20, strip_size=16 * K)
     create(tmp_path / "a", g, 8 << 20)

@@ -103,7 +103,8 @@ def test_mount_config_builds_the_served_engine(tmp_path):
     """The daemon's engine without a mount: member files behind the model and the faults,
     the bitmap the superblocks record, NVRAM made with the cache's slots."""
     from vraid.fuse.daemon import MountOptions, check_engine
-    from vraid.ondisk.assemble import assemble, create
+    from vraid.ondisk.assemble import assemble
+    from vraid.ondisk.create import create
 
     g = Geometry.for_disk_size(level=5, ndisks=3, disk_size=RESERVED + 64 * 16 * K, strip_size=16 * K)
     create(tmp_path / "arr", g, g.member_size, bitmap_chunk=4)

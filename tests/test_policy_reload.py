@@ -12,7 +12,7 @@ import os
 import pytest
 
 from vraid.errors import VraidError
-from vraid.policies import loader, registry
+from vraid.policies import loader, registry, running
 
 V1 = '''
 from vraid.policies.destage import Decision, DestageScheduler
@@ -86,7 +86,7 @@ def test_the_engine_reports_where_each_file_policy_comes_from(tmp_path):
     class Engine:
         cache = Cache()
 
-    got = registry.sources(Engine())
+    got = running.sources(Engine())
     assert list(got) == ["destage"] and got["destage"].startswith("edit.py sha256 ")
 
 

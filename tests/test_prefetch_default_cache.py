@@ -31,7 +31,8 @@ def test_the_default_is_32_stripes_of_data_within_1m_to_64m_and_a_quarter_of_the
 def test_a_mount_with_prefetch_alone_gets_the_default_read_cache(tmp_path):
     from vraid.engine.build import EngineConfig
     from vraid.fuse.daemon import MountOptions, check_engine
-    from vraid.ondisk.assemble import assemble, create
+    from vraid.ondisk.assemble import assemble
+    from vraid.ondisk.create import create
 
     g = Geometry.for_disk_size(level=5, ndisks=5, disk_size=64 * M, strip_size=64 * 1024)
     create(tmp_path / "arr", g, g.member_size)

@@ -18,7 +18,7 @@ import trio
 
 from vraid.core.geometry import Geometry
 from vraid.errors import VraidError
-from vraid.policies import registry
+from vraid.policies import registry, running
 from vraid.policies.describe import describe, describe_all
 from vraid.policies.params import Fraction, Param, Regions, Seconds, bind, schema
 
@@ -277,21 +277,21 @@ class _Cache:
 
 def test_current_and_install_walk_the_slots():
     engine = SimpleNamespace(cache=_Cache(), ct=None)
-    assert registry.current(engine) == {"cache": "stripe", "destage_order": "lrw",
+    assert running.current(engine) == {"cache": "stripe", "destage_order": "lrw",
                                         "destage": "hlwm:high=0.95,low=0.85,max_destages=4", "ct": "none",
                                         "queue_order": "none", "prefetch": "none",
                                         "placement": "static", "log": "none"}  # the fake has no members, reads
-    assert registry.install("destage_order", engine, "cscan") == "cscan"
+    assert running.install("destage_order", engine, "cscan") == "cscan"
     assert engine.cache.set_calls == [engine.cache.order]              # the holder's set_order
-    assert registry.install("ct", engine, "msc:sr_max=6,sw_max=7") == "msc:sr_max=6,sw_max=7"
-    assert registry.install("ct", engine, "msc:sw_max=2") == "msc:sr_max=6,sw_max=2"  # keeps limits in force
+    assert running.install("ct", engine, "msc:sr_max=6,sw_max=7") == "msc:sr_max=6,sw_max=7"
+    assert running.install("ct", engine, "msc:sw_max=2") == "msc:sr_max=6,sw_max=2"  # keeps limits in force
     with pytest.raises(VraidError, match="cannot change while the array runs"):
-        registry.install("cache", engine, "pbg")
+        running.install("cache", engine, "pbg")
     bare = SimpleNamespace(cache=None, ct=None)
-    assert registry.current(bare) == {"cache": "none", "ct": "none", "queue_order": "none", "prefetch": "none",
+    assert running.current(bare) == {"cache": "none", "ct": "none", "queue_order": "none", "prefetch": "none",
                                       "placement": "static", "log": "none"}
     with pytest.raises(VraidError, match="runs with --cache none") as err:
-        registry.install("destage", bare, "adaptive")
+        running.install("destage", bare, "adaptive")
     assert "--cache pbg" in err.value.hint
 
 
@@ -349,7 +349,7 @@ def test_a_new_family_is_one_row(monkeypatch):
     assert "tie_break" in registry.settings()
     assert [f["key"] for f in describe_all()["families"]][-1] == "tie_break"
     engine = SimpleNamespace(cache=SimpleNamespace(tie=None), ct=None)
-    assert registry.install("tie_break", engine, "lrw") == "lrw" and engine.cache.tie.name == "lrw"
+    assert running.install("tie_break", engine, "lrw") == "lrw" and engine.cache.tie.name == "lrw"
 
 
 class TieBreak:
@@ -394,9 +394,9 @@ def test_a_new_family_costs_one_folder_and_one_row_the_builder_and_the_guard_fol
         engine = build_engine(EngineConfig(G, policies={"tie_break": "boom"}))
         try:
             tie = engine.array.tie
-            assert registry.current(engine.array)["tie_break"] == "boom"
+            assert running.current(engine.array)["tie_break"] == "boom"
             assert tie.pick(7, 3) == 3  # Boom raised: Lower took over and answered the call
-            assert registry.current(engine.array)["tie_break"] == "lower"
+            assert running.current(engine.array)["tie_break"] == "lower"
             [fault] = engine.array.guard.faults
             assert (fault.family, fault.policy, fault.call, fault.fallback) == ("tie_break", "boom", "pick", "lower")
             assert "RuntimeError: boom" in fault.error

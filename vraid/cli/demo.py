@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 
 from vraid.fuse import loopdev
-from vraid.ondisk.assemble import create
+from vraid.ondisk.create import create
 from vraid.fuse.daemon import MountOptions, mount
 from vraid.errors import VraidError
 from vraid.core.geometry import Geometry

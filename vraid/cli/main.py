@@ -168,7 +168,7 @@ def _raised_outside_vraid(exc: BaseException) -> str | None:
 
 # -- commands -------------------------------------------------------------------
 def cmd_create(args) -> int:
-    from vraid.ondisk.assemble import create
+    from vraid.ondisk.create import create
 
     from vraid.core.units import format_size
     from vraid.engine.build import new_array_layout

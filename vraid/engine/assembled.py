@@ -186,7 +186,7 @@ def new_array_layout(shape: dict[str, Any], disk_size: int, placement: str | Non
     """The geometry of a new array of ``shape`` (``Geometry.for_disk_size``'s level, ndisks,
     block_size, strip_size, layout) on members of ``disk_size`` bytes, and its stripe
     directory (seed 004) when ``placement`` names a policy that keeps one: ``(spec, area,
-    directory)`` for ``vraid.ondisk.assemble.create``, else None. A per-disk log keeps
+    directory)`` for ``vraid.ondisk.create.create``, else None. A per-disk log keeps
     ``log_size`` at the end of every member.
 
     Raises:

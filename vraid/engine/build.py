@@ -281,12 +281,12 @@ class Engine:
         """Every family not built by name above (a new family: one folder under ``policies/``
         and one registry row) made from its row and put in its ``slot`` behind the policy
         guard; the layer holding the slot calls it (docs/policies.md, "What a new family costs")."""
-        from vraid.policies import registry
+        from vraid.policies import registry, running
 
         for key, fam in registry.FAMILIES.items():
             if key in BUILT_BY_NAME or not fam.slot:
                 continue
-            holder, attr = registry.holder(key, self.array)
+            holder, attr = running.holder(key, self.array)
             if holder is not None:
                 policy = registry.create(key, self.config.spec(key), ctx)
                 setattr(holder, attr, self.array.guard.wrap(key, policy))

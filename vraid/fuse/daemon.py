@@ -421,7 +421,7 @@ async def _main(asm, engine: Engine, fs: ImageFS, mountpoint: Path, sock: Path, 
 
 def _handlers(asm: Assembled, array: Array, fs: ImageFS, mountpoint: Path):
     from vraid.core.schema import takes
-    from vraid.policies.registry import sources as policy_sources
+    from vraid.policies.running import sources as policy_sources
 
     @takes()
     async def ping(_req):

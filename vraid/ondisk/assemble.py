@@ -1,4 +1,4 @@
-"""Create an array in a directory, and assemble one from its members.
+"""Assemble an array from the members in its directory (creating one: vraid.ondisk.create).
 
 Assembly trusts superblocks, not file names: every regular file in the
 directory whose first bytes carry the vraid magic is a candidate member; its
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid as uuidlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,8 +23,6 @@ from vraid.core.geometry import Geometry
 from vraid.core.redundancy import count_word
 from .superblock import MAGIC, SIZE as SB_SIZE, SPARE, NotAMember, Superblock
 from vraid.core.units import format_size
-from .logfiles import DEFAULT_SIZE as LOG_DEFAULT_SIZE
-from .room import check_new_array, undo_on_failure
 
 
 
@@ -176,159 +173,8 @@ class Assembled:
                 f"{format_size(capacity)} image{state}")
 
 
-def create(
-    directory: Path,
-    geometry: Geometry,
-    disk_size: int,
-    *,
-    force: bool = False,
-    image: str = "disk.img",
-    bitmap_chunk: int | None = None,
-    spares: int = 0,
-    log: str | None = None,
-    log_size: int | None = None,
-    placement: Any = None,
-) -> Assembled:
-    """Write member files with superblocks and ``vraid.toml`` into ``directory``;
-    ``spares`` more files (``spare0.img`` ...) are spares (role SPARE). ``log``: a log
-    disk (seed 002, ``scd``, ``mcd:N``, ``mirrored``, ``per-disk``) of ``log_size`` bytes
-    per store (:mod:`vraid.ondisk.logfiles`; per-disk: ``geometry`` must leave that much
-    at the end of each member). ``placement``: ``(spec, area, directory)`` of a remapped
-    array (seed 004, :mod:`vraid.ondisk.directory_area`): the directory goes into every
-    member's region and the superblocks record it.
-
-    Raises:
-        VraidError: if the directory already holds an array and ``force`` is not set.
-    """
-    directory = Path(directory)
-    from .bitmap import PARAM as BITMAP_PARAM, check_chunk, default_chunk
-    from .config import image_name_problem
-
-    problem = image_name_problem(image)
-    if problem:
-        raise VraidError(f"--image {image!r} {problem}: the mount exposes MOUNTPOINT/IMAGE",
-                         "give a plain file name such as disk.img")
-
-    if bitmap_chunk is None:
-        bitmap_chunk = default_chunk(geometry)
-    elif bitmap_chunk:
-        check_chunk(geometry, bitmap_chunk)
-    if directory.exists() and not directory.is_dir():
-        raise VraidError(f"{directory} exists and is not a directory", "choose a directory path for the array")
-    if spares < 0 or (spares and not geometry.redundancy.tolerates):
-        raise VraidError(
-            f"--spares {spares}: " + ("a negative count" if spares < 0 else "RAID-0 has no redundancy to rebuild"),
-            "use --spares 0 or more with --level 5",
-        )
-    if log is not None:
-        from vraid.policies import registry
-        from vraid.policies.log import layout
-        from .logsegment import LogLayout
-
-        log = registry.parse("log", log).text  # canonical, as the superblocks record it (mcd: mcd:2)
-        kind, n = layout(log, geometry.ndisks)
-        log_size = log_size or LOG_DEFAULT_SIZE
-        LogLayout.for_size(kind, n, geometry.block_size, log_size)  # too small: say so now
-        if kind == "per-disk" and geometry.member_size + log_size > disk_size:
-            raise VraidError(f"members of {disk_size} bytes have no room for a {log_size}-byte log region",
-                             "make the geometry for the member size minus --log-size (vraid create does)")
-    check_new_array(directory, geometry.ndisks, disk_size, spares, log, log_size or LOG_DEFAULT_SIZE)
-    existing = _existing_array(directory)
-    if existing and not force:
-        raise VraidError(
-            f"{directory} already holds a vraid array ({existing})",
-            "use --force to overwrite it (its data is lost), or choose another directory",
-        )
-    if existing:  # --force: never under a running mount
-        from .lock import ArrayLock
-
-        with ArrayLock.acquire(directory, what="overwrite the array in"):
-            return undo_on_failure(directory, lambda: _create(
-                directory, geometry, disk_size, force=force, image=image, bitmap_chunk=bitmap_chunk, spares=spares,
-                log=log, log_size=log_size, placement=placement))
-    return undo_on_failure(directory, lambda: _create(directory, geometry, disk_size, force=force, image=image,
-                                                      bitmap_chunk=bitmap_chunk, spares=spares, log=log,
-                                                      log_size=log_size, placement=placement))
-
-
-def _create(directory: Path, geometry: Geometry, disk_size: int, *, force: bool, image: str, bitmap_chunk: int,
-            spares: int, log: str | None = None, log_size: int | None = None, placement: Any = None) -> Assembled:
-    from .bitmap import PARAM as BITMAP_PARAM
-
-    try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # its owner's: others could swap members
-        probe = directory / f".vraid-create-{os.getpid()}"
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        probe.unlink()
-    except OSError as exc:
-        raise VraidError(f"cannot create the array in {directory}: {exc.strerror}",
-                         "choose a directory on a writable filesystem (not /proc or /sys) that you may write") from exc
-    array_uuid = str(uuidlib.uuid4())
-    now = time.time()
-    paths = [directory / f"disk{i}.img" for i in range(geometry.ndisks)]
-    spare_paths = [directory / f"spare{i}.img" for i in range(spares)]
-    if force:
-        for c in _candidates(directory):
-            if c.superblock is not None or c.problem.startswith("corrupt"):
-                c.path.unlink()
-        for p in paths + spare_paths + list(directory.glob("log*.img")):
-            p.unlink(missing_ok=True)
-    blocking = [p.name for p in paths + spare_paths if p.exists()]
-    if blocking:
-        raise VraidError(f"{', '.join(blocking)} already exist in {directory} and are not vraid members", "move them away first")
-    for path in paths:
-        FileStore.create(path, disk_size).close()
-    params: dict = {BITMAP_PARAM: bitmap_chunk}
-    record = None
-    if log is not None:
-        from .logfiles import PARAM as LOG_PARAM, make_log
-
-        record = make_log(directory, geometry, array_uuid, log, log_size, paths)
-        params[LOG_PARAM] = record.to_param()
-    if placement is not None:
-        from .directory_area import PARAM as PLACEMENT_PARAM, format_members
-
-        spec, area, table = placement
-        params[PLACEMENT_PARAM] = area.to_param(spec) | {"capacity": table.capacity}
-    superblocks = []
-    for role, path in enumerate(paths):
-        store = FileStore(path)
-        sb = Superblock.for_member(geometry, array_uuid, role, now).evolve(params=dict(params))
-        store.write_sync(0, sb.pack())
-        if placement is not None:
-            format_members([store], area, table)
-        store.close()
-        superblocks.append(sb)
-    spare_sbs = []
-    for path in spare_paths:
-        store = FileStore.create(path, disk_size)
-        sb = Superblock.for_member(geometry, array_uuid, SPARE, now)
-        store.write_sync(0, sb.pack())
-        store.close()
-        spare_sbs.append(sb)
-    config = ArrayConfig(uuid=array_uuid, image=image)
-    if record is not None:
-        from vraid.core.units import format_size as _fs
-
-        config = ArrayConfig(uuid=array_uuid, image=image, log=record.spec, log_size=_fs(record.size))
-    result = Assembled(directory, geometry, array_uuid, config, list(paths), list(superblocks), spares=spare_paths,
-                       spare_superblocks=spare_sbs, log=record, log_paths=[directory / f for f in record.files] if record else [])
-    config.save(directory, f"created {time.strftime('%Y-%m-%d %H:%M', time.localtime(now))}, {result.summary()}")
-    os.chmod(directory / CONFIG_NAME, 0o600)  # like the members: the array directory is its owner's
-    return result
-
-
-def _existing_array(directory: Path) -> str:
-    if not directory.is_dir():
-        return ""
-    config = directory / CONFIG_NAME
-    members = [c for c in _candidates(directory) if c.superblock is not None]
-    if members:
-        return f"{len(members)} member file(s), uuid {members[0].superblock.array_uuid}"
-    return f"{config.name} exists" if config.exists() else ""
-
-
-def _candidates(directory: Path) -> list[Candidate]:
+def find_candidates(directory: Path) -> list[Candidate]:
+    """Every regular file in ``directory`` (but vraid.toml) with its superblock, or why it has none."""
     out = []
     for entry in sorted(os.scandir(directory), key=lambda e: e.name):
         if entry.name == CONFIG_NAME or not entry.is_file(follow_symlinks=True):
@@ -359,7 +205,7 @@ def examine(path: Path) -> list[tuple[Path, Superblock | None, str]]:
     """Superblocks of one member file, or of every candidate in a directory."""
     path = Path(path)
     if path.is_dir():
-        return [(c.path, c.superblock, _log_store(c.path) or c.problem) for c in _candidates(path)]
+        return [(c.path, c.superblock, _log_store(c.path) or c.problem) for c in find_candidates(path)]
     if not path.exists():
         raise VraidError(f"{path} does not exist", "give a member file or an array directory")
     with open(path, "rb") as f:
@@ -400,7 +246,7 @@ def assemble(directory: Path) -> Assembled:
     if not directory.is_dir():
         raise AssemblyError(f"{directory} is not a directory", "give the directory made by `vraid create`")
     config = ArrayConfig.load(directory)
-    candidates = _candidates(directory)
+    candidates = find_candidates(directory)
     corrupt = [c for c in candidates if c.problem.startswith("corrupt")]
     if corrupt:
         raise SuperblockError(

@@ -38,7 +38,8 @@ from vraid.core.geometry import RESERVED, Geometry
 from vraid.engine.clock import TrioClock
 from vraid.engine.raid.scrub import scrub_array
 from vraid.engine.build import EngineConfig, EngineOptions
-from vraid.ondisk.assemble import assemble, create
+from vraid.ondisk.assemble import assemble
+from vraid.ondisk.create import create
 from vraid.testing.session import Session
 
 K = 1024

@@ -34,7 +34,8 @@ from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from vraid.core.geometry import RESERVED, Geometry
 from vraid.engine.build import EngineConfig
-from vraid.ondisk.assemble import assemble, create
+from vraid.ondisk.assemble import assemble
+from vraid.ondisk.create import create
 from vraid.ondisk.directory_area import DirectoryArea, logical_stripes, spare_of
 from vraid.policies import registry
 from vraid.testing.crash_machine import CHUNK, K, seeded_bytes, assert_scrub_clean, behind_power_cut

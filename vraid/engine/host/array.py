@@ -168,7 +168,7 @@ class Array:
 
     # -- state --------------------------------------------------------------------------
     def status(self) -> dict[str, object]:
-        from vraid.policies.registry import current
+        from vraid.policies.running import current
 
         raid = self.raid
         return {

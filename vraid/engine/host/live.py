@@ -106,7 +106,7 @@ class LiveState:
     # -- the snapshot -----------------------------------------------------------------
     def policies(self) -> dict[str, str]:
         """The policies now in force (what ``vraid ctl get`` shows)."""
-        from vraid.policies.registry import current
+        from vraid.policies.running import current
 
         return current(self.array)
 
@@ -192,7 +192,8 @@ class LiveState:
             raise BadRequest("ctl_set needs string fields key and value", 'send {"cmd": "ctl_set", "key": K, "value": V}')
         if key not in CTL_KEYS:
             raise VraidError(f"unknown policy key {key!r}", "keys: " + ", ".join(CTL_KEYS))
-        from vraid.policies.registry import Context, install, sources
+        from vraid.policies.registry import Context
+        from vraid.policies.running import install, sources
 
         value = value.strip()
         old = self.policies().get(key, "none")
@@ -204,7 +205,7 @@ class LiveState:
 
     def _params(self) -> dict[str, Any]:
         """Parameters for a policy built at run time: CT limits a spec leaves out come from
-        the transform in force (registry.install hands it over), else from what the mount or
+        the transform in force (running.install hands it over), else from what the mount or
         simulation says (``ct_defaults``: superblock, disk model preset)."""
         if self.ct_defaults is None:
             return {}
@@ -252,7 +253,7 @@ class LiveState:
 
         @takes()
         async def ctl_get(_req):
-            from vraid.policies.registry import sources
+            from vraid.policies.running import sources
 
             return {"policies": self.policies(), "keys": dict(CTL_KEYS), "faults": self.array.guard.status(),
                     "sources": sources(self.array)}

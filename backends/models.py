@@ -37,7 +37,8 @@ from typing import Any
 from ..errors import VraidError
 from vraid.core.units import parse_size
 from .base import Store
-from .hdd import HddModel, HddParams
+from .hdd import HddModel
+from .hdd_params import HddParams
 from .ssd import SsdModel, SsdParams
 
 MS = 1e-3

@@ -12,7 +12,8 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.backends.nvram import ENTRY_SIZE, Nvram
+from vraid.backends.nvram import Nvram
+from vraid.backends.nvram_format import ENTRY_SIZE
 from vraid.engine.cache import WriteBackCache
 from vraid.sim.driver import deterministic_trio
 from vraid.engine.build import EngineConfig

@@ -323,7 +323,7 @@ def test_registry_hands_the_preset_to_ct() -> None:
 
 
 def test_preset_table_covers_every_hdd_preset() -> None:
-    from vraid.backends.hdd import HddParams
+    from vraid.backends.hdd_params import HddParams
     from vraid.backends.models import PRESETS
 
     assert set(PRESET_LIMITS) == {n for n, p in PRESETS.items() if isinstance(p, HddParams)}

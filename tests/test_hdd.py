@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.table import Table
 
-from vraid.backends.hdd import HddModel, HddParams
+from vraid.backends.hdd import HddModel
+from vraid.backends.hdd_params import HddParams
 from vraid.backends.memory import MemoryStore
 from vraid.backends.models import PRESETS, ModelSpec, describe_presets, disk_preset, parse_model, wrap
 from vraid.backends.ssd import SsdModel

@@ -16,7 +16,8 @@ import pytest
 import trio
 import trio.testing
 
-from vraid.backends.hdd import HddModel, HddParams
+from vraid.backends.hdd import HddModel
+from vraid.backends.hdd_params import HddParams
 from vraid.backends.memory import MemoryStore
 from vraid.backends.models import PRESETS, parse_model, wrap
 from vraid.engine.clock import TrioClock

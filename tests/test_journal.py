@@ -18,7 +18,8 @@ import trio
 import trio.testing
 
 from vraid.backends.memory import MemoryStore
-from vraid.backends.nvram import Nvram, NvramError
+from vraid.backends.nvram import Nvram
+from vraid.backends.nvram_format import NvramError
 from vraid.backends.base import StoreWrapper
 from vraid.engine.cache.journal import NvramJournal, as_journal
 from vraid.engine.host.recovery import recover

@@ -26,14 +26,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from vraid.backends.nvram import (
+from vraid.backends.nvram import Nvram
+from vraid.backends.nvram_format import (
     ENTRY_SIZE,
     HEADER_CRC_AT,
     HEADER_SIZE,
     MAGIC,
     RECORD,
     VERSION,
-    Nvram,
     NvramError,
     default_spare,
     layout,

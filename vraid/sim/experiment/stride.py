@@ -39,7 +39,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from vraid.backends.hdd import HddModel, HddParams
+from vraid.backends.hdd import HddModel
+from vraid.backends.hdd_params import HddParams
 from vraid.backends.memory import MemoryStore
 from vraid.backends.models import PRESETS
 from vraid.engine.clock import TrioClock
@@ -469,7 +470,7 @@ def _comparison(disks: dict[str, Any], fig1: dict[str, Any], detail: dict[str, A
 
 def _blocks_per_track(preset: str) -> float:
     """4 KiB blocks on one outer-zone track of ``preset``."""
-    from vraid.backends.hdd import SECTOR, HddGeometry
+    from vraid.backends.hdd_zones import SECTOR, HddGeometry
 
     p = PRESETS[preset]
     assert isinstance(p, HddParams)

@@ -16,6 +16,8 @@ import trio
 
 from vraid.sim.experiment import EXPERIMENTS, get
 from vraid.sim.experiment import adaptive_hlwm as ah
+from vraid.sim.experiment import adaptive_hlwm_paper as paper
+from vraid.sim.experiment import adaptive_hlwm_sim as sim
 from vraid.sim.experiment.runner import run_experiment
 from vraid.sim.workload import parse_workload
 from vraid.tui.render import rich_table
@@ -48,7 +50,7 @@ def test_registered():
     assert get("adaptive-hlwm") is ah
     specs = ah.runs(True)
     assert [s["id"] for s in specs] == ["static", "adaptive"]         # independent: --jobs 2 runs both at once
-    assert all(s["nw"] == ah.QUICK_NW for s in specs) and all(s["nw"] == ah.PAPER_NW for s in ah.runs(False))
+    assert all(s["nw"] == paper.QUICK_NW for s in specs) and all(s["nw"] == paper.PAPER_NW for s in ah.runs(False))
 
 
 def test_results_json_has_exactly_the_schema(results):
@@ -79,7 +81,7 @@ def test_cases_1_to_4_show_as_the_paper_says(results):
     assert ad["T8"]["lwm"] < st["T8"]["lwm"]                                  # Case 4: LWM down
     # the shape of Fig. 4: the Case 1 and Case 2 marks move far, not just across the line
     assert ad["T2"]["hwm"] > 0.6 and ad["T4"]["hwm"] < 0.4
-    assert all(c["holds"] for c in ah.cases(results))
+    assert all(c["holds"] for c in paper.cases(results))
 
 
 def test_paper_vs_vraid_covers_the_cases_with_verdicts(results):
@@ -120,7 +122,7 @@ def test_cases_check_is_not_vacuous(results):
     bad = copy.deepcopy(results)
     t6 = next(p for p in bad["periods"] if p["name"] == "T6")
     t6["adaptive"]["lwm"] = 0.05
-    failed = [c for c in ah.cases(bad) if not c["holds"]]
+    failed = [c for c in paper.cases(bad) if not c["holds"]]
     assert [(c["case"], c["period"]) for c in failed] == [("Case 3", "T6")]
 
 
@@ -150,36 +152,36 @@ def test_summary_renders(results):
 
 @pytest.mark.slow  # the framework's determinism stays quick in test_experiment_msc_ct
 def test_deterministic():
-    a = ah.simulate(64, "adaptive", seed=3)
-    b = ah.simulate(64, "adaptive", seed=3)
+    a = sim.simulate(64, "adaptive", seed=3)
+    b = sim.simulate(64, "adaptive", seed=3)
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    assert json.dumps(ah.simulate(64, "adaptive", seed=4)["periods"]) != json.dumps(a["periods"])
+    assert json.dumps(sim.simulate(64, "adaptive", seed=4)["periods"]) != json.dumps(a["periods"])
 
 
 def test_setup_at_paper_scale_is_the_paper():
-    s = ah.Setup(ah.PAPER_NW)
+    s = sim.Setup(paper.PAPER_NW)
     assert s.cache_bytes == 64 << 20 and s.nw == 4096                       # N_W = 4096 entries of 16 KB
     g = s.geometry()
     assert g.capacity == 10 << 30                                            # the 10 GB logical unit
-    assert g.stripe_data_bytes == ah.ENTRY                                   # one PBG (a row) = one entry
+    assert g.stripe_data_bytes == paper.ENTRY                                   # one PBG (a row) = one entry
     assert s.update == pytest.approx(3.0 * s.tau) and s.period == pytest.approx(300.0 * s.tau)
     assert "period=" in s.destage("adaptive") and "high=0.5,low=0.1" in s.destage("adaptive")
 
 
-@pytest.mark.parametrize("nw", [64, ah.QUICK_NW, ah.PAPER_NW])
+@pytest.mark.parametrize("nw", [64, paper.QUICK_NW, paper.PAPER_NW])
 def test_scaled_space_keeps_the_locality_relative_to_the_cache(nw):
     """160 entries of space per cache entry at every scale, so 0.4 % of the space is 0.64 N_W."""
-    s = ah.Setup(nw)
+    s = sim.Setup(nw)
     g = s.geometry()
     w = parse_workload(s.workload(1.0))
-    assert w.space_bytes(g.capacity) == g.capacity == 160 * nw * ah.ENTRY
+    assert w.space_bytes(g.capacity) == g.capacity == 160 * nw * paper.ENTRY
     assert w.period_length == pytest.approx(s.period)
     t1 = w.periods()[0]
-    assert int(t1.locality * w.space_bytes(g.capacity)) // ah.ENTRY == int(0.004 * 160 * nw)
+    assert int(t1.locality * w.space_bytes(g.capacity)) // paper.ENTRY == int(0.004 * 160 * nw)
 
 
 def test_sparse_store_round_trip():
-    store = ah.SparseMemoryStore(1 << 30)                                    # 1 GiB, nothing allocated
+    store = sim.SparseMemoryStore(1 << 30)                                    # 1 GiB, nothing allocated
     trio.run(store.write, 4096, b"x" * 4096)
     assert trio.run(store.read, 4096, 4096) == b"x" * 4096
     assert store.read_sync(0, 8) == bytes(8) and store.size == 1 << 30

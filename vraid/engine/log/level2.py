@@ -22,7 +22,7 @@ import trio
 
 from vraid.engine.events import Cause, LogDestageEvent
 from vraid.engine.log.medium import LogFailed
-from vraid.engine.members.queues import Priority
+from vraid.engine.members.request import Priority
 from vraid.engine.raid.stripe import StripeBuffer
 
 log = logging.getLogger(__name__)

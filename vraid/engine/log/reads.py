@@ -17,7 +17,7 @@ import numpy as np
 from vraid.engine.events import LogHitEvent
 from vraid.engine.log.medium import LogFailed
 from vraid.engine.log.slots import IN_CACHE_DISK, IN_RAM_BUFFER
-from vraid.engine.members.queues import Priority
+from vraid.engine.members.request import Priority
 from vraid.engine.raid.stripe import StripeBuffer
 
 

@@ -1,7 +1,7 @@
 """Seed 003's set-up and numbers for the adaptive-hlwm experiment, and the Case checks.
 
-Shared by :mod:`.adaptive_hlwm` (the runs) and :mod:`.adaptive_hlwm_report` (the report), so
-that neither imports the other's module for them.
+Shared by :mod:`.adaptive_hlwm` (the experiment), :mod:`.adaptive_hlwm_sim` (one run) and
+:mod:`.adaptive_hlwm_report` (the report), so that none imports another's module for them.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The ``adaptive-hlwm`` experiment's report: seed 003's numbers beside ours, results.md, plots.
 
-Split from :mod:`.adaptive_hlwm` (which runs the simulation and collects): :func:`comparisons`
+Split from :mod:`.adaptive_hlwm` (which collects the runs of :mod:`.adaptive_hlwm_sim`): :func:`comparisons`
 builds the ``paper_vs_vraid`` rows (:mod:`.verdict`), :func:`report` writes ``results.md``
 (setup, the verdict table, per-period tables, the Case checks, vraid's own deviations and the
 measured causes) and ``fig4.png`` / ``fig5_6.png``.

@@ -196,7 +196,7 @@ def test_cache_and_recovery_run_over_any_journal():
             assert journal.syncs == 1
             assert array.cache.metrics.destages_started == 0
             assert len(journal.durable) == 6
-            assert await array.raid.read_members(3 * BS + 100, len(data)) != data
+            assert await array.raid.read(3 * BS + 100, len(data)) != data
             # the process dies here: no shutdown, nothing destaged
 
     run_virtual(first_mount)
@@ -209,7 +209,7 @@ def test_cache_and_recovery_run_over_any_journal():
             assert report.replayed_blocks == 6
             assert found.replay() == []
             assert await array.read(3 * BS + 100, len(data)) == data
-            assert await array.raid.read_members(3 * BS + 100, len(data)) == data
+            assert await array.raid.read(3 * BS + 100, len(data)) == data
 
     run_virtual(second_mount)
 

@@ -71,7 +71,7 @@ def test_reads_come_from_ram_then_log_then_data_disks():
     assert s.call(lc.level2_one, "test") == 1
     assert lc.table.lookup(2) is None  # IN_DATA_DISK, then the entry was recycled
     assert s.read(8 * K, 4 * K) == block
-    assert s.array.raid.read_members is not None and s.call(s.array.raid.read_members, 8 * K, 4 * K) == block
+    assert s.array.raid.read is not None and s.call(s.array.raid.read, 8 * K, 4 * K) == block
     s.close()
 
 

@@ -265,7 +265,7 @@ def test_chained_target_buffers_and_forwards_to_the_raid_planner():
                     pass
                 # level 1 done: the buffer holds the blocks, the members still the old ones
                 assert len(chain.blocks) == 3
-                assert await array.raid.read_members(11 * bs, 3 * bs) == old[bs : 4 * bs]
+                assert await array.raid.read(11 * bs, 3 * bs) == old[bs : 4 * bs]
                 # reads below the cache see the chain's newest copy
                 assert await chain.read(10 * bs, 6 * bs) == old[:bs] + new + old[4 * bs :]
                 assert await cache.read(10 * bs, 6 * bs) == old[:bs] + new + old[4 * bs :]
@@ -273,12 +273,12 @@ def test_chained_target_buffers_and_forwards_to_the_raid_planner():
                 assert await chain.forward() == 3  # level 2: through the RAID planner
                 assert array.metrics.plans > plans
                 assert chain.blocks == {}
-                assert await array.raid.read_members(10 * bs, 6 * bs) == old[:bs] + new + old[4 * bs :]
+                assert await array.raid.read(10 * bs, 6 * bs) == old[:bs] + new + old[4 * bs :]
                 await cache.write(0, b"\x05" * bs)
                 cache.resume()
                 await cache.flush()  # volatile cache over a volatile buffer: flush goes to the end
                 assert chain.flushes == 1
-                assert await array.raid.read_members(0, bs) == b"\x05" * bs
+                assert await array.raid.read(0, bs) == b"\x05" * bs
                 nursery.cancel_scope.cancel()
         # parity is right after the chain's level-2 destage
         for s in range(g.stripes):
@@ -305,6 +305,6 @@ def test_raid_target_reports_the_blocks_a_plan_read():
             buf.data[1, 0] = 2
             filled = await array.raid.write_unit(buf, z, priority=DESTAGE)
             assert filled == {(2, 0)}
-            assert buf.data[2, 0].tobytes() == (await array.raid.read_members(2 * g.u * bs, bs))
+            assert buf.data[2, 0].tobytes() == (await array.raid.read(2 * g.u * bs, bs))
 
     _run(main)

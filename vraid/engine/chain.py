@@ -12,12 +12,10 @@ one above.
 
 from __future__ import annotations
 
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AsyncIterator, Sequence
+from typing import Sequence
 
-import trio
 
 from vraid.backends.base import Store
 from vraid.core.geometry import Geometry
@@ -119,16 +117,3 @@ def assemble(
     )
     array = Array(raid, reads, metrics=metrics, guard=guard, cache=wb, log=logc, placed=placed)
     return array
-
-
-@asynccontextmanager
-async def open_array(geometry: Geometry, stores: Sequence[Store], **kwargs) -> AsyncIterator[Array]:
-    """Run an assembled chain (:func:`assemble`): its workers live inside this block."""
-    array = assemble(geometry, stores, **kwargs)
-    array.started_at = array.clock.now()
-    async with trio.open_nursery() as nursery:
-        await nursery.start(array.serve)
-        try:
-            yield array
-        finally:
-            nursery.cancel_scope.cancel()

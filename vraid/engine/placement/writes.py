@@ -110,7 +110,7 @@ class PlacedWrites:
             strips = range(first, last + 1)
             held = [L for L in strips if L in self.buffer or self.directory.loc[L] == NOWHERE]
             if not held:
-                return await self.array.read_members(offset, length, priority=priority)
+                return await self.array.read(offset, length, priority=priority)
             try:
                 self.stats["read_hits"] += len(self.placement.read([L for L in held if L in self.buffer]))
             except POLICY_ERRORS:  # noqa: BLE001 - the policy's hit count is only a statistic
@@ -122,7 +122,7 @@ class PlacedWrites:
                 lo, hi = max(pos, L * S), min(end, (L + 1) * S)
                 if L in held:
                     if run_start is not None:
-                        out[run_start - offset : lo - offset] = await self.array.read_members(run_start, lo - run_start, priority=priority)
+                        out[run_start - offset : lo - offset] = await self.array.read(run_start, lo - run_start, priority=priority)
                         run_start = None
                     data = self.buffer.get(L)
                     if data is not None:
@@ -131,7 +131,7 @@ class PlacedWrites:
                 elif run_start is None:
                     run_start = lo
             if run_start is not None:
-                out[run_start - offset :] = await self.array.read_members(run_start, end - run_start, priority=priority)
+                out[run_start - offset :] = await self.array.read(run_start, end - run_start, priority=priority)
             return bytes(out)
 
     async def _strip_bytes(self, L: int) -> bytes | bytearray:
@@ -141,7 +141,7 @@ class PlacedWrites:
         S = self.geometry.strip_size
         if self.directory.loc[L] == NOWHERE:
             return bytes(S)
-        return await self.array.read_members(L * S, S)
+        return await self.array.read(L * S, S)
 
     # -- writes -----------------------------------------------------------------------------
     async def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
@@ -300,7 +300,7 @@ class PlacedWrites:
                     self.buffer[L] = bytes(S)
                     lost += 1
                 else:
-                    self.buffer[L] = await self.array.read_members(L * S, S)
+                    self.buffer[L] = await self.array.read(L * S, S)
                 back.append(L)
             if back:  # placed again now: the slot a restored copy came from may be recycled next
                 try:

@@ -40,9 +40,6 @@ class RaidReads:
                 attempt += 1
                 self.member_error(exc, attempt)
 
-    #: the name the placement and older callers use
-    read_members = read
-
     async def _read_members(self, offset: int, length: int, priority: Priority = Priority.HOST) -> bytes:
         g = self.geometry
         if self.health.degraded:

@@ -145,6 +145,15 @@ class ReadPathMetrics:
         if n > 1:
             self.split_reads += 1
 
+    def count_range(self, offset: int, length: int) -> None:
+        """:meth:`count_host` of one range, without building a list."""
+        s = self.strip_size
+        n = (offset + length - 1) // s - offset // s + 1 if length > 0 else 0
+        self.host_reads_to_members += 1
+        self.member_requests += n
+        if n > 1:
+            self.split_reads += 1
+
     def wait_begin(self) -> None:
         """A host read starts waiting for the members."""
         if not self._waiting:

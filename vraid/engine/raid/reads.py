@@ -33,34 +33,33 @@ class RaidReads:
         """Read straight from the members; blocks of a missing member are reconstructed, a
         member that fails is failed and the read retried degraded (``attempt``: the failures
         handled before the call)."""
-        while True:
-            try:
-                return await self._read_members(offset, length, priority)
-            except MemberIOError as exc:
-                attempt += 1
-                self.member_error(exc, attempt)
-
-    async def _read_members(self, offset: int, length: int, priority: Priority = Priority.HOST) -> bytes:
         g = self.geometry
-        if self.health.degraded:
-            return await self._read_members_degraded(offset, length, priority)
         block = g.block_size
         first = offset // block * block
         end = -(-(offset + length) // block) * block
         strip = g.strip_size
-        if first // strip == (end - 1) // strip and self.static:  # inside one strip: one member request
-            stripe, k = divmod(first // strip, g.data_disks)
-            mapping = self.mapping
-            req = Request(mapping.data_disk(stripe, k), "read", mapping.member_offset(stripe) + first % strip, end - first,
-                          priority=priority)
-            await self.members.run((req,))
-            data = req.result
-        else:
-            requests: list[Request] = []
-            for ext in self.mapping.extents(first, end - first):
-                requests += self._read_requests(ext, priority)
-            await self.members.run(requests)
-            data = requests[0].result if len(requests) == 1 else b"".join(r.result for r in requests)  # type: ignore[misc]
+        while True:
+            try:
+                if self.health.degraded:
+                    return await self._read_members_degraded(offset, length, priority)
+                if first // strip == (end - 1) // strip and self.static:  # inside one strip: one member request
+                    stripe, k = divmod(first // strip, g.data_disks)
+                    mapping = self.mapping
+                    req = Request(mapping.data_disk(stripe, k), "read", mapping.member_offset(stripe) + first % strip,
+                                  end - first, priority=priority)
+                    if not self.members.run_now(req):  # (an idle member, a synchronous store: no await)
+                        await self.members.run((req,))
+                    data = req.result
+                else:
+                    requests: list[Request] = []
+                    for ext in self.mapping.extents(first, end - first):
+                        requests += self._read_requests(ext, priority)
+                    await self.members.run(requests)
+                    data = requests[0].result if len(requests) == 1 else b"".join(r.result for r in requests)  # type: ignore[misc]
+                break
+            except MemberIOError as exc:
+                attempt += 1
+                self.member_error(exc, attempt)
         head = offset - first
         if head == 0 and len(data) == length:
             return data  # aligned: the member's bytes, no copy

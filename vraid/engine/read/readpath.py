@@ -127,7 +127,13 @@ class ReadPath:
         if rc is None:
             if self.cache is not None:
                 return await self.cache.read(offset, length, fetch=self._through)
-            return await self._members(offset, length, [(offset, length)])
+            stats = self.stats  # (what _members does, for the one range of a host read)
+            stats.count_range(offset, length)
+            stats.wait_begin()
+            try:
+                return await self.target.read(offset, length)
+            finally:
+                stats.wait_end()
         bs = self.geometry.block_size
         first = offset // bs * bs
         end = -(-(offset + length) // bs) * bs

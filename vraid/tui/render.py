@@ -132,7 +132,7 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
     out = [head]
     m = st.get("metrics")
     if m:
-        out += stacked_row("host requests and write cycles (seed 000 II-A)", [
+        out += stacked_row("host requests and write cycles (paper 000 II-A)", [
             ("reads", str(m["host_reads"])), ("read bytes", format_size(m["host_read_bytes"])),
             ("writes", str(m["host_writes"])), ("write bytes", format_size(m["host_write_bytes"])),
             ("fsyncs", str(m["host_flushes"])), ("RCW PBGs", str(m["pbg_rcw"])), ("RMW PBGs", str(m["pbg_rmw"])),
@@ -143,12 +143,12 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
     if reads:  # the read cache and the prefetch policy (seed 001; docs/metrics.md)
         from .panels import prefetch_summary
 
-        out += stacked_row("read cache and prefetch (seed 001)", prefetch_summary(reads))
+        out += stacked_row("read cache and prefetch (paper 001)", prefetch_summary(reads))
     cache = st.get("cache")
     if cache and cache.get("organisation", "none") != "none":
         pct = lambda v: "-" if v is None else f"{100 * v:.0f}%"  # noqa: E731
         sched = cache["scheduler"]
-        tables = stacked_row("write cache (seed 000 III-A, seed 003 2.1)", [
+        tables = stacked_row("write cache (paper 000 III-A, paper 003 2.1)", [
             ("unit", cache["organisation"]), ("order", cache["order"]),
             ("destage", sched.get("spec", sched.get("name", "")) if isinstance(sched, dict) else str(sched)),
             ("dirty/units", f"{cache['dirty_units']}/{cache['capacity_units']}"), ("occupancy", pct(cache["occupancy"])),
@@ -301,7 +301,7 @@ def models_sources_table(presets: list[dict[str, Any]]) -> Table:
 def log_table(log: dict[str, Any]) -> Table:
     """The log disk (seed 002, docs/log-disk.md) of ``vraid status``: a running mount's
     log cache, or what the superblocks record when unmounted."""
-    t = Table(title="log disk (seed 002: RAM buffer -> log -> array)", show_header=False)
+    t = Table(title="log disk (paper 002: RAM buffer -> log -> array)", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value", overflow="fold")
     if "head" not in log:  # not mounted: the record
@@ -325,7 +325,7 @@ def log_table(log: dict[str, Any]) -> Table:
 
 def placement_table(pl: dict[str, Any]) -> Table:
     """The placement (seed 004, docs/multibuffer.md) of ``vraid status`` on a running mount."""
-    t = Table(title="placement (seed 004: write buffers -> new stripes, stripe directory)", show_header=False)
+    t = Table(title="placement (paper 004: write buffers -> new stripes, stripe directory)", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value", overflow="fold")
     stats = pl.get("stats") or {}

@@ -59,7 +59,8 @@ def wrapped_rows(text: str) -> list[str]:
     first cell (the row's name or first value, never blank) is empty."""
     out, body = [], False
     for n, line in enumerate(text.splitlines(), 1):
-        body = line.lstrip()[:1] in "┡├" or (body and line.lstrip()[:1] == "│")
+        first = line.lstrip()[:1]
+        body = first in ("┡", "├") or (body and first == "│")  # below a header rule, until the bottom
         cells = line.strip().split("│")
         if body and line.lstrip()[:1] == "│" and len(cells) > 2 and not cells[1].strip():
             out.append(f"line {n} continues a wrapped row: {line!r}")
@@ -127,3 +128,14 @@ def test_examine_fits_80_columns(tmp_path: Path):
                          text=True, env=env, check=True)
     bad = problems(run.stdout)
     assert not bad, "\n".join(bad[:10])
+
+
+def test_status_of_an_unmounted_array_fits_80_columns_and_shows_no_empty_counters(tmp_path: Path):
+    env = dict(os.environ, COLUMNS="80")
+    subprocess.run([sys.executable, "-m", "vraid", "create", str(tmp_path / "a"), "--disk-size", "16M", "--spares", "1"],
+                   check=True, capture_output=True, env=env)
+    run = subprocess.run([sys.executable, "-m", "vraid", "status", str(tmp_path / "a")], capture_output=True,
+                         text=True, env=env, check=True)
+    bad = problems(run.stdout) + wrapped_rows(run.stdout)
+    assert not bad, "\n".join(bad[:10])
+    assert "│ spare │ spare0.img │ spare " in run.stdout and "read bytes" not in run.stdout  # unmounted: no counters

@@ -178,8 +178,10 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
         folder = folders.pop() if short else ""
         if short and folder != str(st.get("directory", "")).rstrip("/"):  # the title names the array's folder
             head.add_row("member files in", Text(f"{folder}/", overflow="fold"))
-        out += stacked_table("members", ["disk", "file", "state", "errors", "reads", "read bytes", "writes",
-                                         "write bytes"], rows, key=True, left=("file", "state"), split_before=("reads",))
+        headers = ["disk", "file", "state", "errors", "reads", "read bytes", "writes", "write bytes"]
+        keep = [i for i in range(len(headers)) if i < 3 or any(r[i] != "-" for r in rows)]  # unmounted: no counters
+        out += stacked_table("members", [headers[i] for i in keep], [[r[i] for i in keep] for r in rows], key=True,
+                             left=("file", "state"), split_before=("reads",))
     return out
 
 

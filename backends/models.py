@@ -61,7 +61,7 @@ _ST373454LC = HddParams(
     avg_seek=3.6 * MS, avg_write_seek=4.1 * MS, track_seek=0.2 * MS, full_seek=7.4 * MS,
     head_switch=0.2 * MS, overhead=0.1 * MS, bus_rate=320.0, cache_size=8 << 20, segments=16,
     read_ahead="off", queue_depth=64, scheduling="sptf",
-    source="seed 000 I-C (rpm, 4.1 ms write seek, write-on-arrival, 32-64 outstanding), IV-A (74 GB); "
+    source="paper 000 I-C (rpm, 4.1 ms write seek, write-on-arrival, 32-64 outstanding), IV-A (74 GB); "
            "rest datasheet-like",
 )
 # Seed 003 (Nam & Park), section 4: eight 7,200 rpm 9 GB Seagate Barracuda ST39175FC on
@@ -74,7 +74,7 @@ _ST39175FC = HddParams(
     avg_seek=7.1 * MS, avg_write_seek=7.9 * MS, track_seek=0.8 * MS, full_seek=16.0 * MS,
     head_switch=0.8 * MS, overhead=0.2 * MS, bus_rate=100.0, cache_size=1 << 20, segments=8,
     read_ahead="track", queue_depth=64, scheduling="sptf",
-    source="seed 003 s.4 (7,200 rpm, 9 GB); rest datasheet-like",
+    source="paper 003 s.4 (7,200 rpm, 9 GB); rest datasheet-like",
 )
 
 
@@ -94,7 +94,7 @@ def _table1(name: str, drive: str, capacity: int, cache: int, rpm: int, rates: t
         track_seek=track_ms * MS, full_seek=2.1 * seek_ms * MS, head_switch=track_ms * MS,
         overhead=overhead_ms * MS, bus_rate=bus, cache_size=cache, segments=min(8, max(2, cache // (64 << 10))),
         read_ahead="track", queue_depth=depth, scheduling=scheduling,
-        source="seed 002 Table 1 (capacity, buffer, rpm, rate, seek); rest plausible",
+        source="paper 002 Table 1 (capacity, buffer, rpm, rate, seek); rest plausible",
     )
 
 

@@ -52,7 +52,7 @@ class CacheOrgLab(Lab):
 
     def setting(self, seed: int) -> str:
         g, writes = self.dealt(seed)
-        src = "seed 000 Fig. 6" if seed == 0 else "dealt"
+        src = "paper 000 Fig. 6" if seed == 0 else "dealt"
         return (f"RAID-5, {g.ndisks} disks, u = {g.u} blocks per strip ({g.data_disks * g.u} data blocks per stripe). "
                 f"Writes of one 4 KiB block each, in this order ({src}): <{', '.join(map(str, writes))}>.\n"
                 f"PBG numbers count from 0 as stripe * u + row (the paper's PBG5 is PBG 5 here); the cache starts "

@@ -50,7 +50,7 @@ class ContiguityLab(Lab):
         ct = load_ct(spec, GENEROUS)
         lim = ct.limits
         lines = "\n".join(f"  row {h}: {' '.join(row)}" for h, row in enumerate(z))
-        limits = ("generous limits: every gap may be filled (seed 000's worked example)" if seed == 0 else
+        limits = ("generous limits: every gap may be filled (paper 000's worked example)" if seed == 0 else
                   f"S_r^max = {lim.sr_max}, S_w^max = {lim.sw_max}, S_r^except = {regions(_fmt(lim.sr_except))}, "
                   f"S_w^except = {regions(_fmt(lim.sw_except))}")
         return (f"Z on {len(z[0]) + 1} disks (rows and columns from 0, parity column P last):\n{lines}\n"

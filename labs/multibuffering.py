@@ -137,5 +137,5 @@ class MultibufferingLab(Lab):
 
 
 LAB = MultibufferingLab(name="multibuffering",
-                        title="Multibuffering: LW or PW, where the blocks land, the stripe directory (seed 004)",
+                        title="Multibuffering: LW or PW, where the blocks land, the stripe directory (paper 004)",
                         seeds=["004"])

@@ -95,7 +95,7 @@ class RcwRmwLab(Lab):
         # seed 000 sec. II-A on the paper's example: how many rows of eq. (2) take each cycle
         eq2 = [rxw.row_cycle(row, len(row) + 1) for row in EQ2]
         qs.append(Question(
-            "q5", "Seed 000 eq. (2), Z = DEEE,ECED,EEEE,DDDD,DCDD,EDEE,DEEE on 5 disks: the cycle of each row "
+            "q5", "Paper 000 eq. (2), Z = DEEE,ECED,EEEE,DDDD,DCDD,EDEE,DEEE on 5 disks: the cycle of each row "
                   "(none for a row with nothing dirty)?", eq2, kind="list", form="7 words",
             explanation="\n".join(why(h, row, 5) for h, row in enumerate(EQ2))
                         + "\nA tie goes to RCW (RMW only when strictly cheaper). These are the rows of eq. (3)."))

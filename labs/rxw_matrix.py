@@ -37,7 +37,7 @@ class RxwMatrixLab(Lab):
     def setting(self, seed: int) -> str:
         z = self.z(seed)
         level = level_of(seed)
-        text = "seed 000 eq. (2), the paper's example" if level == "paper" else f"difficulty {level} (seed mod 3)"
+        text = "paper 000 eq. (2), the paper's example" if level == "paper" else f"difficulty {level} (seed mod 3)"
         lines = "\n".join(f"  row {h}: {' '.join(row)}" for h, row in enumerate(z))
         return (f"Z ({text}): {len(z)} rows (PBGs), {len(z[0])} data strips + parity on {len(z[0]) + 1} disks,\n"
                 f"D dirty, C clean, E empty; rows and columns count from 0, parity column P last:\n{lines}\n"

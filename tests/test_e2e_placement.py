@@ -64,7 +64,7 @@ def test_ext4_on_a_remapped_array_survives_remount(tmp_path, session, spec):
     placed = status["placement"]
     assert placed["policy"] == spec.split(":")[0]
     assert placed["stats"]["LW"] + placed["stats"]["PW"] > 0, placed
-    assert "placement (seed 004" in " ".join(vraid("status", mnt).stdout.split())
+    assert "placement (paper 004" in " ".join(vraid("status", mnt).stdout.split())
     session.umount_fs(fs)
     session.detach(dev)
     session.umount(mnt)

@@ -224,7 +224,7 @@ def test_vraid_status_shows_the_read_cache_and_prefetch_table():
     for t in status_tables(st):
         Console(file=out, width=200).print(t)
     text = out.getvalue()
-    assert "read cache and prefetch (seed 001)" in text and "prefetch-hit" in text and "idle-waiting" in text
+    assert "read cache and prefetch (paper 001)" in text and "prefetch-hit" in text and "idle-waiting" in text
 
 
 def test_msp_sees_reads_in_arrival_order_not_completion_order():

@@ -29,7 +29,7 @@ def _flat(text: str) -> str:
     (("--requests", "600", "--cache", "stripe", "--cache-size", "1M", "--destage", "lt"),
      "policies: write cache stripe 1M (destage lt, order lrw)",
      ["blocks written into the cache", "writes that waited for room (misses)", "destages"]),
-    (("--requests", "600", "--log", "scd"), "policies: log disk scd (its RAM is the write cache; seed 002)",
+    (("--requests", "600", "--log", "scd"), "policies: log disk scd (its RAM is the write cache; paper 002)",
      ["level-2 destages (to the array)", "log segments written"]),
     (("--requests", "300", "--strip", "4K", "--placement", "multibuffer"), "placement multibuffer",
      ["stripe writes LW / PW", "swaps / cleanings"]),

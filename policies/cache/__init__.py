@@ -59,7 +59,7 @@ class StripeOrganisation(Organisation):
 
     name = "stripe"
     summary = "SC: one unit per stripe, one contiguous buffer"
-    source = "seed 000 sec. III-A, Fig. 6(b), III-G-3"
+    source = "paper 000 sec. III-A, Fig. 6(b), III-G-3"
 
     def unit_blocks(self) -> int:
         return self.geometry.u * self.geometry.data_disks
@@ -76,7 +76,7 @@ class PbgOrganisation(Organisation):
 
     name = "pbg"
     summary = "PBGC: one unit per parity block group (one row of a stripe), as md's stripe_head"
-    source = "seed 000 sec. III-A, Fig. 6(a)"
+    source = "paper 000 sec. III-A, Fig. 6(a)"
 
     def unit_blocks(self) -> int:
         return self.geometry.data_disks

@@ -143,7 +143,7 @@ class MscTransform(ContiguityTransform):
 
     name = NAME
     summary = "read then write contiguity transform under eq. (6)-(9), Fig. 10"
-    source = "seed 000 sec. III-B to III-E, Fig. 10"
+    source = "paper 000 sec. III-B to III-E, Fig. 10"
 
     def __call__(self, plan: Plan) -> Plan:
         return plan.transform(transform_matrix(plan.transformed, plan.z, self.limits, checks=plan.checks), NAME)

@@ -190,7 +190,7 @@ class AdaptiveScheduler(DestageScheduler):
 
     name = "adaptive"
     summary = "self-adjusting HLWM: marks follow the fill and drain rates (learned i_B, delta_B)"
-    source = "seed 003 (Nam & Park) sec. 2.3, eq. (1)-(4); defaults from sec. 4.1"
+    source = "paper 003 (Nam & Park) sec. 2.3, eq. (1)-(4); defaults from sec. 4.1"
     params = {
         "high": (Fraction, 0.5, "static HWM rho_H (used until i_B, delta_B are learned)"),
         "low": (Fraction, 0.1, "static LWM rho_L"),

@@ -27,7 +27,7 @@ class HlwmScheduler(DestageScheduler):
     name = "hlwm"
     decides_on_counts = True  # the latch moves with the occupancy alone
     summary = "static high/low water marks: start at high, stop at low (hysteresis)"
-    source = "seed 000 sec. III-G 1 (low 85 %, high 95 %); seed 003 sec. 2.2, 3.3"
+    source = "paper 000 sec. III-G 1 (low 85 %, high 95 %); paper 003 sec. 2.2, 3.3"
     params = {
         "high": (Fraction, 0.95, "start destaging when the dirty fraction reaches this"),
         "low": (Fraction, 0.85, "stop destaging when the dirty fraction falls to this"),

@@ -29,7 +29,7 @@ class IdleScheduler(DestageScheduler):
 
     name = "idle"
     summary = "destage in host idle time (after idle= seconds) and always above high"
-    source = "seed 002 sec. 3.3.3 (level-2 destage in idle time)"
+    source = "paper 002 sec. 3.3.3 (level-2 destage in idle time)"
     params = {
         "idle": (Seconds, 0.1, "host idle time after which destaging starts"),
         "high": (Fraction, 0.9, "destage regardless of host activity at or above this dirty fraction"),

@@ -38,7 +38,7 @@ class LinearThresholdScheduler(DestageScheduler):
     name = "lt"
     decides_on_counts = True
     summary = "linear threshold: destages in flight grow linearly from low to high"
-    source = "seed 000 sec. III-G 1, after Varma & Jacobson (its ref. [5])"
+    source = "paper 000 sec. III-G 1, after Varma & Jacobson (its ref. [5])"
     params = {
         "low": (Fraction, 0.5, "no destaging at or below this dirty fraction"),
         "high": (Fraction, 0.95, "max_destages at or above this dirty fraction"),

@@ -60,7 +60,7 @@ class SingleCacheDisk(LogConfiguration):
     name = "scd"
     kind = "scd"
     summary = "one cache disk: one log file, log0.img"
-    source = "seed 002, sec. 3.2"
+    source = "paper 002, sec. 3.2"
 
     def stores(self, members: int) -> int:
         return 1
@@ -72,7 +72,7 @@ class MultipleCacheDisks(LogConfiguration):
     name = "mcd"
     kind = "mcd"
     summary = "N cache disks, segment s on log file s mod N (write mcd:N)"
-    source = "seed 002, sec. 3.2"
+    source = "paper 002, sec. 3.2"
     params = {"disks": (int, 2, "number of cache disks (log files)", (2, 256))}
     positional = "disks"
 
@@ -89,7 +89,7 @@ class MirroredCacheDisks(LogConfiguration):
     name = "mirrored"
     kind = "mirrored"
     summary = "two cache disks, every segment on both (one may fail)"
-    source = "seed 002's cache disks, mirrored"
+    source = "paper 002's cache disks, mirrored"
 
     def stores(self, members: int) -> int:
         return 2
@@ -101,7 +101,7 @@ class PerDiskLog(LogConfiguration):
     name = "per-disk"
     kind = "per-disk"
     summary = "a log region at the end of every member, round robin over them"
-    source = "seed 002's cache disks, on the members"
+    source = "paper 002's cache disks, on the members"
 
     def stores(self, members: int) -> int:
         return members

@@ -59,7 +59,7 @@ class Lrw(DestageOrder):
 
     name = "lrw"
     summary = "least recently written unit first"
-    source = "seed 000 Fig. 6, sec. III-A"
+    source = "paper 000 Fig. 6, sec. III-A"
 
     def __init__(self) -> None:
         self._list: OrderedDict[int, None] = OrderedDict()

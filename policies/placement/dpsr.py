@@ -38,7 +38,7 @@ class DpsrPlacement(Placement):
 
     name = "dpsr"
     summary = "one shared write buffer, a new stripe per n-1 writes, blocks migrate; RAID-5 writes when fragmented"
-    source = "seed 004, Hua, Vu & Hu, section 1 (Mogi & Kitsuregawa's DPSR)"
+    source = "paper 004, Hua, Vu & Hu, section 1 (Mogi & Kitsuregawa's DPSR)"
     params = {
         "buffer": (int, 100, "shared write buffer, in strips (held in memory)", (1, MAX_BUFFER)),
         "spare": (Fraction, 0.05, "free stripes kept beyond the data, as a fraction of the data stripes"),

@@ -53,7 +53,7 @@ class MultibufferPlacement(Placement):
 
     name = "multibuffer"
     summary = "one write buffer per disk, large writes into free stripes, partial writes into PFSs"
-    source = "seed 004, Hua, Vu & Hu, sections 2.1-2.3"
+    source = "paper 004, Hua, Vu & Hu, sections 2.1-2.3"
     params = {
         "buffer": (int, 100, "write buffer pool, in strips, shared by the per-member buffers (held in memory)",
                    (1, MAX_BUFFER)),

@@ -20,7 +20,7 @@ class StaticPlacement(Placement):
 
     name = "static"
     summary = "blocks at their fixed place, RAID-5 small writes (today's layout)"
-    source = "seed 004, section 3 (the standard RAID5 baseline)"
+    source = "paper 004, section 3 (the standard RAID5 baseline)"
     remaps = False  # no stripe directory: the engine runs no placement layer
 
     def write(self, strip: int) -> list[Any]:

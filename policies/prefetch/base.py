@@ -44,7 +44,7 @@ class PrefetchPolicy:
 
 
 class NoPrefetch(PrefetchPolicy):
-    """No read-ahead: only what the host asks for is read (vraid's behaviour before seed 001)."""
+    """No read-ahead: only what the host asks for is read (vraid's behaviour before paper 001, SASEQP/MSP)."""
 
     name = "none"
 

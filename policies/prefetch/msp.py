@@ -72,7 +72,7 @@ class MspPrefetch(PrefetchPolicy):
 
     name = "msp"
     summary = "massive stripe prefetching: whole stripes ahead once the strip sequence counter SC reaches SC_thresh"
-    source = "seed 001 sec. 4, Fig. 7 (SC_max 42, SC_thresh 38, SPS_max 8)"
+    source = "paper 001 sec. 4, Fig. 7 (SC_max 42, SC_thresh 38, SPS_max 8)"
     params = {
         "sc_max": (int, 42, "ceiling of the sequential counter SC", (1, 1 << 16)),
         "sc_thresh": (int, 38, "SC at which MSP starts prefetching whole stripes", (1, 1 << 16)),

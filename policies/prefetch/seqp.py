@@ -77,7 +77,7 @@ class SeqpPrefetch(PrefetchPolicy):
 
     name = "seqp"
     summary = "Linux's read-ahead window (x4/x2 ramp, async on the marker) on block streams found by address"
-    source = "seed 001 sec. 2.4, 5.2 (host-side there; controller-level here: an extension, issue 13)"
+    source = "paper 001 sec. 2.4, 5.2 (host-side there; controller-level here: an extension, issue 13)"
     params = {
         "max_kb": (int, 128, "largest read-ahead window, KiB", (4, 1 << 20)),
         "streams": (int, 32, "streams tracked at most (least recently used forgotten)", (1, 1 << 16)),
@@ -147,5 +147,5 @@ class SaseqpPrefetch(SeqpPrefetch):
 
     name = "saseqp"
     summary = "SEQP with each read-ahead window cut at the end of its strip (Fig. 5), on block streams found by address"
-    source = "seed 001 sec. 3, Fig. 5 (host-side there; controller-level here: an extension, issue 13)"
+    source = "paper 001 sec. 3, Fig. 5 (host-side there; controller-level here: an extension, issue 13)"
     strip_aligned = True

@@ -42,10 +42,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 # -- rxw ------------------------------------------------------------------------------
 def _add_rxw(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "rxw", help="show the rxw-matrix of a stripe and its contiguity transform (seed 000 Fig. 7, 10)",
+        "rxw", help="show the rxw-matrix of a stripe and its contiguity transform (paper 000 (MSC-CT) Fig. 7, 10)",
         description="Plan one stripe write as the controller does: Z (cache state of each data block: "
                     "D dirty, C clean, E empty) gives the basic rxw-matrix M by choosing reconstruct-write "
-                    "or read-modify-write per row (seed 000 sec. II-A); the contiguity transform (--ct) adds "
+                    "or read-modify-write per row (paper 000 (MSC-CT) sec. II-A); the contiguity transform (--ct) adds "
                     "reads and writes that join each column's requests (sec. III-B..E, Fig. 10). Rows and "
                     "columns are numbered from 0 (the paper counts from 1); the parity column is last.",
         epilog="example (the paper's eq. (2)): vraid rxw --z DEEE,ECED,EEEE,DDDD,DCDD,EDEE,DEEE\n"
@@ -254,7 +254,7 @@ def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int
         writes = ", ".join(f"{q['first_row']}x{q['rows']}" for q in mine if q["op"] == "write") or "-"
         r.add_row(name, reads, writes, f"{before} -> {len(mine)}")
     out.append(r)
-    legend = Table(title="operations (seed 000 Table I); bold: added by the contiguity transform", title_justify="left",
+    legend = Table(title="operations (paper 000 Table I); bold: added by the contiguity transform", title_justify="left",
                    show_header=False)
     legend.add_column("op", style="bold")
     legend.add_column("meaning")
@@ -270,8 +270,8 @@ def _add_stride_bench(sub: argparse._SubParsersAction) -> None:
     from vraid.cli.common import size_type
 
     p = sub.add_parser(
-        "stride-bench", help="measure S_w^max, S_r^max (seed 000 Fig. 8/9) on a member or a disk model",
-        description="The stride benchmark of seed 000 (sec. III-D, Fig. 8): one-block writes and reads every S "
+        "stride-bench", help="measure S_w^max, S_r^max (paper 000 (MSC-CT) Fig. 8/9) on a member or a disk model",
+        description="The stride benchmark of paper 000 (MSC-CT; sec. III-D, Fig. 8): one-block writes and reads every S "
                     "blocks from a fixed start to a fixed end, S = 1 (contiguous) .. --max-stride, normalized to "
                     "S = 1; S_w^max, S_r^max and the excluded regions by the 1.2 rule. On an array directory "
                     "(not mounted) it times a real member file with the wall clock and writes back the bytes the "

@@ -45,9 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spares", type=int, default=0, metavar="N", help="also create N spare members (RAID-5): a failed member is rebuilt onto one")
     add_policy_flags(p.add_argument_group(
         "chosen here, for the array's life (`vraid policies log`, `vraid policies placement`)",
-        "--log: a log disk in front of the array (seed 002, VC-RAID; docs/log-disk.md): scd one log file, mcd:N "
+        "--log: a log disk in front of the array (paper 002, VC-RAID; docs/log-disk.md): scd one log file, mcd:N "
         "N log files round robin, mirrored two copies, per-disk a region at the end of every member. --placement: "
-        "where written blocks go (seed 004, docs/multibuffer.md): static in place, multibuffer or dpsr new stripes "
+        "where written blocks go (paper 004, multibuffering; docs/multibuffer.md): static in place, multibuffer or dpsr new stripes "
         "through a stripe directory kept on the members"), ("log", "placement"))
     p.set_defaults(func=cmd_create)
 

@@ -34,7 +34,7 @@ def policy_line(cfg: dict[str, Any]) -> str:
         parts.append("write cache none (write-through)")
     if engine.log is not None:
         size = f" {format_size(parse_size(config.log_size, 'log size'))}" if config.log_size else ""
-        parts.append(f"log disk {engine.log}{size} (its RAM is the write cache; seed 002)")
+        parts.append(f"log disk {engine.log}{size} (its RAM is the write cache; paper 002)")
     parts.append(f"ct {engine.spec('ct')}")
     parts.append(f"queue {engine.spec('queue_order')}")
     prefetch = engine.spec("prefetch")

@@ -194,7 +194,7 @@ class EngineConfig:
             kind, n = layout(self.log, g.ndisks)
             if self.nvram is not None or self.replay_nvram is not None:
                 raise VraidError("a log disk and NVRAM are two journals for one write cache",
-                                 "use --log (seed 002's virtual NVRAM) or --nvram FILE, not both")
+                                 "use --log (paper 002's virtual NVRAM) or --nvram FILE, not both")
             if self.log_ram < g.block_size * 16:
                 raise VraidError(f"log RAM buffer of {self.log_ram} bytes is too small", "give at least 64K, e.g. 4M")
             registry.parse("destage", self.log_destage)

@@ -27,7 +27,7 @@ KNOWN: dict[str, tuple[str, str]] = {
 }
 #: written by `vraid create --log` only, for people reading the file: the superblocks hold the log
 LOG_KEYS: dict[str, str] = {
-    "log": "the log disk (seed 002): scd, mcd:N, mirrored or per-disk; recorded in the superblocks, do not edit",
+    "log": "the log disk (paper 002): scd, mcd:N, mirrored or per-disk; recorded in the superblocks, do not edit",
     "log_size": "bytes of each log store; recorded in the superblocks, do not edit",
 }
 

@@ -442,7 +442,7 @@ def table(result: BenchResult):
     normalized times at or above the 1.2 threshold are :class:`~vraid.sim.table.Strong`."""
     from .table import Strong, TextTable
 
-    t = TextTable(title=f"stride benchmark (seed 000 Fig. 8): {result.source}, {result.timing}")
+    t = TextTable(title=f"stride benchmark (paper 000 Fig. 8): {result.source}, {result.timing}")
     for col in ("S", "write (normalized)", "read (normalized)"):
         t.add_column(col, justify="right")
     for s, w, r in zip(result.write.S, result.write.normalized, result.read.normalized):

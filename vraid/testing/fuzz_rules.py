@@ -58,12 +58,12 @@ RULES: tuple[Rule, ...] = (
     Rule(r"contiguity transform .* failed in __call__:",
          "a contiguity transform only adds operations to the basic matrix: r on clean or empty blocks, t only "
          "on dirty ones, w only where the block is cached or read, parity written only after it is read "
-         "(seed 000 eq. (6)/(7), Fig. 10 line 24; vraid.core.rxw.transform_violation).",
+         "(paper 000 eq. (6)/(7), Fig. 10 line 24; vraid.core.rxw.transform_violation).",
          "msc starts from plan.basic and adds r/t/w only between two requests of a column it joins; "
          "see policies/ct/msc.py and docs/ct.md"),
     Rule(r"the transform added member requests",
          "a contiguity transform joins member requests; it must never leave more of them than the basic plan "
-         "(seed 000 III-B).",
+         "(paper 000 III-B).",
          "msc fills a gap only when that turns two requests of a column into one; see policies/ct/msc.py",
          "docs/fuzz.md"),
     Rule(r"failed in pop: pop returned",

@@ -4,6 +4,7 @@ the plain tables (:class:`vraid.sim.table.TextTable`) the simulation layer repor
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
@@ -131,40 +132,33 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
     out = [head]
     m = st.get("metrics")
     if m:
-        c = Table(title="host requests and write cycles (seed 000 II-A)")
-        for col in ("reads", "read bytes", "writes", "write bytes", "fsyncs", "RCW PBGs", "RMW PBGs", "full PBGs", "mean ms", "p99 ms"):
-            c.add_column(col, justify="right", overflow="fold")  # fold, never "…"
-        c.add_row(
-            str(m["host_reads"]), format_size(m["host_read_bytes"]), str(m["host_writes"]), format_size(m["host_write_bytes"]),
-            str(m["host_flushes"]), str(m["pbg_rcw"]), str(m["pbg_rmw"]), str(m["pbg_full"]),
-            f"{m['mean_response_ms']:.3f}", f"{m['p99_response_ms']:.3f}",
-        )
-        out.append(c)
+        out += stacked_row("host requests and write cycles (paper 000 II-A)", [
+            ("reads", str(m["host_reads"])), ("read bytes", format_size(m["host_read_bytes"])),
+            ("writes", str(m["host_writes"])), ("write bytes", format_size(m["host_write_bytes"])),
+            ("fsyncs", str(m["host_flushes"])), ("RCW PBGs", str(m["pbg_rcw"])), ("RMW PBGs", str(m["pbg_rmw"])),
+            ("full PBGs", str(m["pbg_full"])), ("mean ms", f"{m['mean_response_ms']:.3f}"),
+            ("p99 ms", f"{m['p99_response_ms']:.3f}"),
+        ])
     reads = st.get("reads")
     if reads:  # the read cache and the prefetch policy (seed 001; docs/metrics.md)
         from .panels import prefetch_summary
 
-        rows = prefetch_summary(reads)
-        t = Table(title="read cache and prefetch (seed 001)")
-        for label, _ in rows:
-            t.add_column(label, justify="right")
-        t.add_row(*(v for _, v in rows))
-        out.append(t)
+        out += stacked_row("read cache and prefetch (paper 001)", prefetch_summary(reads))
     cache = st.get("cache")
     if cache and cache.get("organisation", "none") != "none":
-        t = Table(title="write cache (seed 000 III-A, seed 003 2.1)")
-        for col in ("unit", "order", "destage", "dirty/units", "occupancy", "HWM", "LWM", "read hits", "overwrites", "misses", "destages"):
-            t.add_column(col, justify="right", overflow="fold")
         pct = lambda v: "-" if v is None else f"{100 * v:.0f}%"  # noqa: E731
         sched = cache["scheduler"]
-        t.add_row(
-            cache["organisation"], cache["order"], sched.get("spec", sched.get("name", "")) if isinstance(sched, dict) else str(sched),
-            f"{cache['dirty_units']}/{cache['capacity_units']}", pct(cache["occupancy"]), pct(cache["hwm"]), pct(cache["lwm"]),
-            pct(cache["read_hit_ratio"]), pct(cache["overwrite_ratio"]), str(cache["write_misses"]), str(cache["destages_finished"]),
-        )
+        tables = stacked_row("write cache (paper 000 III-A, paper 003 2.1)", [
+            ("unit", cache["organisation"]), ("order", cache["order"]),
+            ("destage", sched.get("spec", sched.get("name", "")) if isinstance(sched, dict) else str(sched)),
+            ("dirty/units", f"{cache['dirty_units']}/{cache['capacity_units']}"), ("occupancy", pct(cache["occupancy"])),
+            ("HWM", pct(cache["hwm"])), ("LWM", pct(cache["lwm"])), ("read hits", pct(cache["read_hit_ratio"])),
+            ("overwrites", pct(cache["overwrite_ratio"])), ("misses", str(cache["write_misses"])),
+            ("destages", str(cache["destages_finished"])),
+        ])
         if cache.get("bypass_whole_stripes"):  # a mount: whole stripes go around the cache (docs/cache.md)
-            t.caption = f"{cache.get('bypassed_stripes', 0):,} whole stripes written around the cache"
-        out.append(t)
+            tables[-1].caption = f"{cache.get('bypassed_stripes', 0):,} whole stripes written around the cache"
+        out += tables
     if st.get("log"):
         out.append(log_table(st["log"]))
     if st.get("placement"):
@@ -173,17 +167,57 @@ def status_tables(st: dict[str, Any]) -> list[Table]:
         {"disk": "spare", "store": sp["store"], "state": "spare"} for sp in st.get("spares", [])
     ]
     if members:
-        t = Table(title="members")
-        for col in ("disk", "file", "state", "reads", "read bytes", "writes", "write bytes", "errors"):
-            # fold, never "…": the numbers and the file names are read and typed
-            t.add_column(col, justify="right" if col not in ("file", "state") else "left", overflow="fold")
-        for d in members:
-            t.add_row(
-                str(d["disk"]), str(d.get("store", "")), d.get("state", "active"),
-                str(d.get("reads", "-")), format_size(d["read_bytes"]) if "read_bytes" in d else "-",
-                str(d.get("writes", "-")), format_size(d["write_bytes"]) if "write_bytes" in d else "-",
-                str(d.get("errors", "-")),
-            )
+        folders = {str(Path(str(d.get("store", ""))).parent) for d in members if "/" in str(d.get("store", ""))}
+        # the members' files by name, their one folder once above (a full path would fold)
+        short = len(folders) == 1
+        rows = [[str(d["disk"]), Path(str(d.get("store", ""))).name if short else str(d.get("store", "")),
+                 d.get("state", "active"), str(d.get("errors", "-")), str(d.get("reads", "-")),
+                 format_size(d["read_bytes"]) if "read_bytes" in d else "-",
+                 str(d.get("writes", "-")), format_size(d["write_bytes"]) if "write_bytes" in d else "-"]
+                for d in members]
+        folder = folders.pop() if short else ""
+        if short and folder != str(st.get("directory", "")).rstrip("/"):  # the title names the array's folder
+            head.add_row("member files in", Text(f"{folder}/", overflow="fold"))
+        headers = ["disk", "file", "state", "errors", "reads", "read bytes", "writes", "write bytes"]
+        keep = [i for i in range(len(headers)) if i < 3 or any(r[i] != "-" for r in rows)]  # unmounted: no counters
+        out += stacked_table("members", [headers[i] for i in keep], [[r[i] for i in keep] for r in rows], key=True,
+                             left=("file", "state"), split_before=("reads",))
+    return out
+
+
+def stacked_row(title: str, cells: list[tuple[str, str]], width: int = 80) -> list[Table]:
+    """One row of labelled values as tables of at most ``width`` columns each."""
+    return stacked_table(title, [label for label, _ in cells], [[value for _, value in cells]], width=width)
+
+
+def stacked_table(title: str, headers: list[str], rows: list[list[Any]], width: int = 80, key: bool = False,
+                  left: tuple[str, ...] = (), split_before: tuple[str, ...] = ()) -> list[Table]:
+    """A table stacked into as many tables of at most ``width`` columns as its columns need, so no
+    header or value is split across lines (a value longer than the whole width still folds, never
+    "…"). With ``key`` the first column (the row's name) starts every table of the stack; a
+    table too wide for one starts a new table at each header in ``split_before``."""
+    def need(i: int) -> int:  # a column's widest header or cell, with its padding and border
+        return max([len(headers[i])] + [len(str(r[i])) for r in rows]) + 3
+
+    groups: list[list[int]] = []
+    first = [0] if key else []
+    rest = range(1 if key else 0, len(headers))
+    whole = 1 + sum(need(i) for i in range(len(headers))) <= width  # one table when it fits
+    used = width
+    for i in rest:
+        if used + need(i) > width - 1 or (not whole and headers[i] in split_before and used > 0):
+            groups.append(list(first))
+            used = sum(need(j) for j in first)
+        groups[-1].append(i)
+        used += need(i)
+    out = []
+    for n, cols in enumerate(groups):
+        t = Table(title=title if n == 0 else None)
+        for i in cols:
+            t.add_column(headers[i], justify="left" if headers[i] in left else "right", overflow="fold",
+                         min_width=min(need(i) - 3, width - 4))  # fold, never "…"
+        for r in rows:
+            t.add_row(*(r[i] for i in cols))
         out.append(t)
     return out
 
@@ -269,7 +303,7 @@ def models_sources_table(presets: list[dict[str, Any]]) -> Table:
 def log_table(log: dict[str, Any]) -> Table:
     """The log disk (seed 002, docs/log-disk.md) of ``vraid status``: a running mount's
     log cache, or what the superblocks record when unmounted."""
-    t = Table(title="log disk (seed 002: RAM buffer -> log -> array)", show_header=False)
+    t = Table(title="log disk (paper 002: RAM buffer -> log -> array)", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value", overflow="fold")
     if "head" not in log:  # not mounted: the record
@@ -293,7 +327,7 @@ def log_table(log: dict[str, Any]) -> Table:
 
 def placement_table(pl: dict[str, Any]) -> Table:
     """The placement (seed 004, docs/multibuffer.md) of ``vraid status`` on a running mount."""
-    t = Table(title="placement (seed 004: write buffers -> new stripes, stripe directory)", show_header=False)
+    t = Table(title="placement (paper 004: write buffers -> new stripes, stripe directory)", show_header=False)
     t.add_column("field", style="bold")
     t.add_column("value", overflow="fold")
     stats = pl.get("stats") or {}

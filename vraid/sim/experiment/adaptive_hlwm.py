@@ -82,7 +82,7 @@ NAME = "adaptive-hlwm"
 
 
 def describe() -> str:
-    return ("seed 003 Fig. 4-6: static HLWM (0.5/0.1) vs adaptive thresholding over the synthetic "
+    return ("paper 003 Fig. 4-6: static HLWM (0.5/0.1) vs adaptive thresholding over the synthetic "
             "periods T1..T8 of Table 1 (marks, overwrite ratio, disk traffic per period; Cases 1-4)")
 
 
@@ -141,7 +141,7 @@ def summary(results: dict[str, Any]):
     """Per-period table for the terminal."""
     from ..table import TextTable
 
-    t = TextTable(title="seed 003 Fig. 4-6: static HLWM vs adaptive thresholding")
+    t = TextTable(title="paper 003 Fig. 4-6: static HLWM vs adaptive thresholding")
     for col in ("period", "HWM st", "HWM ad", "LWM st", "LWM ad", "overwrite st", "overwrite ad",
                 "disk blocks st", "disk blocks ad"):
         t.add_column(col, justify="left" if col == "period" else "right")

@@ -175,7 +175,7 @@ def _markdown(results: dict[str, Any], detail: dict[str, Any], plots: bool) -> s
     rows = results["periods"]
     setup = detail.get("setup") or {}
     runs_ = detail.get("runs", {})
-    lines = ["# adaptive-hlwm: seed 003 (Nam & Park) Fig. 4-6 on vraid", ""]
+    lines = ["# adaptive-hlwm: paper 003 (Nam & Park) Fig. 4-6 on vraid", ""]
     if setup:
         if setup["nw"] == FULL_NW:
             lines += [f"**This run: N_W = {setup['nw']}**, the paper's (the full run, `vraid experiment adaptive-hlwm`).", ""]
@@ -391,7 +391,7 @@ def _plots(results: dict[str, Any], timeline: dict[str, Any], out_dir: Path) -> 
                          loc="left")
             ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8)
         axes[-1].set_xlabel("virtual time (s)")
-        fig.suptitle("seed 003 Fig. 4 (W_synth^1) on vraid: occupancy with HWM and LWM", fontsize=11)
+        fig.suptitle("paper 003 Fig. 4 (W_synth^1) on vraid: occupancy with HWM and LWM", fontsize=11)
         fig.tight_layout()
         p4 = out_dir / "fig4.png"
         fig.savefig(p4, dpi=90)

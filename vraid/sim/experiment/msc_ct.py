@@ -47,7 +47,7 @@ from .msc_ct_paper import (BLOCK, DISK_MODEL, DISKS, GIB, HOSTS, LABEL as _LABEL
 
 NAME = "msc-ct"
 def describe() -> str:
-    return ("seed 000 Fig. 11: random 4 KiB writes (Tiobench), PBGC vs SC vs MSC-CT on 5 x ST373454LC, "
+    return ("paper 000 Fig. 11: random 4 KiB writes (Tiobench), PBGC vs SC vs MSC-CT on 5 x ST373454LC, "
             "throughput vs workspace")
 
 
@@ -252,7 +252,7 @@ def extras(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, An
 def summary(results: dict[str, Any]):
     from ..table import TextTable
 
-    t = TextTable(title=f"seed 000 Fig. 11 ({results['host']} host): MB/s vs workspace")
+    t = TextTable(title=f"paper 000 Fig. 11 ({results['host']} host): MB/s vs workspace")
     for col in ("workspace", "PBGC", "SC", "MSC-CT", "MSC-CT/SC", "MSC-CT/PBGC"):
         t.add_column(col, justify="right")
     g = gains(results)

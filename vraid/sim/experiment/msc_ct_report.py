@@ -54,7 +54,7 @@ def _one_command(detail: dict[str, Any], other: dict[str, Any], where: str) -> s
                      f"{o['sc']['mb_s'] / o['pbgc']['mb_s']:.2f}x |")
     lines += ["", "The member requests are the same in both (the plans do not depend on timing); what the queue "
               "changes is what a fragmented request costs. One command at a time, every write that arrives "
-              "after its first sector passed under the head waits a revolution (seed 000 eq. (1)), and CT, "
+              "after its first sector passed under the head waits a revolution (paper 000 eq. (1)), and CT, "
               "which removes those gaps, gains more; with the queue the drive serves other commands meanwhile "
               "and chains contiguous ones, SC's missed revolutions mostly vanish, and CT is left with fewer "
               "requests to gain from.", ""]
@@ -80,7 +80,7 @@ def _plot(results: dict[str, Any], path: Path) -> Path:
         ax.set_title(f"{host} host", fontsize=10)
         ax.legend(fontsize=8)
     st = results.get("setup", {})
-    fig.suptitle(f"seed 000 Fig. 11 on vraid: random 4 KiB writes, 5 x {DISK_MODEL}, scale 1/{st.get('scale', '?')}",
+    fig.suptitle(f"paper 000 Fig. 11 on vraid: random 4 KiB writes, 5 x {DISK_MODEL}, scale 1/{st.get('scale', '?')}",
                  fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -97,7 +97,7 @@ def _markdown(results: dict[str, Any], detail: dict[str, Any], plots: bool) -> s
     size = {64: "`--quick`", 16: "the full run"}.get(scale, "") if shape else ""
     size = size or (f"`--set scale={scale}`, workspaces {', '.join(f'{w} GB' for w in ws)}, "
                     f"host{'s' if len(hosts_run) > 1 else ''} {', '.join(hosts_run)}")
-    lines = ["# msc-ct: seed 000 Fig. 11 on vraid's disk model", "",
+    lines = ["# msc-ct: paper 000 Fig. 11 on vraid's disk model", "",
              f"**This run: scale 1/{scale}** ({size}; the full run is 1/16, every workspace, both hosts).", "",
              f"RAID-5, {st.get('disks')} x `{st.get('disk_model')}`, strip {format_size(st.get('strip', 0))}, "
              f"4 KiB blocks; the paper's set-up divided by {scale}: cache {format_size(st.get('cache_size', 0))} "
@@ -212,7 +212,7 @@ def _comparison(results: dict[str, Any], detail: dict[str, Any] | None = None) -
                          "exponential strides (Fig. 15) is 1.31x faster than no CT (results/stride/).")
         else:
             ct_cause += (" One command at a time, a fragmented write that arrives after its first sector passed "
-                         "waits a revolution (seed 000 eq. (1)): those are the revolutions CT removes.")
+                         "waits a revolution (paper 000 eq. (1)): those are the revolutions CT removes.")
         sc_cause = (f" Measured at {ws[i1]} GB: PBGC's member requests are single blocks ({req(pb)} requests, "
                     f"{blk(pb):.2f} blocks each, against SC's {req(sc)} of {blk(sc):.2f}), and it misses "
                     f"{pb['missed_rotations']} revolutions ({pb['pbg_rmw']} read-modify-writes, each writing two "

@@ -41,7 +41,7 @@ SEED = 4
 
 
 def describe() -> str:
-    return ("seed 004 Figs. 3-8, Table 1: multibuffering (LRW/FIFO) vs DPSR vs RAID-5, 9 disks, 10,000 blocks, "
+    return ("paper 004 Figs. 3-8, Table 1: multibuffering (LRW/FIFO) vs DPSR vs RAID-5, 9 disks, 10,000 blocks, "
             "100-block buffer, Zipf skew; disk accesses counted as the paper counts them")
 
 

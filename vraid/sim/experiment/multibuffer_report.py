@@ -15,7 +15,7 @@ _LABEL = {"multibuffer": "Multibuffering (LRW)", "dpsr": "DPSR", "raid5": "RAID-
 def summary(results: dict[str, Any]):
     from ..table import TextTable
 
-    t = TextTable(title="seed 004: concurrent accesses (after warm-up) vs W/R ratio, skew 0.7 (Fig. 5)")
+    t = TextTable(title="paper 004: concurrent accesses (after warm-up) vs W/R ratio, skew 0.7 (Fig. 5)")
     t.add_column("W/R", justify="right")
     for s in _LABEL:
         t.add_column(_LABEL[s], justify="right")
@@ -92,7 +92,7 @@ def _markdown(res: dict[str, Any], detail: list[dict[str, Any]], plots: bool) ->
     sizes = res["write_sizes"]
     total = sum(sizes.values()) or 1
     r = detail[0] if detail else {}
-    L = ["# seed 004 on vraid: multibuffering vs DPSR vs RAID-5", "",
+    L = ["# paper 004 on vraid: multibuffering vs DPSR vs RAID-5", "",
          "The paper's simulator is an access-counting simulation (section 3: the metric is the number of "
          "concurrent accesses, each touching up to nine disks; no disk timing). So is this experiment: it drives "
          "vraid's placement policies (`static`, `multibuffer`, `dpsr`) and stripe directory, the objects the engine "

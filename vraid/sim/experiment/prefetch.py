@@ -69,7 +69,7 @@ CLAIMS: list[tuple[str, int, str, str, int, float]] = [
 
 
 def describe() -> str:
-    return ("seed 001 Fig. 8a/b/d/e: concurrent sequential readers (1-64 streams), SEQP/SASEQP x 128/512 KiB "
+    return ("paper 001 Fig. 8a/b/d/e: concurrent sequential readers (1-64 streams), SEQP/SASEQP x 128/512 KiB "
             "with and without MSP, RAID-0 of 5 x ST373454LC, strip 128 and 256 KiB")
 
 
@@ -189,7 +189,7 @@ def extras(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, An
 def summary(results: dict[str, Any]):
     from ..table import TextTable
 
-    t = TextTable(title=f"seed 001 Fig. 8 (strip {format_size(results['strip'])}): aggregate MB/s vs streams")
+    t = TextTable(title=f"paper 001 Fig. 8 (strip {format_size(results['strip'])}): aggregate MB/s vs streams")
     t.add_column("streams", justify="right")
     for name in results["series"]:
         t.add_column(name, justify="right")
@@ -247,7 +247,7 @@ def _plot(res: dict[str, Any], path: Path, disk_model: str = DISK_MODEL) -> Path
         ax.set_title(f"strip {strip}, {title}", fontsize=10)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
-    fig.suptitle(f"seed 001 Fig. 8 on vraid: RAID-0 of {DISKS} x {disk_model}", fontsize=10)
+    fig.suptitle(f"paper 001 Fig. 8 on vraid: RAID-0 of {DISKS} x {disk_model}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -279,7 +279,7 @@ def _detail_table(detail: dict[str, Any], strip: int) -> list[str]:
 
 def _markdown(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any], plots: bool) -> str:
     total = (detail.get("runs") or [{}])[0].get("total", 0)
-    lines = ["# prefetch: seed 001 Fig. 8 on vraid's disk model", "",
+    lines = ["# prefetch: paper 001 Fig. 8 on vraid's disk model", "",
              f"RAID-0 of {DISKS} x `{disk_model_of(detail)}`, 4 KiB pages; `readers` workload: N files back to back, each "
              f"read once in {RECORD >> 10} KiB records, aggregate {format_size(total)} (the paper: 8 GB); host "
              f"read-ahead SEQP/SASEQP with max 128 or 512 KiB (`--host-readahead`), MSP in the controller "

@@ -67,7 +67,7 @@ FIG15_LIMITS = tuple(range(1, 21))
 
 
 def describe() -> str:
-    return ("seed 000 Fig. 9 and Fig. 1: normalized turnaround of stride-S (and exponential-stride) "
+    return ("paper 000 Fig. 9 and Fig. 1: normalized turnaround of stride-S (and exponential-stride) "
             "one-block I/O vs contiguous I/O on each hdd preset; S_w^max, S_r^max by the 1.2 rule")
 
 

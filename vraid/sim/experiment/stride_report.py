@@ -23,7 +23,7 @@ def summary(results: dict[str, Any]):
     """The S^max table for the terminal."""
     from ..table import TextTable
 
-    t = TextTable(title="seed 000 Fig. 9: stride benchmark (1.2 rule)")
+    t = TextTable(title="paper 000 Fig. 9: stride benchmark (1.2 rule)")
     for col in ("disk", "S_w^max", "S_w^except", "S_r^max", "S_r^except", "write S=2", "read S=2"):
         t.add_column(col, justify="left" if col == "disk" else "right")
     for preset, d in results["disks"].items():
@@ -47,7 +47,7 @@ PAPER = {
                   "the paper has no numbers; no read-ahead (sec. I-C); the stride-pattern limits equal the "
                   "fastest CT setting of Fig. 15 (sec. IV-F)",
 }
-_NOT_IN_PAPER = "not measured in seed 000 (Fig. 9(b)-(d) do not name their disks)"
+_NOT_IN_PAPER = "not measured in paper 000 (Fig. 9(b)-(d) do not name their disks)"
 
 
 def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
@@ -70,7 +70,7 @@ def _markdown(results: dict[str, Any], fig1: dict[str, Any], detail: dict[str, A
     disks = results["disks"]
     setup = detail.get("setup", {})
     f9 = setup.get("fig9", {})
-    lines = ["# stride: seed 000 Fig. 9 and Fig. 1 on vraid's disk models", ""]
+    lines = ["# stride: paper 000 Fig. 9 and Fig. 1 on vraid's disk models", ""]
     if f9:
         lines += [f"Stride benchmark (Fig. 8) on one member disk: 4 KiB blocks, S = {f9['strides'][0]}.."
                   f"{f9['strides'][1]}, {f9['span'] >> 20} MiB from the first to the last block, {f9['passes']} "
@@ -88,7 +88,7 @@ def _markdown(results: dict[str, Any], fig1: dict[str, Any], detail: dict[str, A
                   "direction or shape only), not reproduced (with the physical reason in the model).", ""]
         lines += verdicts(results["paper_vs_vraid"]) + [""]
     lines += ["## S^max and excluded regions (Fig. 9)", "",
-              "| disk | drive | read-ahead | queue (tcq=on) | S_w^max | S_w^except | S_r^max | S_r^except | seed 000 |",
+              "| disk | drive | read-ahead | queue (tcq=on) | S_w^max | S_w^except | S_r^max | S_r^except | paper 000 |",
               "|---|---|---|---|--:|---|--:|---|---|"]
     for preset, d in disks.items():
         p = PRESETS[preset]
@@ -255,7 +255,7 @@ def _plots(results: dict[str, Any], fig1: dict[str, Any], out_dir: Path) -> list
         ax.legend(fontsize=8)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    fig.suptitle("seed 000 Fig. 9 on vraid's hdd model (dashed: 1.2)")
+    fig.suptitle("paper 000 Fig. 9 on vraid's hdd model (dashed: 1.2)")
     fig.tight_layout()
     p9 = out_dir / "fig9.png"
     fig.savefig(p9, dpi=90)
@@ -268,7 +268,7 @@ def _plots(results: dict[str, Any], fig1: dict[str, Any], out_dir: Path) -> list
         ax.set_yscale("log")
         ax.set_xlabel(f"average stride distance (blocks, exponential, max {fig1.get('max_stride')})")
         ax.set_ylabel("normalized turnaround of the write")
-        ax.set_title("seed 000 Fig. 1 on vraid's hdd model")
+        ax.set_title("paper 000 Fig. 1 on vraid's hdd model")
         ax.legend(fontsize=8)
         fig.tight_layout()
         p1 = out_dir / "fig1.png"

@@ -66,7 +66,7 @@ NOT_AVAILABLE = "not available"
 
 
 def describe() -> str:
-    return ("seed 002 Table 2 / Fig. 7 on a real mount: PostMark TPS and untar/copy/remove times on ext4 over "
+    return ("paper 002 Table 2 / Fig. 7 on a real mount: PostMark TPS and untar/copy/remove times on ext4 over "
             "RAID-0, RAID-5, VC-RAID scd and mcd (4 x hdd:dnes-318350, scaled real time)")
 
 

@@ -91,7 +91,7 @@ def summary(res: dict[str, Any]):
     from ..table import TextTable
 
     configs = _configs(res)
-    t = TextTable(title="seed 002 on vraid: PostMark TPS and sync untar/copy/remove seconds")
+    t = TextTable(title="paper 002 on vraid: PostMark TPS and sync untar/copy/remove seconds")
     t.add_column("", justify="left")
     for c in configs:
         t.add_column(LABEL.get(c, c), justify="right")
@@ -128,7 +128,7 @@ def markdown(res: dict[str, Any], detail: dict[str, Any], *, plotted: bool = Fal
 
     configs = _configs(res)
     runs = detail.get("runs", [])
-    lines = ["# vc-raid: seed 002 (VC-RAID) Table 2 and Fig. 7 on a real mount", ""]
+    lines = ["# vc-raid: paper 002 (VC-RAID) Table 2 and Fig. 7 on a real mount", ""]
     lines += vc_raid_notes.setup(detail) + [""]
     lines += ["## PostMark, transactions per second (Table 2)", "",
               "| configuration (files / transactions) | " + " | ".join(LABEL.get(c, c) for c in configs)
@@ -199,7 +199,7 @@ def _plot(res: dict[str, Any], path: Path) -> Path:
     axes[2].set_title("untar / copy / remove, ext4 -o sync", fontsize=10)
     for ax in axes:
         ax.legend(fontsize=7)
-    fig.suptitle("seed 002 (VC-RAID) on vraid: 4 x hdd:dnes-318350, scaled real time; missing bars = not available",
+    fig.suptitle("paper 002 (VC-RAID) on vraid: 4 x hdd:dnes-318350, scaled real time; missing bars = not available",
                  fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=90)

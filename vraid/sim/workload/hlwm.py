@@ -45,7 +45,7 @@ class HlwmPeriods(Workload):
 
     name = "hlwm-periods"
     summary = "five processes over periods T1..T8 with Table 1 inter-arrival times and locality"
-    source = "seed 003 (Nam & Park, adaptive HLWM), sec. 4.1, Table 1, Figs. 4-6"
+    source = "paper 003 (Nam & Park, adaptive HLWM), sec. 4.1, Table 1, Figs. 4-6"
     PARAMS = {"read_fraction": Param("float", 0.6, "fraction of reads (W1 0.6, W2 0.4)"),
               "size": Param("size", 16384, "request size = cache entry size"),
               "period": Param("time", 300.0, "length of each period T_i before scaling"),

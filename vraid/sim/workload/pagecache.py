@@ -75,7 +75,7 @@ class PageCache(Workload):
 
     name = "page-cache"
     summary = "another workload through a write-back host page cache (dirty limit, writeback order)"
-    source = "vraid's model of seed 000's Tiobench-through-ext3 path (sec. IV-A, IV-B)"
+    source = "vraid's model of paper 000's Tiobench-through-ext3 path (sec. IV-A, IV-B)"
     PARAMS = {"of": Param("path", None, "the wrapped workload's spec, ';' in place of ','"),
               "dirty": Param("size", 200 << 20, "dirty limit: writeback starts when this much is dirty"),
               "background": Param("size", 0, "writeback stops when this much is still dirty (0: all)"),

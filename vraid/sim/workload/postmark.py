@@ -40,7 +40,7 @@ class PostMark(Workload):
 
     name = "postmark"
     summary = "PostMark-like small files: create/delete + read/append over a block allocator"
-    source = "seed 002 (He & Yang, VC-RAID), sec. 4.3.4, Table 2 (PostMark [Katcher 1997])"
+    source = "paper 002 (He & Yang, VC-RAID), sec. 4.3.4, Table 2 (PostMark [Katcher 1997])"
     PARAMS = {"files": Param("int", 1000, "initial files (the pool)"),
               "transactions": Param("int", 50000, "transactions after the pool is made"),
               "min": Param("size", 500, "smallest file"),

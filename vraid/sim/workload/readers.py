@@ -26,7 +26,7 @@ class Readers(Workload):
 
     name = "readers"
     summary = "N concurrent sequential readers, each reading its own contiguous file once (IOzone)"
-    source = "seed 001 (Baek & Park, SASEQP/MSP), sec. 5.2, Fig. 8"
+    source = "paper 001 (Baek & Park, SASEQP/MSP), sec. 5.2, Fig. 8"
     PARAMS = {"streams": Param("int", 1, "concurrent readers, one file each (the paper: 1..64)"),
               "size": Param("size", 4096, "request (record) size"),
               "total": Param("size", None, "aggregate bytes of all files (default: whole array)"),

@@ -20,7 +20,7 @@ class Sequential(Workload):
 
     name = "sequential"
     summary = "N concurrent sequential streams, each over its own region (IOzone)"
-    source = "seed 001 (Baek & Park, SASEQP/MSP), sec. 5.2, Fig. 8"
+    source = "paper 001 (Baek & Park, SASEQP/MSP), sec. 5.2, Fig. 8"
     PARAMS = {"streams": Param("int", 4, "concurrent processes (the paper: 1..64)"),
               "size": Param("size", 4096, "request (record) size"),
               "op": Param("read|write", "read", "read or write"),
@@ -63,7 +63,7 @@ class Semisequential(Workload):
 
     name = "semisequential"
     summary = "data blocks interleaved with metadata blocks (a file read seen at block level)"
-    source = "seed 001 (Baek & Park, SASEQP/MSP), sec. 4, Fig. 6"
+    source = "paper 001 (Baek & Park, SASEQP/MSP), sec. 4, Fig. 6"
     PARAMS = {"meta_start": Param("int", 0, "first metadata block"),
               "data_start": Param("int", 16, "first data block of the file"),
               "file_blocks": Param("int", 12, "data blocks in the file"),

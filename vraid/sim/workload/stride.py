@@ -39,7 +39,7 @@ class Stride(_Pass):
 
     name = "stride"
     summary = "stride benchmark: every S-th block from a fixed start to a fixed destination"
-    source = "seed 000 (Baek & Park, MSC-CT), sec. III-D, Fig. 8 (used for Fig. 9)"
+    source = "paper 000 (Baek & Park, MSC-CT), sec. III-D, Fig. 8 (used for Fig. 9)"
     PARAMS = {"stride": Param("int", 2, "stride distance S in blocks (1 = contiguous)"), **_pass_params(1 << 20)}
     uses_seed = False
 
@@ -73,7 +73,7 @@ class ExpStride(_Pass):
 
     name = "exp-stride"
     summary = "ascending one-block I/O with exponentially distributed stride distance"
-    source = "seed 000 (Baek & Park, MSC-CT), sec. I-C, Fig. 1; sec. IV-F, Fig. 15"
+    source = "paper 000 (Baek & Park, MSC-CT), sec. I-C, Fig. 1; sec. IV-F, Fig. 15"
     PARAMS = {"mean": Param("float", 4.0, "average stride distance in blocks"),
               "max": Param("int", 32, "largest stride distance in blocks"), **_pass_params(4 << 20)}
 

@@ -22,7 +22,7 @@ class RandomWrite(Workload):
 
     name, op = "random-write", "write"
     summary = "uniform random writes over a workspace (Tiobench)"
-    source = "seed 000 (Baek & Park, MSC-CT), sec. IV-B, Fig. 11"
+    source = "paper 000 (Baek & Park, MSC-CT), sec. IV-B, Fig. 11"
     PARAMS = {"workspace": Param("size", None, "bytes the offsets cover (default: whole array)"),
               "size": Param("size", 4096, "request size; offsets are aligned to it"),
               "threads": Param("int", 1, "Tiobench threads, each on its own slice of the workspace"),

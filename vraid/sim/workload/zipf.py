@@ -29,7 +29,7 @@ class Zipf(Workload):
 
     name = "zipf"
     summary = "Zipf-skewed reads (1..100 blocks) and writes (1..10 blocks) over 10,000 blocks"
-    source = "seed 004 (Hua, Vu & Hu, Multibuffer), sec. 3 and 4, Figs. 3-8"
+    source = "paper 004 (Hua, Vu & Hu, Multibuffer), sec. 3 and 4, Figs. 3-8"
     PARAMS = {"skew": Param("float", 0.3, "access skew z of the first block (0 uniform, 1 severe)"),
               "write_ratio": Param("float", 0.3, "W/R ratio: the fraction of requests that are writes"),
               "size_skew": Param("float", 0.2, "access-size skew (sec. 4.2 fixes it at 0.2)"),

@@ -45,4 +45,4 @@ def placement_panel(snap: dict[str, Any]) -> Panel:
                       f"journal {format_size(d.get('journal_bytes', 0))}/{format_size(d.get('journal_size', 0))}"))
     if stats.get("lost"):
         lines.append(Text(f"{stats['lost']} strips lost their only copy in the last crash", style="yellow"))
-    return Panel(Group(*lines), title=f"placement: {pl.get('spec', pl.get('policy', ''))} (seed 004)", title_align="left")
+    return Panel(Group(*lines), title=f"placement: {pl.get('spec', pl.get('policy', ''))} (paper 004)", title_align="left")

@@ -137,7 +137,7 @@ def plan_panel(snap: dict[str, Any], *, max_rows: int = 16, legend: bool = True,
     if not plan:
         body: RenderableType = Group(Text("no stripe written yet: the matrices appear with the first destage",
                                           style="dim"), legend_text())
-        return Panel(body, title="destage plan (seed 000 rxw-matrix)", title_align="left")
+        return Panel(body, title="destage plan (paper 000 rxw-matrix)", title_align="left")
     names = _column_names(plan)
     reqs = _requests_by_column(plan, len(names))
     rt = Table(box=None, pad_edge=False, padding=(0, 1), show_header=True, show_edge=False)
@@ -157,10 +157,10 @@ def plan_panel(snap: dict[str, Any], *, max_rows: int = 16, legend: bool = True,
         head.append(f" (+{inserted} ops)", style="bold yellow")
     if plan.get("unit") is not None:
         head.append(f"  unit {plan['unit']}")
-    title = "destage plan (seed 000 rxw-matrix)"
+    title = "destage plan (paper 000 rxw-matrix)"
     cause = plan.get("cause", "destage")
     if cause not in ("destage", "host"):  # a destage level of a log disk, a rebuild...: name it
-        title = f"{cause} plan (seed 000 rxw-matrix)"
+        title = f"{cause} plan (paper 000 rxw-matrix)"
     if frozen:
         title = f"[reverse] STEP [/] frozen plan of the stepped stripe ({len(frozen)} stepped)"
     elif not plan.get("destage", True):

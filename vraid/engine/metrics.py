@@ -116,7 +116,8 @@ class ReadPathMetrics:
       start with the members idle and a close estimate otherwise.
     """
 
-    #: bytes per strip, the clock's ``now``, and every member's busy seconds so far
+    #: bytes per strip, the clock's ``now``, and every member's busy seconds so far (a list
+    #: that may be live: the members' own; it is copied where it is kept)
     strip_size: int
     now: Callable[[], float]
     busy: Callable[[], list[float]]
@@ -158,7 +159,7 @@ class ReadPathMetrics:
         """A host read starts waiting for the members."""
         if not self._waiting:
             self._t0 = self.now()
-            self._busy0 = self.busy()
+            self._busy0 = self.busy()[:]
         self._waiting += 1
 
     def wait_end(self) -> None:

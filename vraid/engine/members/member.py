@@ -35,12 +35,17 @@ class Member:
     """One member disk: its store, queue and statistics."""
 
     def __init__(
-        self, index: int, store: Store, clock: Clock, queue_order: "str | Callable[[], QueueOrder] | None" = None
+        self, index: int, store: Store, clock: Clock, queue_order: "str | Callable[[], QueueOrder] | None" = None,
+        busy: list[float] | None = None,
     ) -> None:
+        """``busy``: the list of every member's busy seconds this member keeps its own in, at
+        ``index`` (:attr:`vraid.engine.members.queues.Members.busy`; None: a list of its own)."""
         self.index = index
         self.store = store
         self.clock = clock
         self.stats = MemberStats()
+        #: the busy seconds of all members, this one's at ``index`` (as ``stats.busy_seconds``)
+        self.busy = busy if busy is not None else [0.0] * (index + 1)
         factory = resolve_queue_order(queue_order)
         #: one queue per priority class, in Priority order
         self._queues: tuple[QueueOrder, ...] = tuple(factory() for _ in Priority)
@@ -86,6 +91,7 @@ class Member:
         await self._execute(req, store=inner, busy=False)
         self.busy_until = now + dt
         self.stats.busy_seconds += dt
+        self.busy[self.index] += dt
         return self.busy_until
 
     def charge_now(self, req: Request) -> float:
@@ -96,6 +102,7 @@ class Member:
         self._execute_now(req, self.store.inner, now, busy=False)  # type: ignore[attr-defined]
         self.busy_until = now + dt
         self.stats.busy_seconds += dt
+        self.busy[self.index] += dt
         return self.busy_until
 
     @property
@@ -108,6 +115,11 @@ class Member:
     @property
     def queue_depth(self) -> int:
         return self._queued
+
+    def reset_stats(self) -> None:
+        """Counts from zero (the role got a new store: a spare)."""
+        self.stats = MemberStats()
+        self.busy[self.index] = 0.0
 
     def retire(self) -> None:
         """The member failed, or its role now has another store: requests still queued were
@@ -214,7 +226,9 @@ class Member:
             self._inflight -= 1
             if not self._inflight:
                 self._active = False
-                self.stats.busy_seconds += self.clock.now() - self._busy_since
+                dt = self.clock.now() - self._busy_since
+                self.stats.busy_seconds += dt
+                self.busy[self.index] += dt
             self._slot.set()
 
     async def _execute(self, req: Request, store: Store | None = None, busy: bool = True, start: float | None = None) -> float:
@@ -288,7 +302,9 @@ class Member:
         end = start
         if busy:
             end = self.clock.now()
-            self.stats.busy_seconds += end - start
+            dt = end - start
+            self.stats.busy_seconds += dt
+            self.busy[self.index] += dt
         if req._batch is not None:
             req._batch.finish_one()
         return end

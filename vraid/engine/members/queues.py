@@ -36,7 +36,10 @@ class Members:
         self.clock = clock
         #: the factory every member's queues were made with (``vraid status`` names it)
         self.queue_order = resolve_queue_order(queue_order)
-        self.disks = [Member(i, s, clock, self.queue_order) for i, s in enumerate(stores)]
+        #: every member's busy seconds (each member's ``stats.busy_seconds``), kept by the
+        #: members in one list: the read path's wait accounting reads them all per host read
+        self.busy: list[float] = [0.0] * len(stores)
+        self.disks = [Member(i, s, clock, self.queue_order, self.busy) for i, s in enumerate(stores)]
         self._sleep_until = getattr(clock, "sleep_until", trio.sleep_until)
         #: members not flushed (failed ones: the controller sends them nothing)
         self.excluded: set[int] = set()

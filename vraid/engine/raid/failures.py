@@ -14,7 +14,6 @@ from typing import Awaitable, Callable, Sequence
 
 from vraid.backends.base import Store
 from vraid.engine.events import FailureEvent, RebuildEvent, SpareEvent
-from vraid.engine.members.request import MemberStats
 from vraid.engine.raid.health import MemberHealth
 from vraid.engine.raid.rebuild import Rebuild
 from vraid.errors import LostData, MemberIOError, VraidError
@@ -98,7 +97,7 @@ class RaidFailures:
         member = self.members[role]
         member.retire()  # nothing queued for the failed member may run on the spare
         member.store = spare
-        member.stats = MemberStats()
+        member.reset_stats()
         member.busy_until = -float("inf")
         h.start_rebuild(role)
         self.members.excluded.discard(role)

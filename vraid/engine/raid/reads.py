@@ -28,24 +28,28 @@ class RaidReads:
     def init_reads(self) -> None:
         #: the static layout (reads inside one strip compute their member request directly)
         self.static = type(self.mapping) is StaticMapping
+        g = self.geometry
+        #: for a read inside one strip: the block and strip sizes, data strips per stripe, the
+        #: data strips' members per stripe mod N (the layouts repeat every N stripes) and the
+        #: members' data offset, looked up once, not per read
+        self._one_strip = (g.block_size, g.strip_size, g.data_disks,
+                           tuple(g.data_disks_of(s) for s in range(g.ndisks)), g.data_offset)
 
     async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST, attempt: int = 0) -> bytes:
         """Read straight from the members; blocks of a missing member are reconstructed, a
         member that fails is failed and the read retried degraded (``attempt``: the failures
         handled before the call)."""
-        g = self.geometry
-        block = g.block_size
+        block, strip, data_disks, disks_of, data_offset = self._one_strip
         first = offset // block * block
         end = -(-(offset + length) // block) * block
-        strip = g.strip_size
         while True:
             try:
                 if self.health.degraded:
                     return await self._read_members_degraded(offset, length, priority)
                 if first // strip == (end - 1) // strip and self.static:  # inside one strip: one member request
-                    stripe, k = divmod(first // strip, g.data_disks)
-                    mapping = self.mapping
-                    req = Request(mapping.data_disk(stripe, k), "read", mapping.member_offset(stripe) + first % strip,
+                    # (StaticMapping.data_disk and member_offset, from the tables of init_reads)
+                    stripe, k = divmod(first // strip, data_disks)
+                    req = Request(disks_of[stripe % len(disks_of)][k], "read", data_offset + stripe * strip + first % strip,
                                   end - first, priority=priority)
                     if not self.members.run_now(req):  # (an idle member, a synchronous store: no await)
                         await self.members.run((req,))

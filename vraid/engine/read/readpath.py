@@ -101,8 +101,8 @@ class ReadPath:
         #: member requests, split reads and parallelism loss (seed 001's metrics)
         self.stats = ReadPathMetrics(self.geometry.strip_size, target.clock.now, self._busy)
         self._state: Any = None  # the prefetch policy's state last published
-        #: the members whose busy seconds _busy reads (the member objects stay: a spare replaces a store)
-        self._disks: list = members.disks if members is not None else []
+        #: every member's busy seconds, kept by the members in one list (Members.busy)
+        self._busy_seconds: list[float] = members.busy if members is not None else []
 
     @property
     def prefetching(self) -> bool:
@@ -212,8 +212,9 @@ class ReadPath:
             stats.wait_end()
 
     def _busy(self) -> list[float]:
-        """Every member's busy seconds so far (for the parallelism loss)."""
-        return [d.stats.busy_seconds for d in self._disks]
+        """Every member's busy seconds so far (for the parallelism loss): the members' own
+        list, live (ReadPathMetrics copies it where it keeps it)."""
+        return self._busy_seconds
 
     def _dirty(self, first: int, length: int) -> np.ndarray:
         if self.cache is None:

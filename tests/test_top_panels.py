@@ -346,8 +346,12 @@ def test_a_paused_cache_with_a_flush_reports_draining():
     s = Session(EngineConfig(g, policies={"cache": "stripe"}, cache_size=4 * g.stripe_data_bytes))
     try:
         s.write(0, b"x" * 4096)
-        s.array.cache.pause()
-        assert s.array.cache.status()["draining"] == 0
+
+        async def pause_and_look():  # pause and status need the engine's loop
+            s.array.cache.pause()
+            return s.array.cache.status()["draining"]
+
+        assert s.call(pause_and_look) == 0
 
         async def flush_while_paused():
             async with trio.open_nursery() as nursery:

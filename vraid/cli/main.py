@@ -120,7 +120,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args) or 0
     except VraidError as exc:
-        from rich.markup import escape  # a message may hold brackets, e.g. 'vraid[mount]'
 
         err.print(f"[bold red]vraid {args.command}:[/] {escape(exc.message)}", highlight=False)
         if exc.hint:

@@ -156,11 +156,7 @@ class Member:
                 self._wakeup = trio.Event()
                 await self._wakeup.wait()
                 continue
-            if req._epoch != self.epoch:  # queued before the member failed (see retire)
-                self.stats.errors += 1
-                req.error = OSError(f"member {self.index} failed while the request waited in its queue")
-                if req._batch is not None:
-                    req._batch.finish_one()
+            if self._stale(req):
                 continue
             self._active = True
             try:
@@ -169,6 +165,16 @@ class Member:
                 await self._execute(req)
             finally:
                 self._active = False
+
+    def _stale(self, req: Request) -> bool:
+        """Fail ``req`` if it was queued before the member failed (see :meth:`retire`)."""
+        if req._epoch == self.epoch:
+            return False
+        self.stats.errors += 1
+        req.error = OSError(f"member {self.index} failed while the request waited in its queue")
+        if req._batch is not None:
+            req._batch.finish_one()
+        return True
 
     async def _serve_tagged(self, depth: int) -> None:
         """Hand up to ``depth`` requests at once to a store that queues commands
@@ -188,11 +194,7 @@ class Member:
                     self._wakeup = trio.Event()
                     await self._wakeup.wait()
                     continue
-                if req._epoch != self.epoch:  # queued before the member failed (see retire)
-                    self.stats.errors += 1
-                    req.error = OSError(f"member {self.index} failed while the request waited in its queue")
-                    if req._batch is not None:
-                        req._batch.finish_one()
+                if self._stale(req):
                     continue
                 if self.busy_until > self.clock.now():  # a fast-path request still has the disk
                     await self._sleep_until(self.busy_until)

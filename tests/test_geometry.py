@@ -340,7 +340,7 @@ def test_disk_smaller_than_one_stripe_names_the_strip() -> None:
 
 @pytest.mark.parametrize("layout", ["left", "symmetric", "Left-Symmetric", "diagonal", ""])
 def test_unknown_layout(layout: str) -> None:
-    err = _raises(lambda: Geometry(5, 4, 4, layout=layout), "unknown layout", repr(layout))
+    err = _raises(lambda: Geometry(5, 4, 4, layout=layout), "unknown RAID-5 layout", repr(layout))
     for name in LAYOUTS:
         assert name in err.hint
 

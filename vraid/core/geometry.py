@@ -31,10 +31,11 @@ from functools import cached_property
 from typing import Iterator, NamedTuple
 
 from vraid.errors import GeometryError
-from .redundancy import LEVELS, Redundancy, for_level
+from .redundancy import LEVELS, RAID5_LAYOUTS, Redundancy, for_level
 from .units import format_size
 
-LAYOUTS = ("left-symmetric", "left-asymmetric", "right-symmetric", "right-asymmetric")
+#: md's RAID-5 layouts (the placement arithmetic is the redundancy scheme's, :meth:`Redundancy.place`)
+LAYOUTS = RAID5_LAYOUTS
 DEFAULT_BLOCK = 4096
 DEFAULT_STRIP = 64 * 1024
 #: Bytes at the start of every member before its data area: superblock (4 KiB)
@@ -155,43 +156,33 @@ class Geometry:
     # -- mapping ------------------------------------------------------------
     def parity_disk(self, stripe: int) -> int | None:
         """Member holding the (first) parity strip of ``stripe`` (None for RAID-0)."""
-        if not self.redundancy.parity_columns:
-            return None
-        n = self.ndisks
-        if self.layout.startswith("left"):
-            return n - 1 - stripe % n
-        return stripe % n
+        checks = self.parity_disks(stripe)
+        return checks[0] if checks else None
 
     def parity_disks(self, stripe: int) -> tuple[int, ...]:
         """Members holding the check strips of ``stripe``, in rxw-matrix order (P first):
         as many as the redundancy has parity columns, () for RAID-0 (one for RAID-5)."""
-        p = self.parity_disk(stripe)
-        return () if p is None else (p,)
+        table = self._places
+        return table[stripe % len(table)][1]
+
+    @cached_property
+    def _places(self) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+        """(data members, check members) per stripe of one period of the layout
+        (:meth:`Redundancy.place`; the layouts repeat, so a few small tables cover them all)."""
+        scheme = self.redundancy
+        return tuple(scheme.place(self.layout, self.ndisks, s) for s in range(scheme.period(self.ndisks)))
 
     @cached_property
     def _disk_tables(self) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int | None, ...], ...]]:
-        """Per parity position: data strip -> member, and member -> data strip.
-
-        The layouts repeat every N stripes, so N small tables cover them all.
-        """
-        period = self.ndisks if self.redundancy.parity_columns else 1
+        """Per stripe of a period: data strip -> member, and member -> data strip."""
         k_to_disk, disk_to_k = [], []
-        for s in range(period):
-            disks = tuple(self._data_disk_slow(s, k) for k in range(self.data_disks))
+        for disks, _ in self._places:
             inverse: list[int | None] = [None] * self.ndisks
             for k, d in enumerate(disks):
                 inverse[d] = k
             k_to_disk.append(disks)
             disk_to_k.append(tuple(inverse))
         return tuple(k_to_disk), tuple(disk_to_k)
-
-    def _data_disk_slow(self, stripe: int, k: int) -> int:
-        n, p = self.ndisks, self.parity_disk(stripe)
-        if p is None:
-            return k
-        if self.layout.endswith("symmetric") and not self.layout.endswith("asymmetric"):
-            return (p + 1 + k) % n
-        return k + 1 if k >= p else k
 
     def data_disk(self, stripe: int, k: int) -> int:
         """Member holding data strip ``k`` of ``stripe``."""
@@ -216,10 +207,7 @@ class Geometry:
     @cached_property
     def _columns_table(self) -> tuple[tuple[int, ...], ...]:
         """:meth:`columns` per parity position (the layouts repeat every N stripes)."""
-        out = []
-        for s in range(self.ndisks if self.redundancy.parity_columns else 1):
-            out.append(self.data_disks_of(s) + self.parity_disks(s))
-        return tuple(out)
+        return tuple(data + checks for data, checks in self._places)
 
     def locate(self, block: int) -> BlockAddress:
         """Where logical block ``block`` lives."""
@@ -283,5 +271,5 @@ def _check_shape(level: int, ndisks: int, block_size: int, strip_size: int, layo
             f"{format_size(block_size)} block",
             f"use a strip of {format_size(block_size)} times 1, 2, 4, 8, ... e.g. --strip 64K",
         )
-    if layout not in LAYOUTS:
-        raise GeometryError(f"unknown layout {layout!r}", f"choose one of {', '.join(LAYOUTS)}")
+    if layout not in scheme.layouts:
+        raise GeometryError(f"unknown {scheme.name} layout {layout!r}", f"choose one of {', '.join(scheme.layouts)}")

@@ -32,7 +32,10 @@ The operations:
   old and new data of the columns that changed;
 * :meth:`~Redundancy.reconstruct`: missing columns (data or parity) from the
   survivors, at most :attr:`~Redundancy.tolerates` of them;
-* :meth:`~Redundancy.verify`: which rows' parity disagrees with their data.
+* :meth:`~Redundancy.verify`: which rows' parity disagrees with their data;
+* :meth:`~Redundancy.place`: which members hold a stripe's data strips and
+  check strips under one of the scheme's :attr:`~Redundancy.layouts` (md's
+  names). The geometry tabulates it; nothing else asks where parity goes.
 
 P+Q (RAID-6, md's ``raid6_calls``: P the XOR, Q a Reed-Solomon syndrome over
 GF(2^8)) is one more subclass with ``parity_columns = tolerates = 2``: its
@@ -45,6 +48,9 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+
+#: md's four RAID-5 layouts; left-symmetric (md's default) first
+RAID5_LAYOUTS = ("left-symmetric", "left-asymmetric", "right-symmetric", "right-asymmetric")
 
 #: the words the messages use for a count of members
 _COUNT = ("no", "one", "two", "three")
@@ -66,6 +72,17 @@ class Redundancy:
     tolerates: int
     #: fewest members an array of this level has
     min_disks: int
+    #: the layouts (md's names) this scheme places strips by; the first is the default
+    layouts: tuple[str, ...]
+
+    def place(self, layout: str, ndisks: int, stripe: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The members of ``stripe``'s data strips (logical order) and of its check
+        strips (rxw-matrix order, P first) under ``layout``."""
+        raise NotImplementedError
+
+    def period(self, ndisks: int) -> int:
+        """Stripes after which :meth:`place` repeats (the geometry keeps one table per stripe of a period)."""
+        return ndisks if self.parity_columns else 1
 
     @property
     def name(self) -> str:
@@ -117,6 +134,19 @@ class Xor(Redundancy):
     parity_columns = 1
     tolerates = 1
     min_disks = 3
+    layouts = RAID5_LAYOUTS
+
+    def place(self, layout: str, ndisks: int, stripe: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """md's four RAID-5 layouts (drivers/md/raid5.c, ``raid5_compute_sector``): parity on
+        ``N-1 - s mod N`` (left) or ``s mod N`` (right); data strips after the parity member
+        and wrapping (symmetric) or in member order skipping it (asymmetric)."""
+        n = ndisks
+        p = n - 1 - stripe % n if layout.startswith("left") else stripe % n
+        if layout.endswith("-symmetric"):
+            data = tuple((p + 1 + k) % n for k in range(n - 1))
+        else:
+            data = tuple(k + 1 if k >= p else k for k in range(n - 1))
+        return data, (p,)
 
     def generate(self, data: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         if out is None:
@@ -163,6 +193,11 @@ class NoRedundancy(Redundancy):
     parity_columns = 0
     tolerates = 0
     min_disks = 1
+    #: RAID-0 has nothing to place: it accepts RAID-5's names (superblocks carry one) and ignores them
+    layouts = RAID5_LAYOUTS
+
+    def place(self, layout: str, ndisks: int, stripe: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return tuple(range(ndisks)), ()
 
     def generate(self, data: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         return np.empty((0,) + data.shape[1:], dtype=data.dtype) if out is None else out

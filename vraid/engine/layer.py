@@ -15,6 +15,7 @@ imports the host API. A layer
   than the chain holds;
 * makes :meth:`Layer.flush` durable in its own medium (NVRAM, the log disk, the stripe
   directory) or by flushing through to its target;
+* on :meth:`Layer.shutdown` empties itself into its target and shuts the target down;
 * runs its background work in :meth:`Layer.run` (started with ``nursery.start``);
 * passes ``geometry``, ``mapping``, ``clock`` and ``events`` of its target through, so every
   layer publishes on one bus under one clock.
@@ -70,6 +71,11 @@ class Layer(Protocol):
 
     async def flush(self) -> None:
         """Return once everything taken before the call is durable."""
+        ...
+
+    async def shutdown(self) -> None:
+        """Unmount: write out everything the layer holds to its target, then shut the target
+        down (so one call at the top empties the chain, top to bottom)."""
         ...
 
     async def run(self, *, task_status: Any = ...) -> None:

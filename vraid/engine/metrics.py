@@ -23,7 +23,8 @@ class ResponseTimes:
     def add(self, seconds: float) -> None:
         self.count += 1
         self.total += seconds
-        self.max = max(self.max, seconds)
+        if seconds > self.max:
+            self.max = seconds
         if len(self._samples) < self._limit:
             self._samples.append(seconds)
         else:

@@ -7,7 +7,7 @@ is written (:meth:`Durability._put_batch`, one ``put_many`` per host write), so 
 syncs it, and a new mount replays it (:mod:`vraid.engine.host.recovery`) before it serves
 anything. A destaged block's record is cleared only once the target is flushed
 (:meth:`Durability._settle`): until then a power loss could lose the member copy, and the
-journal's copy must survive it. A shutdown empties the journal (:meth:`Durability.reset_journal`).
+journal's copy must survive it. A shutdown (:meth:`Durability.shutdown`) empties the journal last.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import logging
 import math
 from typing import TYPE_CHECKING, Any
 
-from vraid.errors import MemberIOError
+from vraid.errors import LostData, MemberIOError
 
 if TYPE_CHECKING:
     from .units import Unit
@@ -105,6 +105,18 @@ class Durability:
             self._settling = False
         self._progressed()
         self._notify()
+
+    async def shutdown(self) -> None:
+        """Unmount: destage every unit (a destager paused by step mode must not hold it), shut
+        the target down, and only then empty the journal: the members hold everything, durably."""
+        self.resume()
+        try:
+            await self.drain()
+        except LostData as exc:  # acknowledged before the second failure; cannot be written now
+            log.error("dirty cache units that need lost members are dropped: %s", exc)
+        await self.target.shutdown()
+        if self.journal is not None:
+            await self.reset_journal()
 
     async def reset_journal(self) -> None:
         """Empty the journal once the members hold everything durably (a shutdown). The

@@ -27,7 +27,7 @@ from vraid.engine.events import FlushEvent
 from vraid.engine.metrics import Metrics
 from vraid.engine.raid.layer import RaidLayer
 from vraid.engine.read.readpath import ReadPath
-from vraid.errors import LostData, OutOfRange
+from vraid.errors import OutOfRange
 
 log = logging.getLogger(__name__)
 
@@ -137,22 +137,8 @@ class Array:
 
     async def shutdown(self) -> None:
         """Destage everything (also what NVRAM and the log hold) and flush the members: the
-        array is clean."""
-        cache = self.cache
-        if cache is not None:
-            cache.resume()  # a destager paused by step mode must not hold the unmount
-            try:
-                await cache.drain()
-            except LostData as exc:  # acknowledged before the second failure; cannot be written now
-                log.error("dirty cache units that need lost members are dropped: %s", exc)
-        if self.log is not None:
-            self.log.resume()
-            await self.log.drain()  # both destage levels to the end; the log's tail made durable
-        if self.placed is not None:
-            await self.placed.shutdown()  # buffers written out, a checkpoint of the directory
-        await self.raid.shutdown()  # members flushed, the write-intent bitmap clean
-        if cache is not None and cache.journal is not None:
-            await cache.reset_journal()  # only now: the members hold everything, durably
+        array is clean. Each layer empties itself into the one below and then shuts it down."""
+        await self.writer.shutdown()
 
     async def serve(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Run every layer's background work (member queues, destagers, the cleaner, the

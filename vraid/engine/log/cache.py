@@ -200,6 +200,13 @@ class LogCache(LogReads, Level1Destage, Level2Destage, LogFailure, LogReplay):
             n.start_soon(self._level2_loop)
             task_status.started()
 
+    async def shutdown(self) -> None:
+        """Unmount: both destage levels to the end and the log's tail made durable
+        (:meth:`Level2Destage.drain`), then the target shut down."""
+        self.resume()
+        await self.drain()
+        await self.next.shutdown()
+
     def pause(self) -> None:
         """Step mode (tests): the background destages start nothing on their own."""
         self._paused = True

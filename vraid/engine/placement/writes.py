@@ -274,10 +274,12 @@ class PlacedWrites:
         self._faulted = True
 
     async def shutdown(self) -> None:
-        """Unmount: drain, then a checkpoint (the next mount reads one table, no journal)."""
+        """Unmount: drain, then a checkpoint (the next mount reads one table, no journal),
+        then the RAID layer shut down."""
         async with self._lock:
             await self._drain()
             await self.store.checkpoint()
+        await self.array.shutdown()
 
     async def checkpoint(self) -> None:
         """A checkpoint on every member that is there (after a rebuild: the new member too)."""

@@ -107,3 +107,13 @@ def test_a_level_that_refuses_the_member_count_keeps_its_rows_and_says_why():
     res = levels.collect([(static5, out)])
     assert all("not_run" in cell for cell in res["levels"][0]["rows"].values())
     assert geometry.LEVELS == redundancy.LEVELS
+
+
+@pytest.mark.parametrize("options, message", [({"disks": 0}, "disks 0"), ({"depth": "x"}, "depth 'x'"),
+                                              ({"model": "nonsense"}, "unknown disk model")])
+def test_bad_options_are_refused_before_anything_runs(tmp_path, options, message):
+    from vraid.errors import VraidError
+
+    with pytest.raises(VraidError, match=message):
+        run_experiment("levels", tmp_path / "out", quick=True, jobs=1, options=options)
+    assert not (tmp_path / "out").exists()

@@ -80,9 +80,13 @@ def runs(quick: bool, *, disks: int = 6, depth: int = 4, model: str | None = Non
     """The one-disk runs, then each level's six runs and its static row ("static": capacity,
     reliability); a level that refuses ``disks`` members gets a static run that says so.
     ``model``: the members' disk model (default: :data:`MODEL` with its queue capped at ``depth``)."""
-    if disks < 1 or depth < 1:
-        raise VraidError(f"disks {disks} and depth {depth} must be positive", "e.g. --set disks=6 --set depth=4")
+    from vraid.backends.models import parse_model
+
+    for key, value in (("disks", disks), ("depth", depth)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise VraidError(f"{key} {value!r} is not a positive whole number", f"e.g. --set {key}=" + ("6" if key == "disks" else "4"))
     model = model or f"{MODEL},queue_depth={depth}"
+    parse_model(model)  # a bad model is refused before anything runs (VraidError names it)
     counts = QUICK if quick else FULL
     base = {"depth": depth, "model": model}
     specs = [{"id": f"disk-{k}", "level": baseline_level(), "disks": 1, "kind": k,

@@ -74,7 +74,7 @@ def dependence(level: int, n: int) -> tuple[tuple[int, ...], tuple[tuple[int, ..
     depends = []
     for k in range(d):
         other = data.copy()
-        other[k] ^= np.uint8(0x5A)
+        other[k] = 255 - other[k]  # every byte changes (255 - x == x has no integer solution)
         changed = scheme.generate(other)
         depends.append(tuple(j for j in range(c) if not np.array_equal(changed[j], checks[j])))
     return copies, tuple(depends)

@@ -11,6 +11,7 @@ from vraid.cli.main import main
 from vraid.core import redundancy
 from vraid.labs import get, runner
 from vraid.labs.raid_levels import member_counts, positions, small_writes
+from vraid.sim.experiment import levels_book
 
 LAB = get("raid-levels")
 
@@ -56,12 +57,16 @@ def test_every_registered_level_is_dealt_and_the_small_write_counts_follow_the_c
     assert dealt == set(redundancy.LEVELS)
     for level in redundancy.LEVELS:
         assert member_counts(level) and min(member_counts(level)) >= redundancy.for_level(level).min_disks
-    costs = small_writes(5)
-    for level, ios in costs.items():
-        checks = redundancy.for_level(level).parity_columns
-        assert sum(io.op == "w" for io in ios) == 1 + checks  # the data block and each check strip
-        # 5 disks: read-modify-write (2 + 2 for one check strip) is cheaper than reading 3 other blocks
-        assert sum(io.op == "r" for io in ios) == (1 + checks if checks else 0)
+    for level, ios in small_writes(5).items():
+        copies, depends = levels_book.dependence(level, 5)
+        deps, d = len(depends[0]), redundancy.for_level(level).data_columns(5)
+        reads, writes = sum(io.op == "r" for io in ios), sum(io.op == "w" for io in ios)
+        assert writes == 1 + deps  # the data block and each check strip that depends on it
+        if all(copies[j] == 0 for j in depends[0]):
+            assert reads == 0  # no checks, or copies: nothing to read
+        else:  # read-modify-write when strictly fewer I/Os than reconstruct-write (seed 000 sec. II-A)
+            rmw, rcw = 1 + deps, d - 1
+            assert reads == (rmw if 2 * rmw < rcw + 1 + deps else rcw)
 
 
 def test_a_level_registered_later_is_dealt_with_no_change_to_the_lab(fixed_parity_level, capsys):

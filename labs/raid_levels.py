@@ -5,7 +5,7 @@ Disks") and its ``raid.py`` homework: a seed deals a level, a member count, a st
 few logical requests. Forward mode: which members and member blocks a read touches, which a
 write writes and which it reads first. Reverse mode: a list of member I/Os, and which logical
 operation made it. Then the member I/Os of a write of each size (one block, one strip, one
-full stripe) on the dealt level, and of one small write on every level.
+full stripe) on the dealt level, and of a small write and a full-stripe write on every level.
 
 The levels are :data:`vraid.core.redundancy.LEVELS`, each with its scheme's attributes
 (``min_disks``, ``layouts``, ``place``), read when a seed is dealt: a level registered there is
@@ -222,12 +222,20 @@ class RaidLevelsLab(Lab):
                   f"{', '.join(f'{k} ({n} block(s) from block {b})' for k, (_, b, n) in sizes.items())}?",
             [requests(ios) for ios in done.values()], kind="list", form="three numbers",
             explanation="\n".join(f"{k}: {said(ios)}; {how_read(g, ios)}" for k, ios in done.items())))
-        small = small_writes(g.ndisks)
+        small, full = small_writes(g.ndisks), full_stripe_writes(g.ndisks)
+        names = ", ".join(f"RAID-{lv}" for lv in small)
         qs.append(Question(
             "q8", f"On {g.ndisks} disks with 1-block strips, no cache: member requests of a write of logical block 0 on "
-                  f"each level vraid runs ({', '.join(f'RAID-{lv}' for lv in small)})?",
+                  f"each level vraid runs ({names})?",
             [requests(ios) for ios in small.values()], kind="list", form="one number per level, in that order",
-            explanation="\n".join(f"RAID-{lv}: {said(ios)}" for lv, ios in small.items())))
+            explanation="\n".join(f"RAID-{lv}: {said(ios)}; {how_read(geometry_for(lv, g.ndisks, 1), ios)}"
+                                   for lv, ios in small.items())))
+        qs.append(Question(
+            "q9", f"And of a write of the whole first stripe on each of them ({names})?",
+            [requests(ios) for ios in full.values()], kind="list", form="one number per level, in that order",
+            explanation="\n".join(f"RAID-{lv}: {said(ios)}" for lv, ios in full.items())
+                        + "\nA full-stripe write computes its check strips from the new data alone: nothing to read, "
+                          "every member written once, on every level."))
         return qs
 
 
@@ -240,17 +248,22 @@ def said(ios: list[MemberIO]) -> str:
 def small_writes(ndisks: int) -> dict[int, list[MemberIO]]:
     """Level -> the member requests of a one-block write of logical block 0, on every level of
     :data:`~vraid.core.redundancy.LEVELS` that runs on ``ndisks`` members (strips of one block, no cache)."""
-    return _small_writes(ndisks, redundancy.LEVELS)
+    return {lv: ios for lv, (ios, _) in _level_writes(ndisks, redundancy.LEVELS).items()}
+
+
+def full_stripe_writes(ndisks: int) -> dict[int, list[MemberIO]]:
+    """Level -> the member requests of a write of the whole first stripe, as :func:`small_writes`."""
+    return {lv: ios for lv, (_, ios) in _level_writes(ndisks, redundancy.LEVELS).items()}
 
 
 @lru_cache(maxsize=16)
-def _small_writes(ndisks: int, levels: tuple[int, ...]) -> dict[int, list[MemberIO]]:
-    out: dict[int, list[MemberIO]] = {}
+def _level_writes(ndisks: int, levels: tuple[int, ...]) -> dict[int, tuple[list[MemberIO], list[MemberIO]]]:
+    out: dict[int, tuple[list[MemberIO], list[MemberIO]]] = {}
     for lv in levels:
         g = geometry_for(lv, ndisks, 1)
         if g is not None:
             with Array(g) as arr:
-                out[lv] = arr.run("write", 0, 1)
+                out[lv] = (arr.run("write", 0, 1), arr.run("write", 0, g.data_disks))
     return out
 
 
@@ -260,4 +273,4 @@ LAB = RaidLevelsLab(
     seeds=[],
 )
 
-__all__ = ["LAB", "RaidLevelsLab", "geometry_for", "member_counts", "positions", "small_writes"]
+__all__ = ["LAB", "RaidLevelsLab", "full_stripe_writes", "geometry_for", "member_counts", "positions", "small_writes"]

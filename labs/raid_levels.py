@@ -24,6 +24,7 @@ from vraid.core.geometry import Geometry
 from vraid.core import redundancy
 from vraid.engine.build import EngineConfig
 from vraid.errors import GeometryError
+from vraid.sim.experiment.levels_book import dependence
 from vraid.testing.member_log import MemberIO, MemberLog
 from vraid.testing.session import Session
 
@@ -108,7 +109,11 @@ def owner(g: Geometry, disk: int, member_block: int) -> str:
         return f"block {stripe * g.data_disks * g.u + k * g.u + row}"
     checks = g.parity_disks(stripe)
     if disk in checks:
-        return f"check strip {checks.index(disk)} of stripe {stripe}"
+        j = checks.index(disk)
+        copy_of = dependence(g.level, g.ndisks)[0][j]
+        if copy_of >= 0:  # a mirror's copy: it holds the same data as that data strip
+            return f"check strip {j} of stripe {stripe}, a copy of block {stripe * g.data_disks * g.u + copy_of * g.u + row}"
+        return f"check strip {j} of stripe {stripe}"
     return f"nothing of stripe {stripe}"
 
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
-from levels_fixture import fixed_parity_level  # noqa: F401  (a fixture)
+from levels_fixture import fixed_parity_level, mirror_level  # noqa: F401  (fixtures)
 
 from vraid.core import geometry, redundancy
 from vraid.sim.experiment import levels, levels_book
@@ -38,37 +37,8 @@ def test_a_fixed_parity_level_gets_raid4s_column(fixed_parity_level):
     assert (s.write_reads, s.write_writes) == (2, 2)
 
 
-class Mirror(redundancy.Redundancy):
-    """Two members, the second a copy of the first (a two-disk RAID-1), for the copy rules."""
-
-    parity_columns = tolerates = 1
-    min_disks = 2
-    layouts = ("mirror",)
-
-    def place(self, layout, ndisks, stripe):
-        return (0,), (1,)
-
-    def period(self, ndisks):
-        return 1
-
-    def generate(self, data, out=None):
-        out = np.empty_like(data[:1]) if out is None else out
-        out[0] = data[0]
-        return out
-
-    def reconstruct(self, data, checks, missing):
-        if len(set(missing)) > 1:
-            raise ValueError("both copies lost")
-        if 0 in missing:
-            data[0] = checks[0]
-        else:
-            checks[0] = data[0]
-
-
-def test_copies_are_read_from_either_member_and_written_without_reading(monkeypatch):
-    scheme = Mirror()
-    scheme.level = levels_book_level = next(n for n in range(40, 100) if n not in redundancy.LEVELS)
-    monkeypatch.setitem(vars(redundancy)["_BY_LEVEL"], levels_book_level, scheme)
+def test_copies_are_read_from_either_member_and_written_without_reading(mirror_level):
+    levels_book_level = mirror_level
     copies, depends = levels_book.dependence(levels_book_level, 2)
     assert copies == (0,) and depends == ((0,),)
     s = levels_book.shape(levels_book_level, 2)

@@ -5,7 +5,7 @@ throwaway RAID-4-like scheme) is dealt, mapped and counted with no change to the
 from __future__ import annotations
 
 import pytest
-from levels_fixture import fixed_parity_level  # noqa: F401  (a fixture)
+from levels_fixture import fixed_parity_level, mirror_level  # noqa: F401  (fixtures)
 
 from vraid.cli.main import main
 from vraid.core import redundancy
@@ -96,3 +96,12 @@ def test_positions_count_every_block_of_a_request():
 
     ios = [MemberIO(2, "w", g.data_offset + 3 * g.block_size, 2 * g.block_size), MemberIO(1, "r", g.data_offset, g.block_size)]
     assert positions(g, ios, "w") == {"2:3", "2:4"} and positions(g, ios, "r") == {"1:0"}
+
+
+def test_reverse_names_the_block_a_mirror_copy_holds(mirror_level):
+    from vraid.core.geometry import Geometry
+    from vraid.labs.raid_levels import owner
+
+    g = Geometry(mirror_level, 2, 8, 4096, 4096, "mirror", 0)
+    assert owner(g, 0, 3) == "block 3"
+    assert owner(g, 1, 3) == "check strip 0 of stripe 3, a copy of block 3"

@@ -28,6 +28,7 @@ MODULES = (
     "log_disk",
     "multibuffering",
     "disk_timing",
+    "raid_levels",
 )
 
 

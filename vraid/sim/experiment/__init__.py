@@ -36,6 +36,7 @@ EXPERIMENTS: dict[str, str] = {
     "prefetch": "vraid.sim.experiment.prefetch",
     "multibuffer": "vraid.sim.experiment.multibuffer",
     "vc-raid": "vraid.sim.experiment.vc_raid",
+    "levels": "vraid.sim.experiment.levels",
 }
 
 

@@ -378,6 +378,9 @@ def _report(args, prog: dict, directory: Path, *, mounted: bool, dirty: bool = F
         if prog["cancelled"]:
             line += " (stopped before the end)"
         console.print(line, highlight=False)
+        by_check = prog.get("by_check") or {}
+        if len(by_check) > 1:  # RAID-6: which check column disagrees
+            console.print("disagreeing: " + ", ".join(f"{name} {k}" for name, k in by_check.items()), highlight=False)
         if prog["stripes"]:
             shown = ", ".join(map(str, prog["stripes"][:20])) + (" ..." if prog["mismatched_stripes"] > 20 else "")
             console.print(f"stripes with mismatches: {shown}", highlight=False)

@@ -2,7 +2,7 @@
 members missing (every pair kind: P+Q, P+data, Q+data, two data), rebuild of two
 members onto spares one after the other, scrub telling P from Q.
 
-The member stores are checked with tests/support/raid6_ref.py, a slow reference that
+The member stores are checked with vraid.testing.raid6_oracle, a slow reference that
 shares no code with vraid.core.pq.
 """
 
@@ -15,7 +15,7 @@ import pytest
 import trio
 
 from portal import ArrayPortal
-from support.raid6_ref import bad_stripes, image_of, md_stripe, member_areas
+from vraid.testing.raid6_oracle import bad_stripes, image_of, md_stripe, member_areas
 from vraid.backends.memory import MemoryStore
 from vraid.core.geometry import LAYOUTS, Geometry
 from vraid.engine.raid.scrub import scrub_array

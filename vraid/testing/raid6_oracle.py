@@ -1,6 +1,9 @@
-"""An independent check of RAID-6 member files: P and Q recomputed from the raw bytes
-with a slow reference (a carry-less multiply modulo 0x11d, md's syndrome slot walk from
-the member after Q), sharing no code with vraid.core.pq or vraid.core.gf256.
+"""The RAID-6 oracle: md's P and Q recomputed from raw bytes with a slow reference.
+
+A carry-less multiply modulo 0x11d and md's syndrome slot walk from the member after Q,
+sharing no code with vraid.core.pq or vraid.core.gf256 (it must not use the code it
+checks): the tests check member files with it and the model state machines
+(:mod:`vraid.testing.machines`, ``vraid fuzz``) build what every member must hold.
 
 Layouts as md's raid5_compute_sector states them for level 6: P on N-1 - s mod N
 (left) or s mod N (right), Q on the member after P; data after Q (symmetric) or in
@@ -72,3 +75,23 @@ def image_of(areas: np.ndarray, layout: str) -> bytes:
     """The host image: every stripe's data strips in logical order."""
     n, stripes, _ = areas.shape
     return b"".join(areas[m, s].tobytes() for s in range(stripes) for m in md_stripe(layout, n, s)[2])
+
+
+def expected_areas(layout: str, n: int, stripes: int, strip: int, image: bytes) -> np.ndarray:
+    """(member, stripe, strip bytes) that an array holding ``image`` must have on its
+    members: each data strip where md's layout puts it, P and Q computed here."""
+    data = np.frombuffer(image, dtype=np.uint8).reshape(stripes, n - 2, strip)
+    out = np.empty((n, stripes, strip), dtype=np.uint8)
+    for s in range(stripes):
+        p, q, members = md_stripe(layout, n, s)
+        for k, m in enumerate(members):
+            out[m, s] = data[s, k]
+        pw = np.zeros(strip, dtype=np.uint8)
+        qw = np.zeros(strip, dtype=np.uint8)
+        coef = 1
+        for m in md_syndrome_members(n, p, q):
+            pw ^= out[m, s]
+            qw ^= _TIMES[coef][out[m, s]]
+            coef = slow_mul(coef, 2)
+        out[p, s], out[q, s] = pw, qw
+    return out

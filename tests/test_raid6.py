@@ -176,3 +176,54 @@ def test_scrub_tells_p_from_q(layout):
         prog = p.call(scrub_array, p.array.raid)
         assert prog.mismatches == 0
     assert bad_stripes(_areas(g, stores), layout) == []
+
+
+@pytest.mark.parametrize("setup", [
+    {"policies": {"ct": "msc"}},
+    {"cache": "stripe", "size": 3},
+    {"cache": "pbg", "size": 2, "ct": "msc"},
+], ids=["ct", "stripe-cache", "pbg-cache-ct"])
+def test_caches_and_the_contiguity_transform_keep_mds_p_and_q(setup):
+    """The write-back caches and MSC-CT treat both check columns as parity columns: after a
+    drain every member holds md's P and Q of the model."""
+    from support import write_cache
+
+    g = _geometry(6, "left-asymmetric", stripes=10)
+    stores = [MemoryStore(g.member_size, f"m{i}") for i in range(6)]
+    model = bytearray(g.capacity)
+    if "cache" in setup:
+        extra = {"ct": setup["ct"]} if "ct" in setup else {}
+        opts = write_cache(setup["cache"], setup["size"] * g.stripe_data_bytes, **extra)
+    else:
+        opts = dict(setup)
+    with ArrayPortal(g, stores, **opts) as p:
+        _random_io(p, g, model, 21, count=40)
+        assert p.read(0, g.capacity) == bytes(model)
+        p.flush()
+        p.call(p.array.shutdown)
+    areas = _areas(g, stores)
+    assert bad_stripes(areas, g.layout) == []
+    assert image_of(areas, g.layout) == bytes(model)
+
+
+def test_a_write_onto_one_of_two_missing_data_members_rebuilds_the_other_first():
+    """Two data members of stripe 0 missing; a one-block write to the first: the row's block
+    on the second is empty in Z and must be rebuilt from P and Q before the RCW."""
+    g = _geometry(5, "left-symmetric")
+    stores = [MemoryStore(g.member_size, f"m{i}") for i in range(5)]
+    model = bytearray(_rand(2, g.capacity))
+    with ArrayPortal(g, stores) as p:
+        p.write(0, bytes(model))
+        d0, d1, _ = g.data_disks_of(0)
+        p.call(_fail, p.array, d0)
+        p.call(_fail, p.array, d1)
+        block = _rand(3, g.block_size)
+        p.write(0, block)  # strip 0 (missing), row 0; strip 1 row 0 (missing) is not written
+        model[0: g.block_size] = block
+        assert p.read(0, g.stripe_data_bytes) == bytes(model[: g.stripe_data_bytes])
+        p.flush()
+    full = _areas(g, stores)
+    pm, qm, data = md_stripe(g.layout, 5, 0)
+    for k, m in enumerate(data):  # the two lost strips as the model has them: P and Q must agree
+        full[m, 0] = np.frombuffer(bytes(model[k * g.strip_size: (k + 1) * g.strip_size]), dtype=np.uint8)
+    assert [e for e in bad_stripes(full[:, :1], g.layout)] == []

@@ -59,8 +59,9 @@ def test_registered_as_level_6():
 
 
 @pytest.mark.parametrize("slots", [None, (2, 3, 0, 1)])
-def test_generate_matches_the_slow_reference(slots):
-    data = _data(4)
+@pytest.mark.parametrize("block", [16, 12])  # eight bytes at a time (Horner on words), and by table
+def test_generate_matches_the_slow_reference(slots, block):
+    data = _data(4, block=block)
     checks = pq.generate(data, slots=slots)
     assert np.array_equal(checks[0], np.bitwise_xor.reduce(data, axis=0))
     assert np.array_equal(checks[1], slow_q(data, slots))

@@ -14,6 +14,10 @@ The tables, built once at import:
 * :data:`MUL` ``[c]`` the 256-byte row "times c": multiplying a whole block
   (any numpy uint8 array) by the constant ``c`` is one ``MUL[c][block]`` take;
 * :data:`INV` ``[a] = a^-1`` (``INV[0]`` is 0, unused).
+
+:func:`times_g` multiplies eight bytes at a time by g on a uint64 view (Anvin section
+2's "multiply by {02}": shift left, and XOR 0x1d into each byte whose top bit was set), the
+step of the Horner evaluation md's ``gen_syndrome`` makes of Q.
 """
 
 from __future__ import annotations
@@ -94,3 +98,30 @@ def scale_xor(acc: np.ndarray, c: int, block: np.ndarray) -> None:
         np.bitwise_xor(acc, block, out=acc)
     elif c:
         np.bitwise_xor(acc, MUL[c][block], out=acc)
+
+
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_TOPS = np.uint64(0x0101010101010101)
+_REDUCE = np.uint64(0x1D)
+_SEVEN = np.uint64(7)
+_ONE = np.uint64(1)
+
+
+def times_g(x: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """``out := g * x`` bytewise for a uint64 array ``x`` (eight bytes a word; ``out`` may be
+    ``x``; ``tmp`` a scratch array of the same shape)."""
+    np.right_shift(x, _SEVEN, out=tmp)
+    np.bitwise_and(tmp, _TOPS, out=tmp)
+    np.multiply(tmp, _REDUCE, out=tmp)  # 0x1d in each byte whose top bit was set
+    np.bitwise_and(x, _LOW7, out=out)
+    np.left_shift(out, _ONE, out=out)
+    np.bitwise_xor(out, tmp, out=out)
+    return out
+
+
+def as_words(block: np.ndarray) -> np.ndarray | None:
+    """``block`` (uint8) viewed as uint64 words, or None when it cannot be (not contiguous
+    in its last axis, or a length not a multiple of 8)."""
+    if block.shape[-1] % 8 or not block.flags.c_contiguous:
+        return None
+    return block.view(np.uint64)

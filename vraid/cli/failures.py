@@ -134,7 +134,7 @@ def cmd_add(args) -> int:
 
     asm = assemble(directory)
     if not asm.geometry.redundancy.tolerates:
-        raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for RAID-5")
+        raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for RAID-5 and RAID-6")
     with ArrayLock.acquire(asm.directory, what="add a spare to"):
         added = failure.add_spare(asm, Path(path))
     tail = f"; member {min(asm.failed)} is rebuilt onto a spare at the next mount" if asm.failed else ""
@@ -196,7 +196,8 @@ def _why_no_rebuild(st: dict[str, Any]) -> str:
     missing = st.get("missing", [])
     rb = st.get("rebuild")
     if st.get("data_lost"):
-        return f"members {', '.join(map(str, missing))} are missing: RAID-5 cannot rebuild two (their blocks are lost)"
+        return (f"members {', '.join(map(str, missing))} are missing: more than the array survives, nothing to rebuild "
+                "from (their blocks are lost)")
     stopped = f"; the last rebuild stopped: {rb['error']}" if rb and rb.get("state") == "stopped" else ""
     return f"member {', '.join(map(str, missing))} is failed and there is no spare to rebuild onto{stopped}"
 
@@ -239,8 +240,9 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check",
         help="scrub: read every stripe and count parity mismatches (--repair rewrites parity)",
-        description="Read every stripe of a RAID-5 array and count the parity blocks that are not the XOR of "
-                    "their data blocks (like md's check and mismatch_cnt). On a mountpoint the running daemon "
+        description="Read every stripe of a RAID-5 or RAID-6 array and count the parity blocks that are not "
+                    "what the data makes of them: the XOR (P), and on RAID-6 md's Q syndrome, each reported "
+                    "on its own (like md's check and mismatch_cnt). On a mountpoint the running daemon "
                     "does it while the image stays in use; on an unmounted array directory it runs here.",
         epilog=f"exit status: 0 no mismatch left, {EXIT_MISMATCHES} mismatches found and not repaired, "
                "1 error. See docs/crash-and-scrub.md.",

@@ -99,7 +99,7 @@ async def scrub_array(
     """
     g = array.geometry
     if not g.redundancy.parity_columns:
-        raise VraidError("RAID-0 has no parity to check", "check and repair apply to RAID-5 arrays")
+        raise VraidError("RAID-0 has no parity to check", "check and repair apply to RAID-5 and RAID-6 arrays")
     stripes = array.mapping.stripes
     prog = progress or ScrubProgress(total=stripes, repair=repair)
     prog.started = array.clock.now()

@@ -1,4 +1,4 @@
-"""Degraded writes and reads: a stripe while members are missing (RAID-5, and the shape for more check columns).
+"""Degraded writes and reads: a stripe while members are missing (RAID-5 one, RAID-6 up to two).
 
 A RAID-5 stripe survives the loss of any one member: every parity block
 group (PBG, one row of the stripe) XORs to zero, so the missing block of a

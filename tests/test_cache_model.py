@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, run_state_machine_as_test
 
 from vraid.engine.chain import CacheConfig
-from vraid.testing.machines import GEOMETRY, K, ORDERS, ORGS, SCHEDULERS, UUID, CachedArrayMatchesModel, Config  # noqa: F401
+from vraid.testing.machines import GEOMETRY, ORDERS, ORGS, RAID6, SCHEDULERS, UUID, CachedArrayMatchesModel  # noqa: F401
 from vraid.testing.read_machines import WriteThroughModel, read_cached
 
 SETTINGS = settings(
@@ -157,8 +157,6 @@ def test_a_failing_policy_loses_nothing(org, tmp_path):
     assert GUARD_FAULTS.get(org), "no run reached the policy's fault"
 
 
-#: RAID-6 under the caches (docs/levels.md): every member strip as md's P and Q make it
-RAID6 = Config(6, 5, 8 * K, 4 * K, 10, "left-asymmetric")
 
 
 @pytest.mark.parametrize("org", ORGS)

@@ -352,3 +352,6 @@ ORGS = ("pbg", "stripe")
 ORDERS = ("lrw", "lru", "fifo", "cscan")
 SCHEDULERS = ("hlwm:high=0.6,low=0.3", "adaptive:period=0.05", "lt", "pi:target=0.4", "idle:idle=0.001,high=0.8")
 GEOMETRY = Config(5, 4, 8 * K, 4 * K, 12)
+#: the RAID-6 array of the cache machines (``vraid fuzz``, tests/test_cache_model.py): md's
+#: asymmetric syndrome order, so Q's weights are not the logical order
+RAID6 = Config(6, 5, 8 * K, 4 * K, 10, "left-asymmetric")

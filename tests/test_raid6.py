@@ -227,3 +227,19 @@ def test_a_write_onto_one_of_two_missing_data_members_rebuilds_the_other_first()
     for k, m in enumerate(data):  # the two lost strips as the model has them: P and Q must agree
         full[m, 0] = np.frombuffer(bytes(model[k * g.strip_size: (k + 1) * g.strip_size]), dtype=np.uint8)
     assert [e for e in bad_stripes(full[:, :1], g.layout)] == []
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_vraid_layout_draws_p_and_q_where_md_puts_them(layout, capsys):
+    from vraid.cli.main import main
+
+    assert main(["layout", "--level", "6", "--disks", "5", "--strip", "4K", "--stripes", "5", "--layout", layout]) == 0
+    out = capsys.readouterr().out
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    rows = [r for r in rows if len(r) == 7]
+    assert len(rows) == 5
+    for s, row in enumerate(rows):
+        p, q, data = md_stripe(layout, 5, s)
+        cells = row[2:]
+        assert cells[p] == "P" and cells[q] == "Q"
+        assert [int(cells[m]) for m in data] == [3 * s + k for k in range(3)]

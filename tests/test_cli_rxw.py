@@ -120,7 +120,7 @@ def test_random_is_reproducible_and_answer_reveals(capsys) -> None:
         (["--z", "DEX"], ["'X'", "use only D, C and E"]),
         (["--z", "DEE,DE"], ["row 1 of Z has 2 blocks"]),
         (["--z", ","], ["Z is empty"]),
-        (["--z", "D,E"], ["RAID-5 needs at least 2 data strips"]),
+        (["--z", "D,E"], ["needs at least 2 data strips"]),
         (["--z", "DEE", "--ct", "msc:sr_max=0"], ["sr_max=0 is below 1"]),
         (["--z", "DEE", "--ct", "fast"], ["unknown contiguity transform"]),
         (["--random", "--rows", "0"], ["--rows 0 is out of range"]),

@@ -125,7 +125,7 @@ def _parse_z(text: str):
     except ValueError as exc:
         raise VraidError(f"--z {text!r}: {exc}", "example: --z DEEE,ECED,EEEE (D dirty, C clean, E empty)") from None
     if len(z[0]) < 2:
-        raise VraidError(f"--z {text!r} has {len(z[0])} data strip per row", "RAID-5 needs at least 2 data strips (3 disks)")
+        raise VraidError(f"--z {text!r} has {len(z[0])} data strip per row", "a stripe needs at least 2 data strips (RAID-5: 3 disks, RAID-6: 4)")
     if len(z[0]) > MAX_DISKS - 1 or len(z) > MAX_ROWS:
         raise VraidError(f"--z {text!r} is too large to show", f"at most {MAX_ROWS} rows of {MAX_DISKS - 1} letters")
     return z

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, run_state_machine_as_test
 
 from vraid.engine.chain import CacheConfig
-from vraid.testing.machines import GEOMETRY, ORDERS, ORGS, SCHEDULERS, UUID, CachedArrayMatchesModel  # noqa: F401
+from vraid.testing.machines import GEOMETRY, ORDERS, ORGS, RAID6, SCHEDULERS, UUID, CachedArrayMatchesModel  # noqa: F401
 from vraid.testing.read_machines import WriteThroughModel, read_cached
 
 SETTINGS = settings(
@@ -155,3 +155,16 @@ def test_a_failing_policy_loses_nothing(org, tmp_path):
     run_state_machine_as_test(lambda: GuardedCacheMatchesModel(cfg, "memory", tmp_path, org),
                               settings=settings(SETTINGS, max_examples=12))
     assert GUARD_FAULTS.get(org), "no run reached the policy's fault"
+
+
+
+
+@pytest.mark.parametrize("org", ORGS)
+@pytest.mark.parametrize("nvram", [False, True], ids=["volatile", "nvram"])
+def test_raid6_under_every_cache_matches_the_model(org, nvram, tmp_path):
+    unit = RAID6.geometry().stripe_data_bytes
+    cfg = CacheConfig(org, size=3 * unit, destage="hlwm:high=0.6,low=0.3")
+    run_state_machine_as_test(
+        lambda: CachedArrayMatchesModel(cfg, "file" if nvram else "memory", tmp_path, nvram=nvram, geometry=RAID6),
+        settings=SETTINGS,
+    )

@@ -1,6 +1,6 @@
-"""Plans with more than one check column (issue 31 item 7): the shape RAID-6 will use.
+"""Plans with more than one check column (issue 31 item 7): the shape RAID-6 uses.
 
-No RAID level runs two check columns yet, so these plans are built directly
+These plans are built directly (RAID-6 runs them: tests/test_raid6.py)
 (``Plan.build(..., checks=2)`` over made-up Z) and checked against the rules the
 planner states (vraid.core.rxw's docstring, seed 000 sec. II-A with k check
 columns): every row with a dirty block writes every check block, RMW reads

@@ -120,7 +120,7 @@ def test_random_is_reproducible_and_answer_reveals(capsys) -> None:
         (["--z", "DEX"], ["'X'", "use only D, C and E"]),
         (["--z", "DEE,DE"], ["row 1 of Z has 2 blocks"]),
         (["--z", ","], ["Z is empty"]),
-        (["--z", "D,E"], ["RAID-5 needs at least 2 data strips"]),
+        (["--z", "D,E"], ["needs at least 2 data strips"]),
         (["--z", "DEE", "--ct", "msc:sr_max=0"], ["sr_max=0 is below 1"]),
         (["--z", "DEE", "--ct", "fast"], ["unknown contiguity transform"]),
         (["--random", "--rows", "0"], ["--rows 0 is out of range"]),
@@ -177,3 +177,16 @@ def test_at_80_columns_the_matrices_stack_instead_of_wrapping(capsys, monkeypatc
         assert [str(i), *z[i], *(format_cell(c) for c in basic.basic[i]), basic.cycles()[i]] in lines
         assert [_marked(c, b) for c, b in zip(tr.transformed[i], basic.basic[i])] in lines
     assert out.index("basic M") < out.index("after CT")
+
+
+def test_rxw_level_6_plans_p_and_q(capsys):
+    code, out, _ = _run(capsys, "--level", "6", "--z", "DEEEE,DDDDD,EEEEE", "--ct", "none", "--json")
+    assert code == 0
+    res = json.loads(out)
+    assert res["checks"] == 2
+    # row 0: one dirty block of 5 data on 7 disks: RCW reads 4, RMW reads 1 + P + Q = 3: RMW (fewer reads)
+    assert res["cycles"] == ["rmw", "full", "none"]
+    assert res["basic"][0][5:] == [["r", "x", "_", "w"]] * 2  # P and Q each read and patched
+    assert res["basic"][1][5:] == [["_", "w"]] * 2
+    code, text, _ = _run(capsys, "--level", "6", "--z", "DEEEE", "--ct", "none")
+    assert code == 0 and "check columns P and Q" in text and "multiply-accumulate" in text

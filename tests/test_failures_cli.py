@@ -129,3 +129,21 @@ def test_dirty_and_degraded_needs_force(tmp_path, session):
     with open(mnt / "disk.img", "rb") as f:
         assert f.read(100000) == b"q" * 100000
     session.umount(mnt)
+
+
+def test_raid6_fails_two_members_and_refuses_a_third_unless_forced(tmp_path):
+    arr = tmp_path / "arr6"
+    vraid("create", arr, "--level", "6", "--disks", "5", "--disk-size", "4M", "--strip", "16K")
+    vraid("fail", arr, "0")
+    vraid("fail", arr, "3")
+    assert "RAID-6 runs DEGRADED" in " ".join(vraid("status", arr).stdout.split() + vraid("status", arr).stderr.split())
+    before = tree_hash(arr)
+    third = vraid("fail", arr, "4", check=False)
+    text = " ".join(third.stderr.split())
+    assert third.returncode == 1 and "members 0, 3 are already missing" in text and "--force" in text
+    assert tree_hash(arr) == before  # nothing modified
+    forced = vraid("fail", arr, "4", "--force")
+    assert "FAILED" in forced.stdout and "0, 3, 4" in " ".join(forced.stdout.split())
+    with pytest.raises(AssemblyError) as info:
+        assemble(arr)
+    assert "RAID-6 survives the loss of two members, not three" in info.value.message

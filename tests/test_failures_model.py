@@ -4,12 +4,15 @@ A sibling of tests/test_array_model.py's machine: the same writes, reads,
 flushes and remounts, plus rules that fail a member (by hand, or by breaking
 its store so that the next request fails it), add a spare, run the rebuild a
 few stripes at a time or to the end, and kill the spare mid-rebuild. At most
-one member is missing at a time, so every read must equal the model. At each
-flush the members are checked directly with the test's own XOR: the
-survivors hold the model's data and the missing member's blocks, recomputed
-from them, are the model's too; a member being rebuilt already holds those
-blocks below the rebuild position; and with nothing missing every PBG's
-parity is right. Run write-through and with the stripe and PBG caches.
+as many members are missing at a time as the level survives (RAID-5 one,
+RAID-6 two), so every read must equal the model. At each flush the members
+are checked directly with the test's own XOR (RAID-5): the survivors hold the
+model's data and the missing member's blocks, recomputed from them, are the
+model's too; a member being rebuilt already holds those blocks below the
+rebuild position; and with nothing missing every PBG's parity is right. On
+RAID-6 every surviving member (and a rebuilt one below the rebuild position)
+holds byte for byte what vraid.testing.raid6_oracle makes of the model: data,
+P and Q as md lays them out. Run write-through and with the stripe and PBG caches.
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ from test_array_model import K, ArrayMatchesModel, Config
 from test_degraded import Breakable, check_degraded
 from vraid.engine.chain import CacheConfig
 from vraid.backends.memory import MemoryStore
+from vraid.testing.raid6_oracle import expected_areas
 
-GEOMETRIES = [Config(5, 4, 8 * K, 4 * K, 12), Config(5, 5, 4 * K, 512, 10, "right-asymmetric"), Config(5, 3, 4 * K, 4 * K, 16, "left-asymmetric")]
+GEOMETRIES = [Config(5, 4, 8 * K, 4 * K, 12), Config(5, 5, 4 * K, 512, 10, "right-asymmetric"), Config(5, 3, 4 * K, 4 * K, 16, "left-asymmetric"),
+              Config(6, 5, 4 * K, 4 * K, 10), Config(6, 4, 8 * K, 512, 8, "right-asymmetric")]
 
 
 class FailuresMatchModel(ArrayMatchesModel):
@@ -76,8 +81,10 @@ class FailuresMatchModel(ArrayMatchesModel):
         return self.array.health.missing_roles
 
     def _redundant(self) -> bool:
-        """Nothing missing and no member about to fail: one more failure is survivable."""
-        return not self._missing() and not any(getattr(s, "broken", False) for s in self.stores)
+        """One more failure is survivable: the missing members and those about to fail are
+        fewer than the level survives (RAID-5: nothing missing; RAID-6: at most one)."""
+        broken = sum(1 for i, s in enumerate(self.stores) if getattr(s, "broken", False) and i not in self._missing())
+        return len(self._missing()) + broken < self.g.redundancy.tolerates
 
     # -- failures -----------------------------------------------------------------------------
     @precondition(lambda self: self._redundant())
@@ -194,7 +201,9 @@ class FailuresMatchModel(ArrayMatchesModel):
 
     def check_members(self) -> None:
         missing = self._missing()
-        assert len(missing) <= 1
+        assert len(missing) <= self.g.redundancy.tolerates
+        if self.g.redundancy.parity_columns == 2:
+            return self._check_raid6(missing)
         if not missing:
             return super().check_members()  # data where the geometry says, every PBG's parity right
         check_degraded(self.g, self.stores, missing[0], bytes(self.model))
@@ -206,6 +215,21 @@ class FailuresMatchModel(ArrayMatchesModel):
             want = np.bitwise_xor.reduce(np.stack([np.frombuffer(s.read_sync(g.data_offset, n), np.uint8) for s in others]), axis=0)
             got = np.frombuffer(self.stores[rb.role].read_sync(g.data_offset, n), np.uint8)
             assert np.array_equal(got, want), "the rebuilt stripes on the new member are wrong"
+
+    def _check_raid6(self, missing: list[int]) -> None:
+        """Every surviving member, and a member being rebuilt below its position, holds what
+        md's RAID-6 makes of the model (the oracle's own P and Q)."""
+        g = self.g
+        want = expected_areas(g.layout, g.ndisks, g.stripes, g.strip_size, bytes(self.model))
+        rb = self.array.raid.rebuild
+        for d in range(g.ndisks):
+            upto = g.stripes if d not in missing else rb.pos if rb is not None and rb.role == d else 0
+            if not upto:
+                continue
+            got = np.frombuffer(self.stores[d].read_sync(g.data_offset, upto * g.strip_size), np.uint8)
+            if not np.array_equal(got, want[d, :upto].reshape(-1)):
+                at = int(np.flatnonzero(got != want[d, :upto].reshape(-1))[0]) // g.strip_size
+                raise AssertionError(f"member {d} differs from md's RAID-6 of the model in stripe {at} (missing {missing})")
 
     def _raw(self, disk: int) -> bytes:
         g = self.g

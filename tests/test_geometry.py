@@ -346,7 +346,7 @@ def test_unknown_layout(layout: str) -> None:
 
 
 def test_other_geometry_errors() -> None:
-    _raises(lambda: Geometry(6, 4, 4), "RAID level 6")
+    _raises(lambda: Geometry(7, 4, 4), "RAID level 7")
     _raises(lambda: Geometry(5, 65, 4), "65 disks")
     _raises(lambda: Geometry(5, 4, 0), "at least one stripe")
     _raises(lambda: Geometry(5, 4, 4, 4 * K, 64 * K, data_offset=1000), "data offset")

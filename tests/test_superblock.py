@@ -175,3 +175,15 @@ def test_clean_flag_and_events() -> None:
     dirty = Superblock.unpack(sb.evolve(clean=False, events=41).pack())
     assert (dirty.clean, dirty.events) == (False, 41)
     assert Superblock.unpack(dirty.evolve(clean=True, events=42).pack()).clean
+
+
+@pytest.mark.parametrize("layout", ["left-symmetric", "right-asymmetric"])
+def test_a_raid6_superblock_round_trips(layout: str) -> None:
+    g = Geometry(6, 5, 9, layout=layout)
+    back = Superblock.unpack(Superblock.for_member(g, str(uuid.uuid4()), 4, 1.0).pack())
+    assert back.geometry() == g and back.level == 6 and back.layout == layout
+
+
+def test_layout_indexes_are_append_only() -> None:
+    """Superblocks store a layout as its index in LAYOUTS: old indexes keep their names."""
+    assert LAYOUTS[:4] == ("left-symmetric", "left-asymmetric", "right-symmetric", "right-asymmetric")

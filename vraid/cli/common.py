@@ -35,10 +35,10 @@ def size_type(what: str):
 
 def add_geometry_args(p: argparse.ArgumentParser, *, disk_size: bool) -> None:
     p.add_argument("--level", type=int, choices=LEVELS, default=5, help="RAID level (default 5)")
-    p.add_argument("--disks", type=int, default=5, help="number of member disks (default 5; RAID-5 needs 3 or more)")
+    p.add_argument("--disks", type=int, default=5, help="number of member disks (default 5; RAID-5 needs 3 or more, RAID-6 4)")
     p.add_argument("--strip", type=size_type("strip size"), default=DEFAULT_STRIP, help="strip size: blocks per disk per stripe (default 64K)")
     p.add_argument("--block", type=size_type("block size"), default=DEFAULT_BLOCK, help="block size (default 4K)")
-    p.add_argument("--layout", choices=LAYOUTS, default="left-symmetric", help="RAID-5 parity layout (default left-symmetric, as md)")
+    p.add_argument("--layout", choices=LAYOUTS, default="left-symmetric", help="parity layout of RAID-5 and RAID-6 (default left-symmetric, as md; RAID-6 puts Q after P)")
     if disk_size:
         p.add_argument("--disk-size", type=size_type("disk size"), default=parse_size("256M"), help="size of each member file (default 256M)")
 

@@ -14,6 +14,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from vraid.core.redundancy import LEVELS, for_level
 from vraid.errors import VraidError
 
 #: Table I of seed 000, in vraid's spelling (the paper prints the XOR destination as "-")
@@ -31,6 +32,11 @@ RANDOM_WEIGHTS = {"D": 0.35, "C": 0.2, "E": 0.45}
 DIFFICULTY = {"easy": (3, 4), "medium": (5, 5), "hard": (7, 6)}
 MAX_ROWS = 256
 MAX_DISKS = 32
+#: the levels whose stripes have check columns to plan (RAID-5: P; RAID-6: P and Q)
+RXW_LEVELS = tuple(n for n in LEVELS if for_level(n).parity_columns)
+#: what the operations mean in a Q column (RAID-6): the same letters, GF(2^8) arithmetic
+Q_LEGEND = ("x/xx into Q", "RAID-6: the GF(2^8) multiply-accumulate Q += g^i * D_i (md's syndrome, "
+            "g = {02}, i the strip's slot); in P it is the XOR")
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -63,6 +69,8 @@ def _add_rxw(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="--random: seed of the dealt Z (default 0)")
     p.add_argument("--rows", type=int, help="--random: blocks per strip, u (default 7, as the paper; or as --difficulty)")
     p.add_argument("--disks", type=int, help="--random: member disks, v, parity included (default 5; or as --difficulty)")
+    p.add_argument("--level", type=int, choices=RXW_LEVELS, default=5,
+                   help="RAID level: 5 plans one check column P, 6 two, P and Q (default 5)")
     p.add_argument("--difficulty", choices=tuple(DIFFICULTY),
                    help="--random: the size of the dealt Z: " + ", ".join(
                        f"{k} {r} rows x {d} disks" for k, (r, d) in DIFFICULTY.items()) + " (--rows/--disks override)")
@@ -71,37 +79,42 @@ def _add_rxw(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_rxw)
 
 
-def random_z(seed: int, rows: int, disks: int) -> tuple[tuple[str, ...], ...]:
-    """A reproducible Z of ``rows`` x (``disks`` - 1) for practice."""
+def random_z(seed: int, rows: int, disks: int, checks: int = 1) -> tuple[tuple[str, ...], ...]:
+    """A reproducible Z of ``rows`` x (``disks`` - ``checks``) for practice."""
     if not 1 <= rows <= MAX_ROWS:
         raise VraidError(f"--rows {rows} is out of range", f"give 1 to {MAX_ROWS} blocks per strip")
-    if not 3 <= disks <= MAX_DISKS:
-        raise VraidError(f"--disks {disks} is out of range", f"RAID-5 needs 3 to {MAX_DISKS} disks here")
+    if not checks + 2 <= disks <= MAX_DISKS:
+        raise VraidError(f"--disks {disks} is out of range",
+                         f"RAID-{4 + checks} needs {checks + 2} to {MAX_DISKS} disks here")
     rng = random.Random(seed)
     states, weights = zip(*RANDOM_WEIGHTS.items())
-    return tuple(tuple(rng.choices(states, weights, k=disks - 1)) for _ in range(rows))
+    return tuple(tuple(rng.choices(states, weights, k=disks - checks)) for _ in range(rows))
 
 
-def rxw_result(z, ct_spec: str) -> dict[str, Any]:
-    """Z, basic M, transformed M and the member requests, JSON-ready (0-based, parity last)."""
+def rxw_result(z, ct_spec: str, checks: int = 1) -> dict[str, Any]:
+    """Z, basic M, transformed M and the member requests, JSON-ready (0-based, the
+    ``checks`` check columns last: P, then Q)."""
     from vraid.policies.ct import GENEROUS
     from vraid.policies.ct.spec import load_ct
     from vraid.core.rxw import Plan
 
     ct = load_ct(ct_spec, GENEROUS)
-    ncols = len(z[0]) + 1
-    plan = Plan.build(0, z, list(range(ncols)))
+    ncols = len(z[0]) + checks
+    plan = Plan.build(0, z, list(range(ncols)), checks=checks)
     if ct is not None:
         plan = ct(plan)
-    return {
+    out = {
         "z": [list(r) for r in z],
         "basic": [[list(c) for c in r] for r in plan.basic],
         "transformed": [[list(c) for c in r] for r in plan.transformed],
         "requests": [r.to_dict() for r in plan.requests],
-        "basic_requests": [r.to_dict() for r in Plan.build(0, z, list(range(ncols))).requests],
+        "basic_requests": [r.to_dict() for r in Plan.build(0, z, list(range(ncols)), checks=checks).requests],
         "cycles": plan.cycles(),
         "ct": "none" if ct is None else ct.spec,
     }
+    if checks != 1:
+        out["checks"] = checks
+    return out
 
 
 def _parse_z(text: str):
@@ -112,7 +125,7 @@ def _parse_z(text: str):
     except ValueError as exc:
         raise VraidError(f"--z {text!r}: {exc}", "example: --z DEEE,ECED,EEEE (D dirty, C clean, E empty)") from None
     if len(z[0]) < 2:
-        raise VraidError(f"--z {text!r} has {len(z[0])} data strip per row", "RAID-5 needs at least 2 data strips (3 disks)")
+        raise VraidError(f"--z {text!r} has {len(z[0])} data strip per row", "a stripe needs at least 2 data strips (RAID-5: 3 disks, RAID-6: 4)")
     if len(z[0]) > MAX_DISKS - 1 or len(z) > MAX_ROWS:
         raise VraidError(f"--z {text!r} is too large to show", f"at most {MAX_ROWS} rows of {MAX_DISKS - 1} letters")
     return z
@@ -122,17 +135,21 @@ def cmd_rxw(args) -> int:
     from vraid.policies.ct.spec import parse_spec
 
     parse_spec(args.ct)  # a bad --ct fails before anything is printed
+    checks = for_level(args.level).parity_columns
     if args.random:
         rows, disks = DIFFICULTY.get(args.difficulty or "", (7, 5))
-        z = random_z(args.seed, args.rows if args.rows is not None else rows, args.disks if args.disks is not None else disks)
+        z = random_z(args.seed, args.rows if args.rows is not None else rows, args.disks if args.disks is not None else disks,
+                     checks)
     elif args.difficulty or args.rows is not None or args.disks is not None:
         raise VraidError("--difficulty, --rows and --disks go with --random", "--z gives the rows and disks itself")
     else:
         z = _parse_z(args.z)
-    result = rxw_result(z, args.ct)
+    result = rxw_result(z, args.ct, checks)
     practice = args.random and not args.answer
     if args.json:
         out = {k: result[k] for k in ("z", "cycles", "basic", "transformed", "requests")}
+        if checks != 1:
+            out["checks"] = checks
         if practice:
             out = {"z": result["z"], "seed": args.seed}
         print(json.dumps(out))
@@ -205,6 +222,7 @@ def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int
     z, basic, tr = result["z"], result["basic"], result["transformed"]
     nd = len(z[0])
     heads = [f"d{j}" for j in range(nd)]
+    names = ["P", "Q"][: result.get("checks", 1)]  # the check columns, last
 
     def table(title: str, columns: list[str], rows: list[list], row_numbers: bool) -> Table:
         t = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), title_justify="left")
@@ -222,15 +240,16 @@ def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int
     if practice:
         t = zt
     else:
-        mt = table("basic M", heads + ["P", "cycle"], [[_cell_text(c, None) for c in row] + [Text(cyc, style="dim")]
+        mt = table("basic M", heads + names + ["cycle"], [[_cell_text(c, None) for c in row] + [Text(cyc, style="dim")]
                                                        for row, cyc in zip(basic, result["cycles"])], False)
-        ct = table("after CT" if result["ct"] != "none" else "no CT (--ct none)", heads + ["P"],
+        ct = table("after CT" if result["ct"] != "none" else "no CT (--ct none)", heads + names,
                    [[_cell_text(c, b, mark) for c, b in zip(row, brow)] for row, brow in zip(tr, basic)], False)
         t = _side_by_side(zt, mt, ct)
         if width is not None and _natural_width(t) > width:
             pair = _side_by_side(zt, mt)
             t = Group(pair, ct) if _natural_width(pair) <= width else Group(zt, mt, ct)
-        out_head = [Text(f"contiguity transform: {result['ct']}; rows and columns count from 0, parity column P last; "
+        out_head = [Text(f"contiguity transform: {result['ct']}; rows and columns count from 0, "
+                         f"{'parity column P' if len(names) == 1 else 'check columns P and Q'} last; "
                          "bold" + (" and *" if mark else "") + ": operations the transform added; cycle: "
                          "rcw, rmw, full (every block dirty) or none (nothing dirty), sec. II-A", style="dim")]
     out: list = [t] if practice else [t] + out_head
@@ -240,14 +259,15 @@ def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int
             f"write contiguity transforms add (Fig. 10), and each column's member requests. Then run the same "
             f"command with --answer (seed {seed}).", style="bold"))
         out.append(Text("D dirty (new data in the cache), C clean (cached, equal to the disk), E empty (not cached); "
-                        "the parity column P is added last. Rows and columns count from 0.", style="dim"))
+                        + ("the parity column P is added last" if len(names) == 1 else "the check columns P and Q are added last")
+                        + ". Rows and columns count from 0.", style="dim"))
         return out
     r = Table(title="member requests per column (one request per run of rows)", title_justify="left")
     for col in ("column", "reads (first row x rows)", "writes (first row x rows)", "requests: basic -> CT"):
         r.add_column(col)
-    ncols = nd + 1
+    ncols = nd + len(names)
     for j in range(ncols):
-        name = "P" if j == nd else f"d{j}"
+        name = names[j - nd] if j >= nd else f"d{j}"
         mine = [q for q in result["requests"] if q["column"] == j]
         before = sum(1 for q in result["basic_requests"] if q["column"] == j)
         reads = ", ".join(f"{q['first_row']}x{q['rows']}" for q in mine if q["op"] == "read") or "-"
@@ -260,6 +280,8 @@ def rxw_renderables(result: dict[str, Any], *, practice: bool = False, seed: int
     legend.add_column("meaning")
     for op, meaning in LEGEND:
         legend.add_row(op, meaning)
+    if len(names) > 1:
+        legend.add_row(*Q_LEGEND)
     legend.add_row(".", "no operation")
     out.append(legend)
     return out

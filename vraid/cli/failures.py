@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from vraid.errors import MountError, VraidError
+from vraid.core.redundancy import count_word
 
 #: exit status of ``vraid check`` when mismatches were found and not repaired (as fsck's 4)
 EXIT_MISMATCHES = 4
@@ -28,13 +29,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 # -- fail, add, rebuild ------------------------------------------------------------------------
 def add_failure_commands(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("fail", help="fail a member of a RAID-5 array (mounted or not): it runs degraded, a spare takes over")
+    p = sub.add_parser("fail", help="fail a member of a RAID-5 or RAID-6 array (mounted or not): it runs degraded, a spare takes over")
     p.add_argument("target", type=Path, help="a mountpoint or an array directory")
     p.add_argument("disk", help="the member: its index (0..N-1) or its file name")
-    p.add_argument("--force", action="store_true", help="fail it even though another member is missing (two failures: their blocks are lost)")
+    p.add_argument("--force", action="store_true", help="fail it even though it is one more than the level survives (RAID-5: a second, RAID-6: a third; their blocks are lost)")
     p.set_defaults(func=cmd_fail)
 
-    p = sub.add_parser("add", help="add a spare member file to a RAID-5 array; a failed member is rebuilt onto it")
+    p = sub.add_parser("add", help="add a spare member file to a RAID-5 or RAID-6 array; a failed member is rebuilt onto it")
     p.add_argument("target", type=Path, help="a mountpoint or an array directory")
     p.add_argument("file", type=Path, help="the spare: a new file in the array directory (created at member size), or an old member of it")
     p.set_defaults(func=cmd_add)
@@ -82,7 +83,9 @@ def cmd_fail(args) -> int:
     if sock is not None:
         answer = control.request(sock, "fail", disk=args.disk, force=args.force)
         st = answer["status"]
-        console.print(f"member {answer['disk']} ({answer['store']}) failed; the array runs degraded", highlight=False)
+        state = ("the array has FAILED: more members are missing than it survives, their blocks read as EIO"
+                 if st.get("data_lost") else "the array runs degraded")
+        console.print(f"member {answer['disk']} ({answer['store']}) failed; {state}", highlight=False)
         _print_state(st)
         return 0
     from vraid.ondisk.lock import ArrayLock
@@ -95,6 +98,16 @@ def cmd_fail(args) -> int:
     path = asm.paths[role]
     with ArrayLock.acquire(asm.directory, what="fail a member of"):  # never under a mount that is starting
         failure.fail_offline(asm, role)
+    gone = sorted(set(asm.failed) | {role})
+    scheme = asm.geometry.redundancy
+    if not scheme.survives(len(gone)):
+        console.print(
+            f"member {role} ({path.name if path else 'missing'}) recorded as failed (events {asm.events}); the array has "
+            f"FAILED: {scheme.name} survives {count_word(scheme.tolerates)} missing members, members "
+            f"{', '.join(map(str, gone))} are missing and the blocks they held are lost; it will not start",
+            highlight=False,
+        )
+        return 0
     console.print(
         f"member {role} ({path.name if path else 'missing'}) recorded as failed in the superblocks of the others "
         f"(events {asm.events}); the array will run degraded"
@@ -121,7 +134,7 @@ def cmd_add(args) -> int:
 
     asm = assemble(directory)
     if not asm.geometry.redundancy.tolerates:
-        raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for RAID-5")
+        raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for RAID-5 and RAID-6")
     with ArrayLock.acquire(asm.directory, what="add a spare to"):
         added = failure.add_spare(asm, Path(path))
     tail = f"; member {min(asm.failed)} is rebuilt onto a spare at the next mount" if asm.failed else ""
@@ -183,7 +196,8 @@ def _why_no_rebuild(st: dict[str, Any]) -> str:
     missing = st.get("missing", [])
     rb = st.get("rebuild")
     if st.get("data_lost"):
-        return f"members {', '.join(map(str, missing))} are missing: RAID-5 cannot rebuild two (their blocks are lost)"
+        return (f"members {', '.join(map(str, missing))} are missing: more than the array survives, nothing to rebuild "
+                "from (their blocks are lost)")
     stopped = f"; the last rebuild stopped: {rb['error']}" if rb and rb.get("state") == "stopped" else ""
     return f"member {', '.join(map(str, missing))} is failed and there is no spare to rebuild onto{stopped}"
 
@@ -226,8 +240,9 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check",
         help="scrub: read every stripe and count parity mismatches (--repair rewrites parity)",
-        description="Read every stripe of a RAID-5 array and count the parity blocks that are not the XOR of "
-                    "their data blocks (like md's check and mismatch_cnt). On a mountpoint the running daemon "
+        description="Read every stripe of a RAID-5 or RAID-6 array and count the parity blocks that are not "
+                    "what the data makes of them: the XOR (P), and on RAID-6 md's Q syndrome, each reported "
+                    "on its own (like md's check and mismatch_cnt). On a mountpoint the running daemon "
                     "does it while the image stays in use; on an unmounted array directory it runs here.",
         epilog=f"exit status: 0 no mismatch left, {EXIT_MISMATCHES} mismatches found and not repaired, "
                "1 error. See docs/crash-and-scrub.md.",
@@ -378,6 +393,9 @@ def _report(args, prog: dict, directory: Path, *, mounted: bool, dirty: bool = F
         if prog["cancelled"]:
             line += " (stopped before the end)"
         console.print(line, highlight=False)
+        by_check = prog.get("by_check") or {}
+        if len(by_check) > 1:  # RAID-6: which check column disagrees
+            console.print("disagreeing: " + ", ".join(f"{name} {k}" for name, k in by_check.items()), highlight=False)
         if prog["stripes"]:
             shown = ", ".join(map(str, prog["stripes"][:20])) + (" ..." if prog["mismatched_stripes"] > 20 else "")
             console.print(f"stripes with mismatches: {shown}", highlight=False)

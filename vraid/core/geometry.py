@@ -1,4 +1,4 @@
-"""Array geometry and the RAID-0 / RAID-5 address mapping.
+"""Array geometry and the RAID-0 / RAID-5 / RAID-6 address mapping.
 
 Words as in seed 000 (Baek & Park, Fig. 3): a *block* is the unit of caching
 (``block_size`` bytes); a *strip* is ``u`` consecutive blocks on one member; a
@@ -21,7 +21,8 @@ right-symmetric    s mod N                (parity + 1 + k) mod N
 ================== ====================== ==========================
 
 left-symmetric is md's default and vraid's. RAID-0 has no parity: data strip
-``k`` lives on member ``k``.
+``k`` lives on member ``k``. RAID-6 (:mod:`vraid.core.pq`) places P as above
+and Q on the member after it, under the same four names.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from functools import cached_property
 from typing import Iterator, NamedTuple
 
 from vraid.errors import GeometryError
-from .redundancy import LEVELS, RAID5_LAYOUTS, Redundancy, for_level
+from .redundancy import LAYOUT_NAMES, LEVELS, Redundancy, for_level
 from .units import format_size
 
-#: md's RAID-5 layouts (the placement arithmetic is the redundancy scheme's, :meth:`Redundancy.place`)
-LAYOUTS = RAID5_LAYOUTS
+#: every layout name (append-only: superblocks store the index; the arithmetic is the scheme's, :meth:`Redundancy.place`)
+LAYOUTS = LAYOUT_NAMES
 DEFAULT_BLOCK = 4096
 DEFAULT_STRIP = 64 * 1024
 #: Bytes at the start of every member before its data area: superblock (4 KiB)
@@ -198,6 +199,20 @@ class Geometry:
         """Data strip index held by ``disk`` in ``stripe``; None for the parity member."""
         tables = self._disk_tables[1]
         return tables[stripe % len(tables)][disk]
+
+    def slots(self, stripe: int) -> tuple[int, ...] | None:
+        """The weight order of ``stripe``'s data strips in its check columns
+        (:meth:`Redundancy.slots`: md's RAID-6 syndrome slots); None when it is the logical
+        order, as for every stripe of RAID-5 and of RAID-6's symmetric layouts."""
+        table = self._slots
+        return table[stripe % len(table)] if table else None
+
+    @cached_property
+    def _slots(self) -> tuple[tuple[int, ...] | None, ...]:
+        """:meth:`slots` per stripe of a period; () when no stripe has any."""
+        scheme = self.redundancy
+        table = tuple(scheme.slots(self.layout, self.ndisks, s) for s in range(scheme.period(self.ndisks)))
+        return table if any(t is not None for t in table) else ()
 
     def columns(self, stripe: int) -> tuple[int, ...]:
         """Members in rxw-matrix column order: data strips in order, then :meth:`parity_disks`."""

@@ -9,7 +9,11 @@ scheme         RAID level       tolerates    parity columns per stripe
 ============== ================ ============ ==========================
 :class:`Xor`   5                1 failure    1 (P = XOR of the data)
 NoRedundancy   0                0 failures   0
+:class:`PQ`    6                2 failures   2 (P, and md's Q syndrome)
 ============== ================ ============ ==========================
+
+The base class is :class:`vraid.core.scheme.Redundancy` (re-exported here);
+P+Q is :mod:`vraid.core.pq`.
 
 ``parity_columns`` is also how many check columns every write plan has
 (:attr:`vraid.core.rxw.Plan.checks`, the last columns of the rxw-matrix) and
@@ -38,9 +42,17 @@ The operations:
   names). The geometry tabulates it; nothing else asks where parity goes.
 
 P+Q (RAID-6, md's ``raid6_calls``: P the XOR, Q a Reed-Solomon syndrome over
-GF(2^8)) is one more subclass with ``parity_columns = tolerates = 2``: its
-``update`` and ``reconstruct`` need the column numbers, which is why they
-take them here although XOR ignores them. It is not implemented.
+GF(2^8); :mod:`vraid.core.pq`) is one more subclass with ``parity_columns =
+tolerates = 2``: its ``update`` and ``reconstruct`` need the column numbers,
+which is why they take them here although XOR ignores them, and Q weights the
+data in md's syndrome order, which differs from the logical order under the
+asymmetric layouts: every operation takes that order as ``slots=``
+(:meth:`~Redundancy.slots`, None for XOR and for the symmetric layouts).
+:meth:`~Redundancy.disagree` says which check column of a row disagrees.
+
+*Layout names.* :data:`LAYOUT_NAMES` is every layout name of every scheme in
+one append-only list: a superblock stores its layout as an index into it, so a
+name is only ever added at the end. RAID-6 uses md's four RAID-5 names.
 """
 
 from __future__ import annotations
@@ -49,79 +61,11 @@ from typing import Sequence
 
 import numpy as np
 
-#: md's four RAID-5 layouts; left-symmetric (md's default) first
-RAID5_LAYOUTS = ("left-symmetric", "left-asymmetric", "right-symmetric", "right-asymmetric")
+from .pq import PQ
+from .scheme import RAID5_LAYOUTS, Redundancy, count_word
 
-#: the words the messages use for a count of members
-_COUNT = ("no", "one", "two", "three")
-
-
-def count_word(n: int) -> str:
-    """``one`` for 1, ``two`` for 2 (the messages say "survives the loss of one member")."""
-    return _COUNT[n] if 0 <= n < len(_COUNT) else str(n)
-
-
-class Redundancy:
-    """A parity scheme (see the module docstring). Subclasses are stateless."""
-
-    #: RAID level it implements
-    level: int
-    #: parity columns per stripe (each on its own member)
-    parity_columns: int
-    #: members a stripe may lose and still be read in full
-    tolerates: int
-    #: fewest members an array of this level has
-    min_disks: int
-    #: the layouts (md's names) this scheme places strips by; the first is the default
-    layouts: tuple[str, ...]
-
-    def place(self, layout: str, ndisks: int, stripe: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """The members of ``stripe``'s data strips (logical order) and of its check
-        strips (rxw-matrix order, P first) under ``layout``."""
-        raise NotImplementedError
-
-    def period(self, ndisks: int) -> int:
-        """Stripes after which :meth:`place` repeats (the geometry keeps one table per stripe of a period)."""
-        return ndisks if self.parity_columns else 1
-
-    @property
-    def name(self) -> str:
-        return f"RAID-{self.level}"
-
-    def data_columns(self, ndisks: int) -> int:
-        """Data strips per stripe of an array of ``ndisks`` members."""
-        return ndisks - self.parity_columns
-
-    def survives(self, missing: int) -> bool:
-        """Whether a stripe with ``missing`` members gone can still be read."""
-        return missing <= self.tolerates
-
-    def generate(self, data: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """The parity columns of ``data`` (into ``out`` when given)."""
-        raise NotImplementedError
-
-    def update(self, checks: np.ndarray, old: np.ndarray, new: np.ndarray, columns: Sequence[int]) -> None:
-        """Read-modify-write: patch ``checks`` in place for data ``columns`` changing
-        from ``old`` to ``new`` (each (len(columns), rows..., block))."""
-        raise NotImplementedError
-
-    def reconstruct(self, data: np.ndarray, checks: np.ndarray | None, missing: Sequence[int]) -> None:
-        """Recompute the ``missing`` columns (data and parity numbering) in place
-        from every other column.
-
-        Raises:
-            ValueError: more columns missing than the scheme tolerates.
-        """
-        raise NotImplementedError
-
-    def verify(self, data: np.ndarray, checks: np.ndarray) -> np.ndarray:
-        """A bool per row (shape ``data.shape[1:-1]``): True where the parity
-        does not match the data."""
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
-
+__all__ = ["LAYOUT_NAMES", "LEVELS", "NONE", "PQ", "P_Q", "RAID5_LAYOUTS", "Redundancy", "XOR", "NoRedundancy", "Xor", "count_word",
+           "for_level"]
 
 class Xor(Redundancy):
     """RAID-5: one parity column, the XOR of the data columns; survives one failure.
@@ -148,13 +92,14 @@ class Xor(Redundancy):
             data = tuple(k + 1 if k >= p else k for k in range(n - 1))
         return data, (p,)
 
-    def generate(self, data: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def generate(self, data: np.ndarray, out: np.ndarray | None = None, *, slots: Sequence[int] | None = None) -> np.ndarray:
         if out is None:
             out = np.empty((1,) + data.shape[1:], dtype=data.dtype)
         np.bitwise_xor.reduce(data, axis=0, out=out[0])
         return out
 
-    def update(self, checks: np.ndarray, old: np.ndarray, new: np.ndarray, columns: Sequence[int]) -> None:
+    def update(self, checks: np.ndarray, old: np.ndarray, new: np.ndarray, columns: Sequence[int], *,
+               slots: Sequence[int] | None = None) -> None:
         if len(old) == 1:  # one column: P ^= old ^ new in place, no temporaries
             p = checks[0]
             np.bitwise_xor(p, old[0], out=p)
@@ -163,7 +108,8 @@ class Xor(Redundancy):
         delta = np.bitwise_xor.reduce(old ^ new, axis=0)
         checks[0] ^= delta
 
-    def reconstruct(self, data: np.ndarray, checks: np.ndarray | None, missing: Sequence[int]) -> None:
+    def reconstruct(self, data: np.ndarray, checks: np.ndarray | None, missing: Sequence[int], *,
+                    slots: Sequence[int] | None = None) -> None:
         missing = sorted(set(missing))
         if not missing:
             return
@@ -181,7 +127,7 @@ class Xor(Redundancy):
                 np.bitwise_xor(acc, data[j], out=acc)
         data[m] = acc
 
-    def verify(self, data: np.ndarray, checks: np.ndarray) -> np.ndarray:
+    def verify(self, data: np.ndarray, checks: np.ndarray, *, slots: Sequence[int] | None = None) -> np.ndarray:
         syndrome = np.bitwise_xor.reduce(data, axis=0) ^ checks[0]
         return syndrome.any(axis=-1)
 
@@ -199,23 +145,28 @@ class NoRedundancy(Redundancy):
     def place(self, layout: str, ndisks: int, stripe: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
         return tuple(range(ndisks)), ()
 
-    def generate(self, data: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def generate(self, data: np.ndarray, out: np.ndarray | None = None, *, slots: Sequence[int] | None = None) -> np.ndarray:
         return np.empty((0,) + data.shape[1:], dtype=data.dtype) if out is None else out
 
-    def update(self, checks: np.ndarray, old: np.ndarray, new: np.ndarray, columns: Sequence[int]) -> None:
+    def update(self, checks: np.ndarray, old: np.ndarray, new: np.ndarray, columns: Sequence[int], *,
+               slots: Sequence[int] | None = None) -> None:
         return None
 
-    def reconstruct(self, data: np.ndarray, checks: np.ndarray | None, missing: Sequence[int]) -> None:
+    def reconstruct(self, data: np.ndarray, checks: np.ndarray | None, missing: Sequence[int], *,
+                    slots: Sequence[int] | None = None) -> None:
         if missing:
             raise ValueError(f"{len(set(missing))} columns missing; RAID-0 has no parity to rebuild them from")
 
-    def verify(self, data: np.ndarray, checks: np.ndarray) -> np.ndarray:
+    def verify(self, data: np.ndarray, checks: np.ndarray, *, slots: Sequence[int] | None = None) -> np.ndarray:
         return np.zeros(data.shape[1:-1], dtype=bool)
 
 
 XOR = Xor()
 NONE = NoRedundancy()
-_BY_LEVEL: dict[int, Redundancy] = {XOR.level: XOR, NONE.level: NONE}
+P_Q = PQ()
+_BY_LEVEL: dict[int, Redundancy] = {XOR.level: XOR, NONE.level: NONE, P_Q.level: P_Q}
+#: every layout name of every scheme, append-only (a superblock stores the index)
+LAYOUT_NAMES: tuple[str, ...] = RAID5_LAYOUTS
 #: the RAID levels vraid runs, in the order the CLI lists them
 LEVELS = tuple(sorted(_BY_LEVEL))
 

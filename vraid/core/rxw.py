@@ -26,7 +26,7 @@ dirty blocks gets no operations. RAID-0 has no parity column: dirty blocks get
 
 *Check columns.* A plan has ``checks`` parity (check) columns, the last
 ``checks`` columns of M: none for RAID-0, P for RAID-5, P then Q for a scheme
-with two (RAID-6, not run yet). The count is the redundancy scheme's
+with two (RAID-6, docs/levels.md). The count is the redundancy scheme's
 (:attr:`vraid.core.redundancy.Redundancy.parity_columns`). Every check column
 of a row gets the same cell (RCW: ``_w``; RMW: ``rx_w``, each old check is
 read and patched), and the rule counts them all: with k check columns RCW

@@ -61,14 +61,26 @@ def _options(family: str, spec: str) -> dict[str, Any]:
     return {"policies": {family: spec}, "on_policy_fault": "stop"}
 
 
-def _cached(name: str, doc: str, org: str, order: str, destage: str, options: dict, *, checks: bool) -> Case:
+def _cached(name: str, doc: str, org: str, order: str, destage: str, options: dict, *, checks: bool,
+            geometry=None) -> Case:
+    """A write-back cache case; ``geometry``: a :class:`~vraid.testing.machines.Config` (the
+    machines' RAID-5 GEOMETRY when None)."""
     from vraid.testing.fuzz_checks import DestageChecks
     from vraid.testing.machines import GEOMETRY, CachedArrayMatchesModel
 
-    unit = GEOMETRY.geometry().stripe_data_bytes
+    config = geometry or GEOMETRY
+    unit = config.geometry().stripe_data_bytes
     cfg = CacheConfig(org, size=3 * unit, order=order, destage=destage)
     machine = type("FuzzCached", (Stretch, DestageChecks, CachedArrayMatchesModel), {}) if checks else CachedArrayMatchesModel
-    return Case(name, doc, lambda workdir: machine(cfg, "memory", workdir, options=options))
+    return Case(name, doc, lambda workdir: machine(cfg, "memory", workdir, options=options, geometry=config))
+
+
+def _raid6(org: str, order: str, destage: str, options: dict) -> Case:
+    """The same policy over RAID-6 (P and Q, md's asymmetric syndrome order: docs/levels.md)."""
+    from vraid.testing.machines import RAID6
+
+    return _cached(f"raid6-{org}-{order}", f"RAID-6, {org} cache, {order} order", org, order, destage, options,
+                   checks=True, geometry=RAID6)
 
 
 def _settled(base: type, *, stretch: bool = False) -> type:
@@ -164,15 +176,16 @@ def cases(family: str, spec: str, *, with_crashes: bool = False) -> list[Case]:
     options = _options(family, spec)
     if family == "destage":
         out = [_cached(f"{org}-{order}", f"{org} cache, {order} order", org, order, spec, options, checks=True)
-               for org in ORGS for order in ORDERS]
+               for org in ORGS for order in ORDERS] + [_raid6("stripe", "lrw", spec, options)]
         return out + (_crash_cases(options, ("nvram",)) if with_crashes else [])
     if family == "destage_order":
         out = [_cached(f"{org}-{name}", f"{org} cache, {sched} scheduler", org, spec, sched, options, checks=True)
                for org in ORGS for name, sched in (("hlwm", SCHEDULER), ("idle", "idle:idle=0.001,high=0.8"))]
+        out.append(_raid6("pbg", spec, SCHEDULER, options))
         return out + (_crash_cases(options, ("nvram",)) if with_crashes else [])
     if family == "cache":
         out = [_cached(f"{order}", f"this organisation, {order} order", spec, order, SCHEDULER, options, checks=True)
-               for order in ORDERS]
+               for order in ORDERS] + [_raid6(spec, "lrw", SCHEDULER, options)]
         return out + (_crash_cases(options, ("nvram",)) if with_crashes else [])
     if family == "ct":
         return _ct_cases(spec, options) + (_crash_cases(options, ("write-through", "nvram")) if with_crashes else [])

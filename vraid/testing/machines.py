@@ -8,7 +8,9 @@ and after every flush (and at the end) looks at the member stores *directly*:
 * every logical block sits on the member and at the offset the geometry says,
   holding the model's bytes;
 * RAID-5: every parity block group XORs to zero, i.e. each parity block is
-  the XOR of the data blocks of its PBG.
+  the XOR of the data blocks of its PBG;
+* RAID-6: every strip of every member is what md's layout, P and Q make of the
+  model (:mod:`vraid.testing.raid6_oracle`, a slow reference of its own).
 
 :class:`CachedArrayMatchesModel` is the same with a write-back cache (any organisation,
 destage order and scheduler): reads return exactly what the model holds whatever the
@@ -42,6 +44,7 @@ from vraid.core.geometry import RESERVED, Geometry
 from vraid.engine.chain import CacheConfig
 from vraid.errors import OutOfRange
 from vraid.testing.portal import ArrayPortal
+from vraid.testing.raid6_oracle import expected_areas
 
 K = 1024
 
@@ -76,6 +79,9 @@ CONFIGS = [
     Config(0, 3, 4 * K, 4 * K, 32),
     Config(0, 4, 64 * K, 512, 3, data_offset=64 * K),
     Config(0, 7, 8 * K, 4 * K, 8),
+    Config(6, 4, 4 * K, 4 * K, 24),
+    Config(6, 5, 8 * K, 512, 10, "left-asymmetric"),
+    Config(6, 6, 4 * K, 4 * K, 12, "right-symmetric"),
 ]
 
 
@@ -143,7 +149,15 @@ class ArrayMatchesModel(RuleBasedStateMachine):
                 f"member data differs from the model at logical byte {at} "
                 f"(stripe {a.stripe}, strip {a.strip}, row {a.row}, member {a.disk})"
             )
-        if g.redundancy.parity_columns:  # RAID-5
+        if g.redundancy.parity_columns == 2:  # RAID-6: every member byte for byte as md's P and Q make it
+            want = expected_areas(g.layout, g.ndisks, g.stripes, g.strip_size, bytes(self.model))
+            got = areas.reshape(g.ndisks, g.stripes, g.strip_size)
+            bad = [(d, s) for d in range(g.ndisks) for s in range(g.stripes) if not np.array_equal(got[d, s], want[d, s])]
+            if bad:
+                d, s = bad[0]
+                raise AssertionError(f"{len(bad)} strip(s) differ from md's RAID-6; first: member {d} stripe {s} "
+                                     f"(P on {g.parity_disks(s)[0]}, Q on {g.parity_disks(s)[1]})")
+        elif g.redundancy.parity_columns:  # RAID-5
             pbg = np.bitwise_xor.reduce(areas, axis=0)  # (stripes, u, block): zero where parity is right
             bad = np.flatnonzero(pbg.reshape(g.stripes * g.u, -1).any(axis=1))
             if bad.size:
@@ -338,3 +352,6 @@ ORGS = ("pbg", "stripe")
 ORDERS = ("lrw", "lru", "fifo", "cscan")
 SCHEDULERS = ("hlwm:high=0.6,low=0.3", "adaptive:period=0.05", "lt", "pi:target=0.4", "idle:idle=0.001,high=0.8")
 GEOMETRY = Config(5, 4, 8 * K, 4 * K, 12)
+#: the RAID-6 array of the cache machines (``vraid fuzz``, tests/test_cache_model.py): md's
+#: asymmetric syndrome order, so Q's weights are not the logical order
+RAID6 = Config(6, 5, 8 * K, 4 * K, 10, "left-asymmetric")

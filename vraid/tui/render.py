@@ -27,7 +27,7 @@ def layout_table(g: Geometry, stripes: int, highlight: list[tuple[int, int]] | N
         for b in range(first, last + 1):
             mark[b] = chr(ord("a") + i % 26)
     caption = (f"strip {format_size(g.strip_size)} = {g.u} block(s) of {format_size(g.block_size)}; "
-               "numbers are logical blocks, P is parity")
+               "numbers are logical blocks, P is parity" + (", Q the RAID-6 syndrome" if "Q" in g.redundancy.check_names else ""))
     if highlight:
         caption += "; a letter marks the highlighted range a block belongs to"
     t = Table(title=f"{title}, {g.ndisks} disks", caption=caption)
@@ -36,14 +36,15 @@ def layout_table(g: Geometry, stripes: int, highlight: list[tuple[int, int]] | N
     for d in range(g.ndisks):
         t.add_column(f"disk{d}", justify="center")
     per_stripe = g.data_disks * g.u
+    names = g.redundancy.check_names
     for s in range(min(stripes, g.stripes)):
-        p = g.parity_disk(s)
+        checks = dict(zip(g.parity_disks(s), names))  # member -> P (and Q on RAID-6)
         for row in range(g.u):
             cells = []
             for d in range(g.ndisks):
                 k = g.strip_of_disk(s, d)
-                if d == p:
-                    cells.append("[bold magenta]P[/]")
+                if d in checks:
+                    cells.append(f"[bold magenta]{checks[d]}[/]")
                 else:
                     n = s * per_stripe + k * g.u + row
                     cells.append(f"[bold cyan]{n}{mark[n]}[/]" if n in mark else str(n))

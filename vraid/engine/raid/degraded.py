@@ -1,4 +1,4 @@
-"""Degraded writes and reads: a stripe while members are missing (RAID-5, and the shape for more check columns).
+"""Degraded writes and reads: a stripe while members are missing (RAID-5 one, RAID-6 up to two).
 
 A RAID-5 stripe survives the loss of any one member: every parity block
 group (PBG, one row of the stripe) XORs to zero, so the missing block of a
@@ -37,6 +37,13 @@ columns (the last ones of the matrix, P then Q; the count is the redundancy's
   no rxw operation says, so such a row is refused.
 
 With ``checks = 1`` these are exactly the RAID-5 rules above.
+
+*Two missing (RAID-6).* A row whose dirty block is on a missing member while
+another missing data block is empty cannot be planned from Z alone; the RAID
+layer then reads the stripe's survivors first and rebuilds the missing
+blocks (:func:`fill_from_survivors`, as md's ``handle_stripe_fill`` computes a
+missing block before a degraded RCW), which makes every block of those rows
+clean, and plans again: the row is an RCW that reads nothing.
 
 The result is an ordinary rxw-matrix (seed 000 Table I operations), so the
 executor (:mod:`vraid.engine.raid.stripe`) runs it unchanged and the plan event shows it.
@@ -128,7 +135,33 @@ def reconstruct(buf: StripeBuffer, column: int | Collection[int], first_row: int
     sel = slice(first_row, first_row + rows)
     missing = [column] if isinstance(column, int) else list(column)
     checks = buf.checks[:, sel] if buf.checks is not None else None
-    buf.redundancy.reconstruct(buf.data[:, sel], checks, missing)
+    buf.redundancy.reconstruct(buf.data[:, sel], checks, missing, slots=buf.slots)
+
+
+async def fill_from_survivors(members: Members, buf: StripeBuffer, z: StateMatrix, missing: Collection[int], *,
+                              priority: int = 0) -> StateMatrix:
+    """Make every non-dirty block of the rows of ``z`` with a dirty block clean: read the
+    surviving members into a second buffer, rebuild the missing columns there, copy the
+    non-dirty blocks into ``buf`` (its dirty blocks are the new data and stay). Returns Z
+    with those blocks ``C``.
+
+    Raises:
+        LostData: more members missing than the redundancy rebuilds.
+        MemberIOError: a surviving member failed.
+    """
+    scratch = StripeBuffer(buf.mapping, buf.stripe, row0=buf.row0, rows=buf.rows)
+    cols = missing_columns(buf.columns, missing)
+    await read_rows(members, scratch, missing, cols, priority=priority)
+    out = []
+    for i, states in enumerate(z):
+        if "D" not in states:
+            out.append(tuple(states))
+            continue
+        for j, state in enumerate(states):
+            if state != "D":
+                buf.data[j, i] = scratch.data[j, i]
+        out.append(tuple("D" if s == "D" else "C" for s in states))
+    return tuple(out)
 
 
 async def read_rows(members: Members, buf: StripeBuffer, missing: Collection[int], need: Collection[int], *, priority: int = 0) -> None:

@@ -1,6 +1,6 @@
 """Member failure, spares and the rebuild hand-off of the RAID layer.
 
-A member whose request fails is failed (RAID-5; RAID-0 has no redundancy and re-raises): no
+A member whose request fails is failed (RAID-5, RAID-6; RAID-0 has no redundancy and re-raises): no
 request goes to it any more, its blocks are reconstructed (:mod:`vraid.engine.raid.degraded`),
 the daemon's hook records it in the superblocks (:mod:`vraid.ondisk.failures`), and a spare,
 if there is one, starts a rebuild (:mod:`vraid.engine.raid.rebuild`). A member file deleted or
@@ -57,7 +57,7 @@ class RaidFailures:
             VraidError: on RAID-0, which has no redundancy.
         """
         if not self.redundancy.tolerates:
-            raise VraidError("RAID-0 has no redundancy: a member cannot be failed", "only RAID-5 runs degraded")
+            raise VraidError("RAID-0 has no redundancy: a member cannot be failed", "only RAID-5 and RAID-6 run degraded")
         spare = None
         if self.health.rebuild_role == disk and self.rebuild is not None:
             spare = self.rebuild.spare.name

@@ -50,7 +50,7 @@ from vraid.engine.raid.locks import StripeLock, StripeLocks
 from vraid.engine.raid.plans import build_plan, cycle_totals, dirty_z
 from vraid.engine.raid.reads import RaidReads
 from vraid.engine.raid.stripe import BufferPool, StripeBuffer, execute, writes_of
-from vraid.errors import MemberIOError
+from vraid.errors import LostData, MemberIOError
 
 Transform = Callable[[Plan], Plan]
 log = logging.getLogger(__name__)
@@ -198,7 +198,7 @@ class RaidLayer(RaidReads, RaidFailures):
             async with self.locks.hold(stripe):
                 buf = StripeBuffer(self.mapping, stripe)
                 await self.members.run([buf.request(k, "read", 0, g.u, priority=Priority.REBUILD) for k in range(g.data_disks)])
-                self.redundancy.generate(buf.data, out=buf.checks)
+                self.redundancy.generate(buf.data, out=buf.checks, slots=buf.slots)
                 async with self.intent_of(stripe):
                     await self.members.run([buf.request(j, "write", 0, g.u, priority=Priority.REBUILD)
                                             for j in range(g.data_disks, len(buf.columns))])
@@ -284,7 +284,18 @@ class RaidLayer(RaidReads, RaidFailures):
         while True:
             missing = self.health.missing(buf.stripe) if self.health.degraded else _NONE
             if missing:  # vraid.engine.raid.degraded: a plan that keeps parity right without the missing members
-                plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing, checks=self.redundancy.parity_columns)
+                try:
+                    plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing, checks=self.redundancy.parity_columns)
+                except LostData:
+                    if not self.redundancy.survives(len(missing)):
+                        raise
+                    try:  # two missing (RAID-6): rebuild the missing blocks the RCW needs first
+                        z = await degraded.fill_from_survivors(self.members, buf, z, missing, priority=priority)
+                    except MemberIOError as exc:
+                        attempt += 1
+                        self.member_error(exc, attempt)
+                        continue
+                    plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing, checks=self.redundancy.parity_columns)
                 self.degraded_plans += 1
             else:
                 plan = build_plan(buf.stripe, z, buf.columns, self.redundancy.parity_columns)
@@ -335,5 +346,8 @@ class RaidLayer(RaidReads, RaidFailures):
         g, mapping = self.geometry, self.mapping
         bs = g.block_size
         for ext in mapping.extents(offset, length):
+            missing = self.health.missing(ext.stripe)
+            if self.redundancy.survives(len(missing)):
+                continue  # a plan exists (after rebuilding missing blocks first: RAID-6 with two gone)
             z = dirty_z(g.u, g.data_disks, ext.start // bs, (ext.start + ext.length - 1) // bs)
-            degraded.degraded_plan(ext.stripe, z, mapping.columns(ext.stripe), self.health.missing(ext.stripe))
+            degraded.degraded_plan(ext.stripe, z, mapping.columns(ext.stripe), missing)

@@ -4,8 +4,11 @@ Like md's ``check`` and ``repair`` sync actions (``echo check >
 /sys/block/mdX/md/sync_action``; the count lands in ``mismatch_cnt``): every
 stripe is read whole from all members and, row by row (per PBG), the parity
 must be what the redundancy scheme makes of the data (RAID-5: the XOR of
-the data blocks; :meth:`vraid.core.redundancy.Redundancy.verify`). A row
-where it is not is one *mismatch*. Stripes are physical stripes, walked in
+the data blocks; RAID-6: P and Q, each checked on its own;
+:meth:`vraid.core.redundancy.Redundancy.disagree`). A row where any check
+block is not is one *mismatch*; ``by_check`` counts, per check column (P, Q),
+the rows where that one disagrees, so a RAID-6 scrub says which is wrong (md's
+``check`` only counts; mdadm's ``raid6check`` tells P from Q from data). Stripes are physical stripes, walked in
 order (``range(mapping.stripes)``, :mod:`vraid.core.mapping`). vraid counts mismatches in
 parity blocks (PBGs) and also says how many stripes hold one; md counts
 512-byte sectors (in units of its 4 KiB stripe pages), so md's number is 8x
@@ -66,6 +69,8 @@ class ScrubProgress:
     mismatched_stripes: int = 0
     #: parity blocks rewritten (repair)
     repaired: int = 0
+    #: per check column (P, and Q on RAID-6): its blocks that disagree with the data
+    by_check: dict[str, int] = field(default_factory=dict)
     #: the first LIST_LIMIT stripes with a mismatch
     stripes: list[int] = field(default_factory=list)
     running: bool = True
@@ -94,7 +99,7 @@ async def scrub_array(
     """
     g = array.geometry
     if not g.redundancy.parity_columns:
-        raise VraidError("RAID-0 has no parity to check", "check and repair apply to RAID-5 arrays")
+        raise VraidError("RAID-0 has no parity to check", "check and repair apply to RAID-5 and RAID-6 arrays")
     stripes = array.mapping.stripes
     prog = progress or ScrubProgress(total=stripes, repair=repair)
     prog.started = array.clock.now()
@@ -130,20 +135,37 @@ async def _check_run(array: "RaidLayer", first: int, n: int, prog: ScrubProgress
         by_member = areas.reshape(g.ndisks, n, u, bs)
         order = np.array([mapping.columns(s) for s in range(first, first + n)])  # (n, columns)
         rows = by_member[order.T, np.arange(n)[None, :]]  # (columns, n, u, block): data in order, parity last
-        bad = g.redundancy.verify(rows[:nd], rows[nd:])  # (n, u): PBGs whose parity disagrees with the data
+        flags = _disagree(g, rows, first, n)  # (check columns, n, u): per check, PBGs that disagree
+        bad = flags.any(axis=0)  # (n, u): PBGs whose parity disagrees with the data
         if not bad.any():
             return
+        names = g.redundancy.check_names
         for i in np.flatnonzero(bad.any(axis=1)).tolist():
             stripe = first + i
             count = int(bad[i].sum())
             prog.mismatches += count
             prog.mismatched_stripes += 1
+            per = {name: int(flags[c, i].sum()) for c, name in enumerate(names)}
+            for name, k in per.items():
+                prog.by_check[name] = prog.by_check.get(name, 0) + k
             if len(prog.stripes) < LIST_LIMIT:
                 prog.stripes.append(stripe)
-            log.info("scrub: stripe %d has %d parity block(s) that disagree with the data", stripe, count)
+            log.info("scrub: stripe %d has %d parity block(s) that disagree with the data (%s)", stripe, count,
+                     ", ".join(f"{name}: {k}" for name, k in per.items()))
             if prog.repair:
                 await _repair(array, stripe, rows[:, i], bad[i])
                 prog.repaired += count
+
+
+def _disagree(g, rows: np.ndarray, first: int, n: int) -> np.ndarray:
+    """Per check column, which PBGs of stripes first..first+n-1 disagree with their data
+    (``rows``: (columns, n, u, block)); all stripes at once unless their check columns
+    weight the data in different orders (RAID-6's asymmetric layouts: one stripe at a time)."""
+    nd, scheme = g.data_disks, g.redundancy
+    slots = [g.slots(s) for s in range(first, first + n)]
+    if all(sl is None for sl in slots):
+        return scheme.disagree(rows[:nd], rows[nd:])
+    return np.stack([scheme.disagree(rows[:nd, i], rows[nd:, i], slots=slots[i]) for i in range(n)], axis=1)
 
 
 async def _repair(array: "RaidLayer", stripe: int, rows: np.ndarray, bad: np.ndarray) -> None:
@@ -151,7 +173,7 @@ async def _repair(array: "RaidLayer", stripe: int, rows: np.ndarray, bad: np.nda
     ``rows`` is (columns, u, block) as read, in column order (data, then parity);
     the caller holds the stripe lock."""
     g, mapping = array.geometry, array.mapping
-    checks = g.redundancy.generate(rows[: g.data_disks])  # (parity columns, u, block)
+    checks = g.redundancy.generate(rows[: g.data_disks], slots=g.slots(stripe))  # (parity columns, u, block)
     reqs = []
     for p, parity in zip(mapping.parity_disks(stripe), checks):
         for r0, r1 in _runs(np.flatnonzero(bad).tolist()):

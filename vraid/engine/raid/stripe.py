@@ -50,6 +50,8 @@ class StripeBuffer:
         self.row0 = row0
         self.rows = g.u if rows is None else rows
         self.columns = mapping.columns(stripe)
+        #: the weight order of the data in the checks (RAID-6's syndrome slots; None: logical)
+        self.slots = g.slots(stripe)
         self.nd = g.data_disks
         self.data = data if data is not None else np.empty((self.nd, self.rows, g.block_size), dtype=np.uint8)
         pc = self.redundancy.parity_columns
@@ -295,22 +297,22 @@ def compute_parity(plan: Plan, buf: StripeBuffer) -> None:
 
 
 def _parity(spec: _Spec, buf: StripeBuffer) -> None:
-    data, checks, scheme = buf.data, buf.checks, buf.redundancy
+    data, checks, scheme, slots = buf.data, buf.checks, buf.redundancy, buf.slots
     assert checks is not None
     sel = spec.rcw
     if sel is not None:
         if isinstance(sel, slice):
-            scheme.generate(data[:, sel], out=checks[:, sel])  # a view: in place
+            scheme.generate(data[:, sel], out=checks[:, sel], slots=slots)  # a view: in place
         else:
-            checks[:, sel] = scheme.generate(data[:, sel])
+            checks[:, sel] = scheme.generate(data[:, sel], slots=slots)
     if spec.rmw:
         temp = buf._temp()
         for i, cols, dirty in spec.rmw:
             if len(cols) == 1:  # one dirty block in the row: views, no fancy-index copies
                 k = cols[0]
-                scheme.update(checks[:, i], temp[k : k + 1, i], data[k : k + 1, i], dirty)
+                scheme.update(checks[:, i], temp[k : k + 1, i], data[k : k + 1, i], dirty, slots=slots)
             else:
-                scheme.update(checks[:, i], temp[cols, i], data[cols, i], dirty)
+                scheme.update(checks[:, i], temp[cols, i], data[cols, i], dirty, slots=slots)
 
 
 @functools.lru_cache(maxsize=4096)

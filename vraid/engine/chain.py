@@ -114,6 +114,7 @@ def assemble(
         read_cache=ReadCache(read_cache_bytes, geometry.block_size) if read_cache_bytes else None,
         prefetch=prefetch if isinstance(prefetch, NoPrefetch) else guard.wrap("prefetch", prefetch),
         members=members,
+        host=metrics,
     )
     array = Array(raid, reads, metrics=metrics, guard=guard, cache=wb, log=logc, placed=placed)
     return array

@@ -78,6 +78,12 @@ class Metrics:
     partial_block_writes: int = 0
     response: ResponseTimes = field(default_factory=ResponseTimes)
 
+    def host_read(self, nbytes: int, seconds: float) -> None:
+        """A host read of ``nbytes`` answered after ``seconds``."""
+        self.host_reads += 1
+        self.host_read_bytes += nbytes
+        self.response.add(seconds)
+
     def count_cycles(self, cycles: list[str]) -> None:
         for c in cycles:
             if c == "rcw":
@@ -156,19 +162,20 @@ class ReadPathMetrics:
         if n > 1:
             self.split_reads += 1
 
-    def wait_begin(self) -> None:
-        """A host read starts waiting for the members."""
+    def wait_begin(self, now: float | None = None) -> None:
+        """A host read starts waiting for the members (``now``: the clock's reading, when the
+        caller has just taken it)."""
         if not self._waiting:
-            self._t0 = self.now()
+            self._t0 = self.now() if now is None else now
             self._busy0 = self.busy()[:]
         self._waiting += 1
 
-    def wait_end(self) -> None:
+    def wait_end(self, now: float | None = None) -> None:
         """It got its blocks; the last one to end closes the wait."""
         self._waiting -= 1
         if self._waiting:
             return
-        span = self.now() - self._t0
+        span = (self.now() if now is None else now) - self._t0
         if span <= 0:
             return
         self.wait_seconds += span

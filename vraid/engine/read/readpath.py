@@ -57,7 +57,7 @@ from vraid.errors import POLICY_ERRORS, MemberIOError, VraidError
 from vraid.policies.prefetch import HostRead, NoPrefetch, PrefetchPolicy
 from vraid.engine.events import PrefetchEvent
 from vraid.engine.members.request import Priority
-from vraid.engine.metrics import ReadPathMetrics
+from vraid.engine.metrics import Metrics, ReadPathMetrics
 from vraid.engine.read.readcache import Fetch, ReadCache, ReadCacheMetrics
 
 __all__ = ["Fetch", "ReadCache", "ReadCacheMetrics", "ReadPath"]
@@ -84,10 +84,16 @@ class ReadPath:
         read_cache: ReadCache | None = None,
         prefetch: PrefetchPolicy | None = None,
         members: Any = None,
+        host: Metrics | None = None,
     ) -> None:
         """``members``: the array's :class:`vraid.engine.members.queues.Members`, whose busy
-        seconds give the parallelism loss (None: not counted)."""
+        seconds give the parallelism loss (None: not counted). ``host``: the array's
+        :class:`~vraid.engine.metrics.Metrics`, where each host read is counted with its
+        response time once it is answered (the read path is the first layer a read enters,
+        so it times it: one clock reading at each end serves both this and the wait)."""
         self.target = target
+        self.host = host if host is not None else Metrics()
+        self._now = target.clock.now
         self.cache = cache
         self.read_cache = read_cache
         self.prefetch = prefetch if prefetch is not None else NoPrefetch(target.geometry)
@@ -121,31 +127,40 @@ class ReadPath:
 
     # -- host reads -------------------------------------------------------------------
     async def read(self, offset: int, length: int) -> bytes:
-        """``length`` bytes at ``offset`` (inside the array), newest data."""
+        """``length`` bytes at ``offset`` (inside the array), newest data; counted in
+        :attr:`host` with its response time once answered (not when it fails)."""
+        now = self._now
+        start = now()
         rc = self.read_cache
         self.stats.host_reads += 1
         if rc is None:
             if self.cache is not None:
-                return await self.cache.read(offset, length, fetch=self._through)
+                data = await self.cache.read(offset, length, fetch=self._through)
+                self.host.host_read(length, now() - start)
+                return data
             stats = self.stats  # (what _members does, for the one range of a host read)
             stats.count_range(offset, length)
-            stats.wait_begin()
+            stats.wait_begin(start)
             try:
-                return await self.target.read(offset, length)
+                data = await self.target.read(offset, length)
             finally:
-                stats.wait_end()
+                end = now()
+                stats.wait_end(end)
+            self.host.host_read(length, end - start)
+            return data
         bs = self.geometry.block_size
         first = offset // bs * bs
         end = -(-(offset + length) // bs) * bs
         if self.prefetching:  # on arrival, before any member read of this one (seed 001's RAID driver)
             b0, n = first // bs, (end - first) // bs
             misses, prefetch_hits = self._peek(b0, n)
-            self._advise(HostRead(b0, n, misses, prefetch_hits, self.target.clock.now()), own=(b0, b0 + n))
+            self._advise(HostRead(b0, n, misses, prefetch_hits, start), own=(b0, b0 + n))
         if self.cache is not None:
             data = await self.cache.read(offset, length, fetch=self._fetch)
         else:
             whole = await self._fetch(first, end - first, None)
             data = whole[offset - first : offset - first + length]
+        self.host.host_read(length, now() - start)
         return data
 
     async def _fetch(self, first: int, length: int, need: np.ndarray | None) -> bytes:

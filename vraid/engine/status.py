@@ -10,15 +10,16 @@ from the layers' records. The records live beside their layers (``read/status.py
 ``as_dict`` walks the fields in their order and puts each one under its name, except
 
 * a field made with :func:`flat` (a variable bag of counters, e.g. a metrics ``to_dict()``,
-  or a part's record): its items are merged in at that point, a key already present keeping its place and taking
-  the new value (as ``{**a, **b}`` does);
+  or a part's record): its items are merged in at that point, a key already present keeping
+  its place and taking the new value (as ``{**a, **b}`` does);
 * a field made with :func:`optional`: left out while it is None;
 * a nested record becomes its ``as_dict()``, a tuple a list (of ``as_dict()`` for records), a
   read-only mapping a dict.
 
 Subclasses are ``@dataclass(frozen=True, kw_only=True)`` (so an optional field may come
-before a required one, in the order of the dict). A mapping held by a record is read-only (:func:`frozen_map`), so neither the record nor what it
-holds can be changed after the layer made it.
+before a required one, in the order of the dict). A mapping a record holds is a read-only
+copy (:func:`frozen_map`, :func:`read_only`; its top level), so the record cannot be
+changed, nor does it change when the layer does.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ def optional() -> Any:
 def frozen_map(items: Mapping[Any, Any] | None) -> Mapping[Any, Any]:
     """A read-only copy of ``items`` (an empty one for None)."""
     return MappingProxyType(dict(items or {}))
+
+
+def read_only(value: Any) -> Any:
+    """A dict as a read-only copy (:func:`frozen_map`), anything else as it is: for a value a
+    policy describes itself with (a name, or a dict of its parameters)."""
+    return frozen_map(value) if isinstance(value, dict) else value
 
 
 def _plain(value: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 
 from vraid.engine.cache.status import WriteBackStatus
 from vraid.engine.events import WatermarksEvent
-from vraid.engine.status import frozen_map
+from vraid.engine.status import frozen_map, read_only
 
 
 @dataclass
@@ -63,7 +63,7 @@ class CacheStatus:
     def status(self) -> WriteBackStatus:
         bypass = self.bypass_whole_stripes
         return WriteBackStatus(
-            organisation=self.organisation.name, order=self.order.name, scheduler=self.scheduler.describe(),
+            organisation=self.organisation.name, order=self.order.name, scheduler=read_only(self.scheduler.describe()),
             capacity_units=self.capacity, unit_bytes=self.unit_bytes, units=len(self.units),
             dirty_units=len(self.dirty_keys), destaging=self.in_flight, occupancy=self.occupancy,
             hwm=self.hwm, lwm=self.lwm, paused=self.paused, draining=self.draining,

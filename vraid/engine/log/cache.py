@@ -64,7 +64,7 @@ from vraid.engine.metrics import LogMetrics
 from vraid.engine.log.slots import IN_RAM_BUFFER, NoSlot, SlotTable
 from vraid.engine.log.status import LogStatus
 from vraid.engine.raid.stripe import StripeBuffer
-from vraid.engine.status import frozen_map
+from vraid.engine.status import frozen_map, read_only
 
 if TYPE_CHECKING:
     from vraid.engine.layer import Layer as Target
@@ -236,7 +236,7 @@ class LogCache(LogReads, Level1Destage, Level2Destage, LogFailure, LogReplay):
             log_segments=lay.capacity, log_used_segments=self.head - self.tail,
             log_bytes=lay.capacity * lay.segment_bytes, head=self.head, tail=self.tail,
             durable_tail=self.medium.durable_tail, slots=frozen_map(self.table.status()),
-            scheduler=self.scheduler.describe() if self.scheduler is not None and hasattr(self.scheduler, "describe") else None,
+            scheduler=read_only(self.scheduler.describe()) if self.scheduler is not None and hasattr(self.scheduler, "describe") else None,
             failed=failed, segment_slots=medium["segment_slots"], segment_bytes=medium["segment_bytes"],
             segment_writes=medium["segment_writes"], bytes_written=medium["bytes_written"], reads=medium["reads"],
             counters=frozen_map(self.metrics.to_dict()), message=message)

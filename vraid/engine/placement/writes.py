@@ -56,7 +56,7 @@ from vraid.errors import POLICY_ERRORS, VraidError
 from vraid.engine.members.request import Priority
 from vraid.engine.placement.status import PlacementStatus
 from vraid.engine.raid.stripe import StripeBuffer
-from vraid.engine.status import frozen_map
+from vraid.engine.status import frozen_map, read_only
 
 if TYPE_CHECKING:
     from vraid.engine.raid.layer import RaidLayer
@@ -418,8 +418,8 @@ class PlacedWrites:
         hits, misses = policy_stats.get("write_hits", 0), policy_stats.get("write_misses", 0)
         return PlacementStatus(
             policy=self._name(),
-            spec=getattr(self.placement, "spec", self._name()),
-            buffer_strips=getattr(self.placement, "buffer", None),
+            spec=read_only(getattr(self.placement, "spec", self._name())),
+            buffer_strips=read_only(getattr(self.placement, "buffer", None)),
             write_hit_ratio=hits / (hits + misses) if hits + misses else None,
             policy_stats=frozen_map(policy_stats),
             buffered=len(self.buffer),

@@ -60,7 +60,7 @@ from vraid.engine.members.request import Priority
 from vraid.engine.metrics import ReadPathMetrics
 from vraid.engine.read.readcache import Fetch, ReadCache, ReadCacheMetrics
 from vraid.engine.read.status import ReadPathStatus
-from vraid.engine.status import frozen_map
+from vraid.engine.status import frozen_map, read_only
 
 __all__ = ["Fetch", "ReadCache", "ReadCacheMetrics", "ReadPath"]
 
@@ -327,7 +327,7 @@ class ReadPath:
         members = len(self._busy()) or self.geometry.ndisks
         state = self._policy_state()
         return ReadPathStatus(
-            prefetch=self.prefetch.describe(), prefetching=self._prefetching,
+            prefetch=read_only(self.prefetch.describe()), prefetching=self._prefetching,
             policy_state=frozen_map(state) if state is not None else None,
             counters=frozen_map(self.stats.to_dict(members)),
             read_cache=self.read_cache.status() if self.read_cache is not None else None)

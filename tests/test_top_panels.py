@@ -349,7 +349,7 @@ def test_a_paused_cache_with_a_flush_reports_draining():
 
         async def pause_and_look():  # pause and status need the engine's loop
             s.array.cache.pause()
-            return s.array.cache.status()["draining"]
+            return s.array.cache.status().draining
 
         assert s.call(pause_and_look) == 0
 
@@ -357,7 +357,7 @@ def test_a_paused_cache_with_a_flush_reports_draining():
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(s.array.cache.flush)
                 await trio.testing.wait_all_tasks_blocked()
-                seen = s.array.cache.status()["draining"]
+                seen = s.array.cache.status().draining
                 s.array.cache.resume()
             return seen
 

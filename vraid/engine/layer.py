@@ -17,6 +17,9 @@ imports the host API. A layer
   directory) or by flushing through to its target;
 * on :meth:`Layer.shutdown` empties itself into its target and shuts the target down;
 * runs its background work in :meth:`Layer.run` (started with ``nursery.start``);
+* reports its state as a typed, frozen record (:meth:`Layer.status`, a
+  :class:`~vraid.engine.status.StatusRecord` defined beside the layer); the host API builds
+  ``vraid status``'s dict from the records' ``as_dict()``;
 * passes ``geometry``, ``mapping``, ``clock`` and ``events`` of its target through, so every
   layer publishes on one bus under one clock.
 
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from vraid.engine.clock import Clock
     from vraid.engine.events import EventBus
     from vraid.engine.raid.stripe import StripeBuffer
+    from vraid.engine.status import StatusRecord
 
 Z = Sequence[Sequence[str]]
 #: (column, row) of a block in a StripeBuffer: data strip k, row relative to the buffer's row0
@@ -80,4 +84,8 @@ class Layer(Protocol):
 
     async def run(self, *, task_status: Any = ...) -> None:
         """The layer's background work, until cancelled."""
+        ...
+
+    def status(self) -> "StatusRecord":
+        """The layer's state now, as a frozen record; ``as_dict()`` gives the JSON form."""
         ...

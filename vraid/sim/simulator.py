@@ -342,14 +342,14 @@ async def _simulate(config: SimConfig, geometry: Geometry, model: ModelSpec, wor
         if array.log is not None:
             out["log"] = _log_block(array.log)
         if array.placed is not None:  # seed 004: stripe writes by kind and size, cleaner, directory
-            out["placement"] = array.placed.status()
+            out["placement"] = array.placed.status().as_dict()
         return out
 
 
 def _log_block(logc) -> dict[str, Any]:
     """The ``log`` block of ``vraid sim --json`` (only with ``--log``): the log cache's
     counters and each log store's timing-model busy time."""
-    st = logc.status()
+    st = logc.status().as_dict()
     keep = ("kind", "stores", "ram_bytes", "log_bytes", "log_segments", "segment_writes", "bytes_written", "reads",
             "failed", "lost_blocks")
     out: dict[str, Any] = {k: st[k] for k in keep}
@@ -424,7 +424,7 @@ def _collect(config: SimConfig, geometry: Geometry, model: ModelSpec, array: Arr
             "disk_cache_hits": sum(s.stream_hits + s.cache_hits for s in st),
         })
     if array.reads.read_cache is not None:  # seed 001: the read cache and the prefetch metrics
-        out["prefetch"] = {k: (_r(v) if isinstance(v, float) else v) for k, v in array.reads.status().items()}
+        out["prefetch"] = {k: (_r(v) if isinstance(v, float) else v) for k, v in array.reads.status().as_dict().items()}
     return out
 
 

@@ -5,7 +5,8 @@ overwrites and misses; read hits) and the destages, and keeps the occupancy and 
 history the plots and ``vraid top`` draw. :class:`CacheStatus` is the part of
 :class:`~vraid.engine.cache.writeback.WriteBackCache` that samples that history at every
 scheduler decision (publishing a :class:`~vraid.engine.events.WatermarksEvent` when the
-watermarks move) and answers ``status`` (``vraid status``, ``vraid ctl get``).
+watermarks move) and answers ``status`` with a
+:class:`~vraid.engine.cache.status.WriteBackStatus` (``vraid status``, ``vraid ctl get``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from vraid.engine.cache.status import WriteBackStatus
 from vraid.engine.events import WatermarksEvent
+from vraid.engine.status import frozen_map, read_only
 
 
 @dataclass
@@ -57,21 +60,12 @@ class CacheStatus:
                 del h[: len(h) // 2]
             h.append(sample)
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "organisation": self.organisation.name,
-            "order": self.order.name,
-            "scheduler": self.scheduler.describe(),
-            "capacity_units": self.capacity,
-            "unit_bytes": self.unit_bytes,
-            "units": len(self.units),
-            "dirty_units": len(self.dirty_keys),
-            "destaging": self.in_flight,
-            "occupancy": self.occupancy,
-            "hwm": self.hwm,
-            "lwm": self.lwm,
-            "paused": self.paused,
-            "draining": self.draining,  # flushes waiting for the cache to drain (vraid top: "flush waiting")
-            "nvram": self.journal is not None,
-        } | self.metrics.to_dict() | (
-            {"bypass_whole_stripes": True, "bypassed_stripes": self.bypassed_stripes} if self.bypass_whole_stripes else {})
+    def status(self) -> WriteBackStatus:
+        bypass = self.bypass_whole_stripes
+        return WriteBackStatus(
+            organisation=self.organisation.name, order=self.order.name, scheduler=read_only(self.scheduler.describe()),
+            capacity_units=self.capacity, unit_bytes=self.unit_bytes, units=len(self.units),
+            dirty_units=len(self.dirty_keys), destaging=self.in_flight, occupancy=self.occupancy,
+            hwm=self.hwm, lwm=self.lwm, paused=self.paused, draining=self.draining,
+            nvram=self.journal is not None, counters=frozen_map(self.metrics.to_dict()),
+            bypass_whole_stripes=True if bypass else None, bypassed_stripes=self.bypassed_stripes if bypass else None)

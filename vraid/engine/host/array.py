@@ -150,20 +150,23 @@ class Array:
 
     # -- state --------------------------------------------------------------------------
     def status(self) -> dict[str, object]:
+        """The array as ``vraid status`` shows it: each layer's record (:mod:`vraid.engine.status`)
+        as a dict under its name, the RAID layer's failure part at the top level, and what the
+        host API holds itself (geometry, policies, metrics, policy faults)."""
         from vraid.policies.running import current
 
-        raid = self.raid
+        raid = self.raid.status()
         return {
             "geometry": self.geometry.describe(),
-            "cache": self.cache.status() if self.cache is not None else {"organisation": "none"},
-            **({"log": self.log.status()} if self.log is not None else {}),
-            **({"placement": self.placed.status()} if self.placed is not None else {}),
-            **({"reads": self.reads.status()} if self.reads.read_cache is not None else {}),
-            "ct": _ct_spec(raid.ct),
+            "cache": self.cache.status().as_dict() if self.cache is not None else {"organisation": "none"},
+            **({"log": self.log.status().as_dict()} if self.log is not None else {}),
+            **({"placement": self.placed.status().as_dict()} if self.placed is not None else {}),
+            **({"reads": self.reads.status().as_dict()} if self.reads.read_cache is not None else {}),
+            "ct": raid.ct,
             "policies": current(self),
             "metrics": self.metrics.to_dict(),
-            "bitmap": raid.intent.status() if raid.intent is not None else None,
-            **raid.failure_status(),
+            "bitmap": dict(raid.bitmap) if raid.bitmap is not None else None,
+            **raid.failures.as_dict(),
             "policy_faults": self.guard.status(),
         }
 
@@ -171,8 +174,3 @@ class Array:
 async def _nothing() -> bytes:
     """The empty read (past the end of the array)."""
     return b""
-
-
-def _ct_spec(ct) -> str:
-    """The CT policy's canonical spec for status (``none`` without one)."""
-    return "none" if ct is None else str(getattr(ct, "spec", getattr(ct, "name", "custom")))

@@ -114,7 +114,7 @@ class LiveState:
         """One frame's worth of state, JSON-ready.
 
         Keys: ``time`` (the engine's clock), ``uptime``, ``source``, ``geometry``, ``cache``
-        (``WriteBackCache.status()``, or ``{"organisation": "none"}``), ``metrics`` (with
+        (``WriteBackCache.status().as_dict()``, or ``{"organisation": "none"}``), ``metrics`` (with
         ``response_ms`` percentiles of the newest :data:`RECENT_RESPONSES` host requests), ``members`` (``status()["members"]``), ``policies``,
         ``policy_log`` (recent changes), ``plan`` (the latest destage plan or None), ``step``
         (the plans frozen by step mode, empty when not stepping), ``paused``, ``history``

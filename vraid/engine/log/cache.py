@@ -62,7 +62,9 @@ from vraid.engine.log.replay import LogReplay
 from vraid.engine.members.request import Priority
 from vraid.engine.metrics import LogMetrics
 from vraid.engine.log.slots import IN_RAM_BUFFER, NoSlot, SlotTable
+from vraid.engine.log.status import LogStatus
 from vraid.engine.raid.stripe import StripeBuffer
+from vraid.engine.status import frozen_map, read_only
 
 if TYPE_CHECKING:
     from vraid.engine.layer import Layer as Target
@@ -217,20 +219,24 @@ class LogCache(LogReads, Level1Destage, Level2Destage, LogFailure, LogReplay):
         self._wake2.set()
 
     # -- status ------------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status(self) -> LogStatus:
         lay = self.medium.layout
-        out: dict[str, Any] = {
-            "kind": lay.kind, "stores": len(self.medium.stores), "ram_bytes": self.table.ram_slots * self.bs,
-            "ram_used_blocks": self.table.ram_used, "ram_blocks": self.table.ram_slots,
-            "log_segments": lay.capacity, "log_used_segments": self.head - self.tail,
-            "log_bytes": lay.capacity * lay.segment_bytes, "head": self.head, "tail": self.tail,
-            "durable_tail": self.medium.durable_tail, "slots": self.table.status(),
-            "scheduler": self.scheduler.describe() if self.scheduler is not None and hasattr(self.scheduler, "describe") else None,
-            "failed": self.failed, **self.medium.status(), **self.metrics.to_dict(),
-        }
+        medium = self.medium.status()
+        failed = tuple(medium["failed"])
         if self.failed is not None:
-            out["message"] = (f"log disk failed ({self.failed}): {self.metrics.lost_blocks} blocks not yet destaged were lost; "
-                              "writes go straight to the data disks")
+            message = (f"log disk failed ({self.failed}): {self.metrics.lost_blocks} blocks not yet destaged were lost; "
+                       "writes go straight to the data disks")
         elif self.medium.failed:
-            out["message"] = f"mirror copy failed ({', '.join(out['failed'])}): running on the other copy"
-        return out
+            message = f"mirror copy failed ({', '.join(failed)}): running on the other copy"
+        else:
+            message = None
+        return LogStatus(
+            kind=lay.kind, stores=tuple(medium["stores"]), ram_bytes=self.table.ram_slots * self.bs,
+            ram_used_blocks=self.table.ram_used, ram_blocks=self.table.ram_slots,
+            log_segments=lay.capacity, log_used_segments=self.head - self.tail,
+            log_bytes=lay.capacity * lay.segment_bytes, head=self.head, tail=self.tail,
+            durable_tail=self.medium.durable_tail, slots=frozen_map(self.table.status()),
+            scheduler=read_only(self.scheduler.describe()) if self.scheduler is not None and hasattr(self.scheduler, "describe") else None,
+            failed=failed, segment_slots=medium["segment_slots"], segment_bytes=medium["segment_bytes"],
+            segment_writes=medium["segment_writes"], bytes_written=medium["bytes_written"], reads=medium["reads"],
+            counters=frozen_map(self.metrics.to_dict()), message=message)

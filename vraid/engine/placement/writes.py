@@ -54,7 +54,9 @@ import trio
 from vraid.core.directory import NOWHERE, Dirty, DirectoryError, Forget, Release, StripeWrite, Swap
 from vraid.errors import POLICY_ERRORS, VraidError
 from vraid.engine.members.request import Priority
+from vraid.engine.placement.status import PlacementStatus
 from vraid.engine.raid.stripe import StripeBuffer
+from vraid.engine.status import frozen_map, read_only
 
 if TYPE_CHECKING:
     from vraid.engine.raid.layer import RaidLayer
@@ -403,7 +405,7 @@ class PlacedWrites:
         self.stats["in_place"] += 1
 
     # -- state ------------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status(self) -> PlacementStatus:
         d = self.directory
         try:
             per = {str(m): n for m, n in self.placement.buffered().items()}
@@ -414,20 +416,20 @@ class PlacedWrites:
         except POLICY_ERRORS:  # noqa: BLE001
             policy_stats = {}
         hits, misses = policy_stats.get("write_hits", 0), policy_stats.get("write_misses", 0)
-        return {
-            "policy": self._name(),
-            "spec": getattr(self.placement, "spec", self._name()),
-            "buffer_strips": getattr(self.placement, "buffer", None),
-            "write_hit_ratio": hits / (hits + misses) if hits + misses else None,
-            "policy_stats": policy_stats,
-            "buffered": len(self.buffer),
-            "buffered_per_disk": per,
-            "free_stripes": len(d.free_stripes),
-            "stripes": d.stripes,
-            "strips": d.strips,
-            "stats": {k: (dict(v) if isinstance(v, dict) else v) for k, v in self.stats.items()},
-            "directory": self.store.status(),
-        }
+        return PlacementStatus(
+            policy=self._name(),
+            spec=read_only(getattr(self.placement, "spec", self._name())),
+            buffer_strips=read_only(getattr(self.placement, "buffer", None)),
+            write_hit_ratio=hits / (hits + misses) if hits + misses else None,
+            policy_stats=frozen_map(policy_stats),
+            buffered=len(self.buffer),
+            buffered_per_disk=frozen_map(per),
+            free_stripes=len(d.free_stripes),
+            stripes=d.stripes,
+            strips=d.strips,
+            stats=frozen_map({k: (dict(v) if isinstance(v, dict) else v) for k, v in self.stats.items()}),
+            directory=frozen_map(self.store.status()),
+        )
 
 
 def _is_policy_error(exc: BaseException) -> bool:

@@ -16,6 +16,8 @@ from vraid.backends.base import Store
 from vraid.engine.events import FailureEvent, RebuildEvent, SpareEvent
 from vraid.engine.raid.health import MemberHealth
 from vraid.engine.raid.rebuild import Rebuild
+from vraid.engine.raid.status import FailureStatus, MemberStatus, SpareStatus
+from vraid.engine.status import frozen_map
 from vraid.errors import LostData, MemberIOError, VraidError
 
 log = logging.getLogger(__name__)
@@ -151,22 +153,21 @@ class RaidFailures:
                     warned.add(d.index)
                     log.error("member %d: %s (RAID-0 cannot run without it; unmount and restore it)", d.index, problem)
 
-    def failure_status(self) -> dict[str, object]:
+    def failure_status(self) -> FailureStatus:
         """The members, failures, spares and rebuild, as ``Array.status`` shows them."""
         h = self.health
-        return {
-            "members": [
-                {"disk": d.index, "store": d.store.name, "state": h.states[d.index]}
-                | d.stats.to_dict()
-                | {"queue": d.queue_depth}
-                | ({"reason": h.reasons[d.index]} if d.index in h.reasons else {})
+        rebuild = self.rebuild.status() if self.rebuild is not None else self.last_rebuild
+        return FailureStatus(
+            members=tuple(
+                MemberStatus(disk=d.index, store=d.store.name, state=h.states[d.index], io=frozen_map(d.stats.to_dict()),
+                             queue=d.queue_depth, reason=h.reasons.get(d.index))
                 for d in self.members.disks
-            ],
-            "degraded": h.degraded,
-            "failed": h.failed,
-            "missing": h.missing_roles,
-            "data_lost": not self.redundancy.survives(len(h.missing_roles)),
-            "spares": [{"store": s.name, "state": "spare"} for s in self.spares],
-            "rebuild": self.rebuild.status() if self.rebuild is not None else self.last_rebuild,
-            "degraded_plans": self.degraded_plans,
-        }
+            ),
+            degraded=h.degraded,
+            failed=tuple(h.failed),
+            missing=tuple(h.missing_roles),
+            data_lost=not self.redundancy.survives(len(h.missing_roles)),
+            spares=tuple(SpareStatus(store=s.name) for s in self.spares),
+            rebuild=frozen_map(rebuild) if rebuild is not None else None,
+            degraded_plans=self.degraded_plans,
+        )

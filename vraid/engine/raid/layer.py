@@ -49,7 +49,9 @@ from vraid.engine.raid.failures import RaidFailures
 from vraid.engine.raid.locks import StripeLock, StripeLocks
 from vraid.engine.raid.plans import build_plan, cycle_totals, dirty_z
 from vraid.engine.raid.reads import RaidReads
+from vraid.engine.raid.status import RaidStatus, ct_spec
 from vraid.engine.raid.stripe import BufferPool, StripeBuffer, execute, writes_of
+from vraid.engine.status import frozen_map
 from vraid.errors import LostData, MemberIOError
 
 Transform = Callable[[Plan], Plan]
@@ -182,6 +184,12 @@ class RaidLayer(RaidReads, RaidFailures):
             self.nursery = nursery
             self.maybe_start_rebuild()
             task_status.started()
+
+    def status(self) -> RaidStatus:
+        """The contiguity transform, the write-intent bitmap, the members and their failures."""
+        intent = self.intent
+        return RaidStatus(ct=ct_spec(self.ct), bitmap=frozen_map(intent.status()) if intent is not None else None,
+                          failures=self.failure_status())
 
     # -- resync and intent ---------------------------------------------------------------
     async def resync(self, stripes) -> int:

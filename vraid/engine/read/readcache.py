@@ -14,6 +14,8 @@ from typing import Any, Iterable, Sequence
 
 import trio
 
+from vraid.engine.read.status import ReadCacheStatus
+from vraid.engine.status import frozen_map
 from vraid.errors import VraidError
 
 
@@ -193,9 +195,9 @@ class ReadCache:
         """Whether a fetch (a host-read miss or a prefetch) is reading ``block`` now."""
         return block in self._fetching
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> ReadCacheStatus:
         m = self.metrics
-        return ({"size": self.size, "blocks": len(self._blocks), "capacity_blocks": self.capacity,
-                 "fetching": len(self._fetching)} | m.to_dict()
-                | {"prefetch_unread": len(self._prefetched),  # held, not read by the host yet
-                   "prefetch_wasted": m.prefetch_evicted_unread + m.prefetch_invalidated_unread})
+        return ReadCacheStatus(size=self.size, blocks=len(self._blocks), capacity_blocks=self.capacity,
+                               fetching=len(self._fetching), counters=frozen_map(m.to_dict()),
+                               prefetch_unread=len(self._prefetched),  # held, not read by the host yet
+                               prefetch_wasted=m.prefetch_evicted_unread + m.prefetch_invalidated_unread)

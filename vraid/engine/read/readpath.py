@@ -59,6 +59,8 @@ from vraid.engine.events import PrefetchEvent
 from vraid.engine.members.request import Priority
 from vraid.engine.metrics import Metrics, ReadPathMetrics
 from vraid.engine.read.readcache import Fetch, ReadCache, ReadCacheMetrics
+from vraid.engine.read.status import ReadPathStatus
+from vraid.engine.status import frozen_map, read_only
 
 __all__ = ["Fetch", "ReadCache", "ReadCacheMetrics", "ReadPath"]
 
@@ -336,16 +338,14 @@ class ReadPath:
             return None
         return dict(state) if isinstance(state, dict) else None
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> ReadPathStatus:
         members = len(self._busy()) or self.geometry.ndisks
-        out: dict[str, Any] = {"prefetch": self.prefetch.describe(), "prefetching": self._prefetching}
         state = self._policy_state()
-        if state is not None:
-            out["policy_state"] = state
-        out |= self.stats.to_dict(members)
-        if self.read_cache is not None:
-            out |= self.read_cache.status()
-        return out
+        return ReadPathStatus(
+            prefetch=read_only(self.prefetch.describe()), prefetching=self._prefetching,
+            policy_state=frozen_map(state) if state is not None else None,
+            counters=frozen_map(self.stats.to_dict(members)),
+            read_cache=self.read_cache.status() if self.read_cache is not None else None)
 
 
 def _runs(items: Sequence[int]) -> list[tuple[int, int]]:

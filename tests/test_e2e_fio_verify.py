@@ -33,7 +33,7 @@ FAILURES = {5: (2,), 6: (1, 3)}
 def _fio(image: Path, runtime: int, output: Path) -> subprocess.Popen:
     cmd = ["fio", "--name=verify", f"--filename={image}", "--size=24M", "--bs=16k", "--rw=randwrite",
            "--ioengine=psync", "--direct=1", "--verify=crc32c", "--verify_backlog=64", "--verify_fatal=1",
-           "--do_verify=1", "--time_based", f"--runtime={runtime}", "--output-format=json",
+           "--do_verify=1", "--verify_state_save=0", "--time_based", f"--runtime={runtime}", "--output-format=json",
            f"--output={output}"]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 

@@ -2,7 +2,8 @@
 when two spares are there: each stripe's survivors are read once, both missing columns are
 reconstructed from P and Q together, and each is written to its spare. A spare failing in
 the middle gives the other role back as failed and its spare back, and the next pass starts
-over with what is left. The members are checked with vraid.testing.raid6_oracle."""
+over with what is left; a pass stopped by lost data (RAID-5, a survivor failing) gives its role
+back as failed and its spare back. The members are checked with vraid.testing.raid6_oracle."""
 
 from __future__ import annotations
 
@@ -106,3 +107,26 @@ def test_a_spare_failing_mid_pass_gives_the_other_role_back_and_the_next_pass_st
         assert st["failed"] == [4] and st["degraded"] and not st["data_lost"]
         assert st["members"][1]["state"] == "active" and st["members"][1]["store"] == "spare0"
         assert p.read(0, g.capacity) == model
+
+
+def test_a_pass_stopped_by_lost_data_gives_its_role_and_spare_back():
+    g = Geometry(5, 4, 8, 4 * K, 8 * K, "left-symmetric", data_offset=4 * K)
+    stores = [MemoryStore(g.member_size, f"m{i}") for i in range(4)]
+    spare = MemoryStore(g.member_size, "spare0")
+    with ArrayPortal(g, stores) as p:
+        a = p.array
+        p.write(0, bytes(g.capacity))
+        p.call(lambda: _fail(a, 2))
+
+        async def start_then_lose_a_survivor():
+            a.raid.add_spare(spare)  # the pass starts (its task runs at the next checkpoint)
+            assert a.raid.rebuild.roles == (2,)
+            a.raid.fail_member(0, "a survivor died")
+            while a.raid.rebuild is not None:
+                await trio.sleep(0.001)
+
+        p.call(start_then_lose_a_survivor)
+        st = a.status()
+        assert st["rebuild"]["state"] == "stopped" and "missing" in st["rebuild"]["error"]
+        assert st["failed"] == [0, 2] and st["data_lost"]
+        assert [s["store"] for s in st["spares"]] == ["spare0"]  # the spare is a spare again

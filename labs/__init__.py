@@ -29,6 +29,7 @@ MODULES = (
     "multibuffering",
     "disk_timing",
     "raid_levels",
+    "double_failure",
 )
 
 

@@ -104,3 +104,29 @@ def test_raid6_two_failures_rebuild_remount(tmp_path, session):
     assert run("e2fsck", "-fn", dev, check=False).returncode == 0
     session.mount_fs(dev, fs)
     assert file_sums(fs) == before
+
+
+def test_raid6_two_spares_rebuild_both_failed_members_in_one_pass(tmp_path, session):
+    """Two members failed while unmounted and two spares there: the mount rebuilds both in one
+    pass (md's recovery with two spares), and the image and md's P and Q are whole after it."""
+    arr, mnt = tmp_path / "arr", tmp_path / "mnt"
+    vraid("create", arr, "--level", "6", "--disks", "5", "--disk-size", "16M", "--strip", "16K", "--spares", "2")
+    session.mount(arr, mnt)
+    data = random.Random(62).randbytes(8 << 20)
+    with open(mnt / "disk.img", "r+b") as f:
+        f.write(data)
+        os.fsync(f.fileno())
+    session.umount(mnt)
+    for k in (1, 3):
+        vraid("fail", arr, str(k))
+    session.mount(arr, mnt)
+    vraid("rebuild", mnt, "--wait")
+    st = _status(mnt)
+    assert not st["degraded"] and st["rebuild"]["state"] == "done", st
+    assert st["rebuild"]["roles"] == [1, 3]  # one pass for both
+    reads = [m["reads"] for m in st["members"]]
+    assert reads[1] == reads[3] == 0  # the new members were only written
+    with open(mnt / "disk.img", "rb") as f:
+        assert f.read(len(data)) == data
+    assert _raw_pq_errors(_status(mnt), "left-symmetric") == []
+    session.umount(mnt)

@@ -147,10 +147,18 @@ def _print_state(st: dict[str, Any]) -> None:
 
     rb = st.get("rebuild")
     if rb and rb.get("state") == "running":
-        console.print(f"rebuilding member {rb['role']} onto {rb['spare']}: {_progress_line(rb)}", highlight=False)
+        console.print(f"rebuilding {_target(rb)}: {_progress_line(rb)}", highlight=False)
     elif st.get("degraded"):
         console.print(f"degraded: member(s) {', '.join(map(str, st.get('missing', [])))} missing; "
                       + ("add a spare with `vraid add` to rebuild" if not st.get("spares") else "a spare is waiting"), highlight=False)
+
+
+def _target(rb: dict[str, Any]) -> str:
+    """"member 1 onto spare1.img", or "members 1, 3 onto spare1.img, spare3.img" for a pass of two."""
+    roles = rb.get("roles") or [rb["role"]]
+    spares = rb.get("spares") or [rb["spare"]]
+    names = ", ".join(Path(s).name for s in spares)
+    return f"member{'s' if len(roles) > 1 else ''} {', '.join(map(str, roles))} onto {names}"
 
 
 def _progress_line(rb: dict[str, Any]) -> str:
@@ -187,7 +195,7 @@ def cmd_rebuild(args) -> int:
     if not running:
         raise VraidError(_why_no_rebuild(st), "add a spare with `vraid add MOUNTPOINT FILE`" if not st.get("data_lost") else "")
     if not args.wait:
-        console.print(f"rebuilding member {rb['role']} onto {rb['spare']}: {_progress_line(rb)}", highlight=False)
+        console.print(f"rebuilding {_target(rb)}: {_progress_line(rb)}", highlight=False)
         return 0
     return _wait(sock, rb)
 
@@ -208,9 +216,9 @@ def _wait(sock: Path, rb: dict[str, Any]) -> int:
     from vraid.fuse import control
     from vraid.cli.common import console
 
-    role = rb["role"]
+    target = _target(rb)
     with Progress(
-        TextColumn(f"rebuilding member {role} onto {Path(rb['spare']).name}"),
+        TextColumn(f"rebuilding {target}"),
         BarColumn(),
         TaskProgressColumn(),
         TextColumn("{task.fields[speed]}"),
@@ -227,12 +235,12 @@ def _wait(sock: Path, rb: dict[str, Any]) -> int:
                 break
             time.sleep(0.2)
     if rb.get("state") == "done" and not st.get("degraded"):
-        console.print(f"rebuild done: member {role} is {rb['spare']}; the array is not degraded", highlight=False)
+        console.print(f"rebuild done: {target}; the array is not degraded", highlight=False)
         return 0
     if rb.get("state") == "done":  # another member failed meanwhile
-        console.print(f"rebuild of member {role} done, but the array is degraded again (members {st.get('missing')})", highlight=False)
+        console.print(f"rebuild of {target} done, but the array is degraded again (members {st.get('missing')})", highlight=False)
         return 1
-    raise VraidError(f"the rebuild of member {role} stopped: {rb.get('error') or 'unknown reason'}", "see `vraid status` and DIR/vraid.log")
+    raise VraidError(f"the rebuild of {target} stopped: {rb.get('error') or 'unknown reason'}", "see `vraid status` and DIR/vraid.log")
 
 
 # -- check ------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 A member whose request fails is failed (RAID-5, RAID-6; RAID-0 has no redundancy and re-raises): no
 request goes to it any more, its blocks are reconstructed (:mod:`vraid.engine.raid.degraded`),
 the daemon's hook records it in the superblocks (:mod:`vraid.ondisk.failures`), and a spare,
-if there is one, starts a rebuild (:mod:`vraid.engine.raid.rebuild`). A member file deleted or
+if there is one, starts a rebuild (:mod:`vraid.engine.raid.rebuild`): one pass for every failed
+member that has a spare, as md does (RAID-6: two at once when two spares are there). A member file deleted or
 truncated under the mount is noticed by :meth:`RaidFailures.watch_members`.
 """
 
@@ -61,8 +62,9 @@ class RaidFailures:
         if not self.redundancy.tolerates:
             raise VraidError("RAID-0 has no redundancy: a member cannot be failed", "only RAID-5 and RAID-6 run degraded")
         spare = None
-        if self.health.rebuild_role == disk and self.rebuild is not None:
-            spare = self.rebuild.spare.name
+        if disk in self.health.rebuild_roles and self.rebuild is not None:
+            spare = self.rebuild.spare_of(disk).name
+            self.rebuild.dead.add(disk)
             self.rebuild.stop(f"the new member {spare} failed: {reason}")
             self.rebuild_ended(self.rebuild)  # at once: its task may be asleep (paused, rate limit)
         if not self.health.fail(disk, reason):
@@ -87,44 +89,58 @@ class RaidFailures:
         self.maybe_start_rebuild()
 
     def maybe_start_rebuild(self) -> None:
-        """Start rebuilding the first failed role onto the first spare, if both exist and the
-        redundancy has something to rebuild from."""
+        """Start one rebuild pass of the failed roles onto the spares (as many roles as there
+        are spares, the lowest first), if both exist and the redundancy has something to
+        rebuild from."""
         h = self.health
-        if self.rebuild is not None or not self.spares or self.nursery is None or h.rebuild_role is not None:
+        if self.rebuild is not None or not self.spares or self.nursery is None or h.rebuild_roles:
             return
         if not h.failed or not self.redundancy.survives(len(h.failed)):
             return  # nothing failed, or more than the redundancy survives: nothing to rebuild from
-        role = h.failed[0]
-        spare = self.spares.pop(0)
-        member = self.members[role]
-        member.retire()  # nothing queued for the failed member may run on the spare
-        member.store = spare
-        member.reset_stats()
-        member.busy_until = -float("inf")
-        h.start_rebuild(role)
-        self.members.excluded.discard(role)
-        self.rebuild = Rebuild(self, role, spare)
-        log.info("rebuilding member %d onto %s", role, spare.name)
-        self.events.publish(RebuildEvent(time=self.clock.now(), role=role, spare=spare.name, state="started"))
+        roles = h.failed[:len(self.spares)]
+        spares = [self.spares.pop(0) for _ in roles]
+        for role, spare in zip(roles, spares):
+            member = self.members[role]
+            member.retire()  # nothing queued for the failed member may run on the spare
+            member.store = spare
+            member.reset_stats()
+            member.busy_until = -float("inf")
+        h.start_rebuild(roles)
+        self.members.excluded.difference_update(roles)
+        self.rebuild = Rebuild(self, roles, spares)
+        for role, spare in zip(roles, spares):
+            log.info("rebuilding member %d onto %s", role, spare.name)
+            self.events.publish(RebuildEvent(time=self.clock.now(), role=role, spare=spare.name, state="started"))
         self.nursery.start_soon(self.rebuild.run)
 
     def rebuild_ended(self, rebuild) -> None:
-        """Called by the rebuild task when it is done or stopped (once)."""
+        """Called by the rebuild task when it is done or stopped (once). A stopped pass gives
+        its roles back as failed, and the spares that still work back to the spare list."""
         if rebuild.ended:
             return
         rebuild.ended = True
         if self.rebuild is rebuild:
             self.rebuild = None
         self.last_rebuild = rebuild.status()
+        pairs = list(zip(rebuild.roles, rebuild.spares))
         if rebuild.state == "done":
-            self.health.finish_rebuild(rebuild.role)
+            self.health.finish_rebuild(rebuild.roles)
             if self.nursery is not None:
                 for task in self.after_rebuild:
                     self.nursery.start_soon(task)
             if self.on_rebuilt is not None:
-                self.on_rebuilt(rebuild.role, rebuild.spare.name)
-        self.events.publish(RebuildEvent(time=self.clock.now(), role=rebuild.role, spare=rebuild.spare.name,
-                                         state=rebuild.state))
+                for role, spare in pairs:
+                    self.on_rebuilt(role, spare.name)
+        else:
+            back = [(role, spare) for role, spare in pairs
+                    if role not in rebuild.dead and role in self.health.rebuild_roles]
+            for role, _ in back:
+                self.health.abandon_rebuild(role)
+                self.members.excluded.add(role)
+                self.members[role].retire()
+            self.spares[:0] = [spare for _, spare in back]
+        for role, spare in pairs:
+            self.events.publish(RebuildEvent(time=self.clock.now(), role=role, spare=spare.name, state=rebuild.state))
         self.maybe_start_rebuild()
 
     def set_rebuild_rate(self, rate: float | None) -> None:

@@ -3,7 +3,10 @@
 A role (member position in the layout) is *active*, *failed* (its blocks are
 reconstructed from the others), or *rebuilding* (a spare is taking it over:
 stripes below the rebuild position are on the new member, the rest are
-still reconstructed). A *spare* is a member file with no role yet. What a
+still reconstructed). One rebuild pass may take over several roles at once
+(md rebuilds every failed member that has a spare in one pass: RAID-6 with
+two failed and two spares); they share the rebuild position. A *spare* is a
+member file with no role yet. What a
 failure writes to the superblocks is :mod:`vraid.ondisk.failures`.
 """
 
@@ -21,15 +24,15 @@ class MemberHealth:
         self.states = [ACTIVE] * ndisks
         self.reasons: dict[int, str] = {}
         self._failed: set[int] = set()
-        #: the role a spare is taking over, and the first stripe not yet rebuilt on it
-        self.rebuild_role: int | None = None
+        #: the roles spares are taking over in one pass, and the first stripe not yet rebuilt on them
+        self.rebuild_roles: tuple[int, ...] = ()
         self.rebuild_pos = 0
         for role in failed:
             self.fail(role, "failed before this mount")
 
     @property
     def degraded(self) -> bool:
-        return bool(self._failed) or self.rebuild_role is not None
+        return bool(self._failed) or bool(self.rebuild_roles)
 
     @property
     def failed(self) -> list[int]:
@@ -38,36 +41,46 @@ class MemberHealth:
     @property
     def missing_roles(self) -> list[int]:
         """Roles whose blocks are not (all) on a member: failed and rebuilding."""
-        extra = [self.rebuild_role] if self.rebuild_role is not None else []
-        return sorted(self._failed | set(extra))
+        return sorted(self._failed | set(self.rebuild_roles))
 
     def missing(self, stripe: int) -> frozenset[int] | set[int]:
         """Members whose blocks of ``stripe`` must be reconstructed (not read or written)."""
-        r = self.rebuild_role
-        if r is not None and stripe >= self.rebuild_pos:
-            return self._failed | {r}
+        if self.rebuild_roles and stripe >= self.rebuild_pos:
+            return self._failed | set(self.rebuild_roles)
         return self._failed
 
     def fail(self, role: int, reason: str) -> bool:
         """Mark ``role`` failed; False if it already was."""
         if role in self._failed:
             return False
-        if role == self.rebuild_role:
-            self.rebuild_role = None
-            self.rebuild_pos = 0
+        self._leave_rebuild(role)
         self._failed.add(role)
         self.states[role] = FAILED
         self.reasons[role] = reason
         return True
 
-    def start_rebuild(self, role: int) -> None:
-        self._failed.discard(role)
-        self.states[role] = REBUILDING
-        self.rebuild_role = role
+    def start_rebuild(self, roles: Iterable[int]) -> None:
+        """Spares take over ``roles`` in one pass, from stripe 0."""
+        self.rebuild_roles = tuple(roles)
+        for role in self.rebuild_roles:
+            self._failed.discard(role)
+            self.states[role] = REBUILDING
         self.rebuild_pos = 0
 
-    def finish_rebuild(self, role: int) -> None:
-        self.states[role] = ACTIVE
-        self.reasons.pop(role, None)
-        self.rebuild_role = None
-        self.rebuild_pos = 0
+    def finish_rebuild(self, roles: Iterable[int]) -> None:
+        for role in roles:
+            self.states[role] = ACTIVE
+            self.reasons.pop(role, None)
+            self._leave_rebuild(role)
+
+    def abandon_rebuild(self, role: int) -> None:
+        """A stopped pass gives ``role`` back as failed (for its reason before the rebuild)."""
+        self._leave_rebuild(role)
+        self._failed.add(role)
+        self.states[role] = FAILED
+
+    def _leave_rebuild(self, role: int) -> None:
+        if role in self.rebuild_roles:
+            self.rebuild_roles = tuple(r for r in self.rebuild_roles if r != role)
+            if not self.rebuild_roles:
+                self.rebuild_pos = 0

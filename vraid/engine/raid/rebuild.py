@@ -1,22 +1,26 @@
-"""Rebuild: a spare takes over a failed member's role, stripe by stripe.
+"""Rebuild: spares take over failed members' roles, stripe by stripe.
 
 For each physical stripe (``range(mapping.stripes)``, :mod:`vraid.core.mapping`),
 under the stripe lock (so no write of that stripe runs meanwhile), the
-surviving strips are read, the failed member's strip is rebuilt from them
+surviving strips are read, the failed members' strips are rebuilt from them
 by the redundancy scheme (:func:`vraid.engine.raid.degraded.reconstruct`; for
-RAID-5 their XOR), and it is written to the spare. Stripes below the rebuild position are then served by the new member
+RAID-5 their XOR; for RAID-6 both missing columns of a stripe at once, from P
+and Q) and each is written to its spare. One pass takes every failed role
+that has a spare, as md's recovery does (RAID-6 with two failed members and
+two spares rebuilds both while reading the survivors once; with one spare
+at a time, one after the other). Stripes below the rebuild position are then served by the new members
 like any other; stripes above it are still degraded (``MemberHealth.missing``).
 Host I/O goes on throughout; the rebuild's member requests use the rebuild
 priority class, so host and destage requests go first (seed 003, section 3.1), and an
 optional rate limit (bytes of the new member per second, md's
 ``speed_limit_max``) paces it on the array's clock.
 
-When the last stripe is written the spare is an active member in the failed
+When the last stripe is written each spare is an active member in its
 role; the daemon's hook updates the superblocks (the old member is no longer
-part of the array). A second failure during the rebuild stops it (the data
-of stripes not yet rebuilt that lived on two members is gone); a failure of
-the spare itself fails the role again, and the next spare, if any, starts
-over. vraid, unlike md, keeps no checkpoint across mounts: an interrupted
+part of the array). A failure the redundancy cannot survive stops the pass
+(the data of stripes not yet rebuilt is gone); a failure of a spare itself
+fails its role again; a stopped pass gives its other roles back as failed
+and their spares back to the spare list, and the next pass starts over. vraid, unlike md, keeps no checkpoint across mounts: an interrupted
 rebuild starts again from stripe 0 at the next mount.
 """
 
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import trio
 
@@ -41,14 +45,18 @@ log = logging.getLogger(__name__)
 
 
 class Rebuild:
-    """One rebuild of ``role`` onto ``spare``; :meth:`run` is its task."""
+    """One rebuild pass of ``roles`` onto ``spares`` (one spare a role); :meth:`run` is its task."""
 
-    def __init__(self, raid: Any, role: int, spare: "Store") -> None:
-        """``raid``: the :class:`vraid.engine.raid.layer.RaidLayer` whose member it rebuilds
+    def __init__(self, raid: Any, roles: Sequence[int], spares: Sequence["Store"]) -> None:
+        """``raid``: the :class:`vraid.engine.raid.layer.RaidLayer` whose members it rebuilds
         (not imported: the layer starts rebuilds)."""
+        if not roles or len(roles) != len(spares):
+            raise ValueError(f"a rebuild takes one spare a role, not {len(spares)} for roles {list(roles)}")
         self.raid = raid
-        self.role = role
-        self.spare = spare
+        self.roles = tuple(roles)
+        self.spares = tuple(spares)
+        #: roles whose spare failed during the pass (they are failed again, their spares gone)
+        self.dead: set[int] = set()
         self.stripes = raid.mapping.stripes
         self.pos = 0
         self.state = "running"  # running | done | stopped
@@ -58,6 +66,18 @@ class Rebuild:
         self.ended = False  # rebuild_ended has run
         self._anchor = (self.started, 0)  # (time, stripe) the rate limit counts from
         self._wakeup = trio.Event()
+
+    @property
+    def role(self) -> int:
+        """The first role of the pass (the only one when one spare was there)."""
+        return self.roles[0]
+
+    @property
+    def spare(self) -> "Store":
+        return self.spares[0]
+
+    def spare_of(self, role: int) -> "Store":
+        return self.spares[self.roles.index(role)]
 
     @property
     def bytes_done(self) -> int:
@@ -87,11 +107,11 @@ class Rebuild:
                 await self.step()
                 await self._pace()
         except LostData as exc:
-            self.stop(f"a second member is missing: {exc}")
-            log.error("rebuild of member %d stopped at stripe %d: %s", self.role, self.pos, exc)
+            self.stop(f"more members are missing than the redundancy survives: {exc}")
+            log.error("rebuild of members %s stopped at stripe %d: %s", list(self.roles), self.pos, exc)
         except Exception as exc:  # noqa: BLE001 - a bug here must not end the mount
             self.stop(f"internal error: {exc!r}")
-            log.exception("rebuild of member %d stopped at stripe %d", self.role, self.pos)
+            log.exception("rebuild of members %s stopped at stripe %d", list(self.roles), self.pos)
         if self.state == "running":
             self._finish()
         a.rebuild_ended(self)
@@ -100,7 +120,8 @@ class Rebuild:
         """Rebuild the next ``count`` stripes (the task's unit of work; tests call it directly).
 
         Raises:
-            LostData: another member is missing too; the stripe cannot be rebuilt.
+            LostData: more members are missing than the redundancy survives; the stripe
+                cannot be rebuilt.
         """
         a, g = self.raid, self.raid.geometry
         scheme = g.redundancy
@@ -111,18 +132,18 @@ class Rebuild:
             async with a.stripe_lock(s):
                 if self.state != "running":
                     return
-                others = a.health.missing(s) - {self.role}
-                if not scheme.survives(len(others) + 1):
-                    raise LostData(min(others), f"stripe {s}: members {sorted(others)} missing as well")
+                others = a.health.missing(s) - set(self.roles)
+                if not scheme.survives(len(others) + len(self.roles)):
+                    raise LostData(min(others or self.roles), f"stripe {s}: members {sorted(others)} missing as well")
                 buf = StripeBuffer(a.mapping, s)
-                col = buf.columns.index(self.role)
-                gone = {col} | {j for j, d in enumerate(buf.columns) if d in others}
+                cols = [buf.columns.index(role) for role in self.roles]
+                gone = set(cols) | {j for j, d in enumerate(buf.columns) if d in others}
                 try:
                     await a.members.run(
                         [buf.request(j, "read", 0, g.u, priority=Priority.REBUILD) for j in range(len(buf.columns)) if j not in gone]
                     )
                     reconstruct(buf, sorted(gone))
-                    await a.members.run([buf.request(col, "write", 0, g.u, priority=Priority.REBUILD)])
+                    await a.members.run([buf.request(col, "write", 0, g.u, priority=Priority.REBUILD) for col in cols])
                 except MemberIOError as exc:
                     for disk in exc.disks:
                         a.fail_member(disk, str(exc))  # the spare failing stops this rebuild
@@ -132,8 +153,9 @@ class Rebuild:
                 self.pos = s + 1
                 a.health.rebuild_pos = self.pos
                 if self.pos % max(1, self.stripes // 100) == 0:  # about every 1 %: for the TUI and labs
-                    a.events.publish(RebuildEvent(time=a.clock.now(), role=self.role, spare=self.spare.name,
-                                                  state="running", stripe=self.pos, stripes=self.stripes))
+                    for role, spare in zip(self.roles, self.spares):
+                        a.events.publish(RebuildEvent(time=a.clock.now(), role=role, spare=spare.name,
+                                                      state="running", stripe=self.pos, stripes=self.stripes))
             await trio.lowlevel.checkpoint()
 
     async def _pace(self) -> None:
@@ -153,7 +175,8 @@ class Rebuild:
     def _finish(self) -> None:
         self.state = "done"
         self.finished = self.raid.clock.now()
-        log.info("rebuild of member %d onto %s done (%d stripes)", self.role, self.spare.name, self.stripes)
+        log.info("rebuild of members %s onto %s done (%d stripes)", list(self.roles),
+                 ", ".join(sp.name for sp in self.spares), self.stripes)
 
     # -- status ---------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -166,6 +189,8 @@ class Rebuild:
         return {
             "role": self.role,
             "spare": self.spare.name,
+            "roles": list(self.roles),
+            "spares": [sp.name for sp in self.spares],
             "state": self.state,
             "stripe": self.pos,
             "stripes": self.stripes,

@@ -96,7 +96,9 @@ def rebuild_line(rebuild: dict[str, Any]) -> Text:
     p = float(rebuild["progress"])
     n = int(round(p * 20))
     text = Text("rebuild", style="bold yellow")
-    if rebuild.get("role") is not None:
+    if rebuild.get("roles") and len(rebuild["roles"]) > 1:
+        text.append(f" of members {', '.join(map(str, rebuild['roles']))}")
+    elif rebuild.get("role") is not None:
         text.append(f" of member {rebuild['role']}")
     if rebuild.get("spare"):
         text.append(f" onto {rebuild['spare']}")

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from vraid.core.directory import (DIRTY, LW, NOWHERE, PW, Dirty, DirectoryError, Forget, Release, StripeDirectory,
                                   StripeWrite, Swap)
 from vraid.core.directory_format import (DirectoryFormatError, decode_checkpoint, decode_journal,
-                                         encode_checkpoint, encode_step, recover)
+                                         encode_checkpoint, encode_step, records_after, recover)
 from vraid.core.geometry import Geometry
 from vraid.core.mapping import StaticMapping
 from vraid.policies.placement import InPlace
@@ -212,3 +212,26 @@ def test_checkpoint_crc_shape_and_torn_records():
     assert decode_journal(rec[:-1])[0] == [(1, Dirty(3)), (2, Release(9))] and decode_journal(rec[:-1])[2]
     skipped = encode_step(1, Dirty(3)) + encode_step(3, Dirty(4))  # a gap in the sequence ends the journal
     assert decode_journal(skipped)[0] == [(1, Dirty(3))]
+
+
+
+@settings(max_examples=60, deadline=None)
+@given(gaps=st.lists(st.integers(0, 300), min_size=1, max_size=4), junk=st.binary(max_size=40), after=st.integers(0, 3))
+def test_records_after_finds_records_between_zeros_as_a_byte_by_byte_scan_does(gaps, junk, after):
+    """``records_after`` skips zeroed stretches (no record starts with a zero length) and finds
+    exactly what trying every byte offset finds (the reference below, one offset at a time)."""
+    data = bytearray(junk)
+    for i, gap in enumerate(gaps):
+        data += bytes(gap) + encode_step(i + 1, Dirty(i + 3))
+    data = bytes(data + bytes(64))
+
+    want, pos = [], 0
+    while pos < len(data):
+        first = decode_journal(data[pos:])[0][:1]  # a whole record starting at pos, if any
+        if first and first[0][0] > after:
+            want.append(first[0])
+            pos += len(encode_step(*first[0]))
+        else:
+            pos += 1
+    assert records_after(data, 0, after) == want
+    assert [r for r in want if r[1] == Dirty(r[0] + 2)] == [(i + 1, Dirty(i + 3)) for i in range(len(gaps)) if i + 1 > after]

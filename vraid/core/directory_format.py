@@ -27,6 +27,7 @@ after its record is durable.
 
 from __future__ import annotations
 
+import re
 import struct
 import zlib
 
@@ -40,6 +41,8 @@ VERSION = 1
 _HEAD = struct.Struct("<8sHHIIIHBxQ")  # magic, version, ndisks, stripes, strips, hot, next_parity, migrate, seq
 _REC_HEAD = struct.Struct("<HQB")  # length, seq, type
 _CRC = struct.Struct("<I")
+#: the first byte that is not zero (records_after skips the zeroed rest of a journal area)
+_NONZERO = re.compile(rb"[^\x00]")
 _T_DIRTY, _T_WRITE, _T_SWAP, _T_RELEASE, _T_FORGET = 1, 2, 3, 4, 5
 _KINDS = {"LW": 0, "PW": 1}
 _KIND_NAMES = {v: k for k, v in _KINDS.items()}
@@ -202,6 +205,12 @@ def records_after(data: bytes, start: int, after: int) -> list[tuple[int, Step]]
     out: list[tuple[int, Step]] = []
     pos = start
     while pos + _REC_HEAD.size + _CRC.size <= len(data):
+        if not data[pos] and not data[pos + 1]:  # a length of 0 starts no record: skip the zeros
+            nonzero = _NONZERO.search(data, pos + 2)
+            if nonzero is None:
+                break
+            pos = nonzero.start() - 1  # the length's high byte may be the first nonzero one
+            continue
         length, seq, kind = _REC_HEAD.unpack_from(data, pos)
         end = pos + 2 + length
         if seq > after and length >= _REC_HEAD.size - 2 and end + _CRC.size <= len(data):

@@ -121,7 +121,7 @@ def cmd_add(args) -> int:
 
     asm = assemble(directory)
     if not asm.geometry.redundancy.tolerates:
-        raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for RAID-5")
+        raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for the levels with redundancy (1, 4, 5, 10)")
     with ArrayLock.acquire(asm.directory, what="add a spare to"):
         added = failure.add_spare(asm, Path(path))
     tail = f"; member {min(asm.failed)} is rebuilt onto a spare at the next mount" if asm.failed else ""
@@ -226,8 +226,9 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check",
         help="scrub: read every stripe and count parity mismatches (--repair rewrites parity)",
-        description="Read every stripe of a RAID-5 array and count the parity blocks that are not the XOR of "
-                    "their data blocks (like md's check and mismatch_cnt). On a mountpoint the running daemon "
+        description="Read every stripe of a RAID-1, 4, 5 or 10 array and count the parity blocks that are not the "
+                    "XOR of their data blocks, or the mirror copies that differ from their data strip, and say on which "
+                    "member (like md's check and mismatch_cnt). On a mountpoint the running daemon "
                     "does it while the image stays in use; on an unmounted array directory it runs here.",
         epilog=f"exit status: 0 no mismatch left, {EXIT_MISMATCHES} mismatches found and not repaired, "
                "1 error. See docs/crash-and-scrub.md.",
@@ -381,6 +382,10 @@ def _report(args, prog: dict, directory: Path, *, mounted: bool, dirty: bool = F
         if prog["stripes"]:
             shown = ", ".join(map(str, prog["stripes"][:20])) + (" ..." if prog["mismatched_stripes"] > 20 else "")
             console.print(f"stripes with mismatches: {shown}", highlight=False)
+        members = prog.get("check_members") or {}
+        if members:
+            shown = ", ".join(f"member {m}: {n} block{'s' if n != 1 else ''}" for m, n in sorted(members.items(), key=lambda i: int(i[0])))
+            console.print(f"check blocks (parity or copies) that differ from their data: {shown}", highlight=False)
         if prog["repair"] and prog["repaired"]:
             console.print(f"repaired: rewrote {prog['repaired']} parity blocks from their data", highlight=False)
         elif left:

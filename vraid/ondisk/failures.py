@@ -67,20 +67,21 @@ def resolve_disk(asm: "Assembled", disk: str | int) -> int:
 
 def check_can_fail(asm: "Assembled", role: int, *, force: bool = False, missing: Iterable[int] = ()) -> None:
     """Refuse to fail a member of RAID-0, a failed one, or one more than the
-    redundancy survives (RAID-5: a second one; unless ``force``)."""
+    redundancy survives (RAID-5: a second one; RAID-10: the other of a pair; unless ``force``)."""
     from vraid.errors import VraidError
 
     scheme = asm.geometry.redundancy
     if not scheme.tolerates:
-        raise VraidError("RAID-0 has no redundancy: failing a member would lose its data", "only RAID-5 runs degraded")
+        raise VraidError("RAID-0 has no redundancy: failing a member would lose its data",
+                         "RAID-1, 4, 5 and 10 run degraded")
     missing = set(missing) | set(asm.failed)
     if role in missing:
         raise VraidError(f"member {role} is already failed", "see `vraid status`")
-    if not scheme.survives(len(missing) + 1) and not force:
+    if not asm.geometry.survives_members(missing | {role}) and not force:
         raise VraidError(
             f"member {', '.join(map(str, sorted(missing)))} is already missing: failing member {role} as well "
-            "would make the blocks of both unreadable",
-            "rebuild first (`vraid add` a spare, `vraid rebuild --wait`), or use --force to see two failures",
+            f"would make blocks unreadable ({scheme.name} {scheme.survival_text()})",
+            "rebuild first (`vraid add` a spare, `vraid rebuild --wait`), or use --force to see the data lost",
         )
 
 

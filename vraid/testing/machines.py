@@ -7,8 +7,9 @@ and after every flush (and at the end) looks at the member stores *directly*:
 
 * every logical block sits on the member and at the offset the geometry says,
   holding the model's bytes;
-* RAID-5: every parity block group XORs to zero, i.e. each parity block is
-  the XOR of the data blocks of its PBG.
+* RAID-4/5: every parity block group XORs to zero, i.e. each parity block is
+  the XOR of the data blocks of its PBG;
+* RAID-1/10: every copy holds the same bytes as the data strip it mirrors.
 
 :class:`CachedArrayMatchesModel` is the same with a write-back cache (any organisation,
 destage order and scheduler): reads return exactly what the model holds whatever the
@@ -61,8 +62,9 @@ class Config:
 
     @property
     def id(self) -> str:
-        lay = {"left-symmetric": "ls", "left-asymmetric": "la", "right-symmetric": "rs", "right-asymmetric": "ra"}
-        tail = f"-{lay[self.layout]}" if self.geometry().redundancy.parity_columns else ""  # RAID-5: the layout
+        lay = {"left-symmetric": "ls", "left-asymmetric": "la", "right-symmetric": "rs", "right-asymmetric": "ra",
+               "parity-last": "pl", "parity-first": "pf", "mirror": "m", "near-2": "n2"}
+        tail = f"-{lay[self.layout]}" if self.geometry().redundancy.parity_columns else ""  # the layout
         return f"raid{self.level}-{self.ndisks}d-s{self.strip // K}K-b{self.block}-x{self.stripes}{tail}"
 
 
@@ -76,6 +78,12 @@ CONFIGS = [
     Config(0, 3, 4 * K, 4 * K, 32),
     Config(0, 4, 64 * K, 512, 3, data_offset=64 * K),
     Config(0, 7, 8 * K, 4 * K, 8),
+    Config(4, 4, 8 * K, 512, 16, "parity-last"),
+    Config(4, 3, 4 * K, 4 * K, 24, "parity-first"),
+    Config(1, 2, 4 * K, 4 * K, 32, "mirror"),
+    Config(1, 3, 8 * K, 512, 16, "mirror"),
+    Config(10, 4, 4 * K, 4 * K, 24, "near-2"),
+    Config(10, 6, 8 * K, 512, 8, "near-2"),
 ]
 
 
@@ -143,7 +151,13 @@ class ArrayMatchesModel(RuleBasedStateMachine):
                 f"member data differs from the model at logical byte {at} "
                 f"(stripe {a.stripe}, strip {a.strip}, row {a.row}, member {a.disk})"
             )
-        if g.redundancy.parity_columns:  # RAID-5
+        copies = [(k, j) for k in range(g.data_disks) for j in g.redundancy.copies(k)]
+        for s in range(g.stripes) if copies else ():  # RAID-1/10: each copy is its data strip's bytes
+            cols = g.columns(s)
+            for k, j in copies:
+                if not np.array_equal(areas[cols[g.data_disks + j], s], areas[cols[k], s]):
+                    raise AssertionError(f"stripe {s}: member {cols[g.data_disks + j]} is not a copy of member {cols[k]}")
+        if g.redundancy.parity_columns and not copies:  # RAID-4/5
             pbg = np.bitwise_xor.reduce(areas, axis=0)  # (stripes, u, block): zero where parity is right
             bad = np.flatnonzero(pbg.reshape(g.stripes * g.u, -1).any(axis=1))
             if bad.size:

@@ -57,7 +57,7 @@ class RaidFailures:
             VraidError: on RAID-0, which has no redundancy.
         """
         if not self.redundancy.tolerates:
-            raise VraidError("RAID-0 has no redundancy: a member cannot be failed", "only RAID-5 runs degraded")
+            raise VraidError("RAID-0 has no redundancy: a member cannot be failed", "RAID-1, 4, 5 and 10 run degraded")
         spare = None
         if self.health.rebuild_role == disk and self.rebuild is not None:
             spare = self.rebuild.spare.name
@@ -68,7 +68,7 @@ class RaidFailures:
         self.members.excluded.add(disk)
         self.members[disk].retire()  # its queued requests fail and are retried degraded
         missing = self.health.missing_roles
-        if not self.redundancy.survives(len(missing)):
+        if not self.geometry.survives_members(missing):
             log.error("member %d failed (%s): members %s are missing; their blocks are lost (EIO)", disk, reason, missing)
         else:
             log.error("member %d failed (%s); running degraded", disk, reason)
@@ -90,7 +90,7 @@ class RaidFailures:
         h = self.health
         if self.rebuild is not None or not self.spares or self.nursery is None or h.rebuild_role is not None:
             return
-        if not h.failed or not self.redundancy.survives(len(h.failed)):
+        if not h.failed or not self.geometry.survives_members(h.failed):
             return  # nothing failed, or more than the redundancy survives: nothing to rebuild from
         role = h.failed[0]
         spare = self.spares.pop(0)
@@ -165,7 +165,7 @@ class RaidFailures:
             "degraded": h.degraded,
             "failed": h.failed,
             "missing": h.missing_roles,
-            "data_lost": not self.redundancy.survives(len(h.missing_roles)),
+            "data_lost": not self.geometry.survives_members(h.missing_roles),
             "spares": [{"store": s.name, "state": "spare"} for s in self.spares],
             "rebuild": self.rebuild.status() if self.rebuild is not None else self.last_rebuild,
             "degraded_plans": self.degraded_plans,

@@ -112,11 +112,11 @@ class Rebuild:
                 if self.state != "running":
                     return
                 others = a.health.missing(s) - {self.role}
-                if not scheme.survives(len(others) + 1):
-                    raise LostData(min(others), f"stripe {s}: members {sorted(others)} missing as well")
                 buf = StripeBuffer(a.mapping, s)
                 col = buf.columns.index(self.role)
                 gone = {col} | {j for j, d in enumerate(buf.columns) if d in others}
+                if not scheme.survives_columns(gone):
+                    raise LostData(min(others), f"stripe {s}: members {sorted(others)} missing as well")
                 try:
                     await a.members.run(
                         [buf.request(j, "read", 0, g.u, priority=Priority.REBUILD) for j in range(len(buf.columns)) if j not in gone]

@@ -266,3 +266,11 @@ def test_scrub_names_the_copy_that_differs_and_repair_copies_the_primary():
         prog = p.call(check, True)
         assert prog.repaired == 1 and p.call(check, False).mismatches == 0
         assert stores[2].read_sync(g.data_offset, g.stripes * g.strip_size) == model
+
+
+def test_a_mirror_rebuild_reads_one_copy():
+    r1, r10 = for_level(1, 4), for_level(10, 6)
+    assert r1.rebuild_sources({0}, 4) == [1] and r1.rebuild_sources({2}, 4) == [0]
+    assert r1.rebuild_sources({0, 1}, 4) == [2]  # data and its first copy gone: the next copy
+    assert r10.rebuild_sources({1, 5}, 6) == [2, 4]  # data 1 from its copy (column 4), copy 2 (column 5) from data 2
+    assert for_level(5).rebuild_sources({2}, 4) == [0, 1, 3]

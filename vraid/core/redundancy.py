@@ -145,6 +145,12 @@ class Redundancy:
         where a read of ``k`` may go instead (none for parity schemes)."""
         return ()
 
+    def rebuild_sources(self, gone: Iterable[int], width: int) -> list[int]:
+        """The columns (of ``width``) to read so that :meth:`reconstruct` can rebuild the
+        columns ``gone``: every survivor here (XOR needs the whole row)."""
+        lost = set(gone)
+        return [j for j in range(width) if j not in lost]
+
     def survival_text(self) -> str:
         """``survives the loss of one member`` (for messages)."""
         t = self.tolerates
@@ -325,6 +331,22 @@ class Copies(Redundancy):
         gone = set(columns)
         nd = self.ndisks - self.parity_columns
         return all(k not in gone or any(nd + j not in gone for j in self._copies[k]) for k in range(nd))
+
+    def rebuild_sources(self, gone: Iterable[int], width: int) -> list[int]:
+        """One surviving copy per lost data column (the one :meth:`reconstruct` takes), and
+        the data column of a lost copy: a mirror's rebuild reads one member, not all."""
+        lost = set(gone)
+        nd = self.ndisks - self.parity_columns
+        need = set()
+        for c in lost:
+            k = c if c < nd else self.source[c - nd]
+            if k not in lost:
+                need.add(k)
+                continue
+            alive = [nd + j for j in self._copies[k] if nd + j not in lost]
+            if alive:
+                need.add(alive[0])
+        return sorted(need)
 
     def _init(self, ndisks: int, source: tuple[int, ...]) -> None:
         self.ndisks = ndisks

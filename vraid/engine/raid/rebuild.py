@@ -4,7 +4,8 @@ For each physical stripe (``range(mapping.stripes)``, :mod:`vraid.core.mapping`)
 under the stripe lock (so no write of that stripe runs meanwhile), the
 surviving strips are read, the failed member's strip is rebuilt from them
 by the redundancy scheme (:func:`vraid.engine.raid.degraded.reconstruct`; for
-RAID-5 their XOR), and it is written to the spare. Stripes below the rebuild position are then served by the new member
+RAID-4/5 their XOR; a mirror reads one surviving copy only,
+:meth:`vraid.core.redundancy.Redundancy.rebuild_sources`), and it is written to the spare. Stripes below the rebuild position are then served by the new member
 like any other; stripes above it are still degraded (``MemberHealth.missing``).
 Host I/O goes on throughout; the rebuild's member requests use the rebuild
 priority class, so host and destage requests go first (seed 003, section 3.1), and an
@@ -118,9 +119,8 @@ class Rebuild:
                 if not scheme.survives_columns(gone):
                     raise LostData(min(others), f"stripe {s}: members {sorted(others)} missing as well")
                 try:
-                    await a.members.run(
-                        [buf.request(j, "read", 0, g.u, priority=Priority.REBUILD) for j in range(len(buf.columns)) if j not in gone]
-                    )
+                    await a.members.run([buf.request(j, "read", 0, g.u, priority=Priority.REBUILD)
+                                         for j in scheme.rebuild_sources(gone, len(buf.columns))])
                     reconstruct(buf, sorted(gone))
                     await a.members.run([buf.request(col, "write", 0, g.u, priority=Priority.REBUILD)])
                 except MemberIOError as exc:

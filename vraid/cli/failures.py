@@ -28,13 +28,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 # -- fail, add, rebuild ------------------------------------------------------------------------
 def add_failure_commands(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("fail", help="fail a member of a RAID-5 array (mounted or not): it runs degraded, a spare takes over")
+    p = sub.add_parser("fail", help="fail a member of a RAID-1, 4, 5 or 10 array (mounted or not): it runs degraded, a spare takes over")
     p.add_argument("target", type=Path, help="a mountpoint or an array directory")
     p.add_argument("disk", help="the member: its index (0..N-1) or its file name")
-    p.add_argument("--force", action="store_true", help="fail it even though another member is missing (two failures: their blocks are lost)")
+    p.add_argument("--force", action="store_true", help="fail it even though the level does not survive that (RAID-4/5: a second member; RAID-10: both of a pair; RAID-1: the last): their blocks are lost")
     p.set_defaults(func=cmd_fail)
 
-    p = sub.add_parser("add", help="add a spare member file to a RAID-5 array; a failed member is rebuilt onto it")
+    p = sub.add_parser("add", help="add a spare member file to a RAID-1, 4, 5 or 10 array; a failed member is rebuilt onto it")
     p.add_argument("target", type=Path, help="a mountpoint or an array directory")
     p.add_argument("file", type=Path, help="the spare: a new file in the array directory (created at member size), or an old member of it")
     p.set_defaults(func=cmd_add)

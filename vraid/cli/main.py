@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bitmap-chunk", metavar="SIZE|none", default=None,
                    help="data covered by one write-intent bitmap bit, rounded to whole stripes (default 4M); "
                         "none: no bitmap (a crash then resyncs the whole array)")
-    p.add_argument("--spares", type=int, default=0, metavar="N", help="also create N spare members (RAID-5): a failed member is rebuilt onto one")
+    p.add_argument("--spares", type=int, default=0, metavar="N", help="also create N spare members (RAID-1, 4, 5, 10): a failed member is rebuilt onto one")
     add_policy_flags(p.add_argument_group(
         "chosen here, for the array's life (`vraid policies log`, `vraid policies placement`)",
         "--log: a log disk in front of the array (paper 002, VC-RAID; docs/log-disk.md): scd one log file, mcd:N "

@@ -66,14 +66,15 @@ def assert_scrub_clean(portal) -> None:
 
 
 class CrashMachine(RuleBasedStateMachine):
-    def __init__(self, mode: str, workdir: Path, *, options: dict | None = None) -> None:
+    def __init__(self, mode: str, workdir: Path, *, options: dict | None = None, level: int = 5, ndisks: int = 4) -> None:
+        """``level``, ``ndisks``: the array's (RAID-5 on four members unless told)."""
         super().__init__()
         self.mode = mode
         #: EngineConfig keywords over the mount's (``vraid fuzz``: policies, on_policy_fault)
         self.options = dict(options or {})
         self.dir = Path(tempfile.mkdtemp(dir=workdir))
         disk_size = RESERVED + 24 * 8 * K
-        g = Geometry.for_disk_size(level=5, ndisks=4, disk_size=disk_size, strip_size=8 * K)
+        g = Geometry.for_disk_size(level=level, ndisks=ndisks, disk_size=disk_size, strip_size=8 * K)
         create(self.dir / "arr", g, disk_size, bitmap_chunk=CHUNK)
         self.g = g
         self.capacity = g.capacity

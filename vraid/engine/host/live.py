@@ -65,6 +65,7 @@ def plan_dict(event: "PlanEvent", time: float) -> dict[str, Any]:
     return event.plan.to_dict() | {"row0": event.row0, "destage": event.cause.is_destage, "cause": event.cause.value,
                                    "time": time, "parity": event.plan.parity,
                                    "checks": event.plan.checks}
+    | ({"covers": [list(c) for c in event.plan.covers]} if event.plan.covers is not None else {})
 
 
 class LiveState:

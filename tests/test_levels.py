@@ -274,3 +274,15 @@ def test_a_mirror_rebuild_reads_one_copy():
     assert r1.rebuild_sources({0, 1}, 4) == [2]  # data and its first copy gone: the next copy
     assert r10.rebuild_sources({1, 5}, 6) == [2, 4]  # data 1 from its copy (column 4), copy 2 (column 5) from data 2
     assert for_level(5).rebuild_sources({2}, 4) == [0, 1, 3]
+
+
+def test_ct_and_a_stripe_directory_are_refused_on_mirrors():
+    from vraid.engine.config import EngineConfig
+    from vraid.errors import VraidError
+
+    g = _g(10, 4)
+    with pytest.raises(VraidError, match="copies"):
+        EngineConfig(g, policies={"ct": "msc"}).check()
+    with pytest.raises(VraidError, match="placement"):
+        EngineConfig(g, policies={"placement": "multibuffer"}).check()
+    EngineConfig(_g(4, 4), policies={"ct": "msc"}).check()  # RAID-4's check column is parity: the CT applies

@@ -80,6 +80,7 @@ CONFIGS = [
     Config(0, 7, 8 * K, 4 * K, 8),
     Config(4, 4, 8 * K, 512, 16, "parity-last"),
     Config(4, 3, 4 * K, 4 * K, 24, "parity-first"),
+    Config(4, 6, 4 * K, 4 * K, 12, "parity-last"),
     Config(1, 2, 4 * K, 4 * K, 32, "mirror"),
     Config(1, 3, 8 * K, 512, 16, "mirror"),
     Config(10, 4, 4 * K, 4 * K, 24, "near-2"),

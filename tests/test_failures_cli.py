@@ -147,3 +147,28 @@ def test_raid6_fails_two_members_and_refuses_a_third_unless_forced(tmp_path):
     with pytest.raises(AssemblyError) as info:
         assemble(arr)
     assert "RAID-6 survives the loss of two members, not three" in info.value.message
+def test_raid10_fail_is_refused_for_the_second_of_a_pair_and_assembly_follows_the_pairs(tmp_path):
+    """RAID-10 (near-2, members 2k and 2k+1 a pair) survives two failures in different pairs,
+    not two of one pair: `vraid fail` refuses the second of a pair without --force, and an
+    array missing a whole pair is not started."""
+    arr = _array(tmp_path, "--level", "10")
+    vraid("fail", arr, "0")
+    before = tree_hash(arr)
+    refused = vraid("fail", arr, "1", check=False)
+    assert refused.returncode == 1 and "mirrored pair" in " ".join(refused.stderr.split()), refused.stderr
+    assert tree_hash(arr) == before
+    vraid("fail", arr, "3")  # the other pair: survivable
+    status = json.loads(vraid("status", arr, "--json").stdout)
+    assert status["failed"] == [0, 3] and not status["data_lost"]
+    vraid("fail", arr, "1", "--force")
+    with pytest.raises(AssemblyError, match="mirrored pair"):
+        assemble(arr)
+
+
+def test_raid1_runs_with_all_but_one_member(tmp_path):
+    arr = _array(tmp_path, "--level", "1")
+    for d in ("0", "1", "3"):
+        vraid("fail", arr, d)
+    assert json.loads(vraid("status", arr, "--json").stdout)["failed"] == [0, 1, 3]
+    refused = vraid("fail", arr, "2", check=False)
+    assert refused.returncode == 1 and "three members" in " ".join(refused.stderr.split())

@@ -29,10 +29,12 @@ def test_forward_answers_are_where_the_geometry_puts_the_blocks(seed):
         assert qs[key].answer == want
     _, block, _ = dealt["q3"]
     a = g.locate(block)
-    written = {f"{a.disk}:{a.member_block}"} | {f"{d}:{a.member_block}" for d in g.parity_disks(a.stripe)}
+    cover = g.redundancy.coverage(g.data_disks)  # a mirror's write writes only the copies of its column
+    written = {f"{a.disk}:{a.member_block}"} | {f"{d}:{a.member_block}" for j, d in enumerate(g.parity_disks(a.stripe))
+                                                if cover is None or a.strip in cover[j]}
     assert qs["q3"].answer == written
     reads = qs["q4"].answer
-    if not g.redundancy.parity_columns:
+    if not g.redundancy.parity_columns or cover is not None:  # RAID-0, or a mirror: a write reads nothing
         assert reads == frozenset()
     else:  # read-modify-write reads what it writes; reconstruct-write the row's other data blocks
         others = {f"{d}:{a.member_block}" for d in g.data_disks_of(a.stripe) if d != a.disk}

@@ -43,7 +43,7 @@ def _reference_parity(data: np.ndarray) -> np.ndarray:
 def test_the_level_chooses_the_scheme():
     assert for_level(5) is XOR and isinstance(XOR, Xor)
     assert for_level(0) is NONE and isinstance(NONE, NoRedundancy)
-    assert LEVELS == (0, 5, 6)
+    assert LEVELS == (0, 1, 4, 5, 6, 10)
     with pytest.raises(KeyError):
         for_level(7)
     assert Geometry(5, 4, 2).redundancy is XOR and Geometry(0, 4, 2).redundancy is NONE

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vraid.errors import SuperblockError
-from vraid.core.geometry import LAYOUTS, Geometry
+from vraid.core.geometry import Geometry
+from vraid.core.redundancy import LAYOUT_NAMES
 from vraid.ondisk.superblock import MAGIC, SIZE, SPARE, VERSION, NotAMember, Superblock
 
 # JSON values that survive a dumps/loads round trip unchanged (no tuples, no NaN)
@@ -30,8 +31,8 @@ times = st.floats(allow_nan=False)  # infinities round-trip through struct 'd' f
 superblocks = st.builds(
     Superblock,
     array_uuid=st.uuids().map(str),
-    level=st.sampled_from([0, 5]),
-    layout=st.sampled_from(LAYOUTS),
+    level=st.sampled_from([0, 1, 4, 5, 10]),
+    layout=st.sampled_from(LAYOUT_NAMES),
     ndisks=st.integers(1, 64),
     block_size=st.sampled_from([512, 1024, 4096, 65536]),
     strip_size=st.integers(0, 2**32 - 1),
@@ -136,7 +137,7 @@ def test_unknown_version_is_refused() -> None:
 
 def test_unknown_layout_index_is_refused() -> None:
     raw = bytearray(_sb().pack())
-    raw[8 + 2 + 2 + 16 + 1] = len(LAYOUTS)  # the layout byte, after magic, version, flags, uuid, level
+    raw[8 + 2 + 2 + 16 + 1] = len(LAYOUT_NAMES)  # the layout byte, after magic, version, flags, uuid, level
     with pytest.raises(SuperblockError, match="invalid"):
         Superblock.unpack(_reseal(raw), "m")
 
@@ -184,6 +185,19 @@ def test_a_raid6_superblock_round_trips(layout: str) -> None:
     assert back.geometry() == g and back.level == 6 and back.layout == layout
 
 
-def test_layout_indexes_are_append_only() -> None:
-    """Superblocks store a layout as its index in LAYOUTS: old indexes keep their names."""
-    assert LAYOUTS[:4] == ("left-symmetric", "left-asymmetric", "right-symmetric", "right-asymmetric")
+def test_layout_indices_are_append_only() -> None:
+    """A superblock stores its layout as an index into LAYOUT_NAMES: the names of the first
+    arrays ever made keep their numbers (RAID-5's four, also RAID-6's, then RAID-4's, RAID-1's,
+    RAID-10's)."""
+    assert LAYOUT_NAMES[:8] == ("left-symmetric", "left-asymmetric", "right-symmetric", "right-asymmetric",
+                                "parity-last", "parity-first", "mirror", "near-2")
+    assert len(set(LAYOUT_NAMES)) == len(LAYOUT_NAMES)
+
+
+@pytest.mark.parametrize("level, ndisks, layout", [(4, 4, "parity-last"), (4, 3, "parity-first"), (1, 3, "mirror"),
+                                                   (10, 4, "near-2")])
+def test_every_level_round_trips(level, ndisks, layout) -> None:
+    g = Geometry(level, ndisks, 16, 4096, 64 * 1024, layout)
+    sb = Superblock.for_member(g, str(uuid.uuid4()), 1, 0.0)
+    back = Superblock.unpack(sb.pack())
+    assert back == sb and back.geometry() == g

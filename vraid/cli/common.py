@@ -12,7 +12,8 @@ from typing import Any, Iterable
 
 from rich.console import Console
 
-from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, LAYOUTS, LEVELS
+from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, LEVELS, default_layout
+from vraid.core.redundancy import LAYOUT_NAMES, for_level
 from vraid.core.units import parse_size
 from vraid.errors import VraidError
 from vraid.policies import registry
@@ -34,13 +35,32 @@ def size_type(what: str):
 
 
 def add_geometry_args(p: argparse.ArgumentParser, *, disk_size: bool) -> None:
-    p.add_argument("--level", type=int, choices=LEVELS, default=5, help="RAID level (default 5)")
-    p.add_argument("--disks", type=int, default=5, help="number of member disks (default 5; RAID-5 needs 3 or more, RAID-6 4)")
+    p.add_argument("--level", type=int, choices=LEVELS, default=5, help="RAID level (default 5; docs/levels.md)")
+    p.add_argument("--disks", type=int, default=5, help="number of member disks (default 5; RAID-4/5 need 3 or more, "
+                                                          "RAID-6 4, RAID-1 2, RAID-10 an even number)")
     p.add_argument("--strip", type=size_type("strip size"), default=DEFAULT_STRIP, help="strip size: blocks per disk per stripe (default 64K)")
     p.add_argument("--block", type=size_type("block size"), default=DEFAULT_BLOCK, help="block size (default 4K)")
-    p.add_argument("--layout", choices=LAYOUTS, default="left-symmetric", help="parity layout of RAID-5 and RAID-6 (default left-symmetric, as md; RAID-6 puts Q after P)")
+    p.add_argument("--layout", choices=LAYOUT_NAMES, default=None,
+                   help="where parity (or the copies) go, md's names: RAID-5 and RAID-6 left-symmetric (default), "
+                        "left-asymmetric, right-symmetric, right-asymmetric (RAID-6 puts Q after P); RAID-4 "
+                        "parity-last (default) or parity-first; RAID-1 mirror; RAID-10 near-2")
     if disk_size:
         p.add_argument("--disk-size", type=size_type("disk size"), default=parse_size("256M"), help="size of each member file (default 256M)")
+
+
+def layout_of(args: argparse.Namespace) -> str:
+    """``--layout``, or md's default for ``--level`` when it is not given.
+
+    Raises:
+        VraidError: the layout is not one of the level's.
+    """
+    if args.layout is None:
+        return default_layout(args.level)
+    names = for_level(args.level).layouts if args.level in LEVELS else LAYOUT_NAMES
+    if args.layout not in names:
+        raise VraidError(f"--layout {args.layout} is not a RAID-{args.level} layout",
+                         f"give one of {', '.join(names)} (or leave --layout out: {names[0]})")
+    return args.layout
 
 
 def add_policy_flags(group: Any, keys: Iterable[str] | None = None) -> None:

@@ -32,8 +32,10 @@ RANDOM_WEIGHTS = {"D": 0.35, "C": 0.2, "E": 0.45}
 DIFFICULTY = {"easy": (3, 4), "medium": (5, 5), "hard": (7, 6)}
 MAX_ROWS = 256
 MAX_DISKS = 32
-#: the levels whose stripes have check columns to plan (RAID-5: P; RAID-6: P and Q)
-RXW_LEVELS = tuple(n for n in LEVELS if for_level(n).parity_columns)
+#: the levels whose stripes have parity columns to plan (RAID-4/5: P; RAID-6: P and Q); a
+#: mirror's copies (coverage of one data column each) have no rxw-matrix to show: a write
+#: writes every copy and reads nothing (docs/levels.md)
+RXW_LEVELS = tuple(n for n in LEVELS if for_level(n).parity_columns and for_level(n).coverage(1) is None)
 #: what the operations mean in a Q column (RAID-6): the same letters, GF(2^8) arithmetic
 Q_LEGEND = ("x/xx into Q", "RAID-6: the GF(2^8) multiply-accumulate Q += g^i * D_i (md's syndrome, "
             "g = {02}, i the strip's slot); in P it is the XOR")

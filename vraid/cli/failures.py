@@ -29,13 +29,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
 # -- fail, add, rebuild ------------------------------------------------------------------------
 def add_failure_commands(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("fail", help="fail a member of a RAID-5 or RAID-6 array (mounted or not): it runs degraded, a spare takes over")
+    p = sub.add_parser("fail", help="fail a member of a RAID-1, 4, 5, 6 or 10 array (mounted or not): it runs degraded, a spare takes over")
     p.add_argument("target", type=Path, help="a mountpoint or an array directory")
     p.add_argument("disk", help="the member: its index (0..N-1) or its file name")
-    p.add_argument("--force", action="store_true", help="fail it even though it is one more than the level survives (RAID-5: a second, RAID-6: a third; their blocks are lost)")
+    p.add_argument("--force", action="store_true", help="fail it even though the level does not survive that (RAID-4/5: a second member; RAID-6: a third; RAID-10: both of a pair; RAID-1: the last): their blocks are lost")
     p.set_defaults(func=cmd_fail)
 
-    p = sub.add_parser("add", help="add a spare member file to a RAID-5 or RAID-6 array; a failed member is rebuilt onto it")
+    p = sub.add_parser("add", help="add a spare member file to a RAID-1, 4, 5, 6 or 10 array; a failed member is rebuilt onto it")
     p.add_argument("target", type=Path, help="a mountpoint or an array directory")
     p.add_argument("file", type=Path, help="the spare: a new file in the array directory (created at member size), or an old member of it")
     p.set_defaults(func=cmd_add)
@@ -134,7 +134,7 @@ def cmd_add(args) -> int:
 
     asm = assemble(directory)
     if not asm.geometry.redundancy.tolerates:
-        raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for RAID-5 and RAID-6")
+        raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for the levels with redundancy (1, 4, 5, 6, 10)")
     with ArrayLock.acquire(asm.directory, what="add a spare to"):
         added = failure.add_spare(asm, Path(path))
     tail = f"; member {min(asm.failed)} is rebuilt onto a spare at the next mount" if asm.failed else ""
@@ -248,9 +248,10 @@ def _add_check(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check",
         help="scrub: read every stripe and count parity mismatches (--repair rewrites parity)",
-        description="Read every stripe of a RAID-5 or RAID-6 array and count the parity blocks that are not "
-                    "what the data makes of them: the XOR (P), and on RAID-6 md's Q syndrome, each reported "
-                    "on its own (like md's check and mismatch_cnt). On a mountpoint the running daemon "
+        description="Read every stripe of a RAID-1, 4, 5, 6 or 10 array and count the check blocks that are not "
+                    "what the data makes of them: the XOR (P), on RAID-6 md's Q syndrome, each reported on its own, "
+                    "or the mirror copies that differ from their data strip, and say on which member (like md's "
+                    "check and mismatch_cnt). On a mountpoint the running daemon "
                     "does it while the image stays in use; on an unmounted array directory it runs here.",
         epilog=f"exit status: 0 no mismatch left, {EXIT_MISMATCHES} mismatches found and not repaired, "
                "1 error. See docs/crash-and-scrub.md.",
@@ -407,6 +408,10 @@ def _report(args, prog: dict, directory: Path, *, mounted: bool, dirty: bool = F
         if prog["stripes"]:
             shown = ", ".join(map(str, prog["stripes"][:20])) + (" ..." if prog["mismatched_stripes"] > 20 else "")
             console.print(f"stripes with mismatches: {shown}", highlight=False)
+        members = prog.get("check_members") or {}
+        if members:
+            shown = ", ".join(f"member {m}: {n} block{'s' if n != 1 else ''}" for m, n in sorted(members.items(), key=lambda i: int(i[0])))
+            console.print(f"check blocks (parity or copies) that differ from their data: {shown}", highlight=False)
         if prog["repair"] and prog["repaired"]:
             console.print(f"repaired: rewrote {prog['repaired']} parity blocks from their data", highlight=False)
         elif left:

@@ -17,7 +17,7 @@ from vraid.errors import MountError, VraidError
 from vraid.core.geometry import Geometry
 from vraid.core.units import parse_size
 
-from .common import add_geometry_args, size_type, add_policy_flags, console, err, mount_families, policy_args
+from .common import add_geometry_args, layout_of, size_type, add_policy_flags, console, err, mount_families, policy_args
 
 #: the most stripes `vraid layout` prints
 MAX_LAYOUT_STRIPES = 1024
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bitmap-chunk", metavar="SIZE|none", default=None,
                    help="data covered by one write-intent bitmap bit, rounded to whole stripes (default 4M); "
                         "none: no bitmap (a crash then resyncs the whole array)")
-    p.add_argument("--spares", type=int, default=0, metavar="N", help="also create N spare members (RAID-5): a failed member is rebuilt onto one")
+    p.add_argument("--spares", type=int, default=0, metavar="N", help="also create N spare members (RAID-1, 4, 5, 10): a failed member is rebuilt onto one")
     add_policy_flags(p.add_argument_group(
         "chosen here, for the array's life (`vraid policies log`, `vraid policies placement`)",
         "--log: a log disk in front of the array (paper 002, VC-RAID; docs/log-disk.md): scd one log file, mcd:N "
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_examine)
 
-    p = sub.add_parser("layout", help="print which logical block lives where, and where parity is")
+    p = sub.add_parser("layout", help="print which logical block lives where, and where parity (or the copies) is")
     add_geometry_args(p, disk_size=False)
     p.add_argument("--stripes", type=int, default=4, help="how many stripes to show (default 4)")
     p.add_argument("--highlight", metavar="FIRST-LAST[,FIRST-LAST...]", default=None,
@@ -178,7 +178,7 @@ def cmd_create(args) -> int:
     if args.log_size is not None and log_spec is None:
         raise VraidError("--log-size without --log", "add --log scd (or mcd:N, mirrored, per-disk)")
     log_size = registry.setting_value("log_size", args.log_size)  # range-checked: --log-size 0 is refused
-    shape = dict(level=args.level, ndisks=args.disks, block_size=args.block, strip_size=args.strip, layout=args.layout)
+    shape = dict(level=args.level, ndisks=args.disks, block_size=args.block, strip_size=args.strip, layout=layout_of(args))
     g, placement = new_array_layout(shape, args.disk_size, args.placement, log_spec, log_size)
     asm = create(args.dir, g, args.disk_size, force=args.force, image=args.image,
                  bitmap_chunk=_bitmap_chunk(g, args.bitmap_chunk), spares=args.spares,
@@ -242,7 +242,7 @@ def cmd_layout(args) -> int:
     if not 1 <= args.stripes <= MAX_LAYOUT_STRIPES:
         raise VraidError(f"--stripes {args.stripes}: show from 1 to {MAX_LAYOUT_STRIPES} stripes",
                          "e.g. --stripes 4 (the layout repeats every N stripes anyway)")
-    g = Geometry(level=args.level, ndisks=args.disks, stripes=max(1, args.stripes), block_size=args.block, strip_size=args.strip, layout=args.layout)
+    g = Geometry(level=args.level, ndisks=args.disks, stripes=max(1, args.stripes), block_size=args.block, strip_size=args.strip, layout=layout_of(args))
     console.print(layout_table(g, args.stripes, _block_ranges(args.highlight)))
     return 0
 

@@ -18,7 +18,7 @@ from rich.markup import escape
 from vraid.errors import VraidError
 from vraid.policies import registry
 
-from .common import add_geometry_args, size_type, add_policy_flags, console, policy_args
+from .common import add_geometry_args, layout_of, size_type, add_policy_flags, console, policy_args
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -236,7 +236,7 @@ def sim_config(args):
 
     if args.requests < 0:
         raise VraidError(f"--requests {args.requests} is negative", "ask for zero or more requests")
-    config = SimConfig(level=args.level, disks=args.disks, strip=args.strip, block=args.block, layout=args.layout,
+    config = SimConfig(level=args.level, disks=args.disks, strip=args.strip, block=args.block, layout=layout_of(args),
                        disk_size=args.disk_size, capacity=args.capacity, disk_model=args.disk_model,
                        workload=args.workload, requests=args.requests, seed=args.seed,
                        max_in_flight=args.max_in_flight, policies=_policies(args), faults=tuple(args.fault),

@@ -62,7 +62,7 @@ def gather(target: Path) -> dict[str, Any]:
         "degraded": asm.degraded,
         "failed": sorted(asm.failed),
         "missing": sorted(asm.failed),
-        "data_lost": not asm.geometry.redundancy.survives(len(asm.failed)),
+        "data_lost": not asm.geometry.survives_members(asm.failed),
         "spares": [{"store": str(p), "state": "spare"} for p in asm.spares],
         "notes": notes,
     } | ({"log": asm.log.to_param() | {"problem": asm.log_problem}} if asm.log is not None else {})

@@ -22,7 +22,10 @@ right-symmetric    s mod N                (parity + 1 + k) mod N
 
 left-symmetric is md's default and vraid's. RAID-0 has no parity: data strip
 ``k`` lives on member ``k``. RAID-6 (:mod:`vraid.core.pq`) places P as above
-and Q on the member after it, under the same four names.
+and Q on the member after it, under the same four names. RAID-4 (``parity-last``,
+md's default, or ``parity-first``), RAID-1 (``mirror``) and RAID-10 (``near-2``) place
+their strips as their schemes say (:meth:`vraid.core.redundancy.Redundancy.place`;
+docs/levels.md).
 """
 
 from __future__ import annotations
@@ -32,11 +35,13 @@ from functools import cached_property
 from typing import Iterator, NamedTuple
 
 from vraid.errors import GeometryError
-from .redundancy import LAYOUT_NAMES, LEVELS, Redundancy, for_level
+from .redundancy import LAYOUT_NAMES, LEVELS, RAID5_LAYOUTS, Redundancy, for_level
 from .units import format_size
 
-#: every layout name (append-only: superblocks store the index; the arithmetic is the scheme's, :meth:`Redundancy.place`)
-LAYOUTS = LAYOUT_NAMES
+#: md's RAID-5 (and RAID-6) layouts; every scheme's names are LAYOUT_NAMES (append-only:
+#: superblocks store the index); the arithmetic is the scheme's, :meth:`Redundancy.place`
+LAYOUTS = RAID5_LAYOUTS
+__all__ = ["LAYOUTS", "LAYOUT_NAMES", "Geometry", "BlockAddress", "Extent"]
 DEFAULT_BLOCK = 4096
 DEFAULT_STRIP = 64 * 1024
 #: Bytes at the start of every member before its data area: superblock (4 KiB)
@@ -72,10 +77,12 @@ class Geometry:
     stripes: int
     block_size: int = DEFAULT_BLOCK
     strip_size: int = DEFAULT_STRIP
-    layout: str = "left-symmetric"
+    layout: str = None  # type: ignore[assignment]  # None: the level's default (md's), set here
     data_offset: int = RESERVED
 
     def __post_init__(self) -> None:
+        if self.layout is None:
+            object.__setattr__(self, "layout", default_layout(self.level))
         self.check()
 
     # -- construction -------------------------------------------------------
@@ -88,13 +95,14 @@ class Geometry:
         disk_size: int,
         block_size: int = DEFAULT_BLOCK,
         strip_size: int = DEFAULT_STRIP,
-        layout: str = "left-symmetric",
+        layout: str | None = None,
     ) -> "Geometry":
         """The geometry that fits members of ``disk_size`` bytes.
 
         Raises:
             GeometryError: when the parameters are impossible, naming the fix.
         """
+        layout = layout or default_layout(level)
         _check_shape(level, ndisks, block_size, strip_size, layout)
         data_offset = _round_up(RESERVED, strip_size)
         stripes = (disk_size - data_offset) // strip_size if disk_size > data_offset else 0
@@ -118,8 +126,18 @@ class Geometry:
     # -- sizes --------------------------------------------------------------
     @cached_property
     def redundancy(self) -> Redundancy:
-        """The parity scheme of this level (vraid.core.redundancy)."""
-        return for_level(self.level)
+        """The parity scheme of this level (vraid.core.redundancy), bound to the member count."""
+        return for_level(self.level, self.ndisks)
+
+    def survives_members(self, missing) -> bool:
+        """Whether the array can still be read with the members ``missing`` gone: every stripe
+        of a period survives the loss of the columns those members hold there
+        (:meth:`Redundancy.survives_columns`; by their count alone for the parity schemes)."""
+        scheme = self.redundancy
+        gone = set(missing)
+        if scheme.by_count:
+            return scheme.survives(len(gone))
+        return all(scheme.survives_columns([j for j, d in enumerate(cols) if d in gone]) for cols in self._columns_table)
 
     @property
     def title(self) -> str:
@@ -259,6 +277,12 @@ class Geometry:
         }
 
 
+def default_layout(level: int) -> str:
+    """md's default layout of ``level`` (left-symmetric for RAID-5, parity-last for RAID-4);
+    a level vraid does not run gets left-symmetric, and the check names the level."""
+    return for_level(level).layouts[0] if level in LEVELS else LAYOUTS[0]
+
+
 def _round_up(n: int, unit: int) -> int:
     return -(-n // unit) * unit
 
@@ -273,6 +297,9 @@ def _check_shape(level: int, ndisks: int, block_size: int, strip_size: int, layo
             f"{scheme.name} needs at least {least} disk{'s' if least != 1 else ''}, got {ndisks}",
             f"use --disks {least} or more" + (" (or --level 0 for striping without parity)" if scheme.tolerates else ""),
         )
+    refused = for_level(level).refusal(ndisks)
+    if refused is not None:
+        raise GeometryError(*refused)
     if ndisks > 64:
         raise GeometryError(f"{ndisks} disks is more than vraid handles", "use --disks 64 or fewer")
     if block_size < 512 or block_size & (block_size - 1):

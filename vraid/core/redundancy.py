@@ -4,16 +4,29 @@ Every piece of the engine that computes, patches, checks or rebuilds
 parity calls a :class:`Redundancy`, chosen from the RAID level by
 :func:`for_level` (the only place that asks which level an array is):
 
-============== ================ ============ ==========================
-scheme         RAID level       tolerates    parity columns per stripe
-============== ================ ============ ==========================
-:class:`Xor`   5                1 failure    1 (P = XOR of the data)
-NoRedundancy   0                0 failures   0
-:class:`PQ`    6                2 failures   2 (P, and md's Q syndrome)
-============== ================ ============ ==========================
+=============== ============ ==================== ==================================
+scheme          RAID level   tolerates            check columns per stripe
+=============== ============ ==================== ==================================
+:class:`Xor`    5            1 failure            1 (P = XOR of the data)
+:class:`Raid4`  4            1 failure            1 (P, always on the same member)
+:class:`PQ`     6            2 failures           2 (P, and md's Q syndrome)
+:class:`Mirror` 1            n-1 failures         n-1 copies of the one data column
+NearMirror      10           1 per mirrored pair  n/2 copies, check j of data column j
+NoRedundancy    0            0 failures           0
+=============== ============ ==================== ==================================
 
 The base class is :class:`vraid.core.scheme.Redundancy` (re-exported here);
-P+Q is :mod:`vraid.core.pq`.
+P+Q is :mod:`vraid.core.pq`, the mirrors :mod:`vraid.core.mirror`.
+
+The mirrors have as many check columns as the member count makes, so :func:`for_level`
+with a member count gives a scheme *bound* to it (:meth:`Redundancy.bound`;
+:attr:`vraid.core.geometry.Geometry.redundancy` asks so). Three questions generalise the
+count of check columns for them: :meth:`~Redundancy.coverage` (which data columns each check
+column covers: every one for XOR and P+Q, its one for a copy; the rxw planner writes only the
+checks of the groups a row writes), :meth:`~Redundancy.copies` (which check columns hold a
+copy of a data column: where a read may go instead, md's read_balance) and
+:meth:`~Redundancy.survives_columns` (survival by *which* columns are missing: RAID-10
+survives two failures in different pairs).
 
 ``parity_columns`` is also how many check columns every write plan has
 (:attr:`vraid.core.rxw.Plan.checks`, the last columns of the rxw-matrix) and
@@ -61,11 +74,15 @@ from typing import Sequence
 
 import numpy as np
 
+from .mirror import MIRROR_LAYOUTS, NEAR_LAYOUTS, Mirror, NearMirror
 from .pq import PQ
 from .scheme import RAID5_LAYOUTS, Redundancy, count_word
 
-__all__ = ["LAYOUT_NAMES", "LEVELS", "NONE", "PQ", "P_Q", "RAID5_LAYOUTS", "Redundancy", "XOR", "NoRedundancy", "Xor", "count_word",
-           "for_level"]
+#: md's RAID-4 layouts (ALGORITHM_PARITY_N, md's default for raid4, and ALGORITHM_PARITY_0)
+RAID4_LAYOUTS = ("parity-last", "parity-first")
+
+__all__ = ["LAYOUT_NAMES", "LEVELS", "MIRROR", "NEAR", "NONE", "PQ", "P_Q", "RAID4", "RAID4_LAYOUTS", "RAID5_LAYOUTS",
+           "Mirror", "NearMirror", "Raid4", "Redundancy", "XOR", "NoRedundancy", "Xor", "count_word", "for_level"]
 
 class Xor(Redundancy):
     """RAID-5: one parity column, the XOR of the data columns; survives one failure.
@@ -132,6 +149,27 @@ class Xor(Redundancy):
         return syndrome.any(axis=-1)
 
 
+class Raid4(Xor):
+    """RAID-4 (md's raid4): RAID-5's XOR parity on one fixed member, data striped over the rest.
+
+    md's default for raid4 is ALGORITHM_PARITY_N (``parity-last``: parity on the last member,
+    data strip ``k`` on member ``k``); ALGORITHM_PARITY_0 (``parity-first``) puts parity on
+    member 0 and data strip ``k`` on member ``k + 1``. Plans, degraded mode and rebuild are
+    RAID-5's: only the placement differs, and it does not rotate (period 1).
+    """
+
+    level = 4
+    layouts = RAID4_LAYOUTS
+
+    def place(self, layout: str, ndisks: int, stripe: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        if layout == "parity-first":
+            return tuple(range(1, ndisks)), (0,)
+        return tuple(range(ndisks - 1)), (ndisks - 1,)
+
+    def period(self, ndisks: int) -> int:
+        return 1
+
+
 class NoRedundancy(Redundancy):
     """RAID-0: no parity; a missing member's blocks are gone."""
 
@@ -164,13 +202,20 @@ class NoRedundancy(Redundancy):
 XOR = Xor()
 NONE = NoRedundancy()
 P_Q = PQ()
-_BY_LEVEL: dict[int, Redundancy] = {XOR.level: XOR, NONE.level: NONE, P_Q.level: P_Q}
-#: every layout name of every scheme, append-only (a superblock stores the index)
-LAYOUT_NAMES: tuple[str, ...] = RAID5_LAYOUTS
+RAID4 = Raid4()
+MIRROR = Mirror(2)
+NEAR = NearMirror(2)
+_BY_LEVEL: dict[int, Redundancy] = {s.level: s for s in (XOR, NONE, P_Q, RAID4, MIRROR, NEAR)}
+#: every layout name of every scheme, APPEND-ONLY: a superblock stores a layout as its index
+#: here (vraid.ondisk.superblock), so an old superblock reads the same name forever (RAID-6
+#: uses md's four RAID-5 names)
+LAYOUT_NAMES: tuple[str, ...] = RAID5_LAYOUTS + RAID4_LAYOUTS + MIRROR_LAYOUTS + NEAR_LAYOUTS
 #: the RAID levels vraid runs, in the order the CLI lists them
 LEVELS = tuple(sorted(_BY_LEVEL))
 
 
-def for_level(level: int) -> Redundancy:
-    """The scheme of RAID ``level`` (KeyError for a level vraid does not run)."""
-    return _BY_LEVEL[level]
+def for_level(level: int, ndisks: int | None = None) -> Redundancy:
+    """The scheme of RAID ``level`` (KeyError for a level vraid does not run); bound to an
+    array of ``ndisks`` members when given (:meth:`Redundancy.bound`)."""
+    scheme = _BY_LEVEL[level]
+    return scheme if ndisks is None else scheme.bound(ndisks)

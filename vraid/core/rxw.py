@@ -33,6 +33,18 @@ read and patched), and the rule counts them all: with k check columns RCW
 needs N-k-d-c reads and d+k writes (again N-c I/Os), RMW k+d reads and k+d
 writes, so RMW is chosen when ``N - c > 2(k + d)`` (seed 000 states k = 1).
 
+*Coverage.* A check column that copies one data column (RAID-1, RAID-10: the
+redundancy's :meth:`~vraid.core.redundancy.Redundancy.coverage`) covers only that
+column. With ``covers`` given (per check column, the data columns it covers) a
+row touches only the check columns whose covered data holds a dirty block, and
+only the data of those groups takes part: with ``g`` touched checks and ``I``
+the data columns they cover, RCW reads the empty blocks of ``I`` and writes
+``d + g``, RMW reads and writes ``g + d``; RMW when ``|I| + g - c > 2(g + d)``
+(``c`` the clean blocks of ``I``), a row whose ``I`` is all dirty reads nothing
+("full"). For a mirror ``I`` is the dirty columns themselves: every row writes
+the dirty blocks and their copies and reads nothing. ``covers=None`` (XOR, P+Q:
+every check covers every data column) is the rule above.
+
 Each column then becomes member requests: a run of consecutive rows holding
 ``r`` or ``t`` is one read, a run holding ``w`` is one write. The contiguity
 transform (``vraid.policies.ct``) rewrites ``M`` between these two steps.
@@ -49,6 +61,8 @@ OPS = ("t", "r", "x", "xx", "_", "w")
 _ORDER = {op: i for i, op in enumerate(OPS)}
 
 Cell = tuple[str, ...]
+#: per check column, the data columns it covers; None: every one (vraid.core.redundancy.Redundancy.coverage)
+Covers = "tuple[tuple[int, ...], ...] | None"
 Matrix = tuple[tuple[Cell, ...], ...]
 StateMatrix = tuple[tuple[str, ...], ...]
 
@@ -90,9 +104,12 @@ def parse_z(text: str) -> StateMatrix:
     return tuple(tuple(row) for row in rows)
 
 
-def row_cycle(states: Sequence[str], ndisks: int, checks: int = 1) -> Literal["none", "rcw", "rmw", "full"]:
+def row_cycle(states: Sequence[str], ndisks: int, checks: int = 1,
+              covers: Covers = None) -> Literal["none", "rcw", "rmw", "full"]:
     """Which cycle destages one PBG (row of Z) on ``ndisks`` members, ``checks`` of them
-    holding the row's check blocks (RAID-5: one)."""
+    holding the row's check blocks (RAID-5: one); ``covers``: see *Coverage* above."""
+    if covers is not None:
+        return _grouped_cycle(tuple(states), covers)
     d = states.count("D")
     if d == 0:
         return "none"
@@ -102,15 +119,55 @@ def row_cycle(states: Sequence[str], ndisks: int, checks: int = 1) -> Literal["n
     return "rmw" if ndisks - c > 2 * (checks + d) else "rcw"
 
 
-def basic_matrix(z: StateMatrix, *, checks: int = 1, parity: bool | None = None) -> Matrix:
+def touched_groups(states: tuple[str, ...], covers) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(the check columns whose covered data holds a dirty block, the data columns they cover)."""
+    touched = tuple(j for j, cov in enumerate(covers) if any(states[k] == "D" for k in cov))
+    involved = tuple(sorted({k for j in touched for k in covers[j]}))
+    return touched, involved
+
+
+@functools.lru_cache(maxsize=4096)
+def _grouped_cycle(states: tuple[str, ...], covers) -> Literal["none", "rcw", "rmw", "full"]:
+    touched, involved = touched_groups(states, covers)
+    if not touched:
+        return "none"
+    d = sum(states[k] == "D" for k in involved)
+    if d == len(involved):
+        return "full"
+    c = sum(states[k] == "C" for k in involved)
+    g = len(touched)
+    return "rmw" if len(involved) + g - c > 2 * (g + d) else "rcw"
+
+
+def basic_matrix(z: StateMatrix, *, checks: int = 1, parity: bool | None = None, covers: Covers = None) -> Matrix:
     """The basic rxw-matrix M of Z (seed 000 eq. (3) from eq. (2)), ``checks`` check
-    columns last.
+    columns last (``covers``: see *Coverage* above).
 
     ``checks=0`` builds RAID-0's matrix: no parity column, ``w`` per dirty block.
     ``parity`` is the older spelling: True is ``checks=1``, False ``checks=0``.
     """
     k = _check_count(checks, parity)
+    if covers is not None:
+        return tuple(grouped_row(tuple(states), covers) for states in z)
     return tuple(basic_row(tuple(states), k) for states in z)
+
+
+@functools.lru_cache(maxsize=4096)
+def grouped_row(states: tuple[str, ...], covers) -> tuple[Cell, ...]:
+    """:func:`basic_row` when each check column covers only ``covers[j]`` (a mirror's copy):
+    untouched groups get nothing."""
+    cycle = _grouped_cycle(states, covers)
+    nd, k = len(states), len(covers)
+    if cycle == "none":
+        return (EMPTY,) * (nd + k)
+    touched, involved = touched_groups(states, covers)
+    checks = tuple(j in touched for j in range(k))
+    if cycle == "rmw":
+        return (tuple(RMW_DIRTY if s == "D" else EMPTY for s in states)
+                + tuple(RMW_PARITY if t else EMPTY for t in checks))
+    by_state = {"D": RCW_DIRTY, "C": RCW_CLEAN, "E": RCW_EMPTY}
+    data = tuple(by_state[s] if i in involved else RAID0_DIRTY if s == "D" else EMPTY for i, s in enumerate(states))
+    return data + tuple(RCW_PARITY if t else EMPTY for t in checks)
 
 
 def _check_count(checks: int, parity: bool | None) -> int:
@@ -205,10 +262,11 @@ class Plan:
     requests: tuple[MemberRequest, ...] = field(default=())
     ct: str = "none"
     checks: int = 1
+    covers: "tuple[tuple[int, ...], ...] | None" = None
 
     def __init__(self, stripe: int, z: StateMatrix, basic: Matrix, transformed: Matrix, columns: tuple[int, ...],
                  requests: tuple[MemberRequest, ...] = (), ct: str = "none", checks: int = 1, *,
-                 parity: bool | None = None) -> None:
+                 parity: bool | None = None, covers: Covers = None) -> None:
         put = object.__setattr__  # frozen: set once here, as the generated __init__ would
         put(self, "stripe", stripe)
         put(self, "z", z)
@@ -222,15 +280,16 @@ class Plan:
         elif type(checks) is not int:
             checks = _check_count(checks, None)
         put(self, "checks", checks)
+        put(self, "covers", covers)
 
     @classmethod
     def build(cls, stripe: int, z: StateMatrix, columns: Sequence[int], *, checks: int = 1,
-              parity: bool | None = None) -> "Plan":
+              parity: bool | None = None, covers: Covers = None) -> "Plan":
         """The basic plan of Z with ``checks`` check columns (``parity``: the older
-        spelling, True for one and False for none)."""
+        spelling, True for one and False for none; ``covers``: a mirror's coverage)."""
         k = _check_count(checks, parity)
-        m = basic_matrix(z, checks=k)
-        return cls(stripe, z, m, m, tuple(columns), tuple(column_requests(m)), checks=k)
+        m = basic_matrix(z, checks=k, covers=covers)
+        return cls(stripe, z, m, m, tuple(columns), tuple(column_requests(m)), checks=k, covers=covers)
 
     @property
     def parity(self) -> bool:
@@ -260,7 +319,7 @@ class Plan:
         k = self.checks
         if not k:
             return ["write" if "D" in row else "none" for row in self.z]
-        return [row_cycle(row, len(row) + k, k) for row in self.z]
+        return [row_cycle(row, len(row) + k, k, self.covers) for row in self.z]
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -293,7 +352,7 @@ def transform_violation(before: Plan, after: object) -> str | None:
     """
     if not isinstance(after, Plan):
         return f"returned {type(after).__name__}, not a Plan"
-    for name in ("stripe", "z", "basic", "columns", "checks"):
+    for name in ("stripe", "z", "basic", "columns", "checks", "covers"):
         if getattr(after, name) != getattr(before, name):
             return f"changed the plan's {name}"
     m, basic, z = after.transformed, before.transformed, before.z

@@ -1,7 +1,8 @@
 """The redundancy seam's base class: what a parity scheme answers (:class:`Redundancy`).
 
 The schemes themselves and the registry that picks one by RAID level are in
-:mod:`vraid.core.redundancy` (XOR, none) and :mod:`vraid.core.pq` (P+Q); this
+:mod:`vraid.core.redundancy` (XOR, RAID-4, none), :mod:`vraid.core.pq` (P+Q) and
+:mod:`vraid.core.mirror` (RAID-1, RAID-10); this
 module holds only what they all share, so that each scheme's module imports it
 and the registry imports the schemes (no import cycle). The module docstring
 of :mod:`vraid.core.redundancy` describes the operations.
@@ -9,7 +10,7 @@ of :mod:`vraid.core.redundancy` describes the operations.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -66,8 +67,47 @@ class Redundancy:
         return ndisks - self.parity_columns
 
     def survives(self, missing: int) -> bool:
-        """Whether a stripe with ``missing`` members gone can still be read."""
+        """Whether a stripe with ``missing`` members gone can still be read (every set of
+        that many: :meth:`survives_columns` says which sets a mirror survives)."""
         return missing <= self.tolerates
+
+    #: survival depends on the count of missing columns alone (False: on which, a mirror)
+    by_count = True
+
+    def survives_columns(self, columns: Iterable[int]) -> bool:
+        """Whether a stripe with these columns (data and check numbering) gone can still be read."""
+        return len(set(columns)) <= self.tolerates
+
+    def bound(self, ndisks: int) -> "Redundancy":
+        """The scheme for an array of ``ndisks`` members (itself, unless the member count
+        decides the check columns: the mirrors)."""
+        return self
+
+    def refusal(self, ndisks: int) -> tuple[str, str] | None:
+        """(message, hint) when this scheme cannot run on ``ndisks`` members beyond
+        :attr:`min_disks`; None when it can."""
+        return None
+
+    def coverage(self, nd: int) -> tuple[tuple[int, ...], ...] | None:
+        """Per check column, the data columns it covers (of ``nd``); None: each covers every
+        data column (XOR, P+Q), so a written row touches every check."""
+        return None
+
+    def copies(self, k: int) -> tuple[int, ...]:
+        """The check columns (0 = the first check column) holding a copy of data column ``k``:
+        where a read of ``k`` may go instead (none for parity schemes)."""
+        return ()
+
+    def rebuild_sources(self, gone: Iterable[int], width: int) -> list[int]:
+        """The columns (of ``width``) to read so that :meth:`reconstruct` can rebuild the
+        columns ``gone``: every survivor here (XOR and P+Q need the whole row)."""
+        lost = set(gone)
+        return [j for j in range(width) if j not in lost]
+
+    def survival_text(self) -> str:
+        """``survives the loss of one member`` (for messages)."""
+        t = self.tolerates
+        return f"survives the loss of {count_word(t)} member{'s' if t != 1 else ''}"
 
     def generate(self, data: np.ndarray, out: np.ndarray | None = None, *, slots: Sequence[int] | None = None) -> np.ndarray:
         """The parity columns of ``data`` (into ``out`` when given)."""

@@ -155,6 +155,11 @@ class EngineConfig:
         for key in self.policies:
             registry.parse(key, self.policies[key])  # an unknown family or a bad spec
         cache = self.spec("cache")
+        copies = g.redundancy.coverage(g.data_disks) is not None  # a mirror: each check column one data column's copy
+        if self.spec("ct") != "none" and copies:
+            raise VraidError(f"the contiguity transform (--ct {self.spec('ct')}) fills gaps by reading and rewriting "
+                             f"parity (seed 000, Fig. 10); {g.redundancy.name}'s check columns are copies, which a "
+                             "write never reads", "use --ct none on RAID-1 and RAID-10")
         if self.spec("ct") != "none":  # its limits come from the superblock too: build it (pure) to check them
             from vraid.backends.models import disk_preset
 
@@ -165,7 +170,7 @@ class EngineConfig:
                 raise VraidError(f"placement {self.spec('placement')} keeps its own write buffers: it runs without "
                                  "a write-back cache, NVRAM or a log disk",
                                  "drop --cache/--nvram/--log, or use --placement static")
-            if g.redundancy.parity_columns != 1:
+            if g.redundancy.parity_columns != 1 or copies:
                 raise VraidError(f"placement {self.spec('placement')} needs RAID-5 (one parity strip per stripe)",
                                  "use --level 5, or --placement static")
             if self.mapping is not None:

@@ -62,7 +62,7 @@ def control_handlers(asm, array, wrap: Callable) -> dict[str, Callable]:
     @takes(file=Str(4096, "path of the spare file"))
     async def add(req: dict[str, Any]) -> dict[str, Any]:
         if not asm.geometry.redundancy.tolerates:
-            raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for RAID-5 and RAID-6")
+            raise VraidError("RAID-0 has no redundancy: a spare would never be used", "spares are for the levels with redundancy (1, 4, 5, 6, 10)")
         if not req.get("file"):
             raise BadRequest("add: the field file (the spare's path) is missing", 'e.g. {"cmd": "add", "file": "/arr/spare9.img"}')
         path = failure.add_spare(asm, Path(req["file"]))

@@ -345,14 +345,13 @@ def assemble(directory: Path) -> Assembled:
             + "".join(f"; {failed[r]}" for r in missing if failed[r] != "missing"),
             "put the missing member file back into the directory (any name works)",
         )
-    if not scheme.survives(len(failed)):
+    if not geometry.survives_members(failed):
         missing = sorted(failed)
         why = "; ".join(f"member {r}: {failed[r]}" for r in missing)
-        t = scheme.tolerates
         raise AssemblyError(
             f"members {', '.join(map(str, missing))} of {geometry.ndisks} missing from {directory} ({why}{seen}); "
-            f"{scheme.name} survives the loss of {count_word(t)} member{'s' if t != 1 else ''}, not "
-            f"{count_word(len(missing))}: the array is not started and nothing was modified",
+            f"{scheme.name} {scheme.survival_text()}, not {count_word(len(missing))} like these: the array is not "
+            "started and nothing was modified",
             "put a missing member file back into the directory (any name works); the data of a stale member "
             "may be older than the rest",
         )

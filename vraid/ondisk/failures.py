@@ -67,24 +67,29 @@ def resolve_disk(asm: "Assembled", disk: str | int) -> int:
 
 def check_can_fail(asm: "Assembled", role: int, *, force: bool = False, missing: Iterable[int] = ()) -> None:
     """Refuse to fail a member of RAID-0, a failed one, or one more than the
-    redundancy survives (RAID-5: a second one, RAID-6 a third; unless ``force``)."""
+    redundancy survives (RAID-5: a second one, RAID-6 a third; RAID-10: the other of a pair;
+    unless ``force``)."""
     from vraid.core.redundancy import count_word
     from vraid.errors import VraidError
 
     scheme = asm.geometry.redundancy
     if not scheme.tolerates:
-        raise VraidError("RAID-0 has no redundancy: failing a member would lose its data", "only RAID-5 and RAID-6 run degraded")
+        raise VraidError("RAID-0 has no redundancy: failing a member would lose its data",
+                         "RAID-1, 4, 5, 6 and 10 run degraded")
     missing = set(missing) | set(asm.failed)
     if role in missing:
         raise VraidError(f"member {role} is already failed", "see `vraid status`")
-    if not scheme.survives(len(missing) + 1) and not force:
+    if not asm.geometry.survives_members(missing | {role}) and not force:
         gone = sorted(missing)
-        t = scheme.tolerates
+        if scheme.by_count:
+            t = scheme.tolerates
+            what = (f"is more than {scheme.name} survives ({count_word(t)}) and would make the blocks of "
+                    f"{'all ' + count_word(len(gone) + 1) if len(gone) > 1 else 'both'} unreadable")
+        else:
+            what = f"would make blocks unreadable ({scheme.name} {scheme.survival_text()})"
         raise VraidError(
             f"member{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))} "
-            f"{'are' if len(gone) > 1 else 'is'} already missing: failing member {role} as well is more than "
-            f"{scheme.name} survives ({count_word(t)}) and would make the blocks of "
-            f"{'all ' + count_word(len(gone) + 1) if len(gone) > 1 else 'both'} unreadable",
+            f"{'are' if len(gone) > 1 else 'is'} already missing: failing member {role} as well {what}",
             "rebuild first (`vraid add` a spare, `vraid rebuild --wait`), or use --force to see the array fail",
         )
 

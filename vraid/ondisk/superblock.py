@@ -17,7 +17,8 @@ import zlib
 from dataclasses import asdict, dataclass, field, replace
 
 from vraid.errors import SuperblockError
-from vraid.core.geometry import LAYOUTS, Geometry
+from vraid.core.geometry import Geometry
+from vraid.core.redundancy import LAYOUT_NAMES
 
 MAGIC = b"VRAIDSB\x00"
 VERSION = 1
@@ -89,7 +90,7 @@ class Superblock:
             _FLAG_CLEAN if self.clean else 0,
             uuidlib.UUID(self.array_uuid).bytes,
             self.level,
-            LAYOUTS.index(self.layout),
+            LAYOUT_NAMES.index(self.layout),
             self.role,
             self.ndisks,
             0,
@@ -131,7 +132,7 @@ class Superblock:
         start = _HEAD.size + _PARAMS_LEN.size
         try:
             params = json.loads(body[start : start + plen] or b"{}")
-            layout = LAYOUTS[f[5]]
+            layout = LAYOUT_NAMES[f[5]]  # (append-only: every scheme's names)
         except (ValueError, IndexError) as exc:
             raise SuperblockError(f"{where}: superblock fields are invalid ({exc})", "restore the member") from exc
         return cls(

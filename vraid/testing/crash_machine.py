@@ -67,15 +67,19 @@ def assert_scrub_clean(portal) -> None:
 
 
 class CrashMachine(RuleBasedStateMachine):
-    def __init__(self, mode: str, workdir: Path, *, options: dict | None = None, level: int = 5) -> None:
-        """``level``: the RAID level of the array (one member more than it needs: RAID-5 4, RAID-6 5)."""
+    def __init__(self, mode: str, workdir: Path, *, options: dict | None = None, level: int = 5,
+                 ndisks: int | None = None) -> None:
+        """``level``, ``ndisks``: the array's (one member more than the level needs unless told:
+        RAID-5 4, RAID-6 5)."""
         super().__init__()
         self.mode = mode
         #: EngineConfig keywords over the mount's (``vraid fuzz``: policies, on_policy_fault)
         self.options = dict(options or {})
         self.dir = Path(tempfile.mkdtemp(dir=workdir))
         disk_size = RESERVED + 24 * 8 * K
-        g = Geometry.for_disk_size(level=level, ndisks=for_level(level).min_disks + 1, disk_size=disk_size, strip_size=8 * K)
+        if ndisks is None:
+            ndisks = for_level(level).min_disks + 1
+        g = Geometry.for_disk_size(level=level, ndisks=ndisks, disk_size=disk_size, strip_size=8 * K)
         create(self.dir / "arr", g, disk_size, bitmap_chunk=CHUNK)
         self.g = g
         self.capacity = g.capacity

@@ -7,10 +7,11 @@ and after every flush (and at the end) looks at the member stores *directly*:
 
 * every logical block sits on the member and at the offset the geometry says,
   holding the model's bytes;
-* RAID-5: every parity block group XORs to zero, i.e. each parity block is
+* RAID-4/5: every parity block group XORs to zero, i.e. each parity block is
   the XOR of the data blocks of its PBG;
 * RAID-6: every strip of every member is what md's layout, P and Q make of the
-  model (:mod:`vraid.testing.raid6_oracle`, a slow reference of its own).
+  model (:mod:`vraid.testing.raid6_oracle`, a slow reference of its own);
+* RAID-1/10: every copy holds the same bytes as the data strip it mirrors.
 
 :class:`CachedArrayMatchesModel` is the same with a write-back cache (any organisation,
 destage order and scheduler): reads return exactly what the model holds whatever the
@@ -64,8 +65,9 @@ class Config:
 
     @property
     def id(self) -> str:
-        lay = {"left-symmetric": "ls", "left-asymmetric": "la", "right-symmetric": "rs", "right-asymmetric": "ra"}
-        tail = f"-{lay[self.layout]}" if self.geometry().redundancy.parity_columns else ""  # RAID-5: the layout
+        lay = {"left-symmetric": "ls", "left-asymmetric": "la", "right-symmetric": "rs", "right-asymmetric": "ra",
+               "parity-last": "pl", "parity-first": "pf", "mirror": "m", "near-2": "n2"}
+        tail = f"-{lay[self.layout]}" if self.geometry().redundancy.parity_columns else ""  # the layout
         return f"raid{self.level}-{self.ndisks}d-s{self.strip // K}K-b{self.block}-x{self.stripes}{tail}"
 
 
@@ -82,6 +84,13 @@ CONFIGS = [
     Config(6, 4, 4 * K, 4 * K, 24),
     Config(6, 5, 8 * K, 512, 10, "left-asymmetric"),
     Config(6, 6, 4 * K, 4 * K, 12, "right-symmetric"),
+    Config(4, 4, 8 * K, 512, 16, "parity-last"),
+    Config(4, 3, 4 * K, 4 * K, 24, "parity-first"),
+    Config(4, 6, 4 * K, 4 * K, 12, "parity-last"),
+    Config(1, 2, 4 * K, 4 * K, 32, "mirror"),
+    Config(1, 3, 8 * K, 512, 16, "mirror"),
+    Config(10, 4, 4 * K, 4 * K, 24, "near-2"),
+    Config(10, 6, 8 * K, 512, 8, "near-2"),
 ]
 
 
@@ -149,7 +158,13 @@ class ArrayMatchesModel(RuleBasedStateMachine):
                 f"member data differs from the model at logical byte {at} "
                 f"(stripe {a.stripe}, strip {a.strip}, row {a.row}, member {a.disk})"
             )
-        if g.redundancy.parity_columns == 2:  # RAID-6: every member byte for byte as md's P and Q make it
+        copies = [(k, j) for k in range(g.data_disks) for j in g.redundancy.copies(k)]
+        for s in range(g.stripes) if copies else ():  # RAID-1/10: each copy is its data strip's bytes
+            cols = g.columns(s)
+            for k, j in copies:
+                if not np.array_equal(areas[cols[g.data_disks + j], s], areas[cols[k], s]):
+                    raise AssertionError(f"stripe {s}: member {cols[g.data_disks + j]} is not a copy of member {cols[k]}")
+        if g.redundancy.parity_columns == 2 and not copies:  # RAID-6: every member byte for byte as md's P and Q make it
             want = expected_areas(g.layout, g.ndisks, g.stripes, g.strip_size, bytes(self.model))
             got = areas.reshape(g.ndisks, g.stripes, g.strip_size)
             bad = [(d, s) for d in range(g.ndisks) for s in range(g.stripes) if not np.array_equal(got[d, s], want[d, s])]
@@ -157,7 +172,7 @@ class ArrayMatchesModel(RuleBasedStateMachine):
                 d, s = bad[0]
                 raise AssertionError(f"{len(bad)} strip(s) differ from md's RAID-6; first: member {d} stripe {s} "
                                      f"(P on {g.parity_disks(s)[0]}, Q on {g.parity_disks(s)[1]})")
-        elif g.redundancy.parity_columns:  # RAID-5
+        elif g.redundancy.parity_columns and not copies:  # RAID-4/5
             pbg = np.bitwise_xor.reduce(areas, axis=0)  # (stripes, u, block): zero where parity is right
             bad = np.flatnonzero(pbg.reshape(g.stripes * g.u, -1).any(axis=1))
             if bad.size:

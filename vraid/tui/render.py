@@ -30,6 +30,9 @@ def layout_table(g: Geometry, stripes: int, highlight: list[tuple[int, int]] | N
                "numbers are logical blocks, P is parity" + (", Q the RAID-6 syndrome" if "Q" in g.redundancy.check_names else ""))
     if highlight:
         caption += "; a letter marks the highlighted range a block belongs to"
+    copied = {j: k for k in range(g.data_disks) for j in g.redundancy.copies(k)}  # check column -> the data it copies
+    if copied:
+        caption = caption.replace("P is parity", "a magenta number is a mirror copy")
     t = Table(title=f"{title}, {g.ndisks} disks", caption=caption)
     t.add_column("stripe", justify="right")
     t.add_column("row", justify="right")
@@ -38,16 +41,19 @@ def layout_table(g: Geometry, stripes: int, highlight: list[tuple[int, int]] | N
     per_stripe = g.data_disks * g.u
     names = g.redundancy.check_names
     for s in range(min(stripes, g.stripes)):
-        checks = dict(zip(g.parity_disks(s), names))  # member -> P (and Q on RAID-6)
+        checks = g.parity_disks(s)
+        names_of = dict(zip(checks, names))  # member -> P (and Q on RAID-6)
         for row in range(g.u):
             cells = []
             for d in range(g.ndisks):
                 k = g.strip_of_disk(s, d)
-                if d in checks:
-                    cells.append(f"[bold magenta]{checks[d]}[/]")
+                if d in checks and checks.index(d) not in copied:
+                    cells.append(f"[bold magenta]{names_of[d]}[/]")
                 else:
-                    n = s * per_stripe + k * g.u + row
-                    cells.append(f"[bold cyan]{n}{mark[n]}[/]" if n in mark else str(n))
+                    copy = k is None
+                    n = s * per_stripe + (copied[checks.index(d)] if copy else k) * g.u + row
+                    text = f"{n}{mark[n]}" if n in mark else str(n)
+                    cells.append(f"[bold magenta]{text}[/]" if copy else f"[bold cyan]{text}[/]" if n in mark else text)
             t.add_row(str(s) if row == 0 else "", str(row), *cells, end_section=row == g.u - 1)
     return t
 

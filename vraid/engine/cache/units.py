@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from vraid.core.geometry import Extent
+from vraid.errors import LostData
 
 if TYPE_CHECKING:
     from vraid.policies.cache import UnitSpan
@@ -159,11 +160,20 @@ class UnitStore:
             self.clean.move_to_end(key)
 
     async def _wait_for_progress(self) -> None:
+        """Wait until a destage (or a release) makes progress.
+
+        Raises:
+            LostData: a destage failed meanwhile because its members are gone beyond what the
+                redundancy survives: the units it holds can never be written, so room may never
+                come (a write waiting for it would wait forever; EIO at the FUSE boundary)."""
         self.waiters += 1
         self._notify()
         progress = self._progress
+        errors = self.metrics.destage_errors
         try:
             await progress.wait()
         finally:
             self.waiters -= 1
+        if self.metrics.destage_errors != errors and isinstance(self.last_error, LostData):
+            raise self.last_error
 

@@ -109,7 +109,7 @@ class Array:
             return
         writer = self.writer
         raid = self.raid
-        if writer is not raid and raid.health.degraded and not self.redundancy.survives(len(raid.health.missing_roles)):
+        if writer is not raid and raid.health.degraded and not raid.geometry.survives_members(raid.health.missing_roles):
             raid.check_writable(offset, len(data))  # refuse now what no destage could ever write
         reads = self.reads
         if reads.read_cache is not None:

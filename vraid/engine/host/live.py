@@ -62,9 +62,10 @@ RECENT_RESPONSES = 1 << 16
 def plan_dict(event: "PlanEvent", time: float) -> dict[str, Any]:
     """A plan event as JSON-ready values (what the matrix panel draws); ``destage`` says
     whether any destage level planned it, ``cause`` names the cause."""
+    covers = event.plan.covers  # a mirror's: which data column each check column copies (the panel's labels)
     return event.plan.to_dict() | {"row0": event.row0, "destage": event.cause.is_destage, "cause": event.cause.value,
                                    "time": time, "parity": event.plan.parity,
-                                   "checks": event.plan.checks}
+                                   "checks": event.plan.checks} | ({"covers": [list(c) for c in covers]} if covers else {})
 
 
 class LiveState:

@@ -116,6 +116,19 @@ class Member:
     def queue_depth(self) -> int:
         return self._queued
 
+    @property
+    def head(self) -> int:
+        """The member offset where its last completed request ended (-1: none yet): where the
+        disk's head is, as md's raid1 keeps ``head_position`` for its read balancing."""
+        return self._last_end
+
+    @property
+    def pending(self) -> int:
+        """Requests queued, in flight or being served (a charged one until its completion):
+        how busy the member is now (md's ``nr_pending``)."""
+        busy = self._active or self.busy_until > self.clock.now()
+        return self._queued + self._inflight + (1 if busy else 0)
+
     def reset_stats(self) -> None:
         """Counts from zero (the role got a new store: a spare)."""
         self.stats = MemberStats()

@@ -45,6 +45,12 @@ blocks (:func:`fill_from_survivors`, as md's ``handle_stripe_fill`` computes a
 missing block before a degraded RCW), which makes every block of those rows
 clean, and plans again: the row is an RCW that reads nothing.
 
+*Mirrors* (a check column covering one data column, ``covers``: RAID-1, RAID-10) take the
+same rules per touched group (the check columns whose covered data a row writes,
+:func:`vraid.core.rxw.touched_groups`): a dirty block whose member is missing goes into the
+surviving copies (RCW: ``x``, not written); with no copy of it left the row is refused. A
+mirror's RCW reads nothing, so a degraded mirror write is "write every surviving copy".
+
 The result is an ordinary rxw-matrix (seed 000 Table I operations), so the
 executor (:mod:`vraid.engine.raid.stripe`) runs it unchanged and the plan event shows it.
 This is md's degraded write path (drivers/md/raid5.c, handle_stripe_dirtying)
@@ -60,7 +66,7 @@ from typing import Collection, Sequence
 from vraid.errors import LostData
 from vraid.engine.members.queues import Members
 from vraid.core.rxw import (EMPTY, RAID0_DIRTY, RCW_CLEAN, RCW_DIRTY, RCW_EMPTY, RCW_PARITY, RMW_DIRTY, RMW_PARITY, Matrix,
-                            Plan, StateMatrix, basic_row, column_requests)
+                            Plan, StateMatrix, basic_row, column_requests, grouped_row, touched_groups)
 from vraid.engine.raid.stripe import StripeBuffer
 
 
@@ -69,9 +75,12 @@ def missing_columns(columns: Sequence[int], missing: Collection[int]) -> tuple[i
     return tuple(j for j, disk in enumerate(columns) if disk in missing)
 
 
-def degraded_row(states: tuple[str, ...], missing: tuple[int, ...], checks: int = 1) -> tuple[tuple[str, ...], ...] | None:
+def degraded_row(states: tuple[str, ...], missing: tuple[int, ...], checks: int = 1,
+                 covers=None) -> tuple[tuple[str, ...], ...] | None:
     """The cells of one row of M (``checks`` check columns last) with the columns ``missing``
-    gone; None if the row cannot be written."""
+    gone; None if the row cannot be written. ``covers``: a mirror's coverage (see above)."""
+    if covers is not None:
+        return _grouped_degraded_row(states, missing, covers)
     nd = len(states)
     if "D" not in states:
         return (EMPTY,) * (nd + checks)
@@ -96,11 +105,37 @@ def degraded_row(states: tuple[str, ...], missing: tuple[int, ...], checks: int 
     return None
 
 
-def degraded_matrix(z: StateMatrix, missing: tuple[int, ...], checks: int = 1) -> Matrix | None:
+def _grouped_degraded_row(states: tuple[str, ...], missing: tuple[int, ...], covers) -> tuple[tuple[str, ...], ...] | None:
+    """:func:`degraded_row` when check column ``j`` covers the data columns ``covers[j]``."""
+    nd, k = len(states), len(covers)
+    if "D" not in states:
+        return (EMPTY,) * (nd + k)
+    touched, involved = touched_groups(states, covers)
+    gone = set(missing)
+    alive = tuple(j in touched and nd + j not in gone for j in range(k))  # per check: touched and has a member
+    lost = [i for i in involved if i in gone]  # data of the touched groups whose member is missing
+    for i in lost:
+        if states[i] == "D" and not any(alive[j] for j in range(k) if i in covers[j]):
+            return None  # its new data would have nowhere to go
+    if not lost:
+        row = grouped_row(states, covers)
+        return row[:nd] + tuple(c if nd + j not in gone else EMPTY for j, c in enumerate(row[nd:]))
+    if not any(states[i] == "D" for i in lost):  # RMW never reads a block that is not dirty
+        return tuple(RMW_DIRTY if s == "D" else EMPTY for s in states) + tuple(RMW_PARITY if a else EMPTY for a in alive)
+    if any(states[i] == "E" for i in lost):
+        return None  # an empty lost block would have to be reconstructed first
+    cells = [(RCW_DIRTY if s == "D" else RCW_CLEAN if s == "C" else RCW_EMPTY) if i in involved else EMPTY
+             for i, s in enumerate(states)]
+    for i in lost:
+        cells[i] = RCW_CLEAN
+    return tuple(cells) + tuple(RCW_PARITY if a else EMPTY for a in alive)
+
+
+def degraded_matrix(z: StateMatrix, missing: tuple[int, ...], checks: int = 1, covers=None) -> Matrix | None:
     """M for a stripe with the columns ``missing`` gone; None if some row needs lost data."""
     rows = []
     for states in z:
-        row = degraded_row(tuple(states), missing, checks)
+        row = degraded_row(tuple(states), missing, checks, covers)
         if row is None:
             return None
         rows.append(row)
@@ -108,7 +143,7 @@ def degraded_matrix(z: StateMatrix, missing: tuple[int, ...], checks: int = 1) -
 
 
 def degraded_plan(stripe: int, z: StateMatrix, columns: Sequence[int], missing: Collection[int], *,
-                  checks: int | None = None) -> Plan:
+                  checks: int | None = None, covers=None) -> Plan:
     """The plan that writes ``z``'s dirty blocks of ``stripe`` with ``missing`` members gone.
 
     ``checks`` is the number of check columns (the redundancy's ``parity_columns``); None
@@ -121,11 +156,11 @@ def degraded_plan(stripe: int, z: StateMatrix, columns: Sequence[int], missing: 
     if checks is None:
         checks = len(columns) - len(z[0]) if z else 1
     cols = missing_columns(columns, missing)
-    m = degraded_matrix(z, cols, checks)
+    m = degraded_matrix(z, cols, checks, covers)
     if m is None:
         lost = [columns[j] for j in cols]
         raise LostData(lost[0], f"stripe {stripe}: members {', '.join(map(str, lost))} are missing; the write needs their data")
-    return Plan(stripe, z, m, m, tuple(columns), tuple(column_requests(m)), ct="none", checks=checks)
+    return Plan(stripe, z, m, m, tuple(columns), tuple(column_requests(m)), ct="none", checks=checks, covers=covers)
 
 
 def reconstruct(buf: StripeBuffer, column: int | Collection[int], first_row: int = 0, rows: int | None = None) -> None:
@@ -174,7 +209,7 @@ async def read_rows(members: Members, buf: StripeBuffer, missing: Collection[int
     """
     cols = missing_columns(buf.columns, missing)
     wanted = [j for j in cols if j in need]
-    if wanted and not buf.redundancy.survives(len(cols)):
+    if wanted and not buf.redundancy.survives_columns(cols):
         if len(cols) == 1:  # RAID-0: nothing to reconstruct from
             raise LostData(buf.columns[wanted[0]], f"stripe {buf.stripe}: member {buf.columns[wanted[0]]} is missing (RAID-0)")
         lost = [buf.columns[j] for j in cols]

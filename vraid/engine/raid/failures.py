@@ -60,7 +60,7 @@ class RaidFailures:
             VraidError: on RAID-0, which has no redundancy.
         """
         if not self.redundancy.tolerates:
-            raise VraidError("RAID-0 has no redundancy: a member cannot be failed", "only RAID-5 and RAID-6 run degraded")
+            raise VraidError("RAID-0 has no redundancy: a member cannot be failed", "RAID-1, 4, 5, 6 and 10 run degraded")
         spare = None
         if disk in self.health.rebuild_roles and self.rebuild is not None:
             spare = self.rebuild.spare_of(disk).name
@@ -72,7 +72,7 @@ class RaidFailures:
         self.members.excluded.add(disk)
         self.members[disk].retire()  # its queued requests fail and are retried degraded
         missing = self.health.missing_roles
-        if not self.redundancy.survives(len(missing)):
+        if not self.geometry.survives_members(missing):
             log.error("member %d failed (%s): members %s are missing; their blocks are lost (EIO)", disk, reason, missing)
         else:
             log.error("member %d failed (%s); running degraded", disk, reason)
@@ -95,7 +95,7 @@ class RaidFailures:
         h = self.health
         if self.rebuild is not None or not self.spares or self.nursery is None or h.rebuild_roles:
             return
-        if not h.failed or not self.redundancy.survives(len(h.failed)):
+        if not h.failed or not self.geometry.survives_members(h.failed):
             return  # nothing failed, or more than the redundancy survives: nothing to rebuild from
         roles = h.failed[:len(self.spares)]
         spares = [self.spares.pop(0) for _ in roles]
@@ -182,7 +182,7 @@ class RaidFailures:
             degraded=h.degraded,
             failed=tuple(h.failed),
             missing=tuple(h.missing_roles),
-            data_lost=not self.redundancy.survives(len(h.missing_roles)),
+            data_lost=not self.geometry.survives_members(h.missing_roles),
             spares=tuple(SpareStatus(store=s.name) for s in self.spares),
             rebuild=frozen_map(rebuild) if rebuild is not None else None,
             degraded_plans=self.degraded_plans,

@@ -77,6 +77,9 @@ class RaidLayer(RaidReads, RaidFailures):
         self.mapping = mapping
         #: the parity scheme (vraid.core.redundancy), chosen by the RAID level
         self.redundancy = mapping.redundancy
+        #: per check column the data columns it covers (a mirror's copy: its one), None for XOR
+        #: (vraid.core.redundancy.Redundancy.coverage): the planner writes only touched groups
+        self.covers = self.redundancy.coverage(geometry.data_disks)
         self.members = members
         self.clock = clock
         self.events = events
@@ -109,6 +112,14 @@ class RaidLayer(RaidReads, RaidFailures):
     @ct.setter
     def ct(self, transform: Transform | None) -> None:
         self._ct = self.guard.wrap("ct", transform)
+
+    def stripe_survives(self, stripe: int) -> bool:
+        """Whether ``stripe`` can be read with the members missing now (which columns they
+        are there: :meth:`vraid.core.redundancy.Redundancy.survives_columns`)."""
+        missing = self.health.missing(stripe)
+        if self.redundancy.by_count:
+            return self.redundancy.survives(len(missing))
+        return self.redundancy.survives_columns(degraded.missing_columns(self.mapping.columns(stripe), missing))
 
     def stripe_lock(self, stripe: int) -> StripeLock:
         """The per-stripe lock writes hold (rebuild, scrub and degraded reads hold it too)."""
@@ -166,7 +177,7 @@ class RaidLayer(RaidReads, RaidFailures):
             except MemberIOError as exc:
                 attempt += 1
                 self.member_error(exc, attempt)
-                if not self.redundancy.survives(len(self.health.missing_roles)):
+                if not self.geometry.survives_members(self.health.missing_roles):
                     raise
 
     async def shutdown(self) -> None:
@@ -282,7 +293,7 @@ class RaidLayer(RaidReads, RaidFailures):
         m = self.metrics
         m.plans += 1
         if type(plan) is Plan:
-            m.count_cycle_totals(cycle_totals(plan.z, plan.checks))
+            m.count_cycle_totals(cycle_totals(plan.z, plan.checks, plan.covers))
         else:
             m.count_cycles(plan.cycles())
         self.events.publish(PlanEvent(time=self.clock.now(), plan=plan, row0=row0, missing=missing, cause=cause))
@@ -293,7 +304,8 @@ class RaidLayer(RaidReads, RaidFailures):
             missing = self.health.missing(buf.stripe) if self.health.degraded else _NONE
             if missing:  # vraid.engine.raid.degraded: a plan that keeps parity right without the missing members
                 try:
-                    plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing, checks=self.redundancy.parity_columns)
+                    plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing, checks=self.redundancy.parity_columns,
+                                                  covers=self.covers)
                 except LostData:
                     if not self.redundancy.survives(len(missing)):
                         raise
@@ -303,10 +315,11 @@ class RaidLayer(RaidReads, RaidFailures):
                         attempt += 1
                         self.member_error(exc, attempt)
                         continue
-                    plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing, checks=self.redundancy.parity_columns)
+                    plan = degraded.degraded_plan(buf.stripe, z, buf.columns, missing, checks=self.redundancy.parity_columns,
+                                                  covers=self.covers)
                 self.degraded_plans += 1
             else:
-                plan = build_plan(buf.stripe, z, buf.columns, self.redundancy.parity_columns)
+                plan = build_plan(buf.stripe, z, buf.columns, self.redundancy.parity_columns, self.covers)
                 if self.ct is not None:
                     plan = self.ct(plan)
             self.planned(plan, buf.row0, sorted(missing) if missing else [], cause or CAUSE_OF_PRIORITY[priority])
@@ -326,7 +339,7 @@ class RaidLayer(RaidReads, RaidFailures):
             except MemberIOError as exc:
                 attempt += 1
                 self.member_error(exc, attempt)
-                if exc.op == "write" and self.redundancy.survives(len(self.health.missing(buf.stripe))):
+                if exc.op == "write" and self.stripe_survives(buf.stripe):
                     # every other member holds its new blocks: the failed one's are rebuilt from them
                     return plan
                 # failed while reading: nothing was written; plan again without the failed member
@@ -358,4 +371,5 @@ class RaidLayer(RaidReads, RaidFailures):
             if self.redundancy.survives(len(missing)):
                 continue  # a plan exists (after rebuilding missing blocks first: RAID-6 with two gone)
             z = dirty_z(g.u, g.data_disks, ext.start // bs, (ext.start + ext.length - 1) // bs)
-            degraded.degraded_plan(ext.stripe, z, mapping.columns(ext.stripe), missing)
+            degraded.degraded_plan(ext.stripe, z, mapping.columns(ext.stripe), missing,
+                                   checks=self.redundancy.parity_columns, covers=self.covers)

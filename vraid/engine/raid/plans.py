@@ -15,22 +15,24 @@ from vraid.core.rxw import Plan
 
 
 @functools.lru_cache(maxsize=1024)
-def plan_parts(z, checks: int) -> tuple:
-    """M and the member requests of ``Plan.build`` for Z with ``checks`` check columns."""
-    plan = Plan.build(0, z, (), checks=checks)
+def plan_parts(z, checks: int, covers=None) -> tuple:
+    """M and the member requests of ``Plan.build`` for Z with ``checks`` check columns
+    (``covers``: the redundancy's coverage, None for XOR)."""
+    plan = Plan.build(0, z, (), checks=checks, covers=covers)
     return plan.basic, plan.requests
 
 
-def build_plan(stripe: int, z, columns, checks: int) -> Plan:
-    """``Plan.build(stripe, z, columns, checks=checks)``, with M and the requests from the memo."""
-    m, requests = plan_parts(z, checks)
-    return Plan(stripe, z, m, m, tuple(columns), requests, checks=checks)
+def build_plan(stripe: int, z, columns, checks: int, covers=None) -> Plan:
+    """``Plan.build(stripe, z, columns, checks=checks, covers=covers)``, with M and the
+    requests from the memo."""
+    m, requests = plan_parts(z, checks, covers)
+    return Plan(stripe, z, m, m, tuple(columns), requests, checks=checks, covers=covers)
 
 
 @functools.lru_cache(maxsize=1024)
-def cycle_totals(z, checks: int) -> tuple[int, int, int]:
+def cycle_totals(z, checks: int, covers=None) -> tuple[int, int, int]:
     """(rcw, rmw, full) PBG counts of ``Plan.cycles()`` for Z (what Metrics counts)."""
-    cycles = Plan(0, z, (), (), (), checks=checks).cycles()
+    cycles = Plan(0, z, (), (), (), checks=checks, covers=covers).cycles()
     return cycles.count("rcw"), cycles.count("rmw"), cycles.count("full")
 
 

@@ -3,6 +3,12 @@
 of their row (:mod:`vraid.engine.raid.degraded`, under the stripe lock); a member that fails
 a read is failed and the read retried degraded.
 
+Where the redundancy keeps copies of a data strip (RAID-1, RAID-10:
+:meth:`vraid.core.redundancy.Redundancy.copies`), each strip's read goes to one of the members
+holding it, chosen by :mod:`vraid.engine.raid.balance` (md's read_balance: a sequential read
+stays on its disk, else the least busy, nearest head); a missing member is never chosen, so a
+mirror reads degraded only when every copy of a strip is gone.
+
 A read inside one strip of a healthy array on the static layout makes its one member request
 without building extents; on an idle member that reads synchronously the members run it on
 the trio thread with no await (:meth:`vraid.engine.members.queues.Members.run`), so a plain
@@ -15,6 +21,7 @@ from vraid.core.geometry import Extent
 from vraid.core.mapping import StaticMapping
 from vraid.engine.members.request import Priority, Request
 from vraid.engine.raid import degraded
+from vraid.engine.raid.balance import read_member
 from vraid.engine.raid.stripe import StripeBuffer
 from vraid.errors import MemberIOError
 
@@ -34,6 +41,9 @@ class RaidReads:
         #: members' data offset, looked up once, not per read
         self._one_strip = (g.block_size, g.strip_size, g.data_disks,
                            tuple(g.data_disks_of(s) for s in range(g.ndisks)), g.data_offset)
+        #: per data column, the check columns holding a copy of it (mirrors); any: reads are balanced
+        self.copies = tuple(self.redundancy.copies(k) for k in range(g.data_disks))
+        self.balanced = any(self.copies)
 
     async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST, attempt: int = 0) -> bytes:
         """Read straight from the members; blocks of a missing member are reconstructed, a
@@ -46,7 +56,7 @@ class RaidReads:
             try:
                 if self.health.degraded:
                     return await self._read_members_degraded(offset, length, priority)
-                if first // strip == (end - 1) // strip and self.static:  # inside one strip: one member request
+                if first // strip == (end - 1) // strip and self.static and not self.balanced:  # inside one strip: one member request
                     # (StaticMapping.data_disk and member_offset, from the tables of init_reads)
                     stripe, k = divmod(first // strip, data_disks)
                     req = Request(disks_of[stripe % len(disks_of)][k], "read", data_offset + stripe * strip + first % strip,
@@ -119,7 +129,10 @@ class RaidReads:
         while True:
             try:
                 missing = self.health.missing(buf.stripe) if self.health.degraded else _NONE
-                if not any(buf.columns[k] in missing for k, _ in cells):
+                reqs = self._balanced_block_reads(buf, cells, missing, priority) if self.balanced else None
+                if reqs is not None:  # each block from a member holding a copy of it
+                    await self.members.run(reqs)
+                elif not self.balanced and not any(buf.columns[k] in missing for k, _ in cells):
                     await self.members.run([buf.request(k, "read", r, 1, priority=priority) for k, r in cells])
                 elif locked:
                     await self._read_blocks_degraded(buf, cells, priority)
@@ -130,6 +143,25 @@ class RaidReads:
             except MemberIOError as exc:
                 attempt += 1
                 self.member_error(exc, attempt)
+
+    def _balanced_block_reads(self, buf: StripeBuffer, cells, missing, priority: Priority) -> list[Request] | None:
+        """Reads of ``cells`` into ``buf``, each from a member holding a copy of its column
+        (:mod:`vraid.engine.raid.balance`); None when some cell has no copy left."""
+        reqs = []
+        bs = self.geometry.block_size
+        for k, r in cells:
+            offset = self.mapping.member_offset(buf.stripe, buf.row0 + r)
+            disk = read_member(self.members, self._holders(buf.columns, k), offset, missing)
+            if disk is None:
+                return None
+            reqs.append(Request(disk, "read", offset, bs, buf.view(k, r, 1), priority))
+        return reqs
+
+    def _holders(self, columns, k: int) -> tuple[int, ...]:
+        """The members holding data column ``k`` of a stripe whose columns are ``columns``:
+        its own, then its copies'."""
+        nd = len(self.copies)
+        return (columns[k],) + tuple(columns[nd + j] for j in self.copies[k])
 
     async def _read_blocks_degraded(self, buf: StripeBuffer, cells, priority: Priority) -> None:
         lo = min(r for _, r in cells)
@@ -145,9 +177,16 @@ class RaidReads:
         reqs = []
         pos, end = ext.start, ext.start + ext.length
         base = mapping.member_offset(ext.stripe)
+        if self.balanced:
+            columns = mapping.columns(ext.stripe)
+            missing = self.health.missing(ext.stripe) if self.health.degraded else _NONE
         while pos < end:
             k, within = divmod(pos, strip)
             n = min(strip - within, end - pos)
-            reqs.append(Request(mapping.data_disk(ext.stripe, k), "read", base + within, n, priority=priority))
+            disk = mapping.data_disk(ext.stripe, k)
+            if self.balanced:  # the best member holding a copy (its own when every copy is missing: degraded)
+                chosen = read_member(self.members, self._holders(columns, k), base + within, missing)
+                disk = disk if chosen is None else chosen
+            reqs.append(Request(disk, "read", base + within, n, priority=priority))
             pos += n
         return reqs

@@ -4,8 +4,9 @@ For each physical stripe (``range(mapping.stripes)``, :mod:`vraid.core.mapping`)
 under the stripe lock (so no write of that stripe runs meanwhile), the
 surviving strips are read, the failed members' strips are rebuilt from them
 by the redundancy scheme (:func:`vraid.engine.raid.degraded.reconstruct`; for
-RAID-5 their XOR; for RAID-6 both missing columns of a stripe at once, from P
-and Q) and each is written to its spare. One pass takes every failed role
+RAID-4/5 their XOR; for RAID-6 both missing columns of a stripe at once, from P
+and Q; a mirror reads one surviving copy only,
+:meth:`vraid.core.redundancy.Redundancy.rebuild_sources`) and each is written to its spare. One pass takes every failed role
 that has a spare, as md's recovery does (RAID-6 with two failed members and
 two spares rebuilds both while reading the survivors once; with one spare
 at a time, one after the other). Stripes below the rebuild position are then served by the new members
@@ -133,15 +134,14 @@ class Rebuild:
                 if self.state != "running":
                     return
                 others = a.health.missing(s) - set(self.roles)
-                if not scheme.survives(len(others) + len(self.roles)):
-                    raise LostData(min(others or self.roles), f"stripe {s}: members {sorted(others)} missing as well")
                 buf = StripeBuffer(a.mapping, s)
                 cols = [buf.columns.index(role) for role in self.roles]
                 gone = set(cols) | {j for j, d in enumerate(buf.columns) if d in others}
+                if not scheme.survives_columns(gone):
+                    raise LostData(min(others or self.roles), f"stripe {s}: members {sorted(others)} missing as well")
                 try:
-                    await a.members.run(
-                        [buf.request(j, "read", 0, g.u, priority=Priority.REBUILD) for j in range(len(buf.columns)) if j not in gone]
-                    )
+                    await a.members.run([buf.request(j, "read", 0, g.u, priority=Priority.REBUILD)
+                                         for j in scheme.rebuild_sources(gone, len(buf.columns))])
                     reconstruct(buf, sorted(gone))
                     await a.members.run([buf.request(col, "write", 0, g.u, priority=Priority.REBUILD) for col in cols])
                 except MemberIOError as exc:

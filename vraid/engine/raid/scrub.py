@@ -14,9 +14,16 @@ parity blocks (PBGs) and also says how many stripes hold one; md counts
 512-byte sectors (in units of its 4 KiB stripe pages), so md's number is 8x
 vraid's for the same damage on 4 KiB blocks.
 
+Which check column disagrees is counted per member too (``check_members``:
+:meth:`vraid.core.redundancy.Redundancy.disagree`): for a mirror (RAID-1,
+RAID-10) that names the copy that differs from its data strip's member (the
+"primary"), as md's raid1 ``check`` compares every mirror with the first readable
+one; for RAID-4/5 it is the parity member.
+
 ``repair`` rewrites the parity of every mismatching row from its data, as md
 does: scrub cannot tell whether the data or the parity is wrong, and data
-wins. (With a failed member or a dirty array, repair is the resync's job.)
+wins (a mirror: the primary's bytes are written over the copies, md's raid1
+repair). (With a failed member or a dirty array, repair is the resync's job.)
 
 Correct while the array is in use: a batch of stripes is read under their
 stripe locks, the same locks every write and destage holds while it writes
@@ -73,6 +80,8 @@ class ScrubProgress:
     by_check: dict[str, int] = field(default_factory=dict)
     #: the first LIST_LIMIT stripes with a mismatch
     stripes: list[int] = field(default_factory=list)
+    #: member (as a string: a JSON key) -> its check blocks that disagree with their data
+    check_members: dict[str, int] = field(default_factory=dict)
     running: bool = True
     cancelled: bool = False
     error: str = ""
@@ -99,7 +108,7 @@ async def scrub_array(
     """
     g = array.geometry
     if not g.redundancy.parity_columns:
-        raise VraidError("RAID-0 has no parity to check", "check and repair apply to RAID-5 and RAID-6 arrays")
+        raise VraidError("RAID-0 has no parity to check", "check and repair apply to RAID-1, 4, 5, 6 and 10 arrays")
     stripes = array.mapping.stripes
     prog = progress or ScrubProgress(total=stripes, repair=repair)
     prog.started = array.clock.now()
@@ -135,17 +144,21 @@ async def _check_run(array: "RaidLayer", first: int, n: int, prog: ScrubProgress
         by_member = areas.reshape(g.ndisks, n, u, bs)
         order = np.array([mapping.columns(s) for s in range(first, first + n)])  # (n, columns)
         rows = by_member[order.T, np.arange(n)[None, :]]  # (columns, n, u, block): data in order, parity last
-        flags = _disagree(g, rows, first, n)  # (check columns, n, u): per check, PBGs that disagree
-        bad = flags.any(axis=0)  # (n, u): PBGs whose parity disagrees with the data
+        wrong = _disagree(g, rows, first, n)  # (check columns, n, u): per check, PBGs that disagree
+        bad = wrong.any(axis=0)  # (n, u): PBGs whose parity disagrees with the data
         if not bad.any():
             return
         names = g.redundancy.check_names
         for i in np.flatnonzero(bad.any(axis=1)).tolist():
             stripe = first + i
             count = int(bad[i].sum())
+            for member, blocks in zip(mapping.parity_disks(stripe), wrong[:, i].sum(axis=-1).tolist()):
+                if blocks:
+                    key = str(member)
+                    prog.check_members[key] = prog.check_members.get(key, 0) + int(blocks)
             prog.mismatches += count
             prog.mismatched_stripes += 1
-            per = {name: int(flags[c, i].sum()) for c, name in enumerate(names)}
+            per = {name: int(wrong[c, i].sum()) for c, name in enumerate(names)}
             for name, k in per.items():
                 prog.by_check[name] = prog.by_check.get(name, 0) + k
             if len(prog.stripes) < LIST_LIMIT:

@@ -57,7 +57,7 @@ async def small_write(raid: RaidLayer, ext: Extent, src: np.ndarray, z, *, locke
     if not locked and not (disks[columns[ext.start // raid.geometry.strip_size]].can_inline
                            and disks[columns[-1]].can_inline):
         return 0  # (the data strip's member and the parity member: the only two the plan below can use)
-    plan = build_plan(stripe, z, columns, 1)
+    plan = build_plan(stripe, z, columns, 1, raid.covers)
     shape = one_column_rmw(plan)
     if shape is None:
         return 0
@@ -90,7 +90,7 @@ async def small_write(raid: RaidLayer, ext: Extent, src: np.ndarray, z, *, locke
         return -1
     except MemberIOError as exc:
         raid.member_error(exc, 1)
-        if exc.op == "write" and raid.redundancy.survives(len(raid.health.missing(stripe))):
+        if exc.op == "write" and raid.stripe_survives(stripe):
             return -1  # every other member holds its new blocks: the failed one's are rebuilt from them
         return 1  # failed while reading: nothing was written; the general path plans again without it
     finally:
@@ -114,7 +114,7 @@ async def full_stripe_write(raid: RaidLayer, ext: Extent, src: np.ndarray, z) ->
     for disk in columns:
         if not disks[disk].can_inline:
             return 0
-    plan = build_plan(stripe, z, columns, pc)
+    plan = build_plan(stripe, z, columns, pc, raid.covers)
     writes = full_stripe_writes(plan)
     if writes is None:
         return 0
@@ -146,7 +146,7 @@ async def full_stripe_write(raid: RaidLayer, ext: Extent, src: np.ndarray, z) ->
         return -1
     except MemberIOError as exc:
         raid.member_error(exc, 1)
-        if raid.redundancy.survives(len(raid.health.missing(stripe))):
+        if raid.stripe_survives(stripe):
             return -1  # every other member holds its new blocks: the failed one's are rebuilt from them
         return 1
     finally:

@@ -65,7 +65,7 @@ def dependence(level: int, n: int) -> tuple[tuple[int, ...], tuple[tuple[int, ..
     """(copies, depends): ``copies[j]`` is the data column check column ``j`` is a copy of (-1: not
     a copy); ``depends[k]`` the check columns that change when data column ``k`` does. Found by
     running the scheme's ``generate`` on random data, then with column ``k`` changed."""
-    scheme = for_level(level)
+    scheme = for_level(level, n)
     d, c = scheme.data_columns(n), scheme.parity_columns
     rng = np.random.default_rng(n)
     data = rng.integers(0, 256, size=(d, 1, PROBE_BLOCK), dtype=np.uint8)
@@ -98,7 +98,7 @@ class Shape:
 
 def shape(level: int, n: int) -> Shape:
     """The book's view of ``level`` on ``n`` members (see the module docstring)."""
-    scheme = for_level(level)
+    scheme = for_level(level, n)
     layout = scheme.layouts[0]
     copies, depends = dependence(level, n)
     period = scheme.period(n)
@@ -125,7 +125,7 @@ def shape(level: int, n: int) -> Shape:
 def survivable(level: int, n: int) -> tuple[int, int]:
     """(for sure, if lucky): the most failed members every set / some set of that size survives,
     tried on the scheme's ``reconstruct`` for every set of members and every stripe of the layout."""
-    scheme = for_level(level)
+    scheme = for_level(level, n)
     layout = scheme.layouts[0]
     d = scheme.data_columns(n)
     rng = np.random.default_rng(n)

@@ -54,8 +54,10 @@ def _column_names(plan: dict[str, Any]) -> list[str]:
     k = _checks(plan)
     nd = len(plan["z"][0]) if plan["z"] else len(cols) - k
     names = [f"d{c}" for c in cols]
+    covers = plan.get("covers")  # a mirror's copies: check column i copies data column covers[i][0]
     for i, j in enumerate(range(nd, min(nd + k, len(cols)))):  # the check columns, P then Q
-        names[j] = f"{'PQ'[i] if i < 2 else f'C{i}'}{cols[j]}"
+        names[j] = (f"m{cols[j]}" if covers and len(covers[i]) == 1 else
+                    f"{'PQ'[i] if i < 2 else f'C{i}'}{cols[j]}")
     return names
 
 

@@ -84,9 +84,13 @@ def _check_json(target: Path) -> dict:
     return json.loads(result.stdout)
 
 
+#: level -> members of the crash runs (RAID-10: an even count)
+DISKS = {1: 3, 4: 5, 5: 5, 6: 5, 10: 4}
+
+
 def _crash_points(tmp_path: Path, session, points: int, seed: int, extra: tuple[str, ...] = (), level: int = 5) -> list[int]:
     arr, mnt, fs = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs"
-    vraid("create", arr, "--level", str(level), "--disks", "5", "--disk-size", "48M", "--strip", "16K")
+    vraid("create", arr, "--level", str(level), "--disks", str(DISKS[level]), "--disk-size", "48M", "--strip", "16K")
     rng = random.Random(seed)
     pid = session.mount(arr, mnt, *extra)
     dev = session.losetup(mnt / "disk.img")
@@ -145,16 +149,16 @@ def _crash_points(tmp_path: Path, session, points: int, seed: int, extra: tuple[
     return resynced
 
 
-@pytest.mark.parametrize("level", [5, 6])
+@pytest.mark.parametrize("level", [5, 6, 10] + [pytest.param(n, marks=pytest.mark.slow) for n in (1, 4)])
 def test_kill_9_during_ext4_writes_three_points(tmp_path, session, level):
     resynced = _crash_points(tmp_path, session, points=3, seed=1, level=level)
-    # 5 x 48M members, 16K strips: 3008 stripes; a bitmap chunk is 4 MiB of data, 64 stripes of
-    # RAID-5's four data strips, 85 of RAID-6's three (47 and 36 chunks, the last one short). The
-    # resync covers whole chunks the bitmap had set (how many depends on where ext4 wrote in the
-    # last seconds: bits are cleared only after 5 s without writes, so a busy filesystem may have
-    # them all set)
+    # 48M members, 16K strips: 3008 stripes; a bitmap chunk is 4 MiB of data: 64 stripes of
+    # RAID-4/5's four data strips on five members, 85 of RAID-6's three, 128 of RAID-10's two
+    # on four members, 256 of RAID-1's one (the last chunk short). The resync covers whole chunks
+    # the bitmap had set (how many depends on where ext4 wrote in the last seconds: bits are
+    # cleared only after 5 s without writes, so a busy filesystem may have them all set)
     chunk = json.loads(vraid("examine", tmp_path / "arr", "--json").stdout)[0]["superblock"]["params"]["bitmap_chunk"]
-    assert chunk == {5: 64, 6: 85}[level]
+    assert chunk == {1: 256, 4: 64, 5: 64, 6: 85, 10: 128}[level]
     assert all(0 <= n <= 3008 and n % chunk in (0, 3008 % chunk) for n in resynced), resynced
 
 

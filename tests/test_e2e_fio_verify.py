@@ -26,8 +26,12 @@ from mountutil import requires_mount, run, vraid
 pytestmark = [requires_mount, pytest.mark.mount,
               pytest.mark.skipif(run("which", "fio", check=False).returncode != 0, reason="needs fio")]
 
-#: level -> the members failed, in order (RAID-6: two, one after the other)
-FAILURES = {5: (2,), 6: (1, 3)}
+#: level -> the members failed, in order: as many as the level survives (RAID-6: two, one after
+#: the other; RAID-1 on three members: two of them; RAID-4: the parity member; RAID-10 on four
+#: members: one of each mirrored pair)
+FAILURES = {5: (2,), 6: (1, 3), 1: (0, 1), 4: (4,), 10: (0, 3)}
+#: level -> members (RAID-10: an even count)
+DISKS = {5: 5, 6: 5, 1: 3, 4: 5, 10: 4}
 
 
 def _fio(image: Path, runtime: int, output: Path) -> subprocess.Popen:
@@ -58,13 +62,14 @@ def _status(mnt: Path) -> dict:
     return json.loads(vraid("status", mnt, "--json").stdout)
 
 
-@pytest.mark.parametrize("level", [5, pytest.param(6, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("level", [5, 10] + [pytest.param(n, marks=pytest.mark.slow) for n in (6, 1, 4)])
 def test_fio_verify_with_members_failed_and_rebuilt_mid_run(tmp_path, session, level):
     arr, mnt = tmp_path / "arr", tmp_path / "mnt"
-    vraid("create", arr, "--level", str(level), "--disks", "5", "--disk-size", "24M", "--strip", "16K")
+    size = "32M" if level == 1 else "24M"  # the image (one member's data area on RAID-1) holds fio's 24M
+    vraid("create", arr, "--level", str(level), "--disks", str(DISKS[level]), "--disk-size", size, "--strip", "16K")
     session.mount(arr, mnt)
     out = tmp_path / "fio.json"
-    fio = _fio(mnt / "disk.img", 40 if level == 6 else 25, out)
+    fio = _fio(mnt / "disk.img", 25 + 15 * (len(FAILURES[level]) - 1), out)
     try:
         time.sleep(3)  # fio has written a while on the whole array
         for k in FAILURES[level]:

@@ -75,12 +75,13 @@ def _cached(name: str, doc: str, org: str, order: str, destage: str, options: di
     return Case(name, doc, lambda workdir: machine(cfg, "memory", workdir, options=options, geometry=config))
 
 
-def _raid6(org: str, order: str, destage: str, options: dict) -> Case:
-    """The same policy over RAID-6 (P and Q, md's asymmetric syndrome order: docs/levels.md)."""
-    from vraid.testing.machines import RAID6
+def _level(level: int, org: str, order: str, destage: str, options: dict) -> Case:
+    """The same policy over another RAID level (``machines.LEVEL_CONFIGS``: RAID-6 with md's
+    asymmetric syndrome order, RAID-4, and the mirrors RAID-1 and RAID-10; docs/levels.md)."""
+    from vraid.testing.machines import LEVEL_CONFIGS
 
-    return _cached(f"raid6-{org}-{order}", f"RAID-6, {org} cache, {order} order", org, order, destage, options,
-                   checks=True, geometry=RAID6)
+    return _cached(f"raid{level}-{org}-{order}", f"RAID-{level}, {org} cache, {order} order", org, order, destage, options,
+                   checks=True, geometry=LEVEL_CONFIGS[level])
 
 
 def _settled(base: type, *, stretch: bool = False) -> type:
@@ -176,16 +177,16 @@ def cases(family: str, spec: str, *, with_crashes: bool = False) -> list[Case]:
     options = _options(family, spec)
     if family == "destage":
         out = [_cached(f"{org}-{order}", f"{org} cache, {order} order", org, order, spec, options, checks=True)
-               for org in ORGS for order in ORDERS] + [_raid6("stripe", "lrw", spec, options)]
+               for org in ORGS for order in ORDERS] + [_level(n, "stripe", "lrw", spec, options) for n in (6, 10)]
         return out + (_crash_cases(options, ("nvram",)) if with_crashes else [])
     if family == "destage_order":
         out = [_cached(f"{org}-{name}", f"{org} cache, {sched} scheduler", org, spec, sched, options, checks=True)
                for org in ORGS for name, sched in (("hlwm", SCHEDULER), ("idle", "idle:idle=0.001,high=0.8"))]
-        out.append(_raid6("pbg", spec, SCHEDULER, options))
+        out += [_level(n, "pbg", spec, SCHEDULER, options) for n in (6, 4)]
         return out + (_crash_cases(options, ("nvram",)) if with_crashes else [])
     if family == "cache":
         out = [_cached(f"{order}", f"this organisation, {order} order", spec, order, SCHEDULER, options, checks=True)
-               for order in ORDERS] + [_raid6(spec, "lrw", SCHEDULER, options)]
+               for order in ORDERS] + [_level(n, spec, "lrw", SCHEDULER, options) for n in (6, 1)]
         return out + (_crash_cases(options, ("nvram",)) if with_crashes else [])
     if family == "ct":
         return _ct_cases(spec, options) + (_crash_cases(options, ("write-through", "nvram")) if with_crashes else [])

@@ -370,3 +370,11 @@ GEOMETRY = Config(5, 4, 8 * K, 4 * K, 12)
 #: the RAID-6 array of the cache machines (``vraid fuzz``, tests/test_cache_model.py): md's
 #: asymmetric syndrome order, so Q's weights are not the logical order
 RAID6 = Config(6, 5, 8 * K, 4 * K, 10, "left-asymmetric")
+#: an array of every level beyond RAID-5 for the cache machines (tests/test_cache_model.py,
+#: ``vraid fuzz``): the mirrors' writes touch only the copies of what they write
+LEVEL_CONFIGS = {
+    1: Config(1, 3, 8 * K, 4 * K, 12, "mirror"),
+    4: Config(4, 4, 8 * K, 4 * K, 12, "parity-last"),
+    6: RAID6,
+    10: Config(10, 4, 8 * K, 4 * K, 12, "near-2"),
+}

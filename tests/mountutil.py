@@ -8,6 +8,7 @@ the daemon by its PID, which only this test started.
 from __future__ import annotations
 
 import hashlib
+import random
 import os
 import signal
 import subprocess
@@ -162,6 +163,31 @@ class Session:
                     break
         self.pids.clear()
 
+
+
+def write_files(root: Path, rng: random.Random, tag: str, n: int, size: int) -> None:
+    """``n`` files of 1..``size`` random bytes under ``root/tag`` (a new directory)."""
+    d = root / tag
+    d.mkdir()
+    for i in range(n):
+        (d / f"f{i:03d}").write_bytes(rng.randbytes(rng.randint(1, size)))
+
+
+def settle(fs: Path, image: Path) -> None:
+    """Everything ext4 wrote is on the members (a fsync of the image drains a cache too)."""
+    run("sync", "-f", fs)
+    fd = os.open(image, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def status_json(target: Path) -> dict:
+    """``vraid status --json`` of a mountpoint or an array directory."""
+    import json
+
+    return json.loads(vraid("status", target, "--json").stdout)
 
 def _quietly(step) -> None:
     try:

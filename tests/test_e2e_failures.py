@@ -20,13 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mountutil import file_sums, requires_mount, run, vraid
+from mountutil import file_sums, requires_mount, run, settle, status_json, vraid, write_files
 
 pytestmark = [requires_mount, pytest.mark.mount]
-
-
-def _status(mnt: Path) -> dict:
-    return json.loads(vraid("status", mnt, "--json").stdout)
 
 
 def parity_mismatches(status: dict) -> int:
@@ -42,23 +38,6 @@ def parity_mismatches(status: dict) -> int:
     return int(np.count_nonzero(acc.reshape(-1, bs).any(axis=1)))
 
 
-def _write_files(root: Path, rng: random.Random, tag: str, n: int, size: int) -> None:
-    d = root / tag
-    d.mkdir()
-    for i in range(n):
-        (d / f"f{i:03d}").write_bytes(rng.randbytes(rng.randint(1, size)))
-
-
-def _settle(fs: Path, image: Path) -> None:
-    """Everything ext4 wrote is on the members (a fsync of the image drains a cache too)."""
-    run("sync", "-f", fs)
-    fd = os.open(image, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _fail_rebuild_every_position(tmp_path, session, disk_size: str, positions, cache_args=()):
     arr, mnt, fs = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs"
     vraid("create", arr, "--disks", "5", "--disk-size", disk_size, "--strip", "16K")
@@ -67,29 +46,29 @@ def _fail_rebuild_every_position(tmp_path, session, disk_size: str, positions, c
     run("mkfs.ext4", "-q", "-F", dev)
     session.mount_fs(dev, fs)
     rng = random.Random(5)
-    _write_files(fs, rng, "base", 60, 200_000)
+    write_files(fs, rng, "base", 60, 200_000)
     for k in positions:
         # fail member k while a workload runs
-        worker = threading.Thread(target=_write_files, args=(fs, random.Random(k), f"during{k}", 40, 100_000))
+        worker = threading.Thread(target=write_files, args=(fs, random.Random(k), f"during{k}", 40, 100_000))
         worker.start()
         out = vraid("fail", mnt, str(k)).stdout
         worker.join()
         assert f"member {k}" in out
-        st = _status(mnt)
+        st = status_json(mnt)
         assert st["degraded"] and st["failed"] == [k] and st["members"][k]["state"] == "failed"
         sums = file_sums(fs)
-        _write_files(fs, random.Random(100 + k), f"degraded{k}", 30, 100_000)  # writes while degraded
+        write_files(fs, random.Random(100 + k), f"degraded{k}", 30, 100_000)  # writes while degraded
         run("sh", "-c", f"echo 3 > /proc/sys/vm/drop_caches")  # reads come from the array, reconstructed
         assert {p: s for p, s in file_sums(fs).items() if p in sums} == sums
         # a spare, and the rebuild onto it
         vraid("add", mnt, f"spare{k}.img")
         done = vraid("rebuild", mnt, "--wait")
         assert "the array is not degraded" in " ".join(done.stdout.split()) or "nothing to rebuild" in done.stdout
-        st = _status(mnt)
+        st = status_json(mnt)
         assert not st["degraded"] and st["members"][k]["state"] == "active"
         assert Path(st["members"][k]["store"]).name == f"spare{k}.img"
-        _settle(fs, mnt / "disk.img")
-        assert parity_mismatches(_status(mnt)) == 0
+        settle(fs, mnt / "disk.img")
+        assert parity_mismatches(status_json(mnt)) == 0
         checked = json.loads(vraid("check", mnt, "--json").stdout)  # the scrub agrees
         assert checked["mismatches"] == 0 and checked["done"] == checked["total"], checked
     before = file_sums(fs)
@@ -101,7 +80,7 @@ def _fail_rebuild_every_position(tmp_path, session, disk_size: str, positions, c
     roles = {Path(e["path"]).name: e["superblock"]["role"] for e in json.loads(out) if e["superblock"]}
     assert all(roles[f"spare{k}.img"] == k for k in positions)
     session.mount(arr, mnt)
-    st = _status(mnt)
+    st = status_json(mnt)
     assert not st["degraded"] and [Path(m["store"]).name for m in st["members"]][positions[-1]] == f"spare{positions[-1]}.img"
     assert parity_mismatches(st) == 0
     assert "0 mismatches" in " ".join(vraid("check", mnt).stdout.split())
@@ -132,12 +111,12 @@ def test_a_deleted_member_file_is_failed_and_the_image_keeps_working(tmp_path, s
     dev = session.losetup(mnt / "disk.img")
     run("mkfs.ext4", "-q", "-F", dev)
     session.mount_fs(dev, fs)
-    _write_files(fs, random.Random(1), "a", 50, 100_000)
+    write_files(fs, random.Random(1), "a", 50, 100_000)
     (arr / "disk2.img").unlink()  # the disk is gone; the daemon's open file still works, the watcher notices
-    _write_files(fs, random.Random(2), "b", 50, 100_000)
-    _settle(fs, mnt / "disk.img")
+    write_files(fs, random.Random(2), "b", 50, 100_000)
+    settle(fs, mnt / "disk.img")
     deadline = time.monotonic() + 20
-    while (st := _status(mnt))["members"][2]["state"] == "active" and time.monotonic() < deadline:
+    while (st := status_json(mnt))["members"][2]["state"] == "active" and time.monotonic() < deadline:
         time.sleep(0.2)  # the watcher looks once a second
     assert st["members"][2]["state"] == "rebuilding" and "deleted" in st["members"][2]["reason"]
     # the spare took over at once, rate-limited: it is rebuilding while we read and write
@@ -148,8 +127,8 @@ def test_a_deleted_member_file_is_failed_and_the_image_keeps_working(tmp_path, s
     run("sh", "-c", "echo 3 > /proc/sys/vm/drop_caches")
     assert file_sums(fs) == sums
     vraid("rebuild", mnt, "--rate", "0", "--wait")
-    _settle(fs, mnt / "disk.img")
-    st = _status(mnt)
+    settle(fs, mnt / "disk.img")
+    st = status_json(mnt)
     assert not st["degraded"] and parity_mismatches(st) == 0
     session.umount_fs(fs)
     session.detach(dev)
@@ -175,7 +154,7 @@ def test_two_failures_on_a_mount_lose_only_the_missing_members_blocks(tmp_path, 
     refused = vraid("fail", mnt, "2", check=False)
     assert refused.returncode == 1 and "--force" in " ".join(refused.stderr.split())
     vraid("fail", mnt, "2", "--force")
-    st = _status(mnt)
+    st = status_json(mnt)
     assert st["missing"] == [1, 2] and st["data_lost"] is True
     assert "LOST: members 1, 2" in " ".join(vraid("status", mnt).stdout.split())
     g = st["geometry"]

@@ -18,20 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mountutil import file_sums, requires_mount, run, vraid
+from mountutil import file_sums, requires_mount, run, status_json, vraid, write_files
 
 pytestmark = [requires_mount, pytest.mark.mount]
-
-
-def _status(target: Path) -> dict:
-    return json.loads(vraid("status", target, "--json").stdout)
-
-
-def _write_files(root: Path, rng: random.Random, tag: str, n: int, size: int) -> None:
-    d = root / tag
-    d.mkdir()
-    for i in range(n):
-        (d / f"f{i:03d}").write_bytes(rng.randbytes(rng.randint(1, size)))
 
 
 def _members(status: dict) -> list[np.ndarray]:
@@ -64,21 +53,21 @@ def test_ext4_through_failures_and_rebuilds(tmp_path, session, level, disks, fai
     dev = session.losetup(mnt / "disk.img")
     run("mkfs.ext4", "-q", "-F", dev)
     session.mount_fs(dev, fs)
-    _write_files(fs, random.Random(level), "base", 40, 150_000)
+    write_files(fs, random.Random(level), "base", 40, 150_000)
     sums = file_sums(fs)
     for k in fail:
         assert f"member {k}" in vraid("fail", mnt, str(k)).stdout
-        _write_files(fs, random.Random(100 + k), f"degraded{k}", 10, 100_000)  # writes while degraded
+        write_files(fs, random.Random(100 + k), f"degraded{k}", 10, 100_000)  # writes while degraded
         run("sh", "-c", "echo 3 > /proc/sys/vm/drop_caches")  # reads come from the array
         got = file_sums(fs)
         assert {p: s for p, s in got.items() if p in sums} == sums
         sums = got
-    st = _status(mnt)
+    st = status_json(mnt)
     assert st["degraded"] and st["failed"] == sorted(fail) and not st["data_lost"]
     for k in fail:
         vraid("add", mnt, f"spare{k}.img")
     vraid("rebuild", mnt, "--wait")
-    st = _status(mnt)
+    st = status_json(mnt)
     assert not st["degraded"], st["failed"]
     run("sync", "-f", fs)
     checked = json.loads(vraid("check", mnt, "--json").stdout)
@@ -86,9 +75,9 @@ def test_ext4_through_failures_and_rebuilds(tmp_path, session, level, disks, fai
     session.umount_fs(fs)
     session.detach(dev)
     session.umount(mnt)
-    _check_raw(level, _status(arr))
+    _check_raw(level, status_json(arr))
     session.mount(arr, mnt)
-    assert not _status(mnt)["degraded"]
+    assert not status_json(mnt)["degraded"]
     dev = session.losetup(mnt / "disk.img")
     assert run("e2fsck", "-fn", dev, check=False).returncode == 0
     session.mount_fs(dev, fs)

@@ -19,30 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mountutil import file_sums, requires_mount, run, vraid
+from mountutil import file_sums, requires_mount, run, settle, status_json, vraid, write_files
 from vraid.testing.raid6_oracle import bad_stripes, member_areas
 
 pytestmark = [requires_mount, pytest.mark.mount]
-
-
-def _status(mnt: Path) -> dict:
-    return json.loads(vraid("status", mnt, "--json").stdout)
-
-
-def _write_files(root: Path, rng: random.Random, tag: str, n: int, size: int) -> None:
-    d = root / tag
-    d.mkdir()
-    for i in range(n):
-        (d / f"f{i:03d}").write_bytes(rng.randbytes(rng.randint(1, size)))
-
-
-def _settle(fs: Path, image: Path) -> None:
-    run("sync", "-f", fs)
-    fd = os.open(image, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _raw_pq_errors(status: dict, layout: str) -> list:
@@ -62,33 +42,33 @@ def test_raid6_two_failures_rebuild_remount(tmp_path, session):
     dev = session.losetup(mnt / "disk.img")
     run("mkfs.ext4", "-q", "-F", dev)
     session.mount_fs(dev, fs)
-    _write_files(fs, random.Random(6), "base", 50, 150_000)
-    _settle(fs, mnt / "disk.img")
-    assert _raw_pq_errors(_status(mnt), "left-symmetric") == []
+    write_files(fs, random.Random(6), "base", 50, 150_000)
+    settle(fs, mnt / "disk.img")
+    assert _raw_pq_errors(status_json(mnt), "left-symmetric") == []
     sums = file_sums(fs)
     for k in (1, 3):
         assert f"member {k}" in vraid("fail", mnt, str(k)).stdout
-    st = _status(mnt)
+    st = status_json(mnt)
     assert st["degraded"] and sorted(st["failed"]) == [1, 3] and not st["data_lost"]
     third = vraid("fail", mnt, "0", check=False)  # a third is more than RAID-6 survives
     assert third.returncode == 1 and "--force" in third.stderr
     run("sh", "-c", "echo 3 > /proc/sys/vm/drop_caches")  # reads come from the array, rebuilt from P and Q
     assert file_sums(fs) == sums
-    _write_files(fs, random.Random(7), "degraded", 30, 100_000)  # writes with two members gone
+    write_files(fs, random.Random(7), "degraded", 30, 100_000)  # writes with two members gone
     run("sh", "-c", "echo 3 > /proc/sys/vm/drop_caches")
     sums = file_sums(fs)
     vraid("add", mnt, "spare1.img")
     vraid("add", mnt, "spare3.img")
     done = vraid("rebuild", mnt, "--wait")
     assert "not degraded" in " ".join(done.stdout.split()) or "nothing to rebuild" in done.stdout
-    st = _status(mnt)
+    st = status_json(mnt)
     if st["degraded"]:  # md rebuilds one after the other: wait for the second too
         vraid("rebuild", mnt, "--wait")
-        st = _status(mnt)
+        st = status_json(mnt)
     assert not st["degraded"]
     assert sorted(Path(m["store"]).name for m in st["members"])[-2:] == ["spare1.img", "spare3.img"]
-    _settle(fs, mnt / "disk.img")
-    assert _raw_pq_errors(_status(mnt), "left-symmetric") == []
+    settle(fs, mnt / "disk.img")
+    assert _raw_pq_errors(status_json(mnt), "left-symmetric") == []
     checked = json.loads(vraid("check", mnt, "--json").stdout)
     assert checked["mismatches"] == 0 and checked["done"] == checked["total"], checked
     before = file_sums(fs)
@@ -97,7 +77,7 @@ def test_raid6_two_failures_rebuild_remount(tmp_path, session):
     session.detach(dev)
     session.umount(mnt)
     session.mount(arr, mnt)
-    st = _status(mnt)
+    st = status_json(mnt)
     assert not st["degraded"]
     assert _raw_pq_errors(st, "left-symmetric") == []
     dev = session.losetup(mnt / "disk.img")
@@ -121,12 +101,12 @@ def test_raid6_two_spares_rebuild_both_failed_members_in_one_pass(tmp_path, sess
         vraid("fail", arr, str(k))
     session.mount(arr, mnt)
     vraid("rebuild", mnt, "--wait")
-    st = _status(mnt)
+    st = status_json(mnt)
     assert not st["degraded"] and st["rebuild"]["state"] == "done", st
     assert st["rebuild"]["roles"] == [1, 3]  # one pass for both
     reads = [m["reads"] for m in st["members"]]
     assert reads[1] == reads[3] == 0  # the new members were only written
     with open(mnt / "disk.img", "rb") as f:
         assert f.read(len(data)) == data
-    assert _raw_pq_errors(_status(mnt), "left-symmetric") == []
+    assert _raw_pq_errors(status_json(mnt), "left-symmetric") == []
     session.umount(mnt)

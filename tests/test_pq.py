@@ -2,8 +2,8 @@
 
 Every reconstruction path (P, Q, P+Q, D, D+P, D+Q, D+D) must give back exactly
 what was lost; RMW ``update`` must give what ``generate`` gives of the new data;
-Q is checked against a slow per-byte reference (carry-less multiply, written
-here); the layouts against md's placement rules as raid5.c states them (P on
+Q is checked against a slow per-byte reference (the RAID-6 oracle's carry-less
+multiply, which shares no code with vraid.core); the layouts against md's placement rules as raid5.c states them (P on
 N-1-s mod N or s mod N, Q after P, data after Q or in member order) and the
 syndrome order against md's walk from the member after Q.
 """
@@ -20,18 +20,9 @@ from hypothesis import strategies as st
 from vraid.core.geometry import Geometry
 from vraid.core.pq import PQ
 from vraid.core.redundancy import LEVELS, RAID5_LAYOUTS, for_level
+from vraid.testing.raid6_oracle import slow_mul  # the oracle's carry-less multiply: no code of vraid.core
 
 pq = PQ()
-
-
-def slow_mul(a: int, b: int) -> int:
-    r = 0
-    while b:
-        if b & 1:
-            r ^= a
-        a = (a << 1) ^ (0x11D if a & 0x80 else 0)
-        b >>= 1
-    return r
 
 
 def slow_q(data: np.ndarray, slots=None) -> np.ndarray:

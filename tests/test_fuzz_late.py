@@ -59,13 +59,6 @@ class GlobalLate(Late):
 '''
 
 
-#: issue 35 item 2, not done: a late fault is always found, but replaying its shrunk example
-#: does not always fail again (seen on 2026-11-27 in runs of the whole suite and alone: "the
-#: replayed example passes now", or no blob for a fault found in teardown); the replay's
-#: determinism under the stretch step is still to be found
-REPLAY_FLAKY = "the replay of a late fault does not always fail again (issue 35, item 2)"
-
-
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     (tmp_path / "planted.py").write_text(PLANTED)
@@ -89,17 +82,16 @@ def test_a_default_run_finds_a_late_fault_and_prints_a_replay_that_fails_again(h
     rc, out = _fuzz(home, "--destage", f"planted.py:Late:late={late}", "--seed", str(seed))
     assert rc == 3, out
     assert f"RuntimeError: planted after {late} calls" in out
-    # the replay of the shrunk example, or (when hypothesis gave no blob: a fault found in
-    # teardown does not always re-run) the seeded command that runs the same examples again
-    m = (re.search(r"^  (vraid fuzz .* --replay \S+)$", out, re.M)
-         or re.search(r"^  only this case: (vraid fuzz .*)$", out, re.M))
+    # the replay of the shrunk example: an example runs the same way every time (the session
+    # settles between calls and seeds trio's order of same-instant tasks), so hypothesis's re-run
+    # of the shrunk example fails again and it gives a blob
+    m = re.search(r"^  (vraid fuzz .* --replay \S+)$", out, re.M)
     assert m, f"no replay command in:\n{out}"
     args = m.group(1).split()[2:]
     assert not (home / ".hypothesis").exists()
     assert (home / "cache" / "vraid" / "fuzz").is_dir()
     rc2, again = _fuzz(home, *args)
-    if not (rc2 == 3 and f"planted after {late} calls" in again):
-        pytest.xfail(REPLAY_FLAKY)
+    assert rc2 == 3 and f"planted after {late} calls" in again, again
 
 
 def test_state_kept_in_a_module_global_is_reset_per_example_so_the_fault_replays(home):
@@ -107,8 +99,6 @@ def test_state_kept_in_a_module_global_is_reset_per_example_so_the_fault_replays
     assert rc == 3, out
     assert "planted after 400 calls of the module" in out, out
     m = re.search(r"--replay (\S+)$", out, re.M)
-    if m is None:  # no blob: the shrunk example did not fail again when hypothesis re-ran it
-        pytest.xfail(REPLAY_FLAKY)
+    assert m, f"no replay blob in:\n{out}"
     rc2, again = _fuzz(home, "--destage", "planted.py:GlobalLate:late=400", "--case", "pbg-lrw", "--replay", m.group(1))
-    if not (rc2 == 3 and "planted after 400 calls of the module" in again):
-        pytest.xfail(REPLAY_FLAKY)
+    assert rc2 == 3 and "planted after 400 calls of the module" in again, again

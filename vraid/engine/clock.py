@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import math
 from time import perf_counter
-from typing import Protocol
+from contextlib import contextmanager
+from typing import Iterator, Protocol
 
 import trio
 from trio._core._run import GLOBAL_RUN_CONTEXT  # private: the runner's run queue and deadlines
@@ -196,3 +197,30 @@ class TrioClock:
         if virtual is not None and virtual.advance_alone(deadline):
             return
         await trio.sleep_until(deadline)
+
+
+@contextmanager
+def deterministic_trio(seed: int) -> Iterator[None]:
+    """Make trio's order of same-instant tasks reproducible for this run.
+
+    trio runs the tasks that are ready at one instant in a random order (half the time
+    reversed) to shake out ordering bugs; a simulation, and a model test replaying an
+    example, must instead do exactly the same thing every time. trio's own switch for
+    that (what pytest-trio sets under hypothesis) is private, so this sets it for the
+    duration and seeds its generator with ``seed``."""
+    from trio._core import _run as core  # private: trio has no public switch for this
+
+    flag = getattr(core, "_ALLOW_DETERMINISTIC_SCHEDULING", None)
+    rng = getattr(core, "_r", None)
+    if flag is None or rng is None:  # pragma: no cover - a trio without the hook
+        yield
+        return
+    state = rng.getstate()
+    core._ALLOW_DETERMINISTIC_SCHEDULING = True  # type: ignore[misc]
+    rng.seed(0x5EED ^ seed)
+    try:
+        yield
+    finally:
+        core._ALLOW_DETERMINISTIC_SCHEDULING = flag  # type: ignore[misc]
+        rng.setstate(state)
+

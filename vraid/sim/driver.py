@@ -16,12 +16,12 @@ makes trio's order of same-instant tasks reproducible (see the simulator's docst
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 import trio
 
+from vraid.engine.clock import deterministic_trio  # noqa: F401 (re-exported: tests and vraid top use it here)
 from vraid.engine.metrics import ResponseTimes
 from vraid.errors import MemberIOError
 from .workload import HostRequest, Workload
@@ -37,26 +37,6 @@ async def run_workload(array: "Array", workload: Workload, requests: Iterator[Ho
         await open_loop(array, requests, pattern, rec, trio.current_time(), max_in_flight)
     else:
         await closed_loop(array, requests, pattern, rec, workload.closed_loop)
-
-
-@contextmanager
-def deterministic_trio(seed: int) -> Iterator[None]:
-    """Make trio's order of same-instant tasks reproducible for this run (see module doc)."""
-    from trio._core import _run as core  # private: trio has no public switch for this
-
-    flag = getattr(core, "_ALLOW_DETERMINISTIC_SCHEDULING", None)
-    rng = getattr(core, "_r", None)
-    if flag is None or rng is None:  # pragma: no cover - a trio without the hook
-        yield
-        return
-    state = rng.getstate()
-    core._ALLOW_DETERMINISTIC_SCHEDULING = True  # type: ignore[misc]
-    rng.seed(0x5EED ^ seed)
-    try:
-        yield
-    finally:
-        core._ALLOW_DETERMINISTIC_SCHEDULING = flag  # type: ignore[misc]
-        rng.setstate(state)
 
 
 class Pattern:

@@ -41,6 +41,7 @@ import trio.lowlevel
 import trio.testing
 
 from vraid.engine.build import Engine, EngineConfig, open_engine
+from vraid.engine.clock import deterministic_trio
 
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 60.0
@@ -91,7 +92,8 @@ class Session:
     # -- the helper thread ------------------------------------------------------------------
     def _thread_main(self) -> None:
         try:
-            trio.run(self._main, clock=self.clock)
+            with deterministic_trio(0):  # an example replays the same order of same-instant tasks
+                trio.run(self._main, clock=self.clock)
         except BaseException as exc:  # handed to the caller of close() or the next call
             self._error = exc
         finally:
@@ -109,6 +111,7 @@ class Session:
                     engine.array.events.subscribe(self._on_event)
                     self._calls -= 1
                     self._sync_autojump()
+                    await self._settled()  # the first call arrives in a loop with nothing to run
                     self._token = trio.lowlevel.current_trio_token()
                     self._ready.set()
                     await self._stop.wait()
@@ -124,7 +127,18 @@ class Session:
         if self.rate is None:
             self.clock.autojump_threshold = 0.0 if self._calls > 0 else math.inf
 
+    async def _settled(self) -> None:
+        """Between calls virtual time stands still, but a background task that is ready (a
+        destager woken by the last call) still runs; where the next call lands among its
+        steps, and how trio's seeded scheduler order (:func:`deterministic_trio`) is spent,
+        would then depend on the caller thread's timing. So a call returns only once every
+        task waits, and the next one arrives in a loop with nothing to run: an example
+        replays exactly (``vraid fuzz --replay``)."""
+        if self.rate is None:
+            await trio.testing.wait_all_tasks_blocked()
+
     async def _timed(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        await self._settled()
         self._calls += 1
         self._sync_autojump()
         try:
@@ -132,6 +146,7 @@ class Session:
         finally:
             self._calls -= 1
             self._sync_autojump()
+            await self._settled()
 
     # -- calls from the caller's thread ---------------------------------------------------------
     @property
@@ -163,13 +178,21 @@ class Session:
             raise SessionError("the engine loop has ended") from (self._error or exc)
 
     def call_sync(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run ``fn(*args)`` in the engine's loop between two of its awaits; its result."""
+        """Run ``fn(*args)`` in the engine's loop between two of its awaits, once every task
+        waits (as :meth:`call`); its result."""
         self._check()
         try:
-            return trio.from_thread.run_sync(fn, *args, trio_token=self._token)
+            return trio.from_thread.run(self._settled_sync, fn, *args, trio_token=self._token)
         except trio.RunFinishedError as exc:
             self._thread.join(STOP_TIMEOUT)
             raise SessionError("the engine loop has ended") from (self._error or exc)
+
+    async def _settled_sync(self, fn: Callable[..., Any], *args: Any) -> Any:
+        await self._settled()
+        try:
+            return fn(*args)
+        finally:
+            await self._settled()
 
     def start_soon(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> None:
         """Run ``fn(*args)`` as a background task of the session (a workload driver); if it

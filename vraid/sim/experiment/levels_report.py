@@ -140,7 +140,7 @@ def _markdown(res: dict[str, Any], plots: bool) -> str:
     L += ["", "How each row is measured: " + "; ".join(f"{row.label.lower()}: {row.how}" for row in ROWS) + ".", "",
           "## Small writes: member I/Os per one-block write", "",
           "The book's count is the subtractive method (read the old data and the old check strips, write both); "
-          "vraid's planner takes reconstruct-write instead when that needs fewer I/Os (seed 000 sec. II-A): a level "
+          "vraid's planner takes reconstruct-write instead when that needs fewer I/Os (paper 000 sec. II-A): a level "
           "whose counts differ below is one where it did. Measured: member requests of the write-latency run over "
           "its host writes.", "",
           "| level | book reads | book writes | vraid reads | vraid writes |", "|---|---:|---:|---:|---:|"]

@@ -18,7 +18,10 @@ Time. By default (``rate=None``) virtual time stands still between calls and
 runs during them: while a call is in progress the clock jumps to the next
 deadline whenever every task waits (``autojump_threshold=0``), so a disk
 model's 5 ms seek costs no wall time, and background work (the destager, the
-bitmap's clearing task) advances only inside calls and :meth:`advance`. With
+bitmap's clearing task) advances only inside calls and :meth:`advance`. A call
+returns only once every task of the engine waits, and trio's order of tasks ready
+at one instant is seeded, so the same calls do the same thing every time (a
+model test's example replays exactly). With
 ``rate=R`` virtual time instead flows R times as fast as real time whatever
 the caller does (``vraid top --sim`` watches it that way); :meth:`set_rate`
 changes R, 0 stops time.

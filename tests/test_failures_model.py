@@ -86,11 +86,15 @@ class FailuresMatchModel(ArrayMatchesModel):
         broken = sum(1 for i, s in enumerate(self.stores) if getattr(s, "broken", False) and i not in self._missing())
         return len(self._missing()) + broken < self.g.redundancy.tolerates
 
+    def _draw_disk(self, data) -> int:
+        """The member a failure rule fails (any: _redundant says one more is survivable)."""
+        return data.draw(st.integers(0, self.g.ndisks - 1), label="disk")
+
     # -- failures -----------------------------------------------------------------------------
     @precondition(lambda self: self._redundant())
     @rule(data=st.data())
     def fail_member(self, data) -> None:
-        disk = data.draw(st.integers(0, self.g.ndisks - 1), label="disk")
+        disk = self._draw_disk(data)
         note(f"fail member {disk} (and scribble over it)")
         store = self.stores[disk]
         garbage = bytes(np.random.default_rng(disk).integers(0, 256, store.size, dtype=np.uint8))

@@ -157,7 +157,8 @@ def test_raid10_fail_is_refused_for_the_second_of_a_pair_and_assembly_follows_th
     refused = vraid("fail", arr, "1", check=False)
     assert refused.returncode == 1 and "mirrored pair" in " ".join(refused.stderr.split()), refused.stderr
     assert tree_hash(arr) == before
-    vraid("fail", arr, "3")  # the other pair: survivable
+    other = vraid("fail", arr, "3")  # the other pair: survivable, and said so
+    assert "run degraded" in other.stdout and "FAILED" not in other.stdout, other.stdout
     status = json.loads(vraid("status", arr, "--json").stdout)
     assert status["failed"] == [0, 3] and not status["data_lost"]
     vraid("fail", arr, "1", "--force")

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from vraid.errors import MountError, VraidError
-from vraid.core.redundancy import count_word
 
 #: exit status of ``vraid check`` when mismatches were found and not repaired (as fsck's 4)
 EXIT_MISMATCHES = 4
@@ -100,10 +99,10 @@ def cmd_fail(args) -> int:
         failure.fail_offline(asm, role)
     gone = sorted(set(asm.failed) | {role})
     scheme = asm.geometry.redundancy
-    if not scheme.survives(len(gone)):
+    if not asm.geometry.survives_members(gone):  # which members, not only how many (RAID-10: pairs)
         console.print(
             f"member {role} ({path.name if path else 'missing'}) recorded as failed (events {asm.events}); the array has "
-            f"FAILED: {scheme.name} survives {count_word(scheme.tolerates)} missing members, members "
+            f"FAILED: {scheme.name} {scheme.survival_text()}, members "
             f"{', '.join(map(str, gone))} are missing and the blocks they held are lost; it will not start",
             highlight=False,
         )

@@ -78,6 +78,9 @@ class RecordingTarget:
             b = _block_of(self.geometry, buf, k, r)
             buf.data[k, r] = np.frombuffer(self.image, dtype=np.uint8)[b * bs : (b + 1) * bs]
 
+    def read_now(self, offset, length, *, priority=HOST):
+        return None  # every read is recorded through read()
+
     async def read(self, offset, length, *, priority=HOST):
         self.reads.append((offset, length, priority))
         return bytes(self.image[offset : offset + length])
@@ -112,6 +115,9 @@ class BufferTarget:
             held = self.blocks.get(first_block + i)
             if held is not None:
                 data[i * bs : (i + 1) * bs] = held
+
+    def read_now(self, offset, length, *, priority=HOST):
+        return None  # it overlays its own blocks in read()
 
     async def read(self, offset, length, *, priority=HOST):
         bs = self.geometry.block_size

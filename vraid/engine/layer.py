@@ -12,7 +12,8 @@ imports the host API. A layer
   its plan read (``r``), which hold the members' clean data now;
 * serves :meth:`Layer.read` and :meth:`Layer.read_blocks` from its own buffer where it holds
   a newer copy, from its target otherwise, so a read below a cache never sees an older copy
-  than the chain holds;
+  than the chain holds; :meth:`Layer.read_now` is the same read made with no await where the
+  mechanism allows it (None otherwise: the caller awaits ``read``);
 * makes :meth:`Layer.flush` durable in its own medium (NVRAM, the log disk, the stripe
   directory) or by flushing through to its target;
 * on :meth:`Layer.shutdown` empties itself into its target and shuts the target down;
@@ -71,6 +72,13 @@ class Layer(Protocol):
 
     async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes:
         """``length`` bytes of the image at ``offset`` as the layer holds them."""
+        ...
+
+    def read_now(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes | None:
+        """:meth:`read` made on the caller's thread with no await, by at most one member
+        request, when the layer can (the RAID layer: one strip of a healthy array on an idle
+        member that reads synchronously); None when it cannot, and the caller awaits
+        :meth:`read`. A layer that holds data of its own answers None."""
         ...
 
     async def flush(self) -> None:

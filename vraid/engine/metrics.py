@@ -191,6 +191,19 @@ class ReadPathMetrics:
                     idle += span - d if d > 0.0 else span
             self.idle_member_seconds += idle
 
+    def waited_alone(self, span: float) -> None:
+        """A host read got its blocks from one member request made on the reader's thread
+        with no await (``Layer.read_now``), so nothing else ran during its wait of ``span``
+        seconds: inside another read's open wait it adds nothing (that wait's end counts the
+        time); alone, its member was busy for all of it and every other member idle. (The
+        loop of :meth:`wait_end` would also count as idle the member's own moments around its
+        ``pread``; this rule, the one the direct read used before the engine's layers, needs
+        no copy of the busy list.)"""
+        if self._waiting or span <= 0:
+            return
+        self.wait_seconds += span
+        self.idle_member_seconds += span * (len(self.busy()) - 1)
+
     @contextmanager
     def waiting(self) -> Iterator[None]:
         """A host read waits for the members inside this block (:meth:`wait_begin` and

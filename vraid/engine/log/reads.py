@@ -24,6 +24,10 @@ from vraid.engine.raid.stripe import StripeBuffer
 class LogReads:
     """Reads of a :class:`~vraid.engine.log.cache.LogCache`: RAM slot, log, then the data disks."""
 
+    def read_now(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes | None:
+        """None: a read may need the log medium, so it is always awaited (:meth:`read`)."""
+        return None
+
     async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes:
         if priority == Priority.HOST:
             self._host()

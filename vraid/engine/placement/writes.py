@@ -103,6 +103,10 @@ class PlacedWrites:
         store.attach(array.members)
 
     # -- reads ------------------------------------------------------------------------------
+    def read_now(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes | None:
+        """None: a read takes the directory's lock, so it is always awaited (:meth:`read`)."""
+        return None
+
     async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes:
         """``length`` bytes at ``offset``: buffered strips from the buffer, the rest from the members."""
         S = self.geometry.strip_size

@@ -28,6 +28,14 @@ from vraid.errors import MemberIOError
 _NONE: frozenset[int] = frozenset()
 
 
+def _trimmed(data: bytes, head: int, length: int) -> bytes:
+    """``length`` bytes of block-aligned ``data`` from ``head`` on (aligned: the member's
+    bytes themselves, no copy)."""
+    if head == 0 and len(data) == length:
+        return data
+    return data[head : head + length]
+
+
 class RaidReads:
     """The read half of :class:`vraid.engine.raid.layer.RaidLayer` (a mixin: it shares the
     layer's geometry, mapping, members, health and locks)."""
@@ -44,23 +52,53 @@ class RaidReads:
         #: per data column, the check columns holding a copy of it (mirrors); any: reads are balanced
         self.copies = tuple(self.redundancy.copies(k) for k in range(g.data_disks))
         self.balanced = any(self.copies)
+        #: a read inside one strip is one member request at a place the tables give
+        self.one_request = self.static and not self.balanced
+
+    def _one_strip_request(self, offset: int, length: int, priority: Priority) -> Request | None:
+        """The one member request of a read inside one strip of a healthy array on the static
+        layout (from the tables of :meth:`init_reads`, as ``StaticMapping.data_disk`` and
+        ``member_offset`` compute it), or None when the read needs the general plan."""
+        block, strip, data_disks, disks_of, data_offset = self._one_strip
+        first = offset // block * block
+        end = -(-(offset + length) // block) * block
+        s0 = first // strip
+        if s0 != (end - 1) // strip or not self.one_request or self.health.degraded:
+            return None
+        stripe, k = divmod(s0, data_disks)
+        return Request(disks_of[stripe % len(disks_of)][k], "read", data_offset + stripe * strip + first % strip,
+                       end - first, None, priority)
+
+    def read_now(self, offset: int, length: int, *, priority: Priority = Priority.HOST) -> bytes | None:
+        """:meth:`read` on this thread with no await when it can be: a read inside one strip of
+        a healthy array whose member is idle and reads synchronously
+        (:meth:`vraid.engine.members.queues.Members.run_now`), so nothing else runs meanwhile.
+        None when it cannot (the caller then awaits :meth:`read`); a member that fails the
+        read is failed first, so that read goes degraded."""
+        req = self._one_strip_request(offset, length, priority)
+        if req is None:
+            return None
+        try:
+            if not self.members.run_now(req):
+                return None
+        except MemberIOError as exc:
+            self.member_error(exc, 1)
+            return None
+        return _trimmed(req.result, offset % self._one_strip[0], length)  # type: ignore[arg-type]
 
     async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST, attempt: int = 0) -> bytes:
         """Read straight from the members; blocks of a missing member are reconstructed, a
         member that fails is failed and the read retried degraded (``attempt``: the failures
         handled before the call)."""
-        block, strip, data_disks, disks_of, data_offset = self._one_strip
+        block = self._one_strip[0]
         first = offset // block * block
         end = -(-(offset + length) // block) * block
         while True:
             try:
                 if self.health.degraded:
                     return await self._read_members_degraded(offset, length, priority)
-                if first // strip == (end - 1) // strip and self.static and not self.balanced:  # inside one strip: one member request
-                    # (StaticMapping.data_disk and member_offset, from the tables of init_reads)
-                    stripe, k = divmod(first // strip, data_disks)
-                    req = Request(disks_of[stripe % len(disks_of)][k], "read", data_offset + stripe * strip + first % strip,
-                                  end - first, priority=priority)
+                req = self._one_strip_request(offset, length, priority)
+                if req is not None:  # inside one strip: one member request
                     if not self.members.run_now(req):  # (an idle member, a synchronous store: no await)
                         await self.members.run((req,))
                     data = req.result
@@ -74,10 +112,7 @@ class RaidReads:
             except MemberIOError as exc:
                 attempt += 1
                 self.member_error(exc, attempt)
-        head = offset - first
-        if head == 0 and len(data) == length:
-            return data  # aligned: the member's bytes, no copy
-        return data[head : head + length]
+        return _trimmed(data, offset - first, length)  # type: ignore[arg-type]
 
     async def _read_members_degraded(self, offset: int, length: int, priority: Priority = Priority.HOST) -> bytes:
         """Like the normal read, but extents touching a missing member are reconstructed."""

@@ -58,6 +58,8 @@ def test_two_spares_rebuild_both_failed_members_in_one_pass(layout, failed):
         st = a.status()
         assert st["degraded"] is False and rebuilt == [(failed[0], "spare0"), (failed[1], "spare1")]
         assert st["rebuild"]["roles"] == list(failed) and st["rebuild"]["state"] == "done"
+        shown = _status_text(st)  # `vraid status` names both members of the pass
+        assert f"member {failed[0]} onto spare0, member {failed[1]} onto spare1: done" in shown
         members = {m["disk"]: m for m in st["members"]}
         for d in range(g.ndisks):
             if d in failed:  # the spare in the role: written once a stripe, read never
@@ -70,6 +72,19 @@ def test_two_spares_rebuild_both_failed_members_in_one_pass(layout, failed):
     for d, s in zip(failed, spares):
         new[d] = s
     assert _check_members(g, new) == model
+
+
+def _status_text(st) -> str:
+    import io
+
+    from rich.console import Console
+
+    from vraid.tui.render import status_tables
+    out = io.StringIO()
+    console = Console(width=200, file=out, color_system=None)
+    for table in status_tables({"state": "mounted", **st}):  # (the daemon adds its state)
+        console.print(table)
+    return out.getvalue()
 
 
 async def _fail(array, disk):

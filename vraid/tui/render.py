@@ -241,8 +241,10 @@ def _failure_rows(head: Table, st: dict[str, Any]) -> None:
     rb = st.get("rebuild")
     if rb:
         eta = rb.get("eta_seconds")
+        roles, spares = rb.get("roles") or [rb["role"]], rb.get("spares") or [rb["spare"]]
+        who = ", ".join(f"member {r} onto {s}" for r, s in zip(roles, spares))  # RAID-6 rebuilds two at once
         text = (
-            f"member {rb['role']} onto {rb['spare']}: {rb['state']}, {100 * rb['progress']:.1f}% "
+            f"{who}: {rb['state']}, {100 * rb['progress']:.1f}% "
             f"({rb['stripe']}/{rb['stripes']} stripes), {rb['speed_mb_s']:.1f} MB/s"
             + (f", limit {rb['rate_limit_mb_s']:.0f} MB/s" if rb.get("rate_limit_mb_s") else "")
             + (f", about {eta:.0f} s left" if eta is not None else "")

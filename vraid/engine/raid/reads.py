@@ -84,7 +84,11 @@ class RaidReads:
         except MemberIOError as exc:
             self.member_error(exc, 1)
             return None
-        return _trimmed(req.result, offset % self._one_strip[0], length)  # type: ignore[arg-type]
+        data = req.result
+        head = offset % self._one_strip[0]
+        if head == 0 and len(data) == length:  # type: ignore[arg-type]
+            return data  # aligned: the member's bytes, no copy
+        return data[head : head + length]  # type: ignore[index]
 
     async def read(self, offset: int, length: int, *, priority: Priority = Priority.HOST, attempt: int = 0) -> bytes:
         """Read straight from the members; blocks of a missing member are reconstructed, a

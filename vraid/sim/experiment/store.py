@@ -5,7 +5,8 @@ written, as soon as it finishes, to ``OUT/runs/EXPERIMENT/KEY.json``, where ``KE
 what decides the run's output: the experiment, the run's spec, vraid's version and the
 code's commit (:func:`code_identity`). Rerunning the same command finds the runs already
 there and runs only the rest; a run of other code, another size or other options has
-another key and is run again. ``--fresh`` (:meth:`RunStore.clear`) starts over.
+another key and is run again. ``--fresh`` (:meth:`RunStore.clear`) starts over. The files are
+plain JSON: committed with a partial sweep, they let another session or machine continue it.
 
 Each file holds the run's output as JSON and, beside it, where and how long it ran (the
 worker, the seconds), which :mod:`.runner` sums into meta.json. Files are written whole
@@ -57,13 +58,15 @@ def _git(cwd: Path, *args: str) -> str | None:
 
 @lru_cache(maxsize=1)
 def code_identity() -> str:
-    """The code a run ran: ``git rev-parse HEAD`` of the checkout vraid is imported from, with
-    ``+src:HASH`` when its package sources differ from that commit; ``src:HASH`` (a hash of
-    the package sources) where vraid is not a git checkout (an installed wheel)."""
+    """The code a run ran: the commit that last changed vraid's package sources in the git
+    checkout vraid is imported from (``git rev-list -1 HEAD -- PACKAGES``: committing results
+    or docs does not change it, so a stored sweep stays valid), with ``+src:HASH`` when the
+    sources differ from that commit; ``src:HASH`` (a hash of the package sources) where
+    vraid is not a git checkout (an installed wheel)."""
     dirs = _package_dirs()
     top = _git(dirs[0], "rev-parse", "--show-toplevel")
     tracked = top is not None and _git(dirs[0], "ls-files", "--error-unmatch", "__init__.py") is not None
-    commit = _git(dirs[0], "rev-parse", "HEAD") if tracked else None
+    commit = _git(Path(top), "rev-list", "-1", "HEAD", "--", *(str(d) for d in dirs)) if tracked else None
     if not commit:
         return f"src:{source_hash()}"
     dirty = _git(Path(top), "status", "--porcelain", "--", *(str(d) for d in dirs))

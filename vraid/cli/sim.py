@@ -440,9 +440,14 @@ def cmd_experiment(args) -> int:
     out = args.out if args.out is not None else _default_out(args.name, size)
     from .sweep import progress_bar
 
-    with progress_bar(args.name) as progress:
-        done = run_experiment(args.name, out, size=size, jobs=args.jobs, progress=progress, options=options,
-                              cluster=args.cluster, fresh=args.fresh)
+    try:
+        with progress_bar(args.name) as progress:
+            done = run_experiment(args.name, out, size=size, jobs=args.jobs, progress=progress, options=options,
+                                  cluster=args.cluster, fresh=args.fresh)
+    except KeyboardInterrupt:
+        print(f"{args.name}: interrupted; the finished runs are kept in {out}/runs, and the same command "
+              "continues with the rest", file=sys.stderr)
+        return 130
     summary = getattr(module, "summary", None)
     if summary is not None:
         from vraid.tui.render import rich_table

@@ -98,10 +98,11 @@ def print_estimate(name: str, options: dict[str, Any], *, jobs: int | None, clus
         t.add_column(col, justify="right" if col != "size" else "left")
     for s in sizes:
         t.add_row(s.size, f"{s.runs:,}", f"{s.work:,.0f}", _clock(s.serial_seconds), _clock(s.wall_seconds))
-    t.caption = escape(f"wall time: on {where}, never less than the longest run; from {cal.runs} calibration "
-                       f"run(s) of {cal.seconds:.1f} s ({cal.rate * 1e3:.4g} ms per unit of work; "
-                       f"docs/experiments.md, sizes and estimates)")
     console.print(t)
+    console.print(escape(f"wall time: on {where}, never less than the longest run. From {cal.runs} calibration "
+                         f"run(s) of the quick size, {cal.seconds:.1f} s in all: a run takes {cal.overhead:.3g} s + "
+                         f"{cal.rate * 1e3:.4g} ms per unit of work (docs/experiments.md, sizes and estimates)"),
+                  highlight=False)
     return 0
 
 

@@ -6,8 +6,9 @@ msc-ct, multibuffer, levels), the entries of the cache whose periods it runs thr
 PostMark files and transactions and the tree's files (vc-raid, real time). :data:`WORK` gives
 that measure for one spec of each experiment. :func:`calibrate` runs a few runs of the quick
 size in this process, spread over its specs, for about :data:`CALIBRATION_SECONDS` (at least
-one run), and takes seconds per unit of work from them; :func:`estimate` multiplies that
-rate into every size's specs and spreads the sum over the workers (one at a time for a
+one run), and fits a run's seconds as a fixed cost plus a rate per unit of work
+(:func:`fit`; the rate alone when the runs cannot tell the two apart); :func:`estimate`
+applies that to every size's specs and spreads the sum over the workers (one at a time for a
 ``SERIAL`` experiment), never shorter than its longest run. An estimate, not a promise: a
 run's cost per unit of work changes somewhat with its size (caches, queues) and with what
 else the machine is doing.
@@ -60,11 +61,34 @@ WORK: dict[str, Callable[[dict[str, Any]], float]] = {
 
 @dataclass
 class Calibration:
-    """Seconds per unit of work, from ``runs`` quick runs that took ``seconds`` in all."""
+    """A run takes ``overhead + rate * work`` seconds: fitted to ``runs`` quick runs that took
+    ``seconds`` in all."""
 
     rate: float
     runs: int
     seconds: float
+    overhead: float = 0.0
+
+    def time(self, work: float) -> float:
+        return self.overhead + self.rate * work
+
+
+def fit(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """``(overhead, rate)`` of the least-squares line through ``(work, seconds)`` points; a
+    line through zero (rate = seconds / work) when the points cannot give a positive one."""
+    n = len(points)
+    work = sum(w for w, _ in points)
+    seconds = sum(t for _, t in points)
+    ratio = (0.0, seconds / work if work else 0.0)
+    if n < 3:
+        return ratio
+    mw, mt = work / n, seconds / n
+    var = sum((w - mw) ** 2 for w, _ in points)
+    if var <= 0:
+        return ratio
+    rate = sum((w - mw) * (t - mt) for w, t in points) / var
+    overhead = mt - rate * mw
+    return (overhead, rate) if rate > 0 and overhead >= 0 else ratio
 
 
 @dataclass
@@ -100,15 +124,13 @@ def calibrate(module: ModuleType, name: str, options: dict[str, Any] | None = No
     """Run quick-size runs of experiment ``name`` here, spread over its specs, until ``budget``
     seconds have passed (at least one run with work in it); seconds per unit of work."""
     specs = [s for s in specs_for(module, name, "quick", options) if work_of(name, s) > 0]
-    seconds = work = 0.0
-    runs = 0
+    points: list[tuple[float, float]] = []
     for i in _spread(len(specs)):
-        seconds += timed_run(module.__name__, specs[i], worker="calibration")["seconds"]
-        work += work_of(name, specs[i])
-        runs += 1
-        if seconds >= budget:
+        points.append((work_of(name, specs[i]), timed_run(module.__name__, specs[i], worker="calibration")["seconds"]))
+        if sum(t for _, t in points) >= budget:
             break
-    return Calibration(seconds / work if work else 0.0, runs, seconds)
+    overhead, rate = fit(points)
+    return Calibration(rate, len(points), sum(t for _, t in points), overhead)
 
 
 def estimate(name: str, options: dict[str, Any] | None = None, *, workers: int,
@@ -121,9 +143,9 @@ def estimate(name: str, options: dict[str, Any] | None = None, *, workers: int,
     for size in SIZES:
         specs = specs_for(module, name, size, options)
         works = [work_of(name, s) for s in specs]
-        out.append(SizeEstimate(size, len(specs), sum(works), cal.rate * sum(works), cal.rate * max(works, default=0),
-                                workers))
+        out.append(SizeEstimate(size, len(specs), sum(works), sum(cal.time(w) for w in works),
+                                max((cal.time(w) for w in works), default=0.0), workers))
     return cal, out
 
 
-__all__ = ["CALIBRATION_SECONDS", "Calibration", "SizeEstimate", "WORK", "calibrate", "estimate", "work_of"]
+__all__ = ["CALIBRATION_SECONDS", "Calibration", "SizeEstimate", "WORK", "calibrate", "estimate", "fit", "work_of"]

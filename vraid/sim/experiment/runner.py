@@ -106,6 +106,7 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
         jobs = 1
     specs = specs_for(module, name, size, options)  # before the output directory is made
     out_dir = Path(out_dir)
+    created = not out_dir.exists()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -135,11 +136,16 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
         finished = run_on_cluster(address, module, name, specs, pending, identity)
     else:
         finished = _in_pool(module.__name__, specs, pending, jobs)
-    for i, rec in finished:
-        records[i] = store.save(specs[i], rec["output"], worker=rec["worker"], seconds=rec["seconds"])
-        done += 1
-        if not here:
-            tell(done, len(specs), specs[i]["id"], rec["worker"])
+    try:
+        for i, rec in finished:
+            records[i] = store.save(specs[i], rec["output"], worker=rec["worker"], seconds=rec["seconds"])
+            done += 1
+            if not here:
+                tell(done, len(specs), specs[i]["id"], rec["worker"])
+    except BaseException:
+        if created and not any(out_dir.iterdir()):  # nothing finished (a cluster out of reach): leave nothing
+            out_dir.rmdir()
+        raise
     if here and pending:
         tell(len(specs), len(specs), specs[pending[-1]]["id"], HERE)
     pairs = [(spec, rec["output"]) for spec, rec in zip(specs, records)]

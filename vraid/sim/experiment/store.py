@@ -88,13 +88,14 @@ class RunStore:
         self.experiment = experiment
         self.identity = identity or code_identity()
 
-    def _path(self, spec: dict[str, Any]) -> Path:
+    def path(self, spec: dict[str, Any]) -> Path:
+        """The file that holds the run of ``spec``."""
         return self.dir / f"{run_key(self.experiment, spec, self.identity)}.json"
 
     def load(self, spec: dict[str, Any]) -> dict[str, Any] | None:
         """The stored record of ``spec`` (``{"output", "worker", "seconds", ...}``), or None."""
         try:
-            record = json.loads(self._path(spec).read_text())
+            record = json.loads(self.path(spec).read_text())
         except (OSError, ValueError):
             return None
         return record if record.get("spec") == json.loads(json.dumps(spec)) else None
@@ -104,7 +105,7 @@ class RunStore:
         record = {"experiment": self.experiment, "id": spec.get("id"), "vraid": __version__, "code": self.identity,
                   "worker": worker, "seconds": round(seconds, 3), "spec": spec, "output": output}
         text = json.dumps(record, indent=1) + "\n"  # key order kept: collect() may depend on it
-        path = self._path(spec)
+        path = self.path(spec)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         try:
             self.dir.mkdir(parents=True, exist_ok=True)

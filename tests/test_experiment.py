@@ -106,15 +106,16 @@ def test_in_process_run_is_deterministic(tmp_path, monkeypatch):
         return [s for s in original(True) if s["preset"] == "st39175fc"]
 
     monkeypatch.setattr(stride, "runs", small)
-    calls: list[tuple[int, int, str]] = []
+    calls: list[tuple[int, int, str, str]] = []
     a = run_experiment("stride", tmp_path / "a", quick=True, jobs=1, progress=lambda *c: calls.append(c))
     b = run_experiment("stride", tmp_path / "b", quick=True, jobs=1, progress=False)
     assert (tmp_path / "a" / "results.json").read_bytes() == (tmp_path / "b" / "results.json").read_bytes()
     assert list(a.results["disks"]) == ["st39175fc"]
     assert b.files and all(f.exists() for f in b.files)
-    # the progress callback: a start, each run as it starts, and the end
+    # the progress callback: a start, each run as it starts (in this process), and the end
     ids = [s["id"] for s in small(True)]
-    assert calls == [(0, len(ids), ""), *((i, len(ids), r) for i, r in enumerate(ids)), (len(ids), len(ids), ids[-1])]
+    assert calls == [(0, len(ids), "", ""), *((i, len(ids), r, "local") for i, r in enumerate(ids)),
+                     (len(ids), len(ids), ids[-1], "local")]
     # the summary is a plain table the CLI draws with rich
     from rich.console import Console
 

@@ -24,7 +24,7 @@ from vraid.tui.render import rich_table
 
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
 NAMES = [f"T{k}" for k in range(1, 9)]
-PROGRESS: list[tuple[int, int, str]] = []  # what run_experiment told the quick run's callback
+PROGRESS: list[tuple[int, int, str, str]] = []  # what run_experiment told the quick run's callback
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +35,10 @@ def quick(tmp_path_factory) -> Path:
 
 
 def test_progress_of_a_pool_run(quick):
-    # two runs in a pool: the start, then each run as it finishes, in either order
-    assert PROGRESS[0] == (0, 2, "") and [c[:2] for c in PROGRESS[1:]] == [(1, 2), (2, 2)]
+    # two runs in a pool: the start, then each run as it finishes, in either order, with its worker (host:pid)
+    assert PROGRESS[0] == (0, 2, "", "") and [c[:2] for c in PROGRESS[1:]] == [(1, 2), (2, 2)]
     assert sorted(c[2] for c in PROGRESS[1:]) == ["adaptive", "static"]
+    assert all(c[3].rsplit(":", 1)[1].isdigit() and c[3] != "local" for c in PROGRESS[1:])
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from rich.markup import escape
 
@@ -35,15 +34,25 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "experiment", help="reproduce a figure of the seed papers (`vraid experiment list`)",
-        description="Run an experiment's independent runs in parallel processes and write "
-                    "DIR/results.json, DIR/results.md and DIR/*.png.",
+        description="Run an experiment's independent runs (here, in parallel processes, or on a Dask cluster) and "
+                    "write DIR/results.json, DIR/results.md and DIR/*.png. Every finished run is kept under "
+                    "DIR/runs/: the same command run again skips them and runs only the rest (docs/experiments.md).",
     )
     p.add_argument("name", metavar="NAME", help=f"experiment to run, or `list` ({', '.join(names())})")
-    p.add_argument("--out", type=Path, help="output directory (default results/NAME; with --quick a scratch "
-                                            "directory, vraid-quick-NAME in the temporary directory, so the "
-                                            "committed full run is never overwritten)")
-    p.add_argument("--quick", action="store_true", help="a smaller run of the same shape (under a minute)")
-    p.add_argument("--jobs", type=int, help="worker processes (default: CPUs available)")
+    p.add_argument("--out", type=Path, help="output directory (default results/NAME, results/NAME/paper for "
+                                            "--size paper; with --quick a scratch directory, vraid-quick-NAME in the "
+                                            "temporary directory, so the committed full run is never overwritten)")
+    p.add_argument("--size", metavar="quick|default|paper", default=None,
+                   help="quick: a smaller run of the same shape (under a minute); default: the size results/NAME was "
+                        "recorded at; paper: each paper's own scale (hours; see --estimate)")
+    p.add_argument("--quick", action="store_true", help="the same as --size quick")
+    p.add_argument("--jobs", type=int, help="worker processes on this machine (default: CPUs available)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="run on Dask instead: local:N (a LocalCluster of N workers here) or tcp://HOST:PORT (a running "
+                        "`dask scheduler`); needs pip install 'vraid[cluster]'")
+    p.add_argument("--fresh", action="store_true", help="forget the runs finished by earlier sessions and start over")
+    p.add_argument("--estimate", action="store_true",
+                   help="run nothing: time a short calibration run here and print how long each size would take")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="options",
                    help="an option of the experiment's runs(), e.g. --set nw=1024 (adaptive-hlwm), "
                         "--set scale=32 (msc-ct); numbers are read as numbers")
@@ -418,25 +427,45 @@ def cmd_experiment(args) -> int:
         return 0
     module = get(args.name)  # unknown name: VraidError before anything runs
     from vraid.sim.experiment.runner import run_experiment
+    from vraid.sim.experiment.sizes import check_size
 
-    out = args.out if args.out is not None else _default_out(args.name, args.quick)
-    with _progress_bar(args.name) as progress:
-        done = run_experiment(args.name, out, quick=args.quick, jobs=args.jobs, progress=progress,
-                              options=_options(getattr(args, "options", [])))
+    if args.quick and args.size not in (None, "quick"):
+        raise VraidError(f"--quick and --size {args.size} both given", "--quick is --size quick: give one of them")
+    size = check_size("quick" if args.quick else (args.size or "default"))
+    options = _options(getattr(args, "options", []))
+    if args.estimate:
+        from .sweep import print_estimate
+
+        return print_estimate(args.name, options, jobs=args.jobs, cluster=args.cluster)
+    out = args.out if args.out is not None else _default_out(args.name, size)
+    from .sweep import progress_bar
+
+    try:
+        with progress_bar(args.name) as progress:
+            done = run_experiment(args.name, out, size=size, jobs=args.jobs, progress=progress, options=options,
+                                  cluster=args.cluster, fresh=args.fresh)
+    except KeyboardInterrupt:
+        print(f"{args.name}: interrupted; the finished runs are kept in {out}/runs, and the same command "
+              "continues with the rest", file=sys.stderr)
+        return 130
     summary = getattr(module, "summary", None)
     if summary is not None:
         from vraid.tui.render import rich_table
 
         console.print(rich_table(summary(done.results)))
-    console.print(f"{args.name}: {len(done.files)} files in {out} ({done.wall_seconds:.1f} s): "
+    resumed = f"; {done.resumed} of {done.resumed + done.ran} runs from an earlier session" if done.resumed else ""
+    console.print(f"{args.name}: {len(done.files)} files in {out} ({done.wall_seconds:.1f} s{resumed}): "
                   + ", ".join(f.name for f in done.files), highlight=False)
     return 0
 
 
-def _default_out(name: str, quick: bool) -> Path:
-    """Where an experiment writes without --out: results/NAME for the full run; a quick run
-    goes to a scratch directory instead of over the committed results."""
-    if not quick:
+def _default_out(name: str, size: str) -> Path:
+    """Where an experiment writes without --out: results/NAME for the default size,
+    results/NAME/paper for the paper's; a quick run goes to a scratch directory instead of
+    over the committed results."""
+    if size == "paper":
+        return Path("results") / name / "paper"
+    if size != "quick":
         return Path("results") / name
     import tempfile
 
@@ -460,20 +489,3 @@ def _options(items: list[str]) -> dict[str, object]:
         except ValueError:
             out[key.strip()] = value
     return out
-
-
-@contextmanager
-def _progress_bar(name: str) -> Iterator[Callable[[int, int, str], None]]:
-    """A rich progress bar on stderr, and the ``progress`` callback of ``run_experiment`` that moves it."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (TextColumn(f"[bold]{name}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("{task.description}"))
-    with Progress(*columns, console=Console(stderr=True, emoji=False), transient=False) as bar:
-        task = bar.add_task("", total=None)
-
-        def progress(done: int, total: int, run_id: str) -> None:
-            bar.update(task, completed=done, total=total, description=run_id)
-
-        yield progress

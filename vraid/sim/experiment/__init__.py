@@ -17,8 +17,10 @@ and optionally ``SERIAL = True`` (its runs share real time and the machine: neve
 (``{"fig1.json": {...}}``) written before ``report`` runs (it may read them back), and
 ``summary(results) -> vraid.sim.table.TextTable`` for the terminal (the CLI draws it).
 
-``vraid experiment list`` lists them; ``vraid experiment NAME --out DIR [--quick] [--jobs N]``
-runs one (:func:`vraid.sim.experiment.runner.run_experiment`). docs/experiments.md has more.
+``vraid experiment list`` lists them; ``vraid experiment NAME --out DIR [--size
+quick|default|paper] [--jobs N | --cluster ADDRESS]`` runs one
+(:func:`vraid.sim.experiment.runner.run_experiment`; sizes in :mod:`.sizes`, the stored runs a
+sweep resumes from in :mod:`.store`, Dask in :mod:`.cluster`). docs/experiments.md has more.
 """
 
 from __future__ import annotations

@@ -1,11 +1,19 @@
-"""Run an experiment: its independent runs in parallel processes, then collect and report.
+"""Run an experiment: its independent runs here, in parallel processes or on a Dask cluster,
+then collect and report.
 
-``run_experiment("stride", Path("out"), quick=True, jobs=2)`` runs every spec of
-``module.runs(quick)`` with ``module.run`` in a :class:`concurrent.futures.ProcessPoolExecutor`
-of ``jobs`` workers (``jobs=1``: in this process, no pool), telling an optional ``progress``
-callback how far it is (the CLI draws the bar: no terminal library down here), then writes ``DIR/results.json`` (``module.collect``), any extra JSON files (``module.extras``),
-``DIR/results.md`` and ``DIR/*.png`` (``module.report``) and ``DIR/meta.json`` (the
-settings and wall time of this run: the one file that differs between identical runs).
+``run_experiment("stride", Path("out"), size="quick", jobs=2)`` takes the specs of the
+experiment at a named size (:mod:`.sizes`), skips those already finished under ``out``
+(:mod:`.store`: a sweep resumes where it was interrupted; ``fresh=True`` starts over), runs
+the rest with ``module.run`` (``jobs=1``: in this process; ``jobs=N``: a
+:class:`concurrent.futures.ProcessPoolExecutor`; ``cluster="local:N"`` or
+``"tcp://HOST:PORT"``: Dask, :mod:`.cluster`), storing each as it finishes and telling an
+optional ``progress`` callback how far it is (the CLI draws the bar: no terminal library
+down here), then writes ``DIR/results.json`` (``module.collect``), any extra JSON files
+(``module.extras``), ``DIR/results.md`` and ``DIR/*.png`` (``module.report``) and
+``DIR/meta.json`` (the settings, the code and the wall time of this run: the one file that
+differs between identical runs). Every output reaches ``collect`` as the store keeps it (JSON),
+whether it ran now or in an earlier session, so results are byte-identical either way and
+between ``--jobs 1``, ``--jobs N`` and a cluster.
 """
 
 from __future__ import annotations
@@ -16,15 +24,22 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-#: ``progress(done, total, run_id)``: ``done`` runs of ``total`` finished; ``run_id`` is the
-#: run just started (one process) or just finished (a pool)
-Progress = Callable[[int, int, str], None]
+#: ``progress(done, total, run_id, worker)``: ``done`` runs of ``total`` finished (those an
+#: earlier session stored count as done from the first call on); ``run_id`` is the run just
+#: started (in this process) or just finished (a pool, a cluster), ``worker`` where it ran
+Progress = Callable[[int, int, str, str], None]
 
 from vraid import __version__
 from vraid.errors import VraidError
 from . import get
+from .sizes import check_size, specs_for
+from .store import RunStore, code_identity
+from .task import timed_run
+
+#: the worker name of a run in this process (``jobs=1``)
+HERE = "local"
 
 
 @dataclass
@@ -36,42 +51,62 @@ class ExperimentRun:
     results: dict[str, Any]
     files: list[Path] = field(default_factory=list)
     wall_seconds: float = 0.0
-
-
-def _run_one(module_path: str, spec: dict[str, Any]) -> dict[str, Any]:
-    """Worker entry point: import the experiment module and run one spec."""
-    import importlib
-
-    return importlib.import_module(module_path).run(spec)
+    #: runs taken from the store (finished by an earlier session) and runs made now
+    resumed: int = 0
+    ran: int = 0
 
 
 def default_jobs() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
-def run_experiment(name: str, out_dir: Path, *, quick: bool = False, jobs: int | None = None,
-                   progress: Progress | None = None, options: dict[str, Any] | None = None) -> ExperimentRun:
+def _in_pool(module_path: str, specs: list[dict[str, Any]], pending: list[int],
+             jobs: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    with cf.ProcessPoolExecutor(max_workers=min(jobs, len(pending))) as pool:
+        futures = {pool.submit(timed_run, module_path, specs[i]): i for i in pending}
+        try:
+            for fut in cf.as_completed(futures):
+                yield futures[fut], fut.result()
+        finally:  # interrupted: runs not yet started are dropped, not run after the fact
+            for fut in futures:
+                fut.cancel()
+
+
+def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str | None = None,
+                   jobs: int | None = None, progress: Progress | None = None,
+                   options: dict[str, Any] | None = None, cluster: str | None = None,
+                   fresh: bool = False) -> ExperimentRun:
     """Run experiment ``name`` and write its results to ``out_dir`` (created if missing).
 
-    ``options``: keyword arguments for the module's ``runs(quick, **options)`` (a size between
-    quick and full, e.g. ``{"nw": 1024}`` for ``adaptive-hlwm``); recorded in meta.json.
+    ``size``: ``quick``, ``default`` or ``paper`` (:mod:`.sizes`; ``quick=True`` is
+    ``size="quick"``). ``options``: keyword arguments for the module's ``runs()`` laid over
+    the size's (e.g. ``{"nw": 1024}`` for ``adaptive-hlwm``); recorded in meta.json.
+    ``cluster``: run on Dask (:func:`.cluster.parse_address`) instead of ``jobs`` processes.
+    ``fresh``: forget the runs stored under ``out_dir`` by earlier sessions.
 
     Raises:
-        VraidError: for an unknown experiment, a bad ``jobs``, or an ``out_dir`` that cannot
-            be written.
+        VraidError: for an unknown experiment or size, a bad ``jobs`` or ``cluster``, an
+            ``out_dir`` that cannot be written, or a cluster that cannot run the sweep.
     """
     module = get(name)
+    size = check_size(size or ("quick" if quick else "default"))
+    address = None
+    if cluster is not None:
+        from .cluster import parse_address, require_distributed
+
+        if jobs is not None:
+            raise VraidError("--jobs and --cluster both given", "--jobs counts processes on this machine; with "
+                             "--cluster the cluster's workers run the sweep: give one of them")
+        address = parse_address(cluster)
+        require_distributed()
     jobs = default_jobs() if jobs is None else jobs
     if jobs < 1:
         raise VraidError(f"--jobs {jobs} is not a positive number", "e.g. --jobs 2")
     if getattr(module, "SERIAL", False):  # real-time runs (vc-raid): one after another
         jobs = 1
-    try:  # before the output directory is made: a refused option leaves nothing behind
-        specs = module.runs(quick, **(options or {}))
-    except TypeError as exc:
-        raise VraidError(f"experiment {name} does not take options {sorted(options or {})}: {exc}",
-                         "see the experiment's runs() in vraid/sim/experiment/ for the options it takes") from exc
+    specs = specs_for(module, name, size, options)  # before the output directory is made
     out_dir = Path(out_dir)
+    created = not out_dir.exists()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -79,23 +114,41 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, jobs: int |
     ids = [s["id"] for s in specs]
     if len(set(ids)) != len(ids):  # pragma: no cover - a bug in the experiment module
         raise ValueError(f"experiment {name}: run ids are not unique")
-    tell = progress or (lambda done, total, run_id: None)
+    identity = code_identity()
+    store = RunStore(out_dir, name, identity)
+    if fresh:
+        store.clear()
+    records: list[dict[str, Any] | None] = [store.load(spec) for spec in specs]
+    pending = [i for i, r in enumerate(records) if r is None]
+    tell = progress or (lambda done, total, run_id, worker: None)
     started = time.perf_counter()
-    outputs: list[dict[str, Any] | None] = [None] * len(specs)
-    tell(0, len(specs), "")
-    if jobs == 1 or len(specs) <= 1:
-        for i, spec in enumerate(specs):
-            tell(i, len(specs), spec["id"])
-            outputs[i] = module.run(spec)
-        tell(len(specs), len(specs), specs[-1]["id"] if specs else "")
+    resumed = done = len(specs) - len(pending)
+    tell(done, len(specs), "", "")
+    here = address is None and (jobs == 1 or len(pending) <= 1)  # in this process: told as each run starts
+    if here:
+        finished = _here(module.__name__, specs, pending,
+                         lambda k, i: tell(resumed + k, len(specs), specs[i]["id"], HERE))
+    elif not pending:
+        finished = iter(())
+    elif address is not None:
+        from .cluster import run_on_cluster
+
+        finished = run_on_cluster(address, module, name, specs, pending, identity)
     else:
-        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(specs))) as pool:
-            futures = {pool.submit(_run_one, module.__name__, spec): i for i, spec in enumerate(specs)}
-            for done, fut in enumerate(cf.as_completed(futures), 1):
-                i = futures[fut]
-                outputs[i] = fut.result()
-                tell(done, len(specs), specs[i]["id"])
-    pairs = [(spec, out) for spec, out in zip(specs, outputs)]
+        finished = _in_pool(module.__name__, specs, pending, jobs)
+    try:
+        for i, rec in finished:
+            records[i] = store.save(specs[i], rec["output"], worker=rec["worker"], seconds=rec["seconds"])
+            done += 1
+            if not here:
+                tell(done, len(specs), specs[i]["id"], rec["worker"])
+    except BaseException:
+        if created and not any(out_dir.iterdir()):  # nothing finished (a cluster out of reach): leave nothing
+            out_dir.rmdir()
+        raise
+    if here and pending:
+        tell(len(specs), len(specs), specs[pending[-1]]["id"], HERE)
+    pairs = [(spec, rec["output"]) for spec, rec in zip(specs, records)]
     results = module.collect(pairs)
     files = [_write_json(out_dir / "results.json", results)]
     extras = getattr(module, "extras", None)
@@ -104,11 +157,22 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, jobs: int |
             files.append(_write_json(out_dir / fname, data))
     files += list(module.report(results, out_dir))
     wall = time.perf_counter() - started
-    meta = {"experiment": name, "quick": quick, **({"options": options} if options else {}), "jobs": jobs,
-            "runs": len(specs),
-            "wall_seconds": round(wall, 3), "vraid": __version__}
+    meta = {"experiment": name, "size": size, "quick": size == "quick", **({"options": options} if options else {}),
+            **({"cluster": cluster} if address is not None else {"jobs": jobs}),
+            "runs": len(specs), "resumed": resumed,
+            "wall_seconds": round(wall, 3), "run_seconds": round(sum(r["seconds"] for r in records), 3),
+            "vraid": __version__, "code": identity}
     files.append(_write_json(out_dir / "meta.json", meta))
-    return ExperimentRun(name, out_dir, results, files, wall)
+    return ExperimentRun(name, out_dir, results, files, wall, resumed, len(pending))
+
+
+def _here(module_path: str, specs: list[dict[str, Any]], pending: list[int],
+          starting: Callable[[int, int], None]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The pending runs one after another in this process, ``starting(k, i)`` told before the
+    k-th of them, ``specs[i]``."""
+    for k, i in enumerate(pending):
+        starting(k, i)
+        yield i, timed_run(module_path, specs[i], worker=HERE)
 
 
 def _write_json(path: Path, data: Any) -> Path:

@@ -1,0 +1,123 @@
+"""A sweep that is interrupted resumes without redoing its finished runs (issue 36, item 2),
+and sizes by name (item 3): vraid.sim.experiment.store, .sizes, .runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vraid.errors import VraidError
+from vraid.sim.experiment import get, stride
+from vraid.sim.experiment.runner import run_experiment
+from vraid.sim.experiment.sizes import PAPER, SIZES, specs_for
+from vraid.sim.experiment.store import STORE_DIR, RunStore, code_identity, run_key
+
+PRESET = "st39175fc"
+
+
+def outputs(out: Path) -> dict[str, bytes]:
+    """Every file the experiment wrote but meta.json (its wall time differs) and the store."""
+    return {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != "meta.json"}
+
+
+@pytest.fixture
+def small(monkeypatch) -> list[str]:
+    """stride's quick runs on one disk: three runs of a few tenths of a second each."""
+    original = stride.runs
+
+    def runs(quick: bool):
+        return [s for s in original(quick) if s["preset"] == PRESET]
+
+    monkeypatch.setattr(stride, "runs", runs)
+    return [s["id"] for s in runs(True)]
+
+
+def test_an_interrupted_sweep_resumes_with_the_rest_only(tmp_path, monkeypatch, small):
+    whole = run_experiment("stride", tmp_path / "whole", size="quick", jobs=1)
+    assert whole.ran == len(small) and whole.resumed == 0
+    real = stride.run
+    ran: list[str] = []
+
+    def cut_after_two(spec):
+        if len(ran) == 2:
+            raise KeyboardInterrupt  # Ctrl-C in the middle of the third run
+        ran.append(spec["id"])
+        return real(spec)
+
+    monkeypatch.setattr(stride, "run", cut_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        run_experiment("stride", tmp_path / "cut", size="quick", jobs=1)
+    assert not (tmp_path / "cut" / "results.json").exists()
+    assert len(list((tmp_path / "cut" / STORE_DIR / "stride").glob("*.json"))) == 2
+
+    def counted(spec):
+        ran.append(spec["id"])
+        return real(spec)
+
+    monkeypatch.setattr(stride, "run", counted)
+    ran.clear()
+    calls: list[tuple] = []
+    again = run_experiment("stride", tmp_path / "cut", size="quick", jobs=1, progress=lambda *c: calls.append(c))
+    assert ran == small[2:]                                   # only the rest ran
+    assert again.resumed == 2 and again.ran == len(small) - 2
+    assert calls[0] == (2, len(small), "", "")                # the stored runs count as done from the start
+    assert outputs(tmp_path / "cut") == outputs(tmp_path / "whole")
+    meta = json.loads((tmp_path / "cut" / "meta.json").read_text())
+    assert meta["resumed"] == 2 and meta["size"] == "quick" and meta["code"] == code_identity()
+
+    ran.clear()                                               # everything stored: nothing runs
+    assert run_experiment("stride", tmp_path / "cut", size="quick", jobs=1).ran == 0 and ran == []
+    assert outputs(tmp_path / "cut") == outputs(tmp_path / "whole")
+    ran.clear()                                               # --fresh: everything again
+    fresh = run_experiment("stride", tmp_path / "cut", size="quick", jobs=1, fresh=True)
+    assert ran == small and fresh.resumed == 0
+    assert outputs(tmp_path / "cut") == outputs(tmp_path / "whole")
+
+
+def test_a_run_that_fails_keeps_the_finished_ones(tmp_path, monkeypatch, small):
+    real = stride.run
+
+    def fails_on_the_third(spec):
+        if spec["id"] == small[2]:
+            raise RuntimeError("a worker died")
+        return real(spec)
+
+    monkeypatch.setattr(stride, "run", fails_on_the_third)
+    with pytest.raises(RuntimeError):
+        run_experiment("stride", tmp_path, size="quick", jobs=1)
+    monkeypatch.setattr(stride, "run", real)
+    assert run_experiment("stride", tmp_path, size="quick", jobs=1).resumed == 2
+
+
+def test_the_key_is_the_experiment_spec_version_and_code(tmp_path):
+    spec = stride.runs(True)[0]
+    key = run_key("stride", spec, "abc")
+    assert key == run_key("stride", dict(spec), "abc")
+    assert len({key, run_key("prefetch", spec, "abc"), run_key("stride", spec, "abd"),
+                run_key("stride", {**spec, "passes": 3}, "abc")}) == 4
+    store = RunStore(tmp_path, "stride", "abc")
+    record = store.save(spec, {"x": [1.5, 2]}, worker="w", seconds=1.25)
+    assert store.load(spec) == record and record["output"] == {"x": [1.5, 2]} and record["worker"] == "w"
+    assert RunStore(tmp_path, "stride", "other code").load(spec) is None
+    store.path(spec).write_text('{"output": ')  # a file cut short is not a finished run
+    assert store.load(spec) is None
+
+
+def test_sizes_by_name():
+    assert SIZES == ("quick", "default", "paper") and set(PAPER) == {"stride", "prefetch", "msc-ct", "vc-raid",
+                                                                      "adaptive-hlwm", "multibuffer", "levels"}
+    prefetch = get("prefetch")
+    assert specs_for(prefetch, "prefetch", "quick") == prefetch.runs(True)
+    assert specs_for(prefetch, "prefetch", "default") == prefetch.runs(False)
+    paper = specs_for(prefetch, "prefetch", "paper")
+    assert {s["total"] for s in paper} == {8 << 30} and {s["streams"] for s in paper} == {1, 2, 4, 8, 16, 32, 64}
+    mb = specs_for(get("multibuffer"), "multibuffer", "paper")
+    assert {(s["requests"], s["warmup"]) for s in mb} == {(120_000, 70_000)}
+    assert {s["scale"] for s in specs_for(get("msc-ct"), "msc-ct", "paper")} == {1}
+    assert {s["nw"] for s in specs_for(get("adaptive-hlwm"), "adaptive-hlwm", "paper")} == {4096}
+    # an option given wins over the size's own
+    assert {s["total"] for s in specs_for(prefetch, "prefetch", "paper", {"total": 1 << 30})} == {1 << 30}
+    with pytest.raises(VraidError, match="unknown size"):
+        specs_for(prefetch, "prefetch", "huge")

@@ -1,0 +1,153 @@
+"""How long each size of an experiment would take here (``vraid experiment NAME --estimate``).
+
+A run's wall time grows with the work it simulates: the host requests it issues (prefetch,
+msc-ct, multibuffer, levels), the entries of the cache whose periods it runs through
+(adaptive-hlwm: every time scales with N_W, and the cost of a request grows with it: N_W^1.5), the I/Os of the stride passes (stride), the
+PostMark files and transactions and the tree's files (vc-raid, real time). :data:`WORK` gives
+that measure for one spec of each experiment. :func:`calibrate` runs a few runs of the quick
+size in this process, spread over its specs, for about :data:`CALIBRATION_SECONDS` (at least
+one run), and fits a run's seconds as a fixed cost plus a rate per unit of work
+(:func:`fit`; the rate alone when the runs cannot tell the two apart); :func:`estimate`
+applies that to every size's specs and spreads the sum over the workers (one at a time for a
+``SERIAL`` experiment), never shorter than its longest run. An estimate, not a promise: a
+run's cost per unit of work changes somewhat with its size (caches, queues) and with what
+else the machine is doing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Callable
+
+from . import get
+from .sizes import SIZES, specs_for
+from .task import timed_run
+
+#: the calibration's budget of wall time, seconds (it runs at least one run)
+CALIBRATION_SECONDS = 20.0
+BLOCK = 4096
+
+
+def _stride_work(spec: dict[str, Any]) -> float:
+    per = spec["span"] // BLOCK * spec["passes"]  # blocks one pass covers, times the passes
+    if spec["kind"] == "fig9":
+        return per * sum(1 / s for s in spec["strides"])
+    if spec["kind"] == "fig1":
+        return per * sum(1 / m for m in spec["means"])
+    return per / spec["mean"] * len(spec["limits"])
+
+
+def _vc_raid_work(spec: dict[str, Any]) -> float:
+    from .vc_raid_bench import QUICK_PACKAGES, stdlib_root, tree_files
+
+    root = stdlib_root()
+    tree = len(tree_files(root, QUICK_PACKAGES if spec["tree"] == "quick" else None)) if root.is_dir() else 0
+    return sum(p["files"] + p["transactions"] for p in spec["postmark"]) + 3 * tree  # untar, copy, remove
+
+
+#: experiment -> the work of one spec (units that a run's wall time is taken to be proportional to)
+WORK: dict[str, Callable[[dict[str, Any]], float]] = {
+    "stride": _stride_work,
+    "prefetch": lambda s: s["total"] // s["record"] + s["streams"],
+    "msc-ct": lambda s: s["writes"],
+    # N_W scales every time and the space, and a larger cache costs more per request: a run's wall
+    # time grew as N_W^1.5 (14 s at the quick 205, 1,137 s at the paper's 4,096; 3x from 205 to 410)
+    "adaptive-hlwm": lambda s: s["nw"] ** 1.5,
+    "multibuffer": lambda s: s["requests"],
+    "levels": lambda s: s.get("requests", 0) * s["disks"],
+    "vc-raid": _vc_raid_work,
+}
+
+
+@dataclass
+class Calibration:
+    """A run takes ``overhead + rate * work`` seconds: fitted to ``runs`` quick runs that took
+    ``seconds`` in all."""
+
+    rate: float
+    runs: int
+    seconds: float
+    overhead: float = 0.0
+
+    def time(self, work: float) -> float:
+        return self.overhead + self.rate * work
+
+
+def fit(points: list[tuple[float, float]]) -> tuple[float, float]:
+    """``(overhead, rate)`` of the least-squares line through ``(work, seconds)`` points; a
+    line through zero (rate = seconds / work) when the points cannot give a positive one."""
+    n = len(points)
+    work = sum(w for w, _ in points)
+    seconds = sum(t for _, t in points)
+    ratio = (0.0, seconds / work if work else 0.0)
+    if n < 3:
+        return ratio
+    mw, mt = work / n, seconds / n
+    var = sum((w - mw) ** 2 for w, _ in points)
+    if var <= 0:
+        return ratio
+    rate = sum((w - mw) * (t - mt) for w, t in points) / var
+    overhead = mt - rate * mw
+    return (overhead, rate) if rate > 0 and overhead >= 0 else ratio
+
+
+@dataclass
+class SizeEstimate:
+    size: str
+    runs: int
+    work: float
+    serial_seconds: float
+    longest_seconds: float
+    workers: int
+
+    @property
+    def wall_seconds(self) -> float:
+        return max(self.serial_seconds / self.workers, self.longest_seconds)
+
+
+def work_of(name: str, spec: dict[str, Any]) -> float:
+    return float(WORK[name](spec))
+
+
+def _spread(n: int) -> list[int]:
+    """0..n-1 in an order that samples the whole range early: 0, n/2, n/4, 3n/4, ..."""
+    order: list[int] = []
+    step = n
+    while step >= 1 and len(order) < n:
+        order += [i for i in range(0, n, step) if i not in order]
+        step //= 2
+    return order + [i for i in range(n) if i not in order]
+
+
+def calibrate(module: ModuleType, name: str, options: dict[str, Any] | None = None,
+              budget: float = CALIBRATION_SECONDS) -> Calibration:
+    """Run quick-size runs of experiment ``name`` here, spread over its specs, until ``budget``
+    seconds have passed (at least one run with work in it); seconds per unit of work."""
+    specs = [s for s in specs_for(module, name, "quick", options) if work_of(name, s) > 0]
+    points: list[tuple[float, float]] = []
+    for i in _spread(len(specs)):
+        points.append((work_of(name, specs[i]), timed_run(module.__name__, specs[i], worker="calibration")["seconds"]))
+        if sum(t for _, t in points) >= budget:
+            break
+    overhead, rate = fit(points)
+    return Calibration(rate, len(points), sum(t for _, t in points), overhead)
+
+
+def estimate(name: str, options: dict[str, Any] | None = None, *, workers: int,
+             calibration: Calibration | None = None) -> tuple[Calibration, list[SizeEstimate]]:
+    """The calibration and the estimate of every size of experiment ``name`` on ``workers``."""
+    module = get(name)
+    cal = calibration or calibrate(module, name, options)
+    workers = 1 if getattr(module, "SERIAL", False) else max(1, workers)
+    out = []
+    for size in SIZES:
+        specs = specs_for(module, name, size, options)
+        works = [work_of(name, s) for s in specs]
+        out.append(SizeEstimate(size, len(specs), sum(works), sum(cal.time(w) for w in works),
+                                max((cal.time(w) for w in works), default=0.0), workers))
+    return cal, out
+
+
+__all__ = ["CALIBRATION_SECONDS", "Calibration", "SizeEstimate", "WORK", "calibrate", "estimate", "fit", "work_of"]

@@ -1,0 +1,124 @@
+"""The run store: every finished run of a sweep, kept under the output directory.
+
+A sweep of hours must survive an interruption (issue 36, item 2). Each finished run is
+written, as soon as it finishes, to ``OUT/runs/EXPERIMENT/KEY.json``, where ``KEY`` hashes
+what decides the run's output: the experiment, the run's spec, vraid's version and the
+code's commit (:func:`code_identity`). Rerunning the same command finds the runs already
+there and runs only the rest; a run of other code, another size or other options has
+another key and is run again. ``--fresh`` (:meth:`RunStore.clear`) starts over. The files are
+plain JSON: committed with a partial sweep, they let another session or machine continue it.
+
+Each file holds the run's output as JSON and, beside it, where and how long it ran (the
+worker, the seconds), which :mod:`.runner` sums into meta.json. Files are written whole
+(a temporary file renamed over the target), so an interruption never leaves half a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from vraid import __version__
+from vraid.errors import VraidError
+
+#: the directory under the output directory that holds the finished runs
+STORE_DIR = "runs"
+#: the top-level packages whose sources make up the code of a run (pyproject's package-dir)
+PACKAGES = ("vraid", "vraid.backends", "vraid.policies", "vraid.labs")
+
+
+def _package_dirs() -> list[Path]:
+    import importlib
+
+    return [Path(importlib.import_module(p).__path__[0]) for p in PACKAGES]
+
+
+def source_hash() -> str:
+    """A hash of every ``.py`` file of vraid's packages (names and contents)."""
+    h = hashlib.sha256()
+    for top in _package_dirs():
+        for path in sorted(top.rglob("*.py")):
+            h.update(str(path.relative_to(top.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _git(cwd: Path, *args: str) -> str | None:
+    try:
+        r = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+@lru_cache(maxsize=1)
+def code_identity() -> str:
+    """The code a run ran: the commit that last changed vraid's package sources in the git
+    checkout vraid is imported from (``git rev-list -1 HEAD -- PACKAGES``: committing results
+    or docs does not change it, so a stored sweep stays valid), with ``+src:HASH`` when the
+    sources differ from that commit; ``src:HASH`` (a hash of the package sources) where
+    vraid is not a git checkout (an installed wheel)."""
+    dirs = _package_dirs()
+    top = _git(dirs[0], "rev-parse", "--show-toplevel")
+    tracked = top is not None and _git(dirs[0], "ls-files", "--error-unmatch", "__init__.py") is not None
+    commit = _git(Path(top), "rev-list", "-1", "HEAD", "--", *(str(d) for d in dirs)) if tracked else None
+    if not commit:
+        return f"src:{source_hash()}"
+    dirty = _git(Path(top), "status", "--porcelain", "--", *(str(d) for d in dirs))
+    return commit if dirty == "" else f"{commit}+src:{source_hash()}"
+
+
+def run_key(experiment: str, spec: dict[str, Any], identity: str) -> str:
+    """The key of one run: a hash of the experiment, the spec, vraid's version and ``identity``."""
+    text = json.dumps({"experiment": experiment, "spec": spec, "vraid": __version__, "code": identity},
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+class RunStore:
+    """The finished runs of experiment ``experiment`` under ``out_dir`` for code ``identity``."""
+
+    def __init__(self, out_dir: Path, experiment: str, identity: str | None = None) -> None:
+        self.dir = Path(out_dir) / STORE_DIR / experiment
+        self.experiment = experiment
+        self.identity = identity or code_identity()
+
+    def path(self, spec: dict[str, Any]) -> Path:
+        """The file that holds the run of ``spec``."""
+        return self.dir / f"{run_key(self.experiment, spec, self.identity)}.json"
+
+    def load(self, spec: dict[str, Any]) -> dict[str, Any] | None:
+        """The stored record of ``spec`` (``{"output", "worker", "seconds", ...}``), or None."""
+        try:
+            record = json.loads(self.path(spec).read_text())
+        except (OSError, ValueError):
+            return None
+        return record if record.get("spec") == json.loads(json.dumps(spec)) else None
+
+    def save(self, spec: dict[str, Any], output: Any, *, worker: str, seconds: float) -> dict[str, Any]:
+        """Store a finished run; returns the record as a later :meth:`load` reads it."""
+        record = {"experiment": self.experiment, "id": spec.get("id"), "vraid": __version__, "code": self.identity,
+                  "worker": worker, "seconds": round(seconds, 3), "spec": spec, "output": output}
+        text = json.dumps(record, indent=1) + "\n"  # key order kept: collect() may depend on it
+        path = self.path(spec)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text)
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise VraidError(f"cannot store a finished run in {self.dir}: {exc.strerror}",
+                             "choose another --out directory") from exc
+        return json.loads(text)
+
+    def clear(self) -> None:
+        """Forget every stored run of this experiment (``--fresh``), of any code or size."""
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+__all__ = ["PACKAGES", "STORE_DIR", "RunStore", "code_identity", "run_key", "source_hash"]

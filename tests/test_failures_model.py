@@ -35,6 +35,20 @@ GEOMETRIES = [Config(5, 4, 8 * K, 4 * K, 12), Config(5, 5, 4 * K, 512, 10, "righ
               Config(6, 5, 4 * K, 4 * K, 10), Config(6, 4, 8 * K, 512, 8, "right-asymmetric")]
 
 
+def after_unmount(raid) -> tuple[list[int], list]:
+    """The failed roles and the spares the next mount finds if the array is unmounted now,
+    as the superblocks record them (vraid.ondisk.failures): a spare becomes a member only when
+    its rebuild pass is done, so *every* role of an unfinished pass is failed again and every
+    spare of the pass (in the pass's order, first) is a spare again; the pass starts over from
+    stripe 0. (A RAID-6 pass takes two roles when a spare died and left two failed: putting back
+    only the first, ``rebuild.role``, made the second an active member on a spare holding
+    nothing; tests/test_raid6_spares.py.)"""
+    rb = raid.rebuild
+    if rb is None:
+        return raid.health.failed, list(raid.spares)
+    return sorted(set(raid.health.failed) | set(rb.roles)), [*rb.spares, *raid.spares]
+
+
 class FailuresMatchModel(ArrayMatchesModel):
     def __init__(self, config: Config, cache: CacheConfig, workdir) -> None:
         self.cache = cache
@@ -54,8 +68,8 @@ class FailuresMatchModel(ArrayMatchesModel):
 
         async def setup():
             a.raid.rebuild_paused = True  # rebuilds advance only by the rules
-            for s in self.spares:
-                a.raid.add_spare(s)
+            a.raid.spares.extend(self.spares)  # all at once, as a mount finds them: one pass takes
+            a.raid.maybe_start_rebuild()       # every failed role a spare is there for
 
         portal.call(setup)
         return portal
@@ -195,10 +209,8 @@ class FailuresMatchModel(ArrayMatchesModel):
         if self.cache.enabled:
             self.portal.call(self.array.shutdown)
         self._sync()
-        rb = self.array.raid.rebuild
-        if rb is not None:  # an interrupted rebuild starts again: the spare is a spare again
-            self.failed.add(rb.role)
-            self.spares.insert(0, rb.spare)
+        failed, self.spares = after_unmount(self.array.raid)  # an interrupted rebuild starts again
+        self.failed = set(failed)
         self.portal.close()
         self.portal = self._open()
         self._sync()
@@ -227,7 +239,7 @@ class FailuresMatchModel(ArrayMatchesModel):
         want = expected_areas(g.layout, g.ndisks, g.stripes, g.strip_size, bytes(self.model))
         rb = self.array.raid.rebuild
         for d in range(g.ndisks):
-            upto = g.stripes if d not in missing else rb.pos if rb is not None and rb.role == d else 0
+            upto = g.stripes if d not in missing else rb.pos if rb is not None and d in rb.roles else 0
             if not upto:
                 continue
             got = np.frombuffer(self.stores[d].read_sync(g.data_offset, upto * g.strip_size), np.uint8)

@@ -81,7 +81,7 @@ class LevelFailuresMatchModel(FailuresMatchModel):
             got = np.frombuffer(self._raw(d), np.uint8).reshape(g.stripes, g.u, g.block_size)
             upto = g.stripes
             if d in missing:
-                upto = rb.pos if rb is not None and rb.role == d else 0
+                upto = rb.pos if rb is not None and d in rb.roles else 0
             bad = [s for s in range(upto) if not np.array_equal(got[s], want[d, s])]
             assert not bad, f"member {d} differs from the model in stripes {bad[:5]} (missing {sorted(missing)})"
 

@@ -306,6 +306,12 @@ def assemble(directory: Path) -> Assembled:
                 f"{cs[0].path.name}); not used: delete it, or make it a spare with `vraid add`"
             )
         roles[role] = cs[0]
+    for c in [c for c in spare_members if c.superblock.events < ref.events]:
+        # every superblock write (Assembled.mark) covers the spares, but not one that failed while it
+        # was rebuilding (vraid.ondisk.failures.attach drops it): its counter stopped there
+        spare_members.remove(c)
+        notes.append(f"{c.path.name} is a spare that failed (events {c.superblock.events}, the members "
+                     f"{ref.events}); not used: delete it, or make it a spare again with `vraid add`")
     recorded = {int(r) for r in ref.params.get("failed", [])}
     failed: dict[int, str] = {}
     for role in range(geometry.ndisks):

@@ -47,8 +47,8 @@ def small():
 
 def test_results_json_shape_of_a_shortened_quick_grid(small):
     res = small
-    assert set(res) == {"write_sizes", "flush_sizes", "lw_fraction", "table1_runs", "hit_rate", "by_wr", "by_skew",
-                        "cleaner", "dpsr_fallbacks", "ablations", "settings", "paper_vs_vraid"}
+    assert set(res) == {"write_sizes", "flush_sizes", "lw_fraction", "table1_runs", "hit_rate", "hit_rate_seeds", "by_wr",
+                        "by_skew", "cleaner", "dpsr_fallbacks", "ablations", "settings", "paper_vs_vraid"}
     assert list(res["write_sizes"]) == [str(k) for k in range(1, 9)]
     assert res["lw_fraction"] > 0.8  # 400 requests: the final flush's small writes weigh more
     assert set(res["by_wr"]) == {"0.3", "0.7"} and set(res["by_skew"]) == {"0.1", "0.5", "0.9"}
@@ -121,7 +121,8 @@ def test_every_row_is_judged_by_the_one_rule_on_the_papers_accounting(small):
         if r.verdict in (V.INPUT, V.NOT_RUN):
             assert r.verdict == V.INPUT or r.cause
             continue
-        assert r.verdict == V.judge(r.paper, r.vraid, tolerance=r.tolerance, baseline=r.baseline), r.item
+        assert r.verdict == V.judge(r.paper, r.vraid, tolerance=r.tolerance, baseline=r.baseline,
+                                    spread=r.spread), r.item
         assert r.tolerance == V.TOLERANCE
         if r.verdict != V.REPRODUCED:
             assert r.cause, r.item  # every miss names its cause
@@ -131,6 +132,10 @@ def test_every_row_is_judged_by_the_one_rule_on_the_papers_accounting(small):
     assert best.vraid == pytest.approx(max(100 * (1 - m / r) for m, r in zip(f5["multibuffer"], f5["raid5"])))
     assert "cleaner not counted" in best.cause and "vraid's rule" in best.cause and "whole array hot" in best.cause
     assert {r.verdict for r in rows if r.verdict == V.NOT_RUN} == {V.NOT_RUN}
+    # Fig. 3 ran with three seeds: the LRW-vs-FIFO rows carry their run-to-run range
+    assert res["hit_rate_seeds"]["seeds"] == [mb.SEED, *mb.FIG3_SEEDS]
+    near = _row(res, "LRW gain over FIFO near uniform")
+    assert near.spread is not None and near.spread[0] <= near.vraid <= near.spread[1]
 
 
 @pytest.mark.slow

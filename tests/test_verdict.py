@@ -65,6 +65,9 @@ def test_a_range_that_crosses_the_papers_side_is_inconclusive():
     assert V.judge(3.0, 0.8, baseline=1.0, spread=(0.7, 0.9)) == V.NOT_REPRODUCED
     row = V.compare("gain", 1.4, 1.3, baseline=1.0, unit="x", spread=(0.9, 1.6))
     assert row.verdict == V.INCONCLUSIVE and V.from_json(V.paper_vs_vraid([row])) == [row]
+    assert "| gain | 1.40x | 1.30x (runs 0.900x to 1.60x) | inconclusive |" in V.markdown_table([row])
+    yes_no = V.holds("LRW never worse", True, True, spread=[True, False, True])
+    assert yes_no.verdict == V.INCONCLUSIVE and V.holds("x", True, True, spread=[True]).verdict == V.REPRODUCED
 
 
 def test_not_run_inputs_and_yes_no_claims():

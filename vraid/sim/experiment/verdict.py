@@ -35,9 +35,10 @@ Use::
     text = markdown_table(from_json(results["paper_vs_vraid"]))  # results.md
 
 The JSON form of a row is ``{"item", "paper", "vraid", "verdict", "cause", "unit",
-"tolerance", "baseline"}``: the first four are the issue's format and stay; ``cause`` and
-``unit`` may be empty strings; ``tolerance`` and ``baseline`` (what the verdict was judged
-with) may be missing in rows written before they were added.
+"tolerance", "baseline"}`` and ``"spread"`` where there were repeated runs: the first four
+are the issue's format and stay; ``cause`` and ``unit`` may be empty strings; ``tolerance``
+and ``baseline`` (what the verdict was judged with) may be missing in rows written before
+they were added.
 """
 
 from __future__ import annotations
@@ -103,11 +104,16 @@ class Comparison:
     unit: str = ""
     tolerance: float = TOLERANCE
     baseline: float = 0.0
+    #: the (lowest, highest) of ours over repeated runs, if there were any
+    spread: tuple[float, float] | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {"item": self.item, "paper": self.paper, "vraid": self.vraid,
-                "verdict": self.verdict, "cause": self.cause, "unit": self.unit,
-                "tolerance": self.tolerance, "baseline": self.baseline}
+        out = {"item": self.item, "paper": self.paper, "vraid": self.vraid,
+               "verdict": self.verdict, "cause": self.cause, "unit": self.unit,
+               "tolerance": self.tolerance, "baseline": self.baseline}
+        if self.spread is not None:
+            out["spread"] = list(self.spread)
+        return out
 
 
 def compare(item: str, paper: float, vraid: float, *, tolerance: float = TOLERANCE,
@@ -120,13 +126,18 @@ def compare(item: str, paper: float, vraid: float, *, tolerance: float = TOLERAN
     last column; say it where the verdict is not ``reproduced``. ``spread``: see
     :func:`judge`.
     """
-    verdict = judge(float(paper), float(vraid), tolerance=tolerance, baseline=baseline, spread=spread)
-    return Comparison(item, float(paper), float(vraid), verdict, cause, unit, float(tolerance), float(baseline))
+    rng = None if spread is None else (float(min(spread)), float(max(spread)))
+    verdict = judge(float(paper), float(vraid), tolerance=tolerance, baseline=baseline, spread=rng)
+    return Comparison(item, float(paper), float(vraid), verdict, cause, unit, float(tolerance), float(baseline), rng)
 
 
-def holds(item: str, paper: bool, vraid: bool, *, cause: str = "") -> Comparison:
-    """A yes/no claim judged by the rule: 1 (holds) or 0 against the paper's, baseline 0.5."""
-    return compare(item, 1.0 if paper else 0.0, 1.0 if vraid else 0.0, baseline=0.5, cause=cause, unit=YES_NO)
+def holds(item: str, paper: bool, vraid: bool, *, cause: str = "",
+          spread: Sequence[bool] | None = None) -> Comparison:
+    """A yes/no claim judged by the rule: 1 (holds) or 0 against the paper's, baseline 0.5;
+    ``spread``: whether it held in each repeated run (both ways: ``inconclusive``)."""
+    rng = None if spread is None else (float(min(spread)), float(max(spread)))
+    return compare(item, 1.0 if paper else 0.0, 1.0 if vraid else 0.0, baseline=0.5, cause=cause, unit=YES_NO,
+                   spread=rng)
 
 
 def not_run(item: str, paper: float, reason: str, *, unit: str = "") -> Comparison:
@@ -156,7 +167,8 @@ def from_json(items: Sequence[dict[str, Any]]) -> list[Comparison]:
             raise ValueError(f"unknown verdict {verdict!r} for {d.get('item')!r}")
         out.append(Comparison(d["item"], float(d["paper"]), float(d["vraid"]), verdict,
                               d.get("cause", "") or "", d.get("unit", "") or "",
-                              float(d.get("tolerance", TOLERANCE)), float(d.get("baseline", 0.0))))
+                              float(d.get("tolerance", TOLERANCE)), float(d.get("baseline", 0.0)),
+                              tuple(map(float, d["spread"])) if d.get("spread") is not None else None))
     return out
 
 
@@ -188,8 +200,10 @@ def _line(r: Comparison) -> str:
     verdict = r.verdict
     if r.verdict not in (NOT_RUN, INPUT) and not math.isclose(r.tolerance, TOLERANCE):
         verdict += f" (tolerance {100 * r.tolerance:g} %)"
-    return (f"| {r.item} | {fmt_value(r.paper, r.unit)} | {fmt_value(r.vraid, r.unit)} "
-            f"| {verdict} | {cause} |")
+    ours = fmt_value(r.vraid, r.unit)
+    if r.spread is not None:
+        ours += f" (runs {fmt_value(r.spread[0], r.unit)} to {fmt_value(r.spread[1], r.unit)})"
+    return f"| {r.item} | {fmt_value(r.paper, r.unit)} | {ours} | {verdict} | {cause} |"
 
 
 def markdown_table(rows: Sequence[Comparison], *, rule: bool = False) -> str:

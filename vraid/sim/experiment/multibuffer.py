@@ -1,4 +1,4 @@
-"""Experiment ``multibuffer``: seed 004 (Hua, Vu & Hu) section 4, Figs. 3-8 and Table 1.
+"""Experiment ``multibuffer``: paper 004 (Hua, Vu & Hu) sections 2-5, Figs. 3-8 and Table 1.
 
 The paper's setup (section 3): nine disks, a database of 10,000 blocks laid out as
 RAID-5, a 100-block buffer (about 1 % of the data), requests of up to 100 blocks
@@ -15,6 +15,17 @@ with its own placement policies and stripe directory in an access-counting loop
 * Table 1: the sizes of the stripe writes multibuffering issued (all its runs, the
   final buffer flushes included), and the fraction that were full large writes.
 
+Every access count is given three ways: the requests' own accesses (``multibuffer``,
+``dpsr``, ``raid5``: what the paper's figures plot if its cleaner is not counted), and
+with the cleaner's (free-stripe generator, garbage collector) added by the paper's rule
+(``paper_rule``: a swap inside the hot region is a directory change, section 2.2) and by
+vraid's physical rule (``vraid_rule``: every swap moves data). The claims are judged on
+the paper's rule (:mod:`.multibuffer_paper`). Ablations: multibuffering with the whole
+array one hot region (``hot_all``: every swap free) at every figure point; 50 % spare
+stripes at Fig. 5's points; access-size skew 0 and 0.6 and a 50- and 200-block buffer
+at W/R 0.5, skew 0.7. Fig. 3 runs with two more seeds, for the run-to-run range of the
+LRW-vs-FIFO rows (the verdict ``inconclusive`` where it crosses the paper's side).
+
 The full run is 40,000 requests with 20,000 warm-up (ours: a third of the paper's
 length, statistics over 20,000 requests instead of 50,000, to bound the run time);
 ``--quick`` runs 3,000 requests (1,000 warm-up) on a coarser grid.
@@ -22,10 +33,9 @@ length, statistics over 20,000 requests instead of 50,000, to bound the run time
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from .verdict import compare, paper_vs_vraid
+from .multibuffer_sim import SIZE_SKEW
 
 NAME = "multibuffer"
 SCHEMES = ("multibuffer", "dpsr", "raid5")
@@ -38,35 +48,54 @@ FIG_WR_SKEWS = (0.3, 0.7)  # Figs. 4, 5
 FIG_SKEW_WRS = (0.1, 0.5, 0.9)  # Figs. 6, 7, 8
 FIG3_WR = 0.3
 SEED = 4
+#: vraid's defaults for what the paper does not give (the placement's own defaults)
+HOT, SPARE, BUFFER = 0.1, 0.05, 100
+#: the ablations: (variant, scheme settings), and where they run
+SPARE_ABLATION = 0.5
+SIZE_SKEWS = (0.0, 0.6)
+BUFFERS = (50, 200)
+ABLATION_POINT = (0.7, 0.5)  # (skew, W/R)
+#: Fig. 3 is run again with these seeds: the run-to-run range of the LRW-vs-FIFO rows
+FIG3_SEEDS = (5, 6)
 
 
 def describe() -> str:
     return ("paper 004 Figs. 3-8, Table 1: multibuffering (LRW/FIFO) vs DPSR vs RAID-5, 9 disks, 10,000 blocks, "
-            "100-block buffer, Zipf skew; disk accesses counted as the paper counts them")
+            "100-block buffer, Zipf skew; accesses with the cleaner counted by the paper's rule and by vraid's")
+
+
+def _spec(scheme: str, order: str, skew: float, wr: float, base: dict[str, Any], variant: str = "",
+          **settings: Any) -> dict[str, Any]:
+    rid = f"{scheme}{'-' + order if scheme == 'multibuffer' else ''}-z{skew}-wr{wr}{'-' + variant if variant else ''}"
+    return {"id": rid, "scheme": scheme, "order": order, "skew": skew, "wr": wr, "variant": variant,
+            "hot": HOT, "spare": SPARE, "buffer": BUFFER, "size_skew": SIZE_SKEW, "seed": SEED, **base, **settings}
 
 
 def runs(quick: bool, *, requests: int | None = None, warmup: int | None = None,
          skews: list[float] | None = None, wrs: list[float] | None = None) -> list[dict[str, Any]]:
-    """One run per (scheme, replacement order, skew, W/R) the figures need (shared runs once)."""
+    """One run per (scheme, replacement order, skew, W/R) the figures need (shared runs once),
+    then the ablations."""
     st = {**(QUICK if quick else FULL), **({"skews": skews} if skews else {}), **({"wrs": wrs} if wrs else {})}
     base = {"requests": requests or st["requests"], "warmup": st["warmup"] if warmup is None else warmup}
-    keys: list[tuple[str, str, float, float, str]] = []
+    points: list[tuple[float, float]] = []  # (skew, W/R) of Figs. 4-8
     for skew in FIG_WR_SKEWS:
-        for wr in st["wrs"]:
-            keys += [(s, "lrw", skew, wr, "by_wr") for s in SCHEMES]
+        points += [(skew, wr) for wr in st["wrs"]]
     for wr in FIG_SKEW_WRS:
-        for skew in st["skews"]:
-            keys += [(s, "lrw", skew, wr, "by_skew") for s in SCHEMES]
-    for skew in st["skews"]:
-        keys += [("multibuffer", order, skew, FIG3_WR, "fig3") for order in ("fifo", "lrw")]
-    specs, seen = [], set()
-    for scheme, order, skew, wr, _fig in keys:
-        k = (scheme, order if scheme == "multibuffer" else "", skew, wr)
-        if k in seen:
-            continue
-        seen.add(k)
-        specs.append({"id": f"{scheme}{'-' + order if scheme == 'multibuffer' else ''}-z{skew}-wr{wr}",
-                      "scheme": scheme, "order": order, "skew": skew, "wr": wr, **base})
+        points += [(skew, wr) for skew in st["skews"] if (skew, wr) not in points]
+    specs = [_spec(s, "lrw", z, w, base) for z, w in points for s in SCHEMES]
+    have = {(z, w) for z, w in points}
+    specs += [_spec("multibuffer", order, z, FIG3_WR, base) for z in st["skews"] for order in ("fifo", "lrw")
+              if order == "fifo" or (z, FIG3_WR) not in have]
+    specs += [_spec("multibuffer", "lrw", z, w, base, "hot1", hot=1.0) for z, w in points]
+    specs += [_spec(s, "lrw", 0.7, w, base, "spare", spare=SPARE_ABLATION)
+              for w in st["wrs"] for s in ("multibuffer", "dpsr")]
+    z, w = ABLATION_POINT
+    if ABLATION_POINT not in have:  # a grid without the point: its runs with the defaults
+        specs += [_spec(s, "lrw", z, w, base, "point") for s in SCHEMES]
+    specs += [_spec(s, "lrw", z, w, base, f"size{k}", size_skew=k) for k in SIZE_SKEWS for s in SCHEMES]
+    specs += [_spec("multibuffer", "lrw", z, w, base, f"buffer{b}", buffer=b) for b in BUFFERS]
+    specs += [_spec("multibuffer", order, z, FIG3_WR, base, f"seed{k}", seed=k)
+              for k in FIG3_SEEDS for z in st["skews"] for order in ("fifo", "lrw")]
     return specs
 
 
@@ -74,118 +103,116 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     from .multibuffer_sim import run_scheme
 
     return run_scheme(spec["scheme"], wr=spec["wr"], skew=spec["skew"], requests=spec["requests"],
-                      warmup=spec["warmup"], seed=SEED, order=spec["order"])
+                      warmup=spec["warmup"], seed=spec.get("seed", SEED), order=spec["order"], hot=spec["hot"],
+                      spare=spec["spare"], buffer=spec["buffer"], size_skew=spec["size_skew"])
 
 
 # ---------------------------------------------------------------------- collect
-def _get(results, scheme: str, skew: float, wr: float, order: str = "lrw") -> dict[str, Any]:
+def _get(results, scheme: str, skew: float, wr: float, order: str = "lrw", variant: str = "") -> dict[str, Any]:
     for spec, out in results:
         if spec["scheme"] == scheme and spec["skew"] == skew and spec["wr"] == wr and \
-                (scheme != "multibuffer" or spec["order"] == order):
+                spec.get("variant", "") == variant and (scheme != "multibuffer" or spec["order"] == order):
             return out
-    raise KeyError((scheme, skew, wr, order))
+    raise KeyError((scheme, skew, wr, order, variant))
+
+
+def _block(results, key: str, xs: list[float], fixed: float) -> dict[str, Any]:
+    """One figure: accesses by scheme (requests only), then with the cleaner by each rule."""
+    at = (lambda x: (fixed, x)) if key == "wr" else (lambda x: (x, fixed))
+    outs = {s: [_get(results, s, *at(x)) for x in xs] for s in SCHEMES}
+    block: dict[str, Any] = {key: xs, **{s: [o["accesses"] for o in outs[s]] for s in SCHEMES}}
+    block["read_accesses"] = {s: [o["read_accesses"] for o in outs[s]] for s in SCHEMES}
+    block["paper_rule"] = {s: [o["accesses"] + o["background_paper"] for o in outs[s]] for s in SCHEMES}
+    block["vraid_rule"] = {s: [o["accesses"] + o["background"] for o in outs[s]] for s in SCHEMES}
+    hot = [_get(results, "multibuffer", *at(x), variant="hot1") for x in xs]
+    block["hot_all"] = {"multibuffer": [o["accesses"] + o["background_paper"] for o in hot]}
+    return block
+
+
+def _sum(outs: list[dict[str, Any]], key: str) -> int:
+    return sum(o[key] for o in outs)
 
 
 def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
-    specs = [s for s, _ in results]
+    main = [(s, o) for s, o in results if not s.get("variant")]
+    specs = [s for s, _ in main]
     skews = sorted({s["skew"] for s in specs if s["scheme"] == "multibuffer" and s["order"] == "fifo"})
-    wrs = sorted({s["wr"] for s in specs if s["skew"] in FIG_WR_SKEWS})
+    wrs = sorted({s["wr"] for s in specs if s["skew"] in FIG_WR_SKEWS and s["scheme"] == "raid5"})
     sizes = {str(k): 0 for k in range(1, 9)}
-    for spec, out in results:
-        if spec["scheme"] == "multibuffer":
-            for k, v in out["sizes"].items():
-                sizes[k] = sizes.get(k, 0) + v
+    flush = {str(k): 0 for k in range(1, 9)}
+    mb = [o for s, o in main if s["scheme"] == "multibuffer"]
+    for o in mb:
+        for k, v in o["sizes"].items():
+            sizes[k] = sizes.get(k, 0) + v
+        for k, v in o.get("flush_sizes", {}).items():
+            flush[k] = flush.get(k, 0) + v
     total = sum(sizes.values())
+    lrw = [_get(main, "multibuffer", z, FIG3_WR, "lrw") for z in skews]
+    fifo = [_get(main, "multibuffer", z, FIG3_WR, "fifo") for z in skews]
     res: dict[str, Any] = {
         "write_sizes": sizes,
+        "flush_sizes": flush,
         "lw_fraction": sizes["8"] / total if total else 0.0,
+        "table1_runs": len(mb),
         "hit_rate": {"skew": skews,
-                     "fifo": [_get(results, "multibuffer", z, FIG3_WR, "fifo")["hit_rate"] for z in skews],
-                     "lrw": [_get(results, "multibuffer", z, FIG3_WR, "lrw")["hit_rate"] for z in skews]},
-        "by_wr": {str(z): {"wr": wrs, **{s: [_get(results, s, z, w)["accesses"] for w in wrs] for s in SCHEMES}}
-                  for z in FIG_WR_SKEWS},
-        "by_skew": {str(w): {"skew": skews, **{s: [_get(results, s, z, w)["accesses"] for z in skews] for s in SCHEMES}}
-                    for w in FIG_SKEW_WRS},
+                     **{f"{name}{suffix}": [o[key] for o in outs]
+                        for name, outs in (("fifo", fifo), ("lrw", lrw))
+                        for suffix, key in (("", "hit_rate"), ("_write", "write_hit_rate"),
+                                            ("_first_block", "first_block_read_hit_rate"))}},
+        "by_wr": {str(z): _block(results, "wr", wrs, z) for z in FIG_WR_SKEWS},
+        "by_skew": {str(w): _block(results, "skew", skews, w) for w in FIG_SKEW_WRS},
+        "cleaner": {k: _sum(mb, k) for k in ("victims", "victims_hot", "swaps_hot", "swaps_cold",
+                                              "partial_releases", "small_writes")},
+        "dpsr_fallbacks": sum(o["fallbacks"] for s, o in main if s["scheme"] == "dpsr"),
+        "ablations": _ablations(results, wrs),
+        "hit_rate_seeds": _seeds(results, skews),
+        "settings": {k: specs[0][k] for k in ("requests", "warmup", "hot", "spare", "buffer", "size_skew", "seed")},
     }
+    from .multibuffer_paper import claims
+    from .verdict import paper_vs_vraid
+
     res["paper_vs_vraid"] = paper_vs_vraid(claims(res))
     return res
 
 
+def _ablations(results, wrs: list[float]) -> dict[str, Any]:
+    """The ablation runs: spare 50 % at Fig. 5's points; access-size skew and buffer size at
+    :data:`ABLATION_POINT`; each with the cleaner by the paper's rule."""
+    def total(o: dict[str, Any]) -> int:
+        return o["accesses"] + o["background_paper"]
+
+    spare = {s: [total(_get(results, s, 0.7, w, variant="spare")) for w in wrs] for s in ("multibuffer", "dpsr")}
+    spare["raid5"] = [total(_get(results, "raid5", 0.7, w)) for w in wrs]
+    z, w = ABLATION_POINT
+    point = {spec.get("variant") for spec, _ in results}
+    at = "point" if "point" in point else ""
+    size = {str(k): {s: total(_get(results, s, z, w, variant=f"size{k}")) for s in SCHEMES} for k in SIZE_SKEWS}
+    size[str(SIZE_SKEW)] = {s: total(_get(results, s, z, w, variant=at)) for s in SCHEMES}
+    buffers = {str(b): _get(results, "multibuffer", z, w, variant=f"buffer{b}") for b in BUFFERS}
+    buffers[str(BUFFER)] = _get(results, "multibuffer", z, w, variant=at)
+    return {"spare": {"spare": SPARE_ABLATION, "wr": wrs, **spare},
+            "size_skew": {"skew": z, "wr": w, **dict(sorted(size.items()))},
+            "buffer": {"skew": z, "wr": w, **{b: {"hit_rate": o["hit_rate"], "lw": o["lw"], "pw": o["pw"]}
+                                              for b, o in sorted(buffers.items(), key=lambda kv: int(kv[0]))}}}
+
+
+def _seeds(results, skews: list[float]) -> dict[str, Any]:
+    """Fig. 3's hit rates per seed (the main run's first): the rows' run-to-run range."""
+    seeds = [SEED] + [k for k in FIG3_SEEDS if any(s.get("variant") == f"seed{k}" for s, _ in results)]
+    out: dict[str, Any] = {"seeds": seeds}
+    for order in ("fifo", "lrw"):
+        for suffix, key in (("", "hit_rate"), ("_write", "write_hit_rate")):
+            out[order + suffix] = [[_get(results, "multibuffer", z, FIG3_WR, order, "" if k == SEED else f"seed{k}")[key]
+                                    for z in skews] for k in seeds]
+    return out
+
+
 def extras(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
-    """detail.json: every run's counters (reads/writes apart, background, LW/PW, fallbacks)."""
-    return {"detail.json": {"runs": [{**{k: s[k] for k in ("scheme", "order", "skew", "wr", "requests", "warmup")}, **o}
-                                     for s, o in results]}}
+    """detail.json: every run's counters (reads/writes apart, the cleaner by both rules, LW/PW)."""
+    keys = ("scheme", "order", "skew", "wr", "variant", "hot", "spare", "buffer", "size_skew", "seed", "requests",
+            "warmup")
+    return {"detail.json": {"runs": [{**{k: s.get(k) for k in keys}, **o} for s, o in results]}}
 
-
-def _saving(a: float, b: float) -> float:
-    return 100.0 * (1 - a / b) if b else 0.0
-
-
-def claims(res: dict[str, Any]) -> list[Any]:
-    """The paper's numbers (section 4, 5) beside ours."""
-    f5, f7, f8 = res["by_wr"]["0.7"], res["by_skew"]["0.5"], res["by_skew"]["0.9"]
-    mb, dp, r5 = f5["multibuffer"], f5["dpsr"], f5["raid5"]
-    rows = [compare("large writes among multibuffering's stripe writes (Table 1)", 98.3, 100 * res["lw_fraction"],
-                    unit="%")]
-    rows.append(compare("max saving over DPSR, skew 0.7 (Fig. 5)", 40.0, max(_saving(a, b) for a, b in zip(mb, dp)),
-                        unit="%", cause=CAUSE_DPSR))
-    rows.append(compare("max saving over RAID-5, skew 0.7 (Fig. 5)", 84.0, max(_saving(a, b) for a, b in zip(mb, r5)),
-                        unit="%", cause=CAUSE_RAID5))
-    i = f5["wr"].index(0.1) if 0.1 in f5["wr"] else 0
-    rows.append(compare("DPSR worse than RAID-5 at W/R 0.1, skew 0.7 (Fig. 5)", 14.0, 100 * (dp[i] / r5[i] - 1),
-                        unit="%", cause=CAUSE_READS))
-    rows.append(compare("W/R where DPSR matches RAID-5, skew 0.7 (Fig. 5)", 0.4, _crossing(f5["wr"], dp, r5),
-                        cause=CAUSE_CROSS))
-    sk = f7["skew"]
-    top, zero = sk.index(max(sk)), sk.index(min(sk))
-    best_other = min(f7["dpsr"][top], f7["raid5"][top])
-    rows.append(compare("saving over the better of DPSR/RAID-5, W/R 0.5, skew 1.0 (Fig. 7)", 86.0,
-                        _saving(f7["multibuffer"][top], best_other), unit="%", cause=CAUSE_HITS))
-    rows.append(compare("saving over DPSR, W/R 0.5, skew 0 (Fig. 7)", 17.0,
-                        _saving(f7["multibuffer"][zero], f7["dpsr"][zero]), unit="%", cause=CAUSE_READS))
-    rows.append(compare("saving over DPSR, W/R 0.9, skew 1.0 (Fig. 8)", 89.0,
-                        _saving(f8["multibuffer"][top], f8["dpsr"][top]), unit="%", cause=CAUSE_HITS))
-    h = res["hit_rate"]
-    gain = [100 * (l / f - 1) for l, f in zip(h["lrw"], h["fifo"]) if f > 0]
-    rows.append(compare("best LRW hit-rate gain over FIFO, W/R 0.3 (Fig. 3)", 50.0, max(gain) if gain else 0.0,
-                        unit="%", cause=CAUSE_LRW))
-    rows.append(compare("LRW hit rate, lowest skew (section 2.3: 8 %)", 8.0, 100 * h["lrw"][0], unit="%",
-                        cause=CAUSE_UNIFORM))
-    rows.append(compare("LRW hit rate, highest skew (section 2.3: 86 %)", 86.0, 100 * h["lrw"][-1], unit="%",
-                        cause=CAUSE_HITS))
-    return rows
-
-
-def _crossing(xs: list[float], a: list[float], b: list[float]) -> float:
-    """The x where a - b changes sign (linear between grid points); nan if it never does."""
-    d = [p - q for p, q in zip(a, b)]
-    for i in range(len(d) - 1):
-        if d[i] == 0:
-            return xs[i]
-        if (d[i] > 0) != (d[i + 1] > 0):
-            return xs[i] + (xs[i + 1] - xs[i]) * d[i] / (d[i] - d[i + 1])
-    return float("nan")
-
-
-CAUSE_HITS = ("our buffer hit rates are far below the paper's (about 20 % at skew 1.0 against its 86 %): a "
-              "request's first block is Zipf-distributed but a read then spans up to 100 consecutive blocks, most "
-              "of them cold, and we count hits per block referenced; the paper does not define its hit rate. "
-              "The savings the paper attributes to hits shrink with them")
-CAUSE_UNIFORM = ("under uniform access a 100-block buffer over 10,000 blocks holds 1 % of them, so a per-block hit "
-                 "rate is about 1 % under any replacement policy; the paper's 8 % cannot come from a per-block count "
-                 "of the workload it describes (its hit definition is not given)")
-CAUSE_LRW = ("LRW is ahead of FIFO at every skew above 0.2, as in the paper, but by little: with hit rates of "
-             "1-20 % (see the hit-rate rows) there are few rewritten blocks for LRW to keep")
-CAUSE_DPSR = ("our DPSR pays about 23 % more read accesses than multibuffering at every W/R (its migrated blocks "
-              "pile up on some members); the paper's larger gap comes with its much higher hit rates, which "
-              "only multibuffering enjoys")
-CAUSE_RAID5 = ("reads cost both schemes the same (blocks stay on their home members) and our hit rates are low, "
-               "so the reads bound the saving: at W/R 0.9 about half of multibuffering's accesses are reads "
-               "RAID-5 pays too. The paper's 84 % needs the buffer to absorb most reads")
-CAUSE_READS = ("ours: a read costs the busiest member's block count (one block per member per access); DPSR's "
-               "migrated blocks make that about 30 % higher than RAID-5's for a 100-block read. The paper does "
-               "not say how its simulator counts a multi-block read on one member")
-CAUSE_CROSS = "the crossing moves with DPSR's read penalty (row above) and RAID-5's write cost"
 
 from .multibuffer_report import report, summary  # noqa: E402  (the report half lives beside this module)
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from vraid.core.units import format_size
 from .runner import load_json
+from .verdict import Comparison, compare, from_json, holds, markdown_table, not_run, paper_vs_vraid
 
 NAME = "prefetch"
 KIB, MIB = 1 << 10, 1 << 20
@@ -134,35 +135,32 @@ def ratio(res: dict[str, Any], num: str, den: str, streams: int) -> float | None
     return round(s[num][i] / s[den][i], 3) if s[den][i] else None
 
 
-def verdict(paper: float, ours: float | None) -> str:
-    """reproduced: our ratio within 25 % of the paper's; direction: the same side of 1; else not."""
-    if ours is None:
-        return "not reproduced"
-    if abs(ours - paper) <= 0.25 * paper:
-        return "reproduced"
-    return "direction" if (ours > 1) == (paper > 1) else "not reproduced"
-
-
-def _claims(by_strip: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
+def _claims(by_strip: dict[int, dict[str, Any]], *, missing: bool = True) -> list[dict[str, Any]]:
+    """The paper's ratios (sec. 5.2) beside ours, judged by the one rule (:mod:`.verdict`,
+    baseline 1: a gain or a loss); a figure this run has no strip for is ``not run``
+    (left out with ``missing=False``)."""
+    out: list[Comparison] = []
     for item, strip, num, den, n, paper in CLAIMS:
         res = by_strip.get(strip)
         if res is None:
+            if missing:
+                out.append(not_run(item, paper, f"this run has no {strip >> 10} KiB strip", unit="x"))
             continue
         biggest = max(res["streams"])
         at = n if n in res["streams"] else (biggest if n > 1 else min(res["streams"]))
         ours = ratio(res, num, den, at)
         label = item if at == n else f"{item} [vraid at {at} streams: quick run]"
-        out.append({"item": label, "paper": f"{paper:.2f}x", "vraid": "not run" if ours is None else f"{ours:.2f}x",
-                    "verdict": verdict(paper, ours)})
+        if ours is None:
+            out.append(not_run(label, paper, f"series {num} or {den} not in this run", unit="x"))
+        else:
+            out.append(compare(label, paper, ours, baseline=1.0, unit="x"))
     res = by_strip.get(128 * KIB)
     if res is not None and "MSP+SASEQP128" in res["series"]:
         one = {k: v[0] for k, v in res["series"].items()}
         best = min(one.get("MSP+SEQP128", 0), one.get("MSP+SASEQP128", 0)) > max(
             v for k, v in one.items() if not k.startswith("MSP"))
-        out.append({"item": "MSP combinations best at one stream (Fig. 8a)", "paper": "yes",
-                    "vraid": "yes" if best else "no", "verdict": "reproduced" if best else "not reproduced"})
-    return out
+        out.append(holds("MSP combinations best at one stream (Fig. 8a)", True, best))
+    return paper_vs_vraid(out)
 
 
 def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
@@ -179,7 +177,7 @@ def extras(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, An
     strips = {s["strip"] for s, _ in results}
     if 256 * KIB in strips:
         res = _series(results, 256 * KIB)
-        files["results-256k.json"] = {**res, "paper_vs_vraid": [c for c in _claims({256 * KIB: res})]}
+        files["results-256k.json"] = {**res, "paper_vs_vraid": _claims({256 * KIB: res}, missing=False)}
     rows = [{"strip": s["strip"], "series": s["series"], "streams": s["streams"], "total": s["total"],
              "disk_model": s["disk_model"], **o} for s, o in results]
     files["detail.json"] = {"runs": rows}
@@ -293,10 +291,7 @@ def _markdown(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any],
         if plots:
             lines += [f"![Fig. {fig}](fig8-{r['strip'] >> 10}k.png)", ""]
     lines += ["## Against the paper", "",
-              "Verdicts: *reproduced* = our ratio within 25 % of the paper's; *direction* = on the same side "
-              "of 1; *not reproduced* otherwise.", "",
-              "| claim (sec. 5.2) | paper | vraid | verdict |", "|---|--:|--:|---|"]
-    lines += [f"| {c['item']} | {c['paper']} | {c['vraid']} | {c['verdict']} |" for c in res.get("paper_vs_vraid", [])]
+              markdown_table(from_json(res.get("paper_vs_vraid", [])), rule=True).rstrip()]
     lines += ["", "### Why ours look the way they do", ""] + _notes(res, r256, detail)
     return "\n".join(lines) + "\n"
 

@@ -4,11 +4,14 @@ Seed 000 (Baek & Park, MSC-CT) prints few numbers for its stride measurements: F
 Fig. 9 are drawn, and our text of the paper has their captions and prose only. So most rows
 compare a claim of the prose (a shape, an inequality, "all disks", "some disks") with what our
 curves show; the rows with numbers are the ST373454LC figures of sec. I-C and the CT limits
-of sec. IV-F. A verdict is one of:
+of sec. IV-F. The verdicts are the one rule's (:mod:`.verdict`, whose constants and tolerance
+this module uses):
 
 * ``reproduced``: the claim holds on our curves (a number within 25 % of the paper's);
 * ``direction``: the same direction or shape, not the magnitude or not on every disk;
-* ``not reproduced``: it does not hold; the row's ``why`` names the physical reason in the model.
+* ``not reproduced``: it does not hold; the row's ``why`` names the physical reason in the model;
+* ``input``: a number the disk preset takes from the paper (revolution time, seek time): listed,
+  not judged.
 
 :func:`paper_vs_vraid` builds the rows (``results.json`` keeps them as ``paper_vs_vraid``, a list
 of ``{"item", "paper", "vraid", "verdict"}`` plus ``why``); :func:`markdown` prints them.
@@ -18,12 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
-REPRODUCED, DIRECTION, NOT = "reproduced", "direction", "not reproduced"
-TOLERANCE = 0.25
+from .verdict import DIRECTION, INPUT, NOT_REPRODUCED as NOT, REPRODUCED, TOLERANCE, judge, rule_text
 
 
 def _within(ours: float, paper: float) -> bool:
-    return abs(ours - paper) <= TOLERANCE * abs(paper)
+    return judge(paper, ours) == REPRODUCED
 
 
 def paper_vs_vraid(disks: dict[str, Any], fig1: dict[str, Any], fig15: dict[str, Any],
@@ -41,10 +43,10 @@ def paper_vs_vraid(disks: dict[str, Any], fig1: dict[str, Any], fig15: dict[str,
     if st:
         rev = st["revolution"] * 1e3
         row("ST373454LC revolution time (sec. I-C)", "4 ms", f"{rev:.2f} ms",
-            REPRODUCED if _within(rev, 4.0) else NOT, "an input of the preset (15,000 rpm)")
+            INPUT, "an input of the preset (15,000 rpm), not a reproduction")
         ws = st["avg_write_seek"] * 1e3
         row("ST373454LC average write seek (sec. I-C)", "4.1 ms", f"{ws:.2f} ms",
-            REPRODUCED if _within(ws, 4.1) else NOT, "an input: the seek curve is calibrated to it")
+            INPUT, "an input: the seek curve is calibrated to it, not a reproduction")
     if "st373454lc" in disks:
         d = disks["st373454lc"]
         w2 = _value(d["write"], 2)
@@ -129,8 +131,8 @@ def _value(curve: dict[str, list], s: int) -> float:
 
 
 def markdown(rows: list[dict[str, Any]]) -> list[str]:
-    """The rows as a markdown table (the reason in the last column)."""
-    out = ["| item | paper | vraid | verdict | why |", "|---|---|---|---|---|"]
+    """The rows as a markdown table (the reason in the last column), after the rule."""
+    out = [rule_text(), "", "| item | paper | vraid | verdict | why |", "|---|---|---|---|---|"]
     for r in rows:
         out.append(f"| {r['item']} | {r['paper']} | {r['vraid']} | {r['verdict']} | {r.get('why', '')} |")
     return out

@@ -1,19 +1,31 @@
-"""Paper vs vraid: one verdict per headline number, shared by every experiment.
+"""Paper vs vraid: one verdict rule for every experiment (issue 16, issue 34).
 
-An experiment that reproduces a paper states each headline number twice, the paper's and
-ours, and judges them the same way (issue 16):
+An experiment that reproduces a paper states each of the paper's claims twice, the paper's
+number and ours, and judges them all by :func:`judge`:
 
-* ``reproduced``: ours is within ``tolerance`` (default 25 %) of the paper's, relative to
-  the paper's value, and on the same side of ``baseline`` (a 0.95x loss never reproduces a
-  1.10x gain, however close);
+* ``reproduced``: ours is within ``tolerance`` (25 %, :data:`TOLERANCE`) of the paper's,
+  relative to the paper's value (absolute where the paper's value is 0), and on the same
+  side of ``baseline`` (a 0.95x loss never reproduces a 1.10x gain, however close);
 * ``direction``: not within the tolerance, but on the same side of ``baseline`` as the
   paper's (the same sign of a change, ``baseline=0``; a gain above or below 1,
   ``baseline=1``);
+* ``inconclusive``: the run-to-run range of ours (``spread``: the lowest and highest value
+  over repeated runs) has values on the paper's side of ``baseline`` and values off it, so
+  one run can say either;
 * ``not reproduced``: on the other side of ``baseline`` (or exactly on it where the paper
-  is not).
+  is not);
+* ``not run``: vraid has no run for the claim (:func:`not_run`; the cause says why).
 
-Where ours differs, the experiment names the cause (a measured physical reason, or a
-deviation of vraid's own); :func:`markdown_table` prints it beside the verdict.
+Numbers vraid takes *from* the paper (a disk's revolution time, a buffer size) are no
+reproduction: :func:`given` lists them with the verdict ``input``, which :func:`tally`
+does not count and :func:`markdown_table` prints apart. A yes/no claim ("multibuffering
+is best at every point") is judged by the same rule on 1 (holds) and 0 (does not), with
+baseline 0.5 (:func:`holds`). Every results.md prints :func:`rule_text`, the tolerance
+included.
+
+Where ours differs, the experiment names the cause (a measured physical reason, an
+ablation, or a deviation of vraid's own); :func:`markdown_table` prints it beside the
+verdict.
 
 Use::
 
@@ -22,8 +34,11 @@ Use::
     results["paper_vs_vraid"] = paper_vs_vraid(rows)        # results.json
     text = markdown_table(from_json(results["paper_vs_vraid"]))  # results.md
 
-The JSON form of a row is ``{"item", "paper", "vraid", "verdict", "cause", "unit"}``: the
-first four are the issue's format and stay; ``cause`` and ``unit`` may be empty strings.
+The JSON form of a row is ``{"item", "paper", "vraid", "verdict", "cause", "unit",
+"tolerance", "baseline"}`` and ``"spread"`` where there were repeated runs: the first four
+are the issue's format and stay; ``cause`` and ``unit`` may be empty strings; ``tolerance``
+and ``baseline`` (what the verdict was judged with) may be missing in rows written before
+they were added.
 """
 
 from __future__ import annotations
@@ -34,26 +49,37 @@ from typing import Any, Iterable, Sequence
 
 REPRODUCED = "reproduced"
 DIRECTION = "direction"
+INCONCLUSIVE = "inconclusive"
 NOT_REPRODUCED = "not reproduced"
+NOT_RUN = "not run"
 #: every verdict, best first
-VERDICTS = (REPRODUCED, DIRECTION, NOT_REPRODUCED)
+VERDICTS = (REPRODUCED, DIRECTION, INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN)
+#: a number taken from the paper (no verdict)
+INPUT = "input"
 #: the issue's tolerance for ``reproduced``
 TOLERANCE = 0.25
+#: the unit of a yes/no claim (:func:`holds`)
+YES_NO = "yes/no"
 
 
-def judge(paper: float, vraid: float, *, tolerance: float = TOLERANCE,
-          baseline: float = 0.0) -> str:
+def judge(paper: float, vraid: float, *, tolerance: float = TOLERANCE, baseline: float = 0.0,
+          spread: tuple[float, float] | None = None) -> str:
     """The verdict for ``vraid`` against ``paper`` (see the module docstring).
 
     ``tolerance`` is relative to ``|paper|``; a paper value of 0 needs ours within
     ``tolerance`` absolute. ``baseline`` is the value that separates the two directions.
+    ``spread``: the (lowest, highest) of ours over repeated runs, if there were any.
     """
     if tolerance < 0:
         raise ValueError(f"tolerance {tolerance} is negative")
     if any(math.isnan(v) for v in (paper, vraid)):
         return NOT_REPRODUCED
-    scale = abs(paper) if paper != 0 else 1.0
     side_paper = _side(paper, baseline)
+    if spread is not None and side_paper != 0:
+        on = {_side(v, baseline) == side_paper for v in spread}
+        if len(on) == 2:
+            return INCONCLUSIVE
+    scale = abs(paper) if paper != 0 else 1.0
     same_side = side_paper == _side(vraid, baseline)
     if abs(vraid - paper) <= tolerance * scale and (same_side or side_paper == 0):
         return REPRODUCED
@@ -68,7 +94,7 @@ def _side(value: float, baseline: float) -> int:
 
 @dataclass(frozen=True)
 class Comparison:
-    """One headline number: the paper's, ours, the verdict and, where they differ, why."""
+    """One claim: the paper's number, ours, the verdict and, where they differ, why."""
 
     item: str
     paper: float
@@ -76,22 +102,54 @@ class Comparison:
     verdict: str
     cause: str = ""
     unit: str = ""
+    tolerance: float = TOLERANCE
+    baseline: float = 0.0
+    #: the (lowest, highest) of ours over repeated runs, if there were any
+    spread: tuple[float, float] | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {"item": self.item, "paper": self.paper, "vraid": self.vraid,
-                "verdict": self.verdict, "cause": self.cause, "unit": self.unit}
+        out = {"item": self.item, "paper": self.paper, "vraid": self.vraid,
+               "verdict": self.verdict, "cause": self.cause, "unit": self.unit,
+               "tolerance": self.tolerance, "baseline": self.baseline}
+        if self.spread is not None:
+            out["spread"] = list(self.spread)
+        return out
 
 
 def compare(item: str, paper: float, vraid: float, *, tolerance: float = TOLERANCE,
-            baseline: float = 0.0, cause: str = "", unit: str = "") -> Comparison:
+            baseline: float = 0.0, cause: str = "", unit: str = "",
+            spread: tuple[float, float] | None = None) -> Comparison:
     """A :class:`Comparison` judged by :func:`judge`.
 
     ``unit`` is printed after both numbers (``"x"``, ``"%"``, ``" ms"``...): give
     percentages as percent numbers (36.0, not 0.36). ``cause`` is printed in the table's
-    last column; say it where the verdict is not ``reproduced``.
+    last column; say it where the verdict is not ``reproduced``. ``spread``: see
+    :func:`judge`.
     """
-    verdict = judge(float(paper), float(vraid), tolerance=tolerance, baseline=baseline)
-    return Comparison(item, float(paper), float(vraid), verdict, cause, unit)
+    rng = None if spread is None else (float(min(spread)), float(max(spread)))
+    verdict = judge(float(paper), float(vraid), tolerance=tolerance, baseline=baseline, spread=rng)
+    return Comparison(item, float(paper), float(vraid), verdict, cause, unit, float(tolerance), float(baseline), rng)
+
+
+def holds(item: str, paper: bool, vraid: bool, *, cause: str = "",
+          spread: Sequence[bool] | None = None) -> Comparison:
+    """A yes/no claim judged by the rule: 1 (holds) or 0 against the paper's, baseline 0.5;
+    ``spread``: whether it held in each repeated run (both ways: ``inconclusive``)."""
+    rng = None if spread is None else (float(min(spread)), float(max(spread)))
+    return compare(item, 1.0 if paper else 0.0, 1.0 if vraid else 0.0, baseline=0.5, cause=cause, unit=YES_NO,
+                   spread=rng)
+
+
+def not_run(item: str, paper: float, reason: str, *, unit: str = "") -> Comparison:
+    """A claim vraid has no run for; ``reason`` says why (e.g. the trace is not public)."""
+    if not reason:
+        raise ValueError(f"a claim that is not run needs its reason: {item!r}")
+    return Comparison(item, float(paper), float("nan"), NOT_RUN, reason, unit)
+
+
+def given(item: str, paper: float, vraid: float, *, unit: str = "", cause: str = "") -> Comparison:
+    """A number vraid takes from the paper (an input), listed without a verdict."""
+    return Comparison(item, float(paper), float(vraid), INPUT, cause, unit)
 
 
 def paper_vs_vraid(rows: Iterable[Comparison]) -> list[dict[str, Any]]:
@@ -100,14 +158,17 @@ def paper_vs_vraid(rows: Iterable[Comparison]) -> list[dict[str, Any]]:
 
 
 def from_json(items: Sequence[dict[str, Any]]) -> list[Comparison]:
-    """Rows back from a ``paper_vs_vraid`` list (``cause``/``unit`` may be missing)."""
+    """Rows back from a ``paper_vs_vraid`` list (``cause``/``unit``/``tolerance``/``baseline``
+    may be missing)."""
     out = []
     for d in items:
         verdict = d["verdict"]
-        if verdict not in VERDICTS:
+        if verdict not in VERDICTS and verdict != INPUT:
             raise ValueError(f"unknown verdict {verdict!r} for {d.get('item')!r}")
         out.append(Comparison(d["item"], float(d["paper"]), float(d["vraid"]), verdict,
-                              d.get("cause", "") or "", d.get("unit", "") or ""))
+                              d.get("cause", "") or "", d.get("unit", "") or "",
+                              float(d.get("tolerance", TOLERANCE)), float(d.get("baseline", 0.0)),
+                              tuple(map(float, d["spread"])) if d.get("spread") is not None else None))
     return out
 
 
@@ -115,6 +176,8 @@ def fmt_value(value: float, unit: str = "") -> str:
     """A number as the tables print it: three significant digits, then the unit."""
     if math.isnan(value):
         return "n/a"
+    if unit == YES_NO:
+        return "yes" if value >= 0.5 else "no"
     if value == 0 or 0.01 <= abs(value) < 1e5:
         digits = max(0, 2 - int(math.floor(math.log10(abs(value))))) if value else 0
         text = f"{value:.{digits}f}"
@@ -123,20 +186,48 @@ def fmt_value(value: float, unit: str = "") -> str:
     return f"{text}{unit}" if unit in ("x", "%") else f"{text}{(' ' + unit) if unit else ''}"
 
 
-def markdown_table(rows: Sequence[Comparison]) -> str:
-    """The results.md table: item, paper, ours, verdict, cause."""
-    lines = ["| item | paper | vraid | verdict | cause |", "|---|---:|---:|---|---|"]
-    for r in rows:
-        cause = r.cause.replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {r.item} | {fmt_value(r.paper, r.unit)} | {fmt_value(r.vraid, r.unit)} "
-                     f"| {r.verdict} | {cause} |")
+def rule_text(tolerance: float = TOLERANCE) -> str:
+    """The rule as results.md prints it, with the tolerance used."""
+    return (f"Verdicts (one rule, `vraid/sim/experiment/verdict.py`, tolerance {100 * tolerance:g} %): "
+            f"*reproduced* = ours within {100 * tolerance:g} % of the paper's value (absolute where the paper's "
+            "is 0) and on its side of the baseline; *direction* = outside that, on the paper's side; "
+            "*inconclusive* = the run-to-run range crosses the paper's side; *not reproduced* = on the other "
+            "side; *not run* = no run (the cause says why). Numbers taken from the paper are listed as inputs.")
+
+
+def _line(r: Comparison) -> str:
+    cause = r.cause.replace("|", "\\|").replace("\n", " ")
+    verdict = r.verdict
+    if r.verdict not in (NOT_RUN, INPUT) and not math.isclose(r.tolerance, TOLERANCE):
+        verdict += f" (tolerance {100 * r.tolerance:g} %)"
+    ours = fmt_value(r.vraid, r.unit)
+    if r.spread is not None:
+        ours += f" (runs {fmt_value(r.spread[0], r.unit)} to {fmt_value(r.spread[1], r.unit)})"
+    return f"| {r.item} | {fmt_value(r.paper, r.unit)} | {ours} | {verdict} | {cause} |"
+
+
+def markdown_table(rows: Sequence[Comparison], *, rule: bool = False) -> str:
+    """The results.md table: item, paper, ours, verdict, cause (after :func:`rule_text` with
+    ``rule=True``, for a report whose own text does not state the rule); the inputs taken
+    from the paper in a table of their own below."""
+    judged = [r for r in rows if r.verdict != INPUT]
+    inputs = [r for r in rows if r.verdict == INPUT]
+    lines = [rule_text(), ""] if rule else []
+    lines += ["| item | paper | vraid | verdict | cause |", "|---|---:|---:|---|---|"]
+    lines += [_line(r) for r in judged]
+    if inputs:
+        lines += ["", "Inputs taken from the paper (no verdict):", "",
+                  "| input | paper | vraid | note |", "|---|---:|---:|---|"]
+        lines += [f"| {r.item} | {fmt_value(r.paper, r.unit)} | {fmt_value(r.vraid, r.unit)} | "
+                  f"{r.cause.replace('|', chr(92) + '|')} |" for r in inputs]
     return "\n".join(lines) + "\n"
 
 
 def tally(rows: Sequence[Comparison]) -> dict[str, int]:
-    """How many rows got each verdict (for a one-line summary)."""
+    """How many rows got each verdict (for a one-line summary; inputs are not counted)."""
     return {v: sum(1 for r in rows if r.verdict == v) for v in VERDICTS}
 
 
-__all__ = ["Comparison", "DIRECTION", "NOT_REPRODUCED", "REPRODUCED", "TOLERANCE", "VERDICTS",
-           "compare", "fmt_value", "from_json", "judge", "markdown_table", "paper_vs_vraid", "tally"]
+__all__ = ["Comparison", "DIRECTION", "INCONCLUSIVE", "INPUT", "NOT_REPRODUCED", "NOT_RUN", "REPRODUCED",
+           "TOLERANCE", "VERDICTS", "YES_NO", "compare", "fmt_value", "from_json", "given", "holds", "judge",
+           "markdown_table", "not_run", "paper_vs_vraid", "rule_text", "tally"]

@@ -43,6 +43,7 @@ from vraid.engine.build import EngineConfig, EngineOptions
 from vraid.ondisk.assemble import assemble
 from vraid.ondisk.create import create
 from vraid.ondisk.logfiles import geometry_disk_size
+from vraid.testing.inline_files import inline_syncs
 from vraid.testing.session import Session
 
 K = 1024
@@ -100,12 +101,12 @@ class LogCrashMachine(RuleBasedStateMachine):
         asm = assemble(self.dir / "arr")
         assert not asm.log_problem, asm.log_problem
         asm.open_stores()
-        self.power = PowerCut(NEVER if cut is None else cut, seed=self.crashes)
+        self.power = PowerCut(NEVER if cut is None else cut, seed=self.crashes, flushes=True)
         self.layers = []
         wrap = lambda s: FaultyStore(self._layer(s), clock=TrioClock(), block_size=self.bs, power=self.power)  # noqa: E731
         asm.stores = [FaultyStore(self._layer(s), clock=TrioClock(), block_size=self.bs, data_offset=self.g.data_offset,
-                                  power=self.power) for s in asm.stores]
-        asm.log_stores = [wrap(s) for s in asm.log_stores]
+                                  power=self.power) for s in inline_syncs(asm.stores)]
+        asm.log_stores = [wrap(s) for s in inline_syncs(asm.log_stores)]
         from dataclasses import replace
 
         # level 1 by the rules, fsync, a full buffer or an idle log only: no timer to hide a missing one

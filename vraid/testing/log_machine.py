@@ -13,7 +13,10 @@ once (each on its half, writes then an fsync, with or without a cut) and reads c
 against the model run too. Options: ``cache`` puts the write-back cache above the log as
 ``vraid mount --cache`` does (seed 002's chained target); ``volatile`` puts every store
 behind :class:`~vraid.backends.volatile.VolatileStore`, so a cut also loses what was not
-flushed (a power cut, not a kill -9). Invariants:
+flushed (a power cut, not a kill -9). The cut counts flushes as requests (it may fall between
+two log stores' flushes), and the files sync on the engine's thread
+(:mod:`vraid.testing.inline_files`): a worker thread's sync would let wall-clock timing
+choose the order of requests, and a failing example would not replay. Invariants:
 
 * nothing acknowledged before an fsync is lost: after a crash every block holds the
   value it had at the last completed fsync or one written after it (never an older

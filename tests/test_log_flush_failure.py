@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from vraid.backends.memory import MemoryStore
+from vraid.backends.volatile import VolatileStore
 from vraid.core.geometry import Geometry
 from vraid.engine.build import EngineConfig
 from vraid.engine.log.medium import LogFailed
@@ -102,6 +103,51 @@ def test_mirrored_fsync_stands_when_one_copy_fails_at_the_flush():
     st = s.status()["log"]
     assert st["failed"] == ["log0"] and st["lost_blocks"] == 0
     assert s.read(0, len(d)) == d
+    s.close()
+
+
+class _CutAtFlush(VolatileStore):
+    """A log store that keeps only what was flushed (``drop`` is the power cut) and whose
+    flushes fail once ``dead`` is set (the power failed at it)."""
+
+    dead = False
+
+    async def flush(self):
+        if self.dead:
+            raise OSError(5, f"{self.name}: power lost at a flush")
+        await super().flush()
+
+
+def test_mcd_checkpoint_never_moves_the_tail_past_a_copy_not_yet_flushed_on_another_store():
+    """A block fsynced in segment 0 (log0), then rewritten once per segment until the log is
+    full: each new copy supersedes the one before, so the tail may pass them all. The
+    checkpoint before segment 20 wrote log0's superblock (tail 19) and flushed it before log1's
+    flush, where the newest copy (segment 19) was still volatile; the power failed at that flush. Recovery
+    started at 19, found nothing and the block read zeros (it was fsynced as v1). Now every
+    store's segments are flushed before any superblock moves."""
+    members = [MemoryStore(G.member_size, name=f"disk{i}") for i in range(G.ndisks)]
+    inner = [MemoryStore(LOG, name=f"log{i}") for i in range(2)]
+    logs = [_CutAtFlush(store) for store in inner]
+
+    def config(stores, **kw):
+        return EngineConfig(G, stores=members, log="mcd:2", log_size=LOG, log_stores=stores, log_ram=256 * K,
+                            bitmap_chunk=4, log_timer=1e9, log_destage="idle:idle=1000s,high=1.0", **kw)
+
+    s = Session(config(logs, log_fresh=True))
+    v1 = _data(20, 4 * K)
+    s.write(0, v1)
+    s.flush()  # segment 0, on log0
+    for i in range(20):  # segments 1..20, each with the block's newest copy, never fsynced
+        if i == 19:
+            logs[1].dead = True  # the log (20 slots) is full: segment 20's level 1 checkpoints first
+        s.write(0, _data(100 + i, 4 * K))
+        s.call(s.array.log.level1, "test")
+    assert s.status()["log"]["durable_tail"] == 0, "no superblock may say tail 19 while segment 19 is volatile"
+    s.close()
+    for store in logs:
+        store.drop()  # the power cut: log1's unflushed segments are gone
+    s = Session(config(inner, was_clean=False))
+    assert s.read(0, 4 * K) == v1  # the fsynced copy in segment 0 is replayed
     s.close()
 
 

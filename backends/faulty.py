@@ -24,7 +24,8 @@ spent on the injected clock (virtual in ``vraid sim``).
 
 :class:`PowerCut` is the torn write across a whole array at once, for tests
 that crash an array: every member's wrapper shares one request counter, the
-write that crosses the limit is torn and every member fails from then on.
+write that crosses the limit is torn and every member fails from then on (with
+``flushes``, flushes are counted too and the cut may fall on one).
 """
 
 from __future__ import annotations
@@ -178,12 +179,15 @@ def parse_faults(specs, ndisks: int | None = None) -> dict[int, FaultSpec]:
 class PowerCut:
     """A power cut shared by the members of one array: after ``after`` requests in
     total, the next write is torn (a random prefix of its blocks lands) and every
-    member fails from then on."""
+    member fails from then on. With ``flushes`` a flush counts as a request too, and
+    the power may fail at one (it fails and nothing more lands): between the flushes
+    of two stores, say, which a cut counted in reads and writes alone never hits."""
 
-    def __init__(self, after: int, seed: int = 0) -> None:
+    def __init__(self, after: int, seed: int = 0, *, flushes: bool = False) -> None:
         self.after = after
         self.requests = 0
         self.dead = False
+        self.flushes = flushes
         self.rng = random.Random(seed)
         self.torn: tuple[str, int, int, int] | None = None  # (store, offset, length, bytes landed)
 
@@ -282,7 +286,15 @@ class FaultyStore(StoreWrapper):
         self.inner.prefetch(offset, length)
 
     async def flush(self) -> None:
-        if self.failed or (self.power is not None and self.power.dead):
+        power = self.power
+        if power is not None and power.flushes and not power.dead:
+            power.requests += 1
+            if power.requests > power.after:  # the power fails at this flush
+                power.dead = True
+                power.torn = (self.name, 0, 0, 0)
+                self.injected["torn"] += 1
+                raise _eio(self.name, "power lost at a flush")
+        if self.failed or (power is not None and power.dead):
             raise _eio(self.name, "flush of a failed disk")
         await self.inner.flush()
 

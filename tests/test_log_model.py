@@ -37,33 +37,17 @@ def test_log_model_thorough(kind, tmp_path):
 LAYERS = [(None, True), ("stripe", False), ("stripe", True), ("pbg", True)]
 
 
-#: open (issue 33): on volatile stores mcd:2 and per-disk fail now and then (an fsynced
-#: block reads back wrong after a cut, or a rule meets LostData, with or without the write
-#: cache); not yet reproduced with a fixed seed, so hypothesis reports them as flaky. Not
-#: strict, so a pass does not fail; the quick tier runs only the cases that always passed.
-OPEN = pytest.mark.xfail(reason="issue 33: mcd:2/per-disk on volatile stores, open", strict=False)
+CASES = [(kind, cache, volatile) for kind in KINDS for cache, volatile in LAYERS]
 
 
-def _cases(quick: bool):
-    out = []
-    for kind in KINDS:
-        for cache, volatile in LAYERS:
-            if volatile and kind in ("mcd:2", "per-disk"):
-                if not quick:
-                    out.append(pytest.param(kind, cache, volatile, marks=OPEN))
-            else:
-                out.append((kind, cache, volatile))
-    return out
-
-
-@pytest.mark.parametrize("kind,cache,volatile", _cases(quick=True))
+@pytest.mark.parametrize("kind,cache,volatile", CASES)
 def test_log_model_under_every_layer_with_power_cuts(kind, cache, volatile, tmp_path):
     run_state_machine_as_test(lambda: LogCrashMachine(kind, tmp_path, cache=cache, volatile=volatile),
                               settings=settings(SETTINGS, max_examples=2, phases=[Phase.explicit, Phase.generate]))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind,cache,volatile", _cases(quick=False))
+@pytest.mark.parametrize("kind,cache,volatile", CASES)
 def test_log_model_under_every_layer_thorough(kind, cache, volatile, tmp_path):
     run_state_machine_as_test(lambda: LogCrashMachine(kind, tmp_path, cache=cache, volatile=volatile),
                               settings=settings(SETTINGS, max_examples=40, stateful_step_count=30))

@@ -13,7 +13,10 @@ once (each on its half, writes then an fsync, with or without a cut) and reads c
 against the model run too. Options: ``cache`` puts the write-back cache above the log as
 ``vraid mount --cache`` does (seed 002's chained target); ``volatile`` puts every store
 behind :class:`~vraid.backends.volatile.VolatileStore`, so a cut also loses what was not
-flushed (a power cut, not a kill -9). Invariants:
+flushed (a power cut, not a kill -9). The cut counts flushes as requests (it may fall between
+two log stores' flushes), and the files sync on the engine's thread
+(:mod:`vraid.testing.inline_files`): a worker thread's sync would let wall-clock timing
+choose the order of requests, and a failing example would not replay. Invariants:
 
 * nothing acknowledged before an fsync is lost: after a crash every block holds the
   value it had at the last completed fsync or one written after it (never an older
@@ -43,6 +46,7 @@ from vraid.engine.build import EngineConfig, EngineOptions
 from vraid.ondisk.assemble import assemble
 from vraid.ondisk.create import create
 from vraid.ondisk.logfiles import geometry_disk_size
+from vraid.testing.inline_files import inline_syncs
 from vraid.testing.session import Session
 
 K = 1024
@@ -100,12 +104,12 @@ class LogCrashMachine(RuleBasedStateMachine):
         asm = assemble(self.dir / "arr")
         assert not asm.log_problem, asm.log_problem
         asm.open_stores()
-        self.power = PowerCut(NEVER if cut is None else cut, seed=self.crashes)
+        self.power = PowerCut(NEVER if cut is None else cut, seed=self.crashes, flushes=True)
         self.layers = []
         wrap = lambda s: FaultyStore(self._layer(s), clock=TrioClock(), block_size=self.bs, power=self.power)  # noqa: E731
         asm.stores = [FaultyStore(self._layer(s), clock=TrioClock(), block_size=self.bs, data_offset=self.g.data_offset,
-                                  power=self.power) for s in asm.stores]
-        asm.log_stores = [wrap(s) for s in asm.log_stores]
+                                  power=self.power) for s in inline_syncs(asm.stores)]
+        asm.log_stores = [wrap(s) for s in inline_syncs(asm.log_stores)]
         from dataclasses import replace
 
         # level 1 by the rules, fsync, a full buffer or an idle log only: no timer to hide a missing one

@@ -56,7 +56,7 @@ from vraid.engine.events import LogFillEvent
 from vraid.engine.log.failure import LogFailure
 from vraid.engine.log.level1 import DEFAULT_TIMER, Level1Destage
 from vraid.engine.log.level2 import Level2Destage
-from vraid.engine.log.medium import LogMedium
+from vraid.engine.log.medium import LogFailed, LogMedium
 from vraid.engine.log.reads import LogReads
 from vraid.engine.log.replay import LogReplay
 from vraid.engine.members.request import Priority
@@ -112,6 +112,12 @@ class LogCache(LogReads, Level1Destage, Level2Destage, LogFailure, LogReplay):
         #: segments being written: the tail never passes one (its blocks are not held yet)
         self.inflight: set[int] = set()
         self.failed: str | None = None
+        #: set once a log failure has rescued and counted what it lost (None: none began)
+        self._failing: trio.Event | None = None
+        #: blocks a log failure lost that no fsync had made durable (their segments were at or
+        #: above ``flushed``), and how many of them an fsync has reported (:meth:`flush`)
+        self.unsynced_lost = 0
+        self.reported_lost = 0
         self.last_host = -math.inf
         self._ram_since: float | None = None  # when the RAM buffer last went from empty to not
         self._l1 = trio.Lock()
@@ -159,14 +165,35 @@ class LogCache(LogReads, Level1Destage, Level2Destage, LogFailure, LogReplay):
         return frozenset()
 
     async def flush(self) -> None:
-        """fsync: every block in RAM to the log, the log stores flushed (not the data disks)."""
+        """fsync: every block in RAM to the log, the log stores flushed (not the data disks).
+
+        When the log fails meanwhile (here or under another fsync), the flush waits until the
+        failure has rescued what the surviving stores hold and counted what is lost
+        (:meth:`LogFailure._fail_log`), flushes the data disks, and raises
+        :class:`~vraid.engine.log.medium.LogFailed` if blocks that no fsync had made durable
+        were lost since it began, or since the last fsync ended (as an fsync reports a
+        writeback error): an fsync never succeeds while a block it covers is gone. Blocks
+        lost although an fsync had made them durable (the log disk died) are counted and
+        said (status, the log), not raised."""
+        began = self.unsynced_lost
         await self.level1("flush")
         if self.failed is None:
             upto = self.head  # level 1 is done: every segment below head is written
-            await self.medium.flush()
-            self.flushed = max(self.flushed, upto)
-        else:
-            await self.next.flush()
+            try:
+                await self.medium.flush()
+            except LogFailed as exc:
+                await self._fail_log(str(exc))
+            else:
+                self.flushed = max(self.flushed, upto)
+                return
+        await self.failure_settled()
+        await self.next.flush()
+        base = min(began, self.reported_lost)
+        self.reported_lost = max(self.reported_lost, self.unsynced_lost)
+        if self.unsynced_lost > base:
+            raise LogFailed(f"the log disk failed before an fsync completed ({self.failed}): "
+                            f"{self.unsynced_lost - base} blocks written since the last fsync were lost",
+                            "see vraid status; docs/log-disk.md")
     # -- writes into RAM ------------------------------------------------------------------
     def _host(self) -> None:
         self.last_host = self.clock.now()

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 
+import trio
+
 from vraid.engine.events import LogFailureEvent
 from vraid.engine.log.medium import LogFailed
 from vraid.engine.log.slots import IN_CACHE_DISK
@@ -28,15 +30,25 @@ class LogFailure:
         if self.medium.redundant or self.failed is not None:
             return
         self.failed = error  # level 2 stops; level 1 goes straight to the data disks from now
-        async with self._l2:
-            for seq in sorted(self.held):
-                if all(i in self.medium.failed for i in self.medium.layout.place(seq)[0]):
-                    continue
-                try:
-                    await self._destage_segment(seq, "rescue")
-                except LogFailed:
-                    continue
-        self._lost(error)
+        self._failing = settled = trio.Event()
+        try:
+            async with self._l2:
+                for seq in sorted(self.held):
+                    if all(i in self.medium.failed for i in self.medium.layout.place(seq)[0]):
+                        continue
+                    try:
+                        await self._destage_segment(seq, "rescue")
+                    except LogFailed:
+                        continue
+            self._lost(error)
+        finally:
+            settled.set()
+
+    async def failure_settled(self) -> None:
+        """Return once a log failure in progress has rescued what it could and counted the
+        rest lost (at once when none is): an fsync waits for that before it answers."""
+        if self._failing is not None:
+            await self._failing.wait()
 
     def _lost(self, error: str) -> None:
         """A log store failed with no copy left: what only the log held is lost."""
@@ -49,6 +61,8 @@ class LogFailure:
                 if e is not None and e.state is IN_CACHE_DISK and e.location == (seq, idx):
                     self.table.drop(lba)
                     lost += 1
+                    if seq >= self.flushed:  # no fsync had made it durable: the next fsync fails
+                        self.unsynced_lost += 1
         self.held.clear()
         self.copy.clear()
         self.tail = self.head

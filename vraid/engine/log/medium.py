@@ -116,6 +116,10 @@ class LogMedium:
         self.durable_tail = 0
         self._checkpointing = trio.Lock()
         self.busy = 0  # requests in flight on the log stores
+        #: per store: segment writes completed, and how many of them the last completed flush
+        #: covered (a store whose count is ahead holds segments not yet known durable)
+        self.written = [0] * len(self.stores)
+        self.synced = [0] * len(self.stores)
         self.segment_writes = 0
         self.bytes_written = 0
         self.reads = 0
@@ -270,6 +274,8 @@ class LogMedium:
                 await self.stores[i].write(off, payload)
             except (OSError, VraidError) as exc:
                 errors.append((i, exc))
+            else:
+                self.written[i] += 1
 
         self.busy += 1
         try:
@@ -306,13 +312,34 @@ class LogMedium:
                         "the blocks it held that were not destaged are lost; see vraid status")
 
     async def flush(self) -> None:
+        """Make every segment written so far durable (an fsync's promise).
+
+        Raises:
+            LogFailed: a store failed while it held segments not yet known durable, and no
+                other store holds them (anything but a mirror with one copy left): those
+                segments may be gone, so the fsync must not succeed. Each segment of
+                ``mcd`` and ``per-disk`` lives on one store only: a store that fails at its
+                flush after another store's flush returned does not leave the rest durable.
+        """
         for i in self._live(range(len(self.stores))):
-            try:
-                await self.stores[i].flush()
-            except (OSError, VraidError) as exc:
-                self.fail(i, f"flush: {exc}")
+            await self._flush_one(i)
         if len(self.failed) == len(self.stores):
             raise LogFailed("every log store has failed", "see vraid status")
+        unsynced = [i for i in sorted(self.failed) if self.written[i] > self.synced[i]]
+        if unsynced and not self.redundant:
+            names = ", ".join(self.stores[i].name for i in unsynced)
+            raise LogFailed(f"log store {names} failed before the segments written to it were durable",
+                            "see vraid status; the blocks only those segments held are lost")
+
+    async def _flush_one(self, i: int) -> None:
+        """Flush store ``i``; on success it covers every segment written to it before."""
+        covers = self.written[i]
+        try:
+            await self.stores[i].flush()
+        except (OSError, VraidError) as exc:
+            self.fail(i, f"flush: {exc}")
+        else:
+            self.synced[i] = max(self.synced[i], covers)
 
     async def checkpoint(self, tail: int) -> None:
         """Make ``tail`` durable in every live superblock (segments before it may be reused)."""
@@ -329,15 +356,25 @@ class LogMedium:
     async def _checkpoint(self, tail: int) -> None:
         if tail <= self.durable_tail:
             return
+        live = self._live(range(len(self.stores)))
+        if self.layout.kind != "mirrored" and len(live) > 1 and any(self.written[i] > self.synced[i] for i in live):
+            # the new tail skips old copies of blocks whose newer copies may sit in segments
+            # not yet flushed on *another* store (mcd, per-disk): those first, or a cut after
+            # one superblock's flush leaves a tail past both copies (raises LogFailed as
+            # flush does: then no superblock moves)
+            await self.flush()
         for i in self._live(range(len(self.stores))):
             s = self.stores[i]
             sb = LogSuperblock(self.uuid, self.layout.kind, i, self.layout.stores, self.bs, self.layout.segment_blocks,
                                self.layout.slots, tail)
+            covers = self.written[i]
             try:
                 await s.write(0, sb.pack())
                 await s.flush()
             except (OSError, VraidError) as exc:
                 self.fail(i, f"superblock: {exc}")
+            else:
+                self.synced[i] = max(self.synced[i], covers)
         self.durable_tail = tail
 
     def fail(self, index: int, why: str) -> None:

@@ -121,3 +121,10 @@ def test_sizes_by_name():
     assert {s["total"] for s in specs_for(prefetch, "prefetch", "paper", {"total": 1 << 30})} == {1 << 30}
     with pytest.raises(VraidError, match="unknown size"):
         specs_for(prefetch, "prefetch", "huge")
+
+
+def test_a_paper_run_writes_beside_the_default_where_the_runs_are_the_same():
+    from vraid.cli.sim import _paper_is_default
+
+    same = {name for name in PAPER if _paper_is_default(get(name), name, {})}
+    assert same == {"stride", "levels", "adaptive-hlwm", "vc-raid"}  # their default is the paper's scale

@@ -40,7 +40,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("name", metavar="NAME", help=f"experiment to run, or `list` ({', '.join(names())})")
     p.add_argument("--out", type=Path, help="output directory (default results/NAME, results/NAME/paper for "
-                                            "--size paper; with --quick a scratch directory, vraid-quick-NAME in the "
+                                            "--size paper where the paper's scale is not the default's; with --quick a scratch directory, vraid-quick-NAME in the "
                                             "temporary directory, so the committed full run is never overwritten)")
     p.add_argument("--size", metavar="quick|default|paper", default=None,
                    help="quick: a smaller run of the same shape (under a minute); default: the size results/NAME was "
@@ -437,7 +437,11 @@ def cmd_experiment(args) -> int:
         from .sweep import print_estimate
 
         return print_estimate(args.name, options, jobs=args.jobs, cluster=args.cluster)
-    out = args.out if args.out is not None else _default_out(args.name, size)
+    if args.out is None and size == "paper" and _paper_is_default(module, args.name, options):
+        size_out = "default"  # the recorded results/NAME are the paper's scale already
+    else:
+        size_out = size
+    out = args.out if args.out is not None else _default_out(args.name, size_out)
     from .sweep import progress_bar
 
     try:
@@ -457,6 +461,15 @@ def cmd_experiment(args) -> int:
     console.print(f"{args.name}: {len(done.files)} files in {out} ({done.wall_seconds:.1f} s{resumed}): "
                   + ", ".join(f.name for f in done.files), highlight=False)
     return 0
+
+
+def _paper_is_default(module, name: str, options: dict[str, object]) -> bool:
+    """Whether experiment ``name``'s paper size runs exactly its default size's runs (stride,
+    levels, adaptive-hlwm, vc-raid: the default is the paper's scale), so a paper run writes where the
+    default one does instead of a copy of it in results/NAME/paper."""
+    from vraid.sim.experiment.sizes import specs_for
+
+    return specs_for(module, name, "paper", options) == specs_for(module, name, "default", options)
 
 
 def _default_out(name: str, size: str) -> Path:

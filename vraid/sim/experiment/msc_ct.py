@@ -8,8 +8,10 @@ writes, the workspace grown from 1 GB by adding threads. "At the lowest workspac
 MSC-CT outperforms SC by 170%, and MSC-CT outperforms PBGC by 220%. With a workspace size of
 8 GB, MSC-CT outperforms SC by 108%, and SC outperforms PBGC by 10%."
 
-vraid runs the same in virtual time through :func:`vraid.sim.simulator.run_sim` (cache ``pbg`` or
-``stripe``, ``hlwm`` destage, LRW order, ``ct`` ``none`` or ``msc`` with the limits the
+vraid runs the same in virtual time through :func:`vraid.sim.simulator.run_sim` (cache
+``pbg:merge=true`` for PBGC, md with the block layer's elevator merging adjacent rows' requests
+per member, the paper's baseline; ``pbg``, vraid's row-by-row PBGC, as the ablation ``pbgc_rows``;
+``stripe`` for SC and MSC-CT; ``hlwm`` destage, LRW order, ``ct`` ``none`` or ``msc`` with the limits the
 stride benchmark measured on the model, ``vraid.policies.ct.default_limits``), scaled down by
 ``scale`` (cache, workspace and writes alike; quick 1/64, full 1/16): the ratios that decide
 the result (cache : workspace, writes : cache) are the paper's.
@@ -47,8 +49,8 @@ from .msc_ct_paper import (BLOCK, DISK_MODEL, DISKS, GIB, HOSTS, LABEL as _LABEL
 
 NAME = "msc-ct"
 def describe() -> str:
-    return ("paper 000 Fig. 11: random 4 KiB writes (Tiobench), PBGC vs SC vs MSC-CT on 5 x ST373454LC, "
-            "throughput vs workspace")
+    return ("paper 000 Fig. 11: random 4 KiB writes (Tiobench), PBGC (md + elevator) vs SC vs MSC-CT on "
+            "5 x ST373454LC, throughput vs workspace; the CT gain's ablations, eq. (1), Fig. 12, Table II")
 
 
 def _settings(quick: bool) -> dict[str, Any]:

@@ -72,11 +72,29 @@ class StripeOrganisation(Organisation):
 
 
 class PbgOrganisation(Organisation):
-    """PBGC: one unit per parity block group (seed 000 Fig. 6(a)); key = stripe*u + row."""
+    """PBGC: one unit per parity block group (seed 000 Fig. 6(a)); key = stripe*u + row.
+
+    ``merge`` (off by default, vraid's row-by-row PBGC): destage the dirty units of adjacent
+    rows of one stripe together, as the Linux md driver the paper's PBGC is (sec. IV-A) does
+    with the block layer's elevator: md's raid5d handles the stripe_heads that are ready in
+    one pass and the elevator merges their per-member bios where they are adjacent on one
+    member. Each row keeps its own RCW/RMW choice (the rows of the basic rxw-matrix, eq. (3));
+    only the member requests of the rows merge, never across a row that is not dirty (a gap)
+    nor with a row already being destaged (:meth:`vraid.engine.cache.destager.Destager._neighbours`).
+    """
 
     name = "pbg"
     summary = "PBGC: one unit per parity block group (one row of a stripe), as md's stripe_head"
-    source = "paper 000 sec. III-A, Fig. 6(a)"
+    source = "paper 000 sec. III-A, Fig. 6(a); merge: md's raid5d + the block layer's elevator (sec. IV-A)"
+    params = {
+        "merge": (bool, False, "destage adjacent dirty rows of a stripe together, their member requests "
+                               "merged per member (md + the elevator); off: one row per destage"),
+    }
+
+    def __init__(self, geometry: Geometry, merge: bool = False) -> None:
+        super().__init__(geometry)
+        #: adjacent rows' destages merged per member (md + elevator); False: row by row
+        self.merge = bool(merge)
 
     def unit_blocks(self) -> int:
         return self.geometry.data_disks

@@ -218,6 +218,7 @@ def time_passes(model: ModelSpec, op: str, passes: Sequence[Sequence[tuple[int, 
         stats = getattr(disk, "stats", None)
         return {"seconds": trio.current_time() - t0, "requests": n,
                 "missed_rotations": getattr(stats, "missed_rotations", 0),
+                "rotation_wait_seconds": getattr(stats, "rotation_wait_seconds", 0.0),
                 "revolution": getattr(disk, "revolution", 0.0)}
 
     # with requests outstanding, commands that complete and arrive at the same virtual instant
@@ -241,7 +242,8 @@ def model_curve(model: ModelSpec, op: str, strides: Iterable[int], *, span: int,
         all_passes = [pass_requests(s, (start + k * span) // block, per) for k in range(passes)]
         t = time_passes(model, op, all_passes, store, block, depth)
         points.append({"S": s, "seconds": t["seconds"], "requests": t["requests"],
-                       "missed_rotations": t["missed_rotations"], "revolution": t["revolution"]})
+                       "missed_rotations": t["missed_rotations"], "revolution": t["revolution"],
+                       "rotation_wait_seconds": t["rotation_wait_seconds"]})
     t_c = points[0]["seconds"]
     for p in points:
         p["normalized"] = p["seconds"] / t_c

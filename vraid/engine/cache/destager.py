@@ -64,14 +64,14 @@ class Destager:
                         want = max(want, 8)
                 if self.waiters and self._pending_release and not self._settling:
                     nursery.start_soon(self._settle)  # writes wait for NVRAM slots
-                while self.in_flight < want:
+                while (self.groups_in_flight if self.merge_rows else self.in_flight) < want:
                     key = self.order.next()
                     if key is None:
                         break
                     self.order.removed(key)
                     self.in_flight += 1
                     group = self._neighbours(self.units[key]) if self.coalesce else [self.units[key]]
-                    nursery.start_soon(self._destage_units, group)
+                    nursery.start_soon(self._destage_group, group)
                 self._changed = trio.Event()
                 deadline = decision.recheck if decision.recheck is not None else math.inf
                 with trio.move_on_at(deadline):
@@ -156,6 +156,17 @@ class Destager:
 
     async def _destage(self, unit: Unit) -> None:
         await self._destage_units([unit])
+
+    async def _destage_group(self, units: list[Unit]) -> None:
+        """:meth:`_destage_units`, counted as one destage of the scheduler's concurrency where
+        adjacent rows merge (``pbg:merge=true``: md handles every ready stripe_head, so a
+        merged group of rows is one destage, as one stripe of SC is; vraid's row-by-row PBGC
+        counts each row)."""
+        self.groups_in_flight += 1
+        try:
+            await self._destage_units(units)
+        finally:
+            self.groups_in_flight -= 1
 
     async def _destage_units(self, units: list[Unit]) -> None:
         """Destage ``units`` (one, or adjacent rows of one stripe, see :meth:`_neighbours`)

@@ -102,7 +102,12 @@ class WriteBackCache(Absorb, ReadServing, Destager, Durability, CacheStatus, Uni
         self._history_limit = history_limit
         #: destage adjacent dirty units of one stripe together (:meth:`_neighbours`); the
         #: mount daemon turns it on, simulations keep the papers' one unit per destage
-        self.coalesce = False
+        #: unless the organisation asks for it (``pbg:merge=true``: md + the elevator)
+        self.coalesce = bool(getattr(organisation, "merge", False))  # ``pbg:merge=true`` (md + elevator)
+        #: ``pbg:merge=true``: the scheduler's concurrency counts merged groups of rows, not rows
+        self.merge_rows = self.coalesce
+        #: destages (merged groups of units) in flight
+        self.groups_in_flight = 0
         #: whether a read miss allocates units for what it read (as clean blocks); the mount
         #: daemon turns it off, so that a read the cache cannot serve costs what it costs
         #: without a cache (a PBG unit per row read would otherwise be allocated and filled)

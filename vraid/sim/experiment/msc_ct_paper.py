@@ -19,7 +19,13 @@ DISKS = 5
 #: Linux 2.6.11 (Fig. 13(b) varies it from 8 to 256 KiB)
 STRIP = 64 << 10
 QUEUE = 64
-POLICIES = {"pbgc": ("pbg", "none"), "sc": ("stripe", "none"), "msc_ct": ("stripe", "msc")}
+#: the paper's PBGC is md's (sec. IV-A): rows destaged together and merged per member by the block
+#: layer's elevator (``pbg:merge=true``); ``pbgc_rows`` is vraid's row-by-row PBGC, an ablation
+POLICIES = {"pbgc": ("pbg:merge=true", "none"), "sc": ("stripe", "none"), "msc_ct": ("stripe", "msc"),
+            "pbgc_rows": ("pbg", "none")}
+#: the three the paper compares (``pbgc_rows`` is vraid's ablation)
+PAPER_POLICIES = ("pbgc", "sc", "msc_ct")
+NAMES = {"pbgc": "PBGC", "sc": "SC", "msc_ct": "MSC-CT", "pbgc_rows": "PBGC row by row"}
 HOSTS = ("page-cache", "direct")
 #: the paper's Fig. 11 statements, as gains (1.70 = +170 %)
 PAPER = {"msc_ct_over_sc_1gb": 1.70, "msc_ct_over_pbgc_1gb": 2.20, "msc_ct_over_sc_8gb": 1.08,

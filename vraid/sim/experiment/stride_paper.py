@@ -107,8 +107,10 @@ def paper_vs_vraid(disks: dict[str, Any], fig1: dict[str, Any], fig15: dict[str,
         row("Eq. (1), t_d = t_c + t_r N_r (ST373454LC, S = 2 writes)", "t_d / (t_c + t_r N_r) = 1",
             f"{t_d / pred:.2f} ({t_d * 1e3:.1f} ms vs {pred * 1e3:.1f} ms)",
             REPRODUCED if _within(t_d / pred, 1.0) else NOT,
-            "" if _within(t_d / pred, 1.0) else "with queueing a miss costs less than t_r: the drive works on "
-            "other commands while the sector comes round, which eq. (1) does not count")
+            "" if _within(t_d / pred, 1.0) else "the queue, measured (msc-ct's eq. (1) rows): one command at a "
+            "time the same passes miss a revolution per block and eq. (1) holds (1.00); with 32 queued the drive "
+            "takes the next block it can reach, so t_d - t_c is partial rotational waits, none over 7/8 of a "
+            "revolution, which the N_r counter does not count")
     for op, key, name in (("write", "sw_max", "S_w^max"), ("read", "sr_max", "S_r^max")):
         f = fig15.get(op)
         if not f or "st373454lc" not in disks:

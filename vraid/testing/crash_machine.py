@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from vraid.backends.faulty import FaultyStore, PowerCut
+from vraid.testing.inline_files import inline_syncs
 from vraid.core.geometry import RESERVED, Geometry
 from vraid.engine.clock import TrioClock
 from vraid.engine.raid.scrub import scrub_array
@@ -57,7 +58,7 @@ def behind_power_cut(asm, g: Geometry, *, seed: int) -> PowerCut:
     asm.open_stores()
     power = PowerCut(NEVER, seed=seed)
     asm.stores = [FaultyStore(s, clock=TrioClock(), block_size=g.block_size, data_offset=g.data_offset, power=power)
-                  for s in asm.stores]
+                  for s in inline_syncs(asm.stores)]  # syncs on the engine's thread: an example replays exactly
     return power
 
 

@@ -15,7 +15,9 @@ and could not replay it ("flaky", issue 33).
 :class:`InlineSyncFile`, which syncs on the calling thread (``FileStore.flush_inline``; a
 durable write is a write and such a sync). The file's contents and what a sync promises are
 unchanged; only where the wait happens moves. The crash machines (the log disk's,
-:mod:`vraid.testing.log_machine`) open their stores through it.
+:mod:`vraid.testing.log_machine`; the RAID layer's and the placement's,
+:mod:`vraid.testing.crash_machine`, :mod:`vraid.testing.placed_crash_machine`) open their
+stores through it.
 """
 
 from __future__ import annotations

@@ -127,7 +127,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                                f"count): run with --set disks=N"}
         g = array_geometry(level, n)
         sure, lucky = survivable(level, n)
-        return {"capacity": g.capacity / (g.stripes * g.strip_size), "reliability_sure": sure,
+        return {"capacity": g.capacity / g.member_data_bytes, "reliability_sure": sure,
                 "reliability_lucky": lucky}
     g = array_geometry(level, n)
     config = SimConfig(level=level, disks=n, strip=g.strip_size, layout=g.layout, disk_size=DISK_SIZE,

@@ -14,7 +14,8 @@ RAID-4-like scheme against the printed table):
   ``data_columns(N)/lanes(N)·B`` (one strip a member per stripe but for RAID-10 on an odd N,
   whose stripe is md's period of two rows: :meth:`Redundancy.lanes`);
 * **reliability**: failures survived for sure (``tolerates``) and, if lucky, every member not
-  needed to hold one copy of the data, ``N - capacity`` (the book's N/2 for mirrors);
+  needed to hold one copy of the data, ``N - ceil(capacity)`` (the book's N/2 for mirrors; on an
+  odd N, RAID-10's copies of a chunk are on neighbours round a ring and (N-1)/2 is the most);
 * **sequential read and write**: every member streams, but only the data strips carry data:
   ``capacity·S`` (the book: N·S, N/2·S, (N-1)·S);
 * **random read and write**: each member does R of small requests; a level's throughput is R
@@ -38,6 +39,7 @@ data column (:func:`dependence`). Reliability is measured the same way, on the s
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -187,7 +189,7 @@ ROWS = (
         "the geometry's capacity over one member's data area"),
     Row("reliability_sure", "Reliability (for sure)", "failures", lambda s: Fraction(s.tolerates),
         "failed members every set of that size survives, on the scheme's reconstruct"),
-    Row("reliability_lucky", "Reliability (if lucky)", "failures", lambda s: s.n - s.capacity,
+    Row("reliability_lucky", "Reliability (if lucky)", "failures", lambda s: Fraction(s.n - math.ceil(s.capacity)),
         "failed members some set of that size survives, on the scheme's reconstruct"),
     Row("seq_read", "Sequential read", "S", lambda s: s.capacity,
         "one stream of full-stripe reads, MB/s over one disk's"),
@@ -206,8 +208,11 @@ ROWS = (
 
 def formula(level: int, row: Row, n: int) -> str:
     """The book's value of ``row`` as a formula in N (``(N-1)·S``, ``N/4·R``, ``1/2·R``), fitted on
-    member counts near ``n`` the level accepts; the value at ``n`` when it is not linear in N."""
-    counts = [m for m in range(max(1, n - 4), n + 8) if accepts(level, m)]
+    member counts near ``n`` the level accepts with the stripe shape of ``n`` (as many strips of a
+    member per stripe: RAID-10's odd counts apart from its even ones); the value at ``n`` when it
+    is not linear in N."""
+    lanes = for_level(level, n).lanes(n) if accepts(level, n) else 1
+    counts = [m for m in range(max(1, n - 4), n + 8) if accepts(level, m) and for_level(level, m).lanes(m) == lanes]
     values = {m: row.book(shape(level, m)) for m in counts}
     text = _linear(values)
     if text is None:

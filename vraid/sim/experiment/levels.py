@@ -103,7 +103,7 @@ def workload(g: Geometry, kind: str, depth: int) -> str:
     """The workload spec of a run kind on geometry ``g``."""
     family, op = kind.split("_")
     if family == "seq":
-        size = (PER_MEMBER // g.strip_size) * g.stripe_data_bytes
+        size = (PER_MEMBER // (g.strip_size * g.depth)) * g.stripe_data_bytes  # (a stripe: depth strips a member)
         return f"sequential:streams=1,size={size},op={op}"
     outstanding = depth * g.ndisks if family == "rand" else 1
     return f"random-{op}:size=4K,outstanding={outstanding}"

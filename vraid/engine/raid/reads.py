@@ -150,21 +150,23 @@ class RaidReads:
         (:mod:`vraid.engine.raid.balance`); None when some cell has no copy left."""
         reqs = []
         bs = self.geometry.block_size
-        column_offset = self.mapping.column_offset
         for k, r in cells:
-            holders = self._holders(k)
-            offsets = [column_offset(buf.stripe, j, buf.row0 + r) for j in holders]
-            disk = read_member(self.members, [buf.columns[j] for j in holders], offsets, missing)
-            if disk is None:
+            chosen = self._choose(buf.stripe, buf.columns, k, buf.row0 + r, 0, missing)
+            if chosen is None:
                 return None
-            reqs.append(Request(disk, "read", offsets[[buf.columns[j] for j in holders].index(disk)], bs,
-                                buf.view(k, r, 1), priority))
+            reqs.append(Request(chosen[0], "read", chosen[1], bs, buf.view(k, r, 1), priority))
         return reqs
 
-    def _holders(self, k: int) -> tuple[int, ...]:
-        """The columns holding data column ``k`` of a stripe: its own, then its copies'."""
-        nd = len(self.copies)
-        return (k,) + tuple(nd + j for j in self.copies[k])
+    def _choose(self, stripe: int, columns, k: int, row: int, within: int, missing) -> tuple[int, int] | None:
+        """(member, offset) of the copy of data column ``k`` (its own strip, then its copies')
+        that serves a read at ``row`` (plus ``within`` bytes), by
+        :func:`~vraid.engine.raid.balance.read_member`; each copy at its own offset (a column's
+        lane: RAID-10 on an odd count); None when every copy is missing."""
+        holders = (k,) + tuple(len(self.copies) + j for j in self.copies[k])
+        offsets = [self.mapping.column_offset(stripe, j, row) + within for j in holders]
+        disks = [columns[j] for j in holders]
+        disk = read_member(self.members, disks, offsets, missing)
+        return None if disk is None else (disk, offsets[disks.index(disk)])
 
     async def _read_blocks_degraded(self, buf: StripeBuffer, cells, priority: Priority) -> None:
         lo = min(r for _, r in cells)
@@ -189,11 +191,9 @@ class RaidReads:
             disk = mapping.data_disk(stripe, k)
             at = mapping.column_offset(stripe, k) + within
             if self.balanced:  # the best member holding a copy (its own when every copy is missing: degraded)
-                holders = self._holders(k)
-                offsets = [mapping.column_offset(stripe, j) + within for j in holders]
-                chosen = read_member(self.members, [columns[j] for j in holders], offsets, missing)
+                chosen = self._choose(stripe, columns, k, 0, within, missing)
                 if chosen is not None:
-                    disk, at = chosen, offsets[[columns[j] for j in holders].index(chosen)]
+                    disk, at = chosen
             reqs.append(Request(disk, "read", at, n, priority=priority))
             pos += n
         return reqs

@@ -91,25 +91,36 @@ class Array:
         self.session.close()
 
 
+def member_block_rule(g: Geometry) -> str:
+    """How a member block is numbered: ``stripe * u + row``, or with a stripe of ``depth`` strips
+    of every member (RAID-10 on an odd count) ``stripe * depth*u + lane * u + row``."""
+    return "stripe * u + row" if g.depth == 1 else f"stripe * {g.depth}u + lane * u + row"
+
+
 def where(g: Geometry, block: int) -> str:
     """Block ``block`` worked from the geometry: stripe, data strip, row, data and check members."""
     a = g.locate(block)
     checks = list(g.parity_disks(a.stripe))
+    lane = g.lane(a.stripe, a.strip)
+    at = (f"{a.stripe} * {g.u} + {a.row}" if g.depth == 1 else
+          f"{a.stripe} * {g.depth * g.u} + {lane} * {g.u} + {a.row} (its strip is the disk's strip {lane} of the "
+          f"stripe: a stripe here is md's period of {g.depth} chunk rows)")
     return (f"block {block} is stripe {block} // {g.data_disks * g.u} = {a.stripe}, data strip {a.strip}, row {a.row}; "
             f"stripe {a.stripe}'s data strips are on disks {list(g.data_disks_of(a.stripe))}"
             + (f" and its check strips on {checks}" if checks else "")
-            + f", so disk {a.disk}, member block {a.stripe} * {g.u} + {a.row} = {a.member_block}")
+            + f", so disk {a.disk}, member block {at} = {a.member_block}")
 
 
 def owner(g: Geometry, disk: int, member_block: int) -> str:
     """What ``disk`` holds at ``member_block``: a logical block, or which check strip."""
-    stripe, row = divmod(member_block, g.u)
-    k = g.strip_of_disk(stripe, disk)
+    stripe, rest = divmod(member_block, g.u * g.depth)
+    lane, row = divmod(rest, g.u)
+    column = next((j for j, (d, ln) in enumerate(zip(g.columns(stripe), g.lanes(stripe))) if d == disk and ln == lane), None)
+    k = column if column is not None and column < g.data_disks else None
     if k is not None:
         return f"block {stripe * g.data_disks * g.u + k * g.u + row}"
-    checks = g.parity_disks(stripe)
-    if disk in checks:
-        j = checks.index(disk)
+    if column is not None:
+        j = column - g.data_disks
         copy_of = dependence(g.level, g.ndisks)[0][j]
         if copy_of >= 0:  # a mirror's copy: it holds the same data as that data strip
             return f"check strip {j} of stripe {stripe}, a copy of block {stripe * g.data_disks * g.u + copy_of * g.u + row}"
@@ -159,7 +170,7 @@ class RaidLevelsLab(Lab):
                 f"{s.parity_columns} check strip(s) a stripe), strip = {g.u} block(s) of 4 KiB, so a stripe holds "
                 f"{g.data_disks * g.u} data blocks. No write cache: every host request goes to the members at once, "
                 "and nothing is cached. Disks, blocks and member blocks count from 0; a member block is the block's "
-                "number inside that disk's data area (stripe * u + row); write positions as disk:member block "
+                f"number inside that disk's data area ({member_block_rule(g)}); write positions as disk:member block "
                 f"(e.g. 2:5). Check yourself: vraid layout --level {g.level} --disks {g.ndisks}"
                 + (f" --layout {g.layout}" if s.parity_columns else "")
                 + f" --strip {g.u * 4}K --block 4K --stripes {g.ndisks}")
@@ -240,7 +251,10 @@ class RaidLevelsLab(Lab):
             [requests(ios) for ios in full.values()], kind="list", form="one number per level, in that order",
             explanation="\n".join(f"RAID-{lv}: {said(ios)}" for lv, ios in full.items())
                         + "\nA full-stripe write computes its check strips from the new data alone: nothing to read, "
-                          "every member written once, on every level."))
+                          "every strip of every member written once, on every level"
+                        + ("" if all(geometry_for(lv, g.ndisks, 1).depth == 1 for lv in full) else
+                           f" (RAID-10 on {g.ndisks}, an odd count: a stripe holds two strips of every member, md's "
+                           "period of two chunk rows)") + "."))
         return qs
 
 

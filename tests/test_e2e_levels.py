@@ -1,11 +1,13 @@
 """End to end per level (RAID-1, RAID-4, RAID-10; issue 32): ext4 through a real mount.
 
 `vraid create --level N`, mount, losetup, mkfs.ext4, files written; a member failed
-(RAID-1 on three members: two, one after the other; RAID-10: one of each pair), every file
+(RAID-1 on three members: two, one after the other; RAID-10: one of each pair, or on three
+members, md's near-2 on an odd count, one), every file
 read back identical from the degraded array; spares added and rebuilt; `vraid check` finds
 nothing; unmount, mount again, `e2fsck -fn` clean, files identical. The member files are
-then checked with this file's own arithmetic: each copy equals its data strip (mirrors), the
-parity is the XOR of the data (RAID-4).
+then checked with this file's own arithmetic: each copy equals its data strip (mirrors; on an
+odd count at md's places: chunk i in the slots 2i and 2i+1, slot p member p mod n, chunk row
+p div n), the parity is the XOR of the data (RAID-4).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ pytestmark = [requires_mount, pytest.mark.mount]
 
 def _members(status: dict) -> list[np.ndarray]:
     g = status["geometry"]
-    area = g["stripes"] * g["strip_size"]
+    area = g["stripes"] * g.get("strips_per_member_per_stripe", 1) * g["strip_size"]
     out = []
     for m in status["members"]:
         with open(m["store"], "rb") as f:
@@ -39,13 +41,18 @@ def _check_raw(level: int, status: dict) -> None:
     n = len(areas)
     if level == 1:  # every member the same bytes
         assert all(np.array_equal(a, areas[0]) for a in areas[1:])
+    elif level == 10 and n % 2:  # md's near-2 on an odd count: both slots of every chunk the same bytes
+        chunk = status["geometry"]["strip_size"]
+        for c in range(status["geometry"]["capacity"] // chunk):
+            (m0, r0), (m1, r1) = [(p % n, p // n) for p in (2 * c, 2 * c + 1)]
+            assert np.array_equal(areas[m0][r0 * chunk : (r0 + 1) * chunk], areas[m1][r1 * chunk : (r1 + 1) * chunk]), c
     elif level == 10:  # members 2k and 2k+1 the same bytes
         assert all(np.array_equal(areas[2 * k], areas[2 * k + 1]) for k in range(n // 2))
     else:  # RAID-4 parity-last: the last member the XOR of the others
         assert np.array_equal(np.bitwise_xor.reduce(np.stack(areas[:-1]), axis=0), areas[-1])
 
 
-@pytest.mark.parametrize("level, disks, fail", [(1, 3, (0, 2)), (4, 4, (1,)), (10, 4, (1, 2))])
+@pytest.mark.parametrize("level, disks, fail", [(1, 3, (0, 2)), (4, 4, (1,)), (10, 4, (1, 2)), (10, 3, (2,))])
 def test_ext4_through_failures_and_rebuilds(tmp_path, session, level, disks, fail):
     arr, mnt, fs = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs"
     vraid("create", arr, "--level", str(level), "--disks", str(disks), "--disk-size", "24M", "--strip", "16K")

@@ -79,6 +79,22 @@ def test_a_level_that_refuses_the_member_count_keeps_its_rows_and_says_why():
     assert geometry.LEVELS == redundancy.LEVELS
 
 
+def test_raid10_runs_on_an_odd_member_count_with_the_book_s_half():
+    """md's near-2 on 5 members: measured on 5 (not refused), capacity 5/2 members (a stripe is two
+    chunk rows holding 5 chunks), any one failure and some two (not neighbours) survived, and the
+    book's N/2 fitted on the odd counts as (N-1)/2 for the lucky failures."""
+    specs = levels.runs(True, disks=5)
+    assert {s["id"] for s in specs} >= {"raid10-static", "raid10-seq_read", "raid10-rand_write"}
+    static = levels.run(next(s for s in specs if s["id"] == "raid10-static"))
+    assert static == {"capacity": 2.5, "reliability_sure": 1, "reliability_lucky": 2}
+    rows = {row.key: row for row in levels_book.ROWS}
+    assert levels_book.formula(10, rows["capacity"], 5) == "N/2·B"
+    assert levels_book.formula(10, rows["reliability_lucky"], 5) == "(N/2-1/2)"
+    assert levels_book.formula(10, rows["reliability_lucky"], 6) == "N/2"
+    s = levels_book.shape(10, 5)
+    assert (1 / s.read_load, 1 / s.write_load, s.write_reads, s.write_writes) == (5, 2.5, 0, 2)
+
+
 @pytest.mark.parametrize("options, message", [({"disks": 0}, "disks 0"), ({"depth": "x"}, "depth 'x'"),
                                               ({"model": "nonsense"}, "unknown disk model")])
 def test_bad_options_are_refused_before_anything_runs(tmp_path, options, message):

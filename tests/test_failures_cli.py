@@ -166,6 +166,27 @@ def test_raid10_fail_is_refused_for_the_second_of_a_pair_and_assembly_follows_th
         assemble(arr)
 
 
+def test_raid10_on_five_members_refuses_the_neighbour_of_a_failed_member(tmp_path):
+    """RAID-10 near-2 on an odd count: members m and m+1 mod n hold a chunk's two copies, so
+    `vraid fail` refuses a neighbour (the wrap 4, 0 included) and takes any other."""
+    arr = tmp_path / "arr"
+    vraid("create", arr, "--level", "10", "--disks", "5", "--disk-size", "4M", "--strip", "16K")
+    vraid("fail", arr, "0")
+    before = tree_hash(arr)
+    for neighbour in ("1", "4"):
+        refused = vraid("fail", arr, neighbour, check=False)
+        assert refused.returncode == 1 and "not neighbours" in " ".join(refused.stderr.split()), refused.stderr
+    assert tree_hash(arr) == before
+    other = vraid("fail", arr, "2")
+    assert "run degraded" in other.stdout and "FAILED" not in other.stdout, other.stdout
+    status = json.loads(vraid("status", arr, "--json").stdout)
+    assert status["failed"] == [0, 2] and not status["data_lost"]
+    forced = vraid("fail", arr, "3", "--force")
+    assert "FAILED" in forced.stdout, forced.stdout
+    with pytest.raises(AssemblyError, match="not neighbours"):
+        assemble(arr)
+
+
 def test_raid1_runs_with_all_but_one_member(tmp_path):
     arr = _array(tmp_path, "--level", "1")
     for d in ("0", "1", "3"):

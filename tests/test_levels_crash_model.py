@@ -13,7 +13,8 @@ from test_crash_model import SETTINGS
 from vraid.testing.crash_machine import CrashMachine
 
 
-LEVELS = pytest.mark.parametrize("level, ndisks", [(1, 3), (4, 4), (10, 4)], ids=["raid1", "raid4", "raid10"])
+LEVELS = pytest.mark.parametrize("level, ndisks", [(1, 3), (4, 4), (10, 4), (10, 3)],
+                                 ids=["raid1", "raid4", "raid10", "raid10-odd"])
 
 
 @pytest.mark.parametrize("mode", ["write-through", "nvram"])

@@ -3,7 +3,8 @@
 The machine of tests/test_failures_model.py (writes, reads, flushes, remounts, failing and
 breaking members, spares, rebuilds a few stripes at a time, a spare dying mid-rebuild), with
 failures up to each level's tolerance: a member is failed or broken only while the array
-survives losing it as well (RAID-1 all but one member, RAID-10 one of each pair, RAID-4 one).
+survives losing it as well (RAID-1 all but one member, RAID-10 one of each pair, or on an odd
+count any that are not neighbours, RAID-4 one).
 Every read must equal the model. At each flush every member is checked against what the
 model says it holds, computed here without the code under test: a data strip's bytes, a copy
 of its data strip (mirrors), or the XOR of the stripe's data (RAID-4); a missing member is
@@ -24,21 +25,25 @@ from vraid.core.geometry import Geometry
 from vraid.engine.chain import CacheConfig
 
 CONFIGS = [Config(1, 3, 4 * K, 4 * K, 12, "mirror"), Config(10, 4, 8 * K, 4 * K, 10, "near-2"),
-           Config(10, 6, 4 * K, 512, 8, "near-2"), Config(4, 4, 8 * K, 4 * K, 12, "parity-last")]
+           Config(10, 6, 4 * K, 512, 8, "near-2"), Config(4, 4, 8 * K, 4 * K, 12, "parity-last"),
+           # md's near-2 on an odd count: a stripe is two chunk rows, two strips of every member
+           Config(10, 3, 8 * K, 4 * K, 8, "near-2"), Config(10, 5, 4 * K, 4 * K, 8, "near-2")]
 
 
 def expected_areas(g: Geometry, model: bytes) -> np.ndarray:
-    """(member, stripe, row, block): what each member must hold for the image ``model``."""
+    """(member, stripe, lane, row, block): what each member must hold for the image ``model``
+    (a lane is one of the ``g.depth`` strips a member holds of a stripe)."""
     nd, bs = g.data_disks, g.block_size
     image = np.frombuffer(model, np.uint8).reshape(g.stripes, nd, g.u, bs)
     copies = {j: k for k in range(nd) for j in g.redundancy.copies(k)}
-    areas = np.empty((g.ndisks, g.stripes, g.u, bs), np.uint8)
+    areas = np.empty((g.ndisks, g.stripes, g.depth, g.u, bs), np.uint8)
     for s in range(g.stripes):
-        cols = g.columns(s)
+        cols, lanes = g.columns(s), g.lanes(s)
         for k in range(nd):
-            areas[cols[k], s] = image[s, k]
+            areas[cols[k], s, lanes[k]] = image[s, k]
         for j in range(len(cols) - nd):
-            areas[cols[nd + j], s] = image[s, copies[j]] if j in copies else np.bitwise_xor.reduce(image[s], axis=0)
+            want = image[s, copies[j]] if j in copies else np.bitwise_xor.reduce(image[s], axis=0)
+            areas[cols[nd + j], s, lanes[nd + j]] = want
     return areas
 
 
@@ -78,12 +83,16 @@ class LevelFailuresMatchModel(FailuresMatchModel):
         want = expected_areas(g, bytes(self.model))
         rb = self.array.raid.rebuild
         for d in range(g.ndisks):
-            got = np.frombuffer(self._raw(d), np.uint8).reshape(g.stripes, g.u, g.block_size)
+            got = np.frombuffer(self._raw(d), np.uint8).reshape(g.stripes, g.depth, g.u, g.block_size)
             upto = g.stripes
             if d in missing:
                 upto = rb.pos if rb is not None and d in rb.roles else 0
             bad = [s for s in range(upto) if not np.array_equal(got[s], want[d, s])]
             assert not bad, f"member {d} differs from the model in stripes {bad[:5]} (missing {sorted(missing)})"
+
+    def _raw(self, disk: int) -> bytes:
+        g = self.g
+        return self.stores[disk].read_sync(g.data_offset, g.member_data_bytes)
 
 
 @pytest.mark.parametrize("cache", ["none", "stripe", "pbg"])

@@ -10,7 +10,7 @@ from levels_fixture import fixed_parity_level, mirror_level  # noqa: F401  (fixt
 from vraid.cli.main import main
 from vraid.core import redundancy
 from vraid.labs import get, runner
-from vraid.labs.raid_levels import full_stripe_writes, member_counts, positions, small_writes
+from vraid.labs.raid_levels import full_stripe_writes, geometry_for, member_counts, positions, small_writes
 from vraid.sim.experiment import levels_book
 
 LAB = get("raid-levels")
@@ -69,8 +69,10 @@ def test_every_registered_level_is_dealt_and_the_small_write_counts_follow_the_c
         else:  # read-modify-write when strictly fewer I/Os than reconstruct-write (seed 000 sec. II-A)
             rmw, rcw = 1 + deps, d - 1
             assert reads == (rmw if 2 * rmw < rcw + 1 + deps else rcw)
-    for level, ios in full_stripe_writes(5).items():  # every member written once, nothing read
-        assert sorted((io.disk, io.op) for io in ios) == [(d, "w") for d in range(5)]
+    for level, ios in full_stripe_writes(5).items():  # every strip of every member written once, nothing read
+        depth = geometry_for(level, 5, 1).depth  # strips a member holds of a stripe (RAID-10 on 5 members: 2)
+        assert sorted((io.disk, io.op) for io in ios) == [(d, "w") for d in range(5) for _ in range(depth)]
+        assert sum(io.length for io in ios) == 5 * depth * 4096
 
 
 def test_a_level_registered_later_is_dealt_with_no_change_to_the_lab(fixed_parity_level, capsys):

@@ -37,7 +37,7 @@ def size_type(what: str):
 def add_geometry_args(p: argparse.ArgumentParser, *, disk_size: bool) -> None:
     p.add_argument("--level", type=int, choices=LEVELS, default=5, help="RAID level (default 5; docs/levels.md)")
     p.add_argument("--disks", type=int, default=5, help="number of member disks (default 5; RAID-4/5 need 3 or more, "
-                                                          "RAID-6 4, RAID-1 2, RAID-10 an even number)")
+                                                          "RAID-6 4, RAID-1 2, RAID-10 2: odd counts as md's near-2)")
     p.add_argument("--strip", type=size_type("strip size"), default=DEFAULT_STRIP, help="strip size: blocks per disk per stripe (default 64K)")
     p.add_argument("--block", type=size_type("block size"), default=DEFAULT_BLOCK, help="block size (default 4K)")
     p.add_argument("--layout", choices=LAYOUT_NAMES, default=None,

@@ -382,7 +382,7 @@ def cmd_stride_bench(args) -> int:
         path = asm.paths[role]
         if path is None or role in asm.failed:
             raise VraidError(f"member {role} of {asm.directory} is missing or failed", "benchmark another member with --member")
-        member = sb.Member(path, role, g.data_offset, g.data_offset + g.stripes * g.strip_size,
+        member = sb.Member(path, role, g.data_offset, g.data_offset + g.member_data_bytes,
                            f"member {role} of {asm.directory} ({path.name})")
         result = sb.bench_member(member, max_stride=args.max_stride or sb.FILE_MAX_STRIDE,
                                  span=args.span or sb.FILE_SPAN, passes=args.passes or sb.FILE_PASSES,

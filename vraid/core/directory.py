@@ -241,6 +241,14 @@ class StripeDirectory:
     def member_offset(self, stripe: int, row: int = 0) -> int:
         return self.geometry.member_offset(stripe, row)
 
+    def column_offset(self, stripe: int, column: int, row: int = 0) -> int:
+        """Every column at :meth:`member_offset`: a directory runs on one parity column (RAID-5),
+        whose stripes hold one strip of each member (one lane)."""
+        return self.geometry.member_offset(stripe, row)
+
+    def lanes(self, stripe: int) -> tuple[int, ...]:
+        return (0,) * self.geometry.ndisks
+
     def locate(self, block: int) -> BlockAddress:
         u = self.geometry.u
         L, row = divmod(block, u)

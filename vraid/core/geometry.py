@@ -26,6 +26,12 @@ and Q on the member after it, under the same four names. RAID-4 (``parity-last``
 md's default, or ``parity-first``), RAID-1 (``mirror``) and RAID-10 (``near-2``) place
 their strips as their schemes say (:meth:`vraid.core.redundancy.Redundancy.place`;
 docs/levels.md).
+
+A stripe is one strip of every member, except where a scheme needs more cells than there are
+members (:meth:`Redundancy.lanes`: RAID-10 near-2 on an odd count, whose stripe is md's period
+of two chunk rows): then each member holds :attr:`Geometry.depth` consecutive strips of a
+stripe (its *lanes*), a column of the stripe is one of them (:meth:`Geometry.lane`), and a
+member may appear in :meth:`Geometry.columns` once per lane.
 """
 
 from __future__ import annotations
@@ -56,7 +62,7 @@ class BlockAddress(NamedTuple):
     strip: int  # data strip index k inside the stripe (logical order)
     row: int  # PBG index inside the stripe, 0..u-1
     disk: int  # member holding it
-    member_block: int  # block number inside that member's data area
+    member_block: int  # block number inside that member's data area (its lane's, Geometry.depth > 1)
 
 
 class Extent(NamedTuple):
@@ -105,13 +111,14 @@ class Geometry:
         layout = layout or default_layout(level)
         _check_shape(level, ndisks, block_size, strip_size, layout)
         data_offset = _round_up(RESERVED, strip_size)
-        stripes = (disk_size - data_offset) // strip_size if disk_size > data_offset else 0
+        depth = for_level(level, ndisks).lanes(ndisks)
+        stripes = (disk_size - data_offset) // (strip_size * depth) if disk_size > data_offset else 0
         if stripes < 1:
-            need = data_offset + strip_size
+            need = data_offset + strip_size * depth
             raise GeometryError(
                 f"disk size {format_size(disk_size) if disk_size > 0 else disk_size} is smaller than one stripe: "
-                f"each member needs {format_size(data_offset)} for its superblock area plus one "
-                f"{format_size(strip_size)} strip",
+                f"each member needs {format_size(data_offset)} for its superblock area plus "
+                + (f"one {format_size(strip_size)} strip" if depth == 1 else f"{depth} strips of {format_size(strip_size)}"),
                 f"use --disk-size {format_size(_round_up(need, 1 << 20))} or more (or a smaller --strip)",
             )
         return cls(level, ndisks, stripes, block_size, strip_size, layout, data_offset)
@@ -163,10 +170,21 @@ class Geometry:
         """Bytes of data the array holds: the size of the image file."""
         return self.stripes * self.stripe_data_bytes
 
+    @cached_property
+    def depth(self) -> int:
+        """Strips each member holds per stripe: 1, or the scheme's lanes
+        (:meth:`Redundancy.lanes`: 2 for RAID-10 near-2 on an odd member count)."""
+        return self.redundancy.lanes(self.ndisks)
+
+    @property
+    def member_data_bytes(self) -> int:
+        """Bytes of a member's data area: its strips of every stripe."""
+        return self.stripes * self.depth * self.strip_size
+
     @property
     def member_size(self) -> int:
         """The smallest member file that holds this geometry."""
-        return self.data_offset + self.stripes * self.strip_size
+        return self.data_offset + self.member_data_bytes
 
     @property
     def blocks(self) -> int:
@@ -185,11 +203,40 @@ class Geometry:
         return table[stripe % len(table)][1]
 
     @cached_property
-    def _places(self) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
-        """(data members, check members) per stripe of one period of the layout
-        (:meth:`Redundancy.place`; the layouts repeat, so a few small tables cover them all)."""
+    def _cells(self) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+        """(data cells, check cells) per stripe of one period of the layout
+        (:meth:`Redundancy.place`; the layouts repeat, so a few small tables cover them all);
+        a cell is a member when :attr:`depth` is 1, else lane * ndisks + member."""
         scheme = self.redundancy
         return tuple(scheme.place(self.layout, self.ndisks, s) for s in range(scheme.period(self.ndisks)))
+
+    @cached_property
+    def _places(self) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+        """(data members, check members) per stripe of one period (:attr:`_cells`' members)."""
+        if self.depth == 1:
+            return self._cells
+        n = self.ndisks
+        return tuple((tuple(c % n for c in data), tuple(c % n for c in checks)) for data, checks in self._cells)
+
+    @cached_property
+    def _lane_table(self) -> tuple[tuple[int, ...], ...]:
+        """Per stripe of a period, the lane of every column (rxw-matrix order); () when
+        :attr:`depth` is 1 (every column in lane 0)."""
+        if self.depth == 1:
+            return ()
+        n = self.ndisks
+        return tuple(tuple(c // n for c in data + checks) for data, checks in self._cells)
+
+    def lanes(self, stripe: int) -> tuple[int, ...]:
+        """The lane of every column of ``stripe`` (rxw-matrix order): which of the member's
+        :attr:`depth` strips of the stripe it is (all 0 when depth is 1)."""
+        table = self._lane_table
+        return table[stripe % len(table)] if table else (0,) * len(self.columns(stripe))
+
+    def lane(self, stripe: int, column: int) -> int:
+        """The lane of column ``column`` of ``stripe`` (see :meth:`lanes`)."""
+        table = self._lane_table
+        return table[stripe % len(table)][column] if table else 0
 
     @cached_property
     def _disk_tables(self) -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[int | None, ...], ...]]:
@@ -214,7 +261,8 @@ class Geometry:
         return tables[stripe % len(tables)]
 
     def strip_of_disk(self, stripe: int, disk: int) -> int | None:
-        """Data strip index held by ``disk`` in ``stripe``; None for the parity member."""
+        """Data strip index held by ``disk`` in ``stripe``; None for the parity member (a
+        member holds at most one data strip of a stripe in every layout vraid runs)."""
         tables = self._disk_tables[1]
         return tables[stripe % len(tables)][disk]
 
@@ -247,11 +295,24 @@ class Geometry:
         per_stripe = self.data_disks * self.u
         stripe, within = divmod(block, per_stripe)
         k, row = divmod(within, self.u)
-        return BlockAddress(stripe, k, row, self.data_disk(stripe, k), stripe * self.u + row)
+        return BlockAddress(stripe, k, row, self.data_disk(stripe, k), (stripe * self.depth + self.lane(stripe, k)) * self.u + row)
 
     def member_offset(self, stripe: int, row: int = 0) -> int:
-        """Byte offset on any member of ``row`` of ``stripe``."""
-        return self.data_offset + (stripe * self.u + row) * self.block_size
+        """Byte offset on any member of ``row`` of ``stripe`` (of its first lane)."""
+        return self.data_offset + (stripe * self._stripe_rows + row) * self.block_size
+
+    def column_offset(self, stripe: int, column: int, row: int = 0) -> int:
+        """Byte offset, on its member, of ``row`` of column ``column`` of ``stripe``
+        (:meth:`member_offset` plus the column's lane)."""
+        table = self._lane_table
+        if table:
+            row += table[stripe % len(table)][column] * self.u
+        return self.data_offset + (stripe * self._stripe_rows + row) * self.block_size
+
+    @cached_property
+    def _stripe_rows(self) -> int:
+        """Blocks of a member per stripe (u, times :attr:`depth`)."""
+        return self.u * self.depth
 
     def extents(self, offset: int, length: int) -> Iterator[Extent]:
         """Split the host byte range [offset, offset+length) into per-stripe pieces."""
@@ -274,7 +335,7 @@ class Geometry:
             "stripes": self.stripes,
             "data_offset": self.data_offset,
             "capacity": self.capacity,
-        }
+        } | ({"strips_per_member_per_stripe": self.depth} if self.depth > 1 else {})
 
 
 def default_layout(level: int) -> str:

@@ -20,14 +20,20 @@ The contract (what the callers rely on, and what a replacement must keep):
   is the unit of parity, of the per-stripe lock, of the bitmap, of rebuild,
   scrub and resync, which walk ``range(stripes)``. The rows of a stripe are
   consecutive on every member (row ``r`` is ``block_size * r`` bytes after
-  row 0), and so are the stripes (stripe ``s + 1`` starts one strip after
-  stripe ``s``; a scrub reads a run of stripes in one request per member).
+  row 0), and so are the stripes (stripe ``s + 1`` starts ``geometry.depth``
+  strips after stripe ``s``; a scrub reads a run of stripes in one request per member).
   :attr:`stripes` counts them all (free ones included). A directory moves
   blocks between stripes; it never moves a stripe.
 * **Columns.** :meth:`columns` lists the members of a stripe in rxw-matrix
   order: data strips in logical order (``k = 0 .. data_disks-1``), then the
   parity member(s) (:meth:`parity_disks`; as many as the redundancy scheme
-  has parity columns, none for RAID-0). Every member appears at most once.
+  has parity columns, none for RAID-0). Every member appears at most once,
+  except where a stripe holds ``geometry.depth`` strips of every member
+  (RAID-10 near-2 on an odd count: md's period of two chunk rows); then a
+  member appears once per *lane* (:meth:`lanes`: which of its strips of the
+  stripe a column is), and a column's rows are at :meth:`column_offset`.
+  Callers that address a column's rows ask :meth:`column_offset`, never
+  :meth:`member_offset` plus arithmetic of their own.
 * **Logical blocks.** :meth:`locate` and :meth:`block_of` are inverse: a
   logical block (``block_size`` bytes of the host image, numbered from 0)
   lives at (stripe, data strip k, row) and back. NVRAM records blocks by
@@ -77,6 +83,10 @@ class Mapping(Protocol):
 
     def member_offset(self, stripe: int, row: int = 0) -> int: ...
 
+    def column_offset(self, stripe: int, column: int, row: int = 0) -> int: ...
+
+    def lanes(self, stripe: int) -> tuple[int, ...]: ...
+
     def locate(self, block: int) -> BlockAddress: ...
 
     def block_of(self, stripe: int, k: int, row: int) -> int: ...
@@ -117,6 +127,12 @@ class StaticMapping:
 
     def member_offset(self, stripe: int, row: int = 0) -> int:
         return self.geometry.member_offset(stripe, row)
+
+    def column_offset(self, stripe: int, column: int, row: int = 0) -> int:
+        return self.geometry.column_offset(stripe, column, row)
+
+    def lanes(self, stripe: int) -> tuple[int, ...]:
+        return self.geometry.lanes(stripe)
 
     def locate(self, block: int) -> BlockAddress:
         return self.geometry.locate(block)

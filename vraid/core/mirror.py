@@ -8,8 +8,9 @@ nothing), :meth:`Copies.copies` tells the RAID layer's reads where else a block 
 read_balance, :mod:`vraid.engine.raid.balance`), and :meth:`Copies.survives_columns` says which
 sets of missing members a stripe survives (RAID-10: one of each pair). The number of check
 columns depends on the member count, so the registry binds a scheme to it
-(:meth:`Redundancy.bound`). docs/levels.md draws the layouts and says where vraid differs
-from md (odd RAID-10 member counts are refused).
+(:meth:`Redundancy.bound`). RAID-10 on an odd member count makes a stripe of md's period
+(two rows of chunks), two strips of each member (:meth:`Redundancy.lanes`).
+docs/levels.md draws the layouts and says where vraid differs from md.
 """
 
 from __future__ import annotations
@@ -53,14 +54,14 @@ class Copies(Redundancy):
 
     def survives_columns(self, columns: Iterable[int]) -> bool:
         gone = set(columns)
-        nd = self.ndisks - self.parity_columns
+        nd = self.nd
         return all(k not in gone or any(nd + j not in gone for j in self._copies[k]) for k in range(nd))
 
     def rebuild_sources(self, gone: Iterable[int], width: int) -> list[int]:
         """One surviving copy per lost data column (the one :meth:`reconstruct` takes), and
         the data column of a lost copy: a mirror's rebuild reads one member, not all."""
         lost = set(gone)
-        nd = self.ndisks - self.parity_columns
+        nd = self.nd
         need = set()
         for c in lost:
             k = c if c < nd else self.source[c - nd]
@@ -78,7 +79,8 @@ class Copies(Redundancy):
         self.parity_columns = len(source)
         #: a scrub names a copy that differs by its check column: copy0, copy1, ...
         self.check_names = tuple(f"copy{j}" for j in range(len(source)))
-        nd = ndisks - len(source)
+        #: data columns of a stripe (its cells less the copies: :meth:`Redundancy.lanes`)
+        self.nd = nd = self.lanes(ndisks) * ndisks - len(source)
         self._copies = tuple(tuple(j for j, s in enumerate(source) if s == k) for k in range(nd))
         self._index = np.array(source, dtype=np.intp)
 
@@ -137,13 +139,23 @@ class Mirror(Copies):
 
 class NearMirror(Copies):
     """RAID-10 with md's "near 2" layout (drivers/md/raid10.c, ``raid10_find_phys`` with
-    near_copies = 2): each chunk on two adjacent members, the pairs striped. With an even
-    member count a stripe is one row: data strip ``k`` on member ``2k``, its copy (check
-    column ``k``) on member ``2k + 1``. Survives one failure in each pair.
+    near_copies = 2): chunk ``i`` is written to the device slots ``2i`` and ``2i + 1``, the
+    slots numbered row by row over the members (slot ``p`` is member ``p mod n`` in chunk row
+    ``p // n``).
 
-    md also runs near-2 on an odd member count, where a chunk's two copies may sit in
-    different rows; a vraid stripe is one strip of each member at one offset (the mapping
-    contract), which cannot hold that, so odd counts are refused (:meth:`refusal`).
+    With an even member count the two slots of a chunk are in one row, so a stripe is one
+    row: data strip ``k`` on member ``2k``, its copy (check column ``k``) on member
+    ``2k + 1``; survives one failure in each pair.
+
+    With an odd count (md allows it) a chunk may straddle two rows (3 members: row 0 is
+    A A B, row 1 is B C C); the layout repeats every two rows, which hold ``n`` chunks.
+    A stripe is then that period: two strips of each member (:meth:`lanes`), whose ``2n``
+    cells are the ``n`` chunks (data column ``k`` in slot ``2k``) and their copies (check
+    column ``k`` in slot ``2k + 1``); cell = slot, so :meth:`place` is the even rule on
+    ``2n`` slots. The two holders of a chunk are neighbours in slot order, members ``m``
+    and ``m + 1 mod n`` (the wrap ``n-1, 0`` included), and every such pair holds one
+    chunk: the array survives one failure, and two when they are not neighbours
+    (:meth:`Copies.survives_columns`; never on 3 members).
     """
 
     level = 10
@@ -152,17 +164,17 @@ class NearMirror(Copies):
     layouts = NEAR_LAYOUTS
 
     def __init__(self, ndisks: int = 2) -> None:
-        self._init(ndisks, tuple(range(ndisks // 2)))
+        self._init(ndisks, tuple(range(self.lanes(ndisks) * ndisks // 2)))
 
-    def refusal(self, ndisks: int) -> tuple[str, str] | None:
-        if ndisks % 2:
-            return (f"RAID-10 on {ndisks} disks (an odd count) is not served yet: md's near-2 layout then puts a "
-                    "chunk's two copies in different rows, and a vraid stripe is one strip of each member",
-                    f"use an even --disks, e.g. --disks {ndisks + 1} or {ndisks - 1}")
-        return None
+    def lanes(self, ndisks: int) -> int:
+        return 2 if ndisks % 2 else 1
 
     def place(self, layout: str, ndisks: int, stripe: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return tuple(range(0, ndisks - 1, 2)), tuple(range(1, ndisks, 2))
+        slots = self.lanes(ndisks) * ndisks
+        return tuple(range(0, slots - 1, 2)), tuple(range(1, slots, 2))
 
     def survival_text(self) -> str:
+        if self.ndisks % 2:
+            return (f"survives the loss of one member, or of two that are not neighbours (members m and m+1 mod "
+                    f"{self.ndisks} hold the two copies of a chunk)")
         return "survives the loss of one member of each mirrored pair (members 2k and 2k+1)"

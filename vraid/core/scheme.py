@@ -54,6 +54,14 @@ class Redundancy:
         operation below takes it as ``slots=`` (the geometry tabulates it per stripe)."""
         return None
 
+    def lanes(self, ndisks: int) -> int:
+        """Strips each member holds per stripe: 1 (a stripe is one strip of every member),
+        unless a stripe needs more cells than there are members (md's near-2 on an odd
+        member count: 2, :mod:`vraid.core.mirror`). With more than one, :meth:`place` names
+        *cells*: cell ``c`` is strip ``c // ndisks`` (its lane) of member ``c % ndisks``'s
+        part of the stripe."""
+        return 1
+
     def period(self, ndisks: int) -> int:
         """Stripes after which :meth:`place` repeats (the geometry keeps one table per stripe of a period)."""
         return ndisks if self.parity_columns else 1
@@ -63,8 +71,8 @@ class Redundancy:
         return f"RAID-{self.level}"
 
     def data_columns(self, ndisks: int) -> int:
-        """Data strips per stripe of an array of ``ndisks`` members."""
-        return ndisks - self.parity_columns
+        """Data strips per stripe of an array of ``ndisks`` members (of its cells: :meth:`lanes`)."""
+        return self.lanes(ndisks) * ndisks - self.parity_columns
 
     def survives(self, missing: int) -> bool:
         """Whether a stripe with ``missing`` members gone can still be read (every set of

@@ -133,7 +133,7 @@ class SimConfig:
             probe = Geometry.for_disk_size(level=self.level, ndisks=self.disks, disk_size=2 * max(RESERVED, self.strip) + self.strip,
                                            block_size=self.block, strip_size=self.strip, layout=self.layout)
             stripes = -(-self.capacity // probe.stripe_data_bytes)
-            disk_size = probe.data_offset + stripes * self.strip
+            disk_size = probe.data_offset + stripes * probe.depth * self.strip
         return Geometry.for_disk_size(level=self.level, ndisks=self.disks,
                                       disk_size=DEFAULT_DISK_SIZE if disk_size is None else disk_size,
                                       block_size=self.block, strip_size=self.strip, layout=self.layout)

@@ -207,7 +207,7 @@ class CrashMachine(RuleBasedStateMachine):
         self.crashes += 1
         self._mount()
         if torn is not None and torn[1] >= self.g.data_offset:
-            stripe = (torn[1] - self.g.data_offset) // self.g.strip_size
+            stripe = (torn[1] - self.g.data_offset) // (self.g.strip_size * self.g.depth)  # a stripe's strips of a member
             assert stripe // CHUNK in self.found_chunks, f"stripe {stripe} was torn but its bitmap bit was not set"
         self._adopt(uncertain)
         self._scrub()

@@ -84,6 +84,15 @@ def _level(level: int, org: str, order: str, destage: str, options: dict) -> Cas
                    checks=True, geometry=LEVEL_CONFIGS[level])
 
 
+def _raid10_odd(org: str, order: str, destage: str, options: dict) -> Case:
+    """RAID-10 on five members (``machines.RAID10_ODD``: md's near-2 on an odd count, a stripe
+    of two strips of every member; docs/levels.md)."""
+    from vraid.testing.machines import RAID10_ODD
+
+    return _cached(f"raid10-odd-{org}-{order}", f"RAID-10 on 5 members, {org} cache, {order} order", org, order, destage,
+                   options, checks=True, geometry=RAID10_ODD)
+
+
 def _settled(base: type, *, stretch: bool = False) -> type:
     """``base`` with :class:`~vraid.testing.fuzz_checks.Settle` (and the long ``stretch`` rule)."""
     from vraid.testing.fuzz_checks import Settle
@@ -178,6 +187,7 @@ def cases(family: str, spec: str, *, with_crashes: bool = False) -> list[Case]:
     if family == "destage":
         out = [_cached(f"{org}-{order}", f"{org} cache, {order} order", org, order, spec, options, checks=True)
                for org in ORGS for order in ORDERS] + [_level(n, "stripe", "lrw", spec, options) for n in (6, 10)]
+        out.append(_raid10_odd("stripe", "lrw", spec, options))
         return out + (_crash_cases(options, ("nvram",)) if with_crashes else [])
     if family == "destage_order":
         out = [_cached(f"{org}-{name}", f"{org} cache, {sched} scheduler", org, spec, sched, options, checks=True)

@@ -133,7 +133,7 @@ class ArrayMatchesModel(RuleBasedStateMachine):
 
     def _raw(self, disk: int) -> bytes:
         g = self.g
-        length = g.stripes * g.strip_size
+        length = g.member_data_bytes
         if self.backend == "file":
             with open(self.paths[disk], "rb") as f:  # the file itself, not the store
                 return os.pread(f.fileno(), length, g.data_offset)
@@ -142,13 +142,15 @@ class ArrayMatchesModel(RuleBasedStateMachine):
     def check_members(self) -> None:
         """Data where the geometry puts it, and parity = XOR of data, from the raw members."""
         g = self.g
-        areas = np.stack(
-            [np.frombuffer(self._raw(d), dtype=np.uint8).reshape(g.stripes, g.u, g.block_size) for d in range(g.ndisks)]
+        lanes = np.stack(  # (member, stripe, lane, row, block): a lane is one of a member's strips of a stripe
+            [np.frombuffer(self._raw(d), dtype=np.uint8).reshape(g.stripes, g.depth, g.u, g.block_size)
+             for d in range(g.ndisks)]
         )
+        areas = lanes[:, :, 0]  # every level but RAID-10 on an odd count: one strip a member per stripe
         image = np.empty((g.stripes, g.data_disks, g.u, g.block_size), dtype=np.uint8)
         for s in range(g.stripes):
             for k in range(g.data_disks):
-                image[s, k] = areas[g.data_disk(s, k), s]
+                image[s, k] = lanes[g.data_disk(s, k), s, g.lane(s, k)]
         flat = image.reshape(-1)
         model = np.frombuffer(self.model, dtype=np.uint8)
         if not np.array_equal(flat, model):
@@ -160,9 +162,10 @@ class ArrayMatchesModel(RuleBasedStateMachine):
             )
         copies = [(k, j) for k in range(g.data_disks) for j in g.redundancy.copies(k)]
         for s in range(g.stripes) if copies else ():  # RAID-1/10: each copy is its data strip's bytes
-            cols = g.columns(s)
+            cols, at = g.columns(s), g.lanes(s)
             for k, j in copies:
-                if not np.array_equal(areas[cols[g.data_disks + j], s], areas[cols[k], s]):
+                c = g.data_disks + j
+                if not np.array_equal(lanes[cols[c], s, at[c]], lanes[cols[k], s, at[k]]):
                     raise AssertionError(f"stripe {s}: member {cols[g.data_disks + j]} is not a copy of member {cols[k]}")
         if g.redundancy.parity_columns == 2 and not copies:  # RAID-6: every member byte for byte as md's P and Q make it
             want = expected_areas(g.layout, g.ndisks, g.stripes, g.strip_size, bytes(self.model))
@@ -378,3 +381,6 @@ LEVEL_CONFIGS = {
     6: RAID6,
     10: Config(10, 4, 8 * K, 4 * K, 12, "near-2"),
 }
+#: RAID-10 near-2 on an odd member count (md's period of two chunk rows a stripe, two strips of
+#: every member) for the cache machines beside LEVEL_CONFIGS[10]
+RAID10_ODD = Config(10, 5, 8 * K, 4 * K, 10, "near-2")

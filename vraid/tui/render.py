@@ -33,6 +33,9 @@ def layout_table(g: Geometry, stripes: int, highlight: list[tuple[int, int]] | N
     copied = {j: k for k in range(g.data_disks) for j in g.redundancy.copies(k)}  # check column -> the data it copies
     if copied:
         caption = caption.replace("P is parity", "a magenta number is a mirror copy")
+    if g.depth > 1:
+        caption += (f"; a stripe holds {g.depth} strips of every disk (md's near-2 on an odd count: its period of "
+                    f"{g.depth} chunk rows), its rows numbered down the disk")
     t = Table(title=f"{title}, {g.ndisks} disks", caption=caption)
     t.add_column("stripe", justify="right")
     t.add_column("row", justify="right")
@@ -40,21 +43,25 @@ def layout_table(g: Geometry, stripes: int, highlight: list[tuple[int, int]] | N
         t.add_column(f"disk{d}", justify="center")
     per_stripe = g.data_disks * g.u
     names = g.redundancy.check_names
+    nd, depth = g.data_disks, g.depth
     for s in range(min(stripes, g.stripes)):
-        checks = g.parity_disks(s)
-        names_of = dict(zip(checks, names))  # member -> P (and Q on RAID-6)
-        for row in range(g.u):
-            cells = []
-            for d in range(g.ndisks):
-                k = g.strip_of_disk(s, d)
-                if d in checks and checks.index(d) not in copied:
-                    cells.append(f"[bold magenta]{names_of[d]}[/]")
-                else:
-                    copy = k is None
-                    n = s * per_stripe + (copied[checks.index(d)] if copy else k) * g.u + row
-                    text = f"{n}{mark[n]}" if n in mark else str(n)
-                    cells.append(f"[bold magenta]{text}[/]" if copy else f"[bold cyan]{text}[/]" if n in mark else text)
-            t.add_row(str(s) if row == 0 else "", str(row), *cells, end_section=row == g.u - 1)
+        at = {(d, lane): j for j, (d, lane) in enumerate(zip(g.columns(s), g.lanes(s)))}  # (disk, lane) -> column
+        for lane in range(depth):
+            for row in range(g.u):
+                cells = []
+                for d in range(g.ndisks):
+                    j = at.get((d, lane))
+                    if j is None:
+                        cells.append("")
+                    elif j >= nd and j - nd not in copied:
+                        cells.append(f"[bold magenta]{names[j - nd]}[/]")
+                    else:
+                        copy = j >= nd
+                        n = s * per_stripe + (copied[j - nd] if copy else j) * g.u + row
+                        text = f"{n}{mark[n]}" if n in mark else str(n)
+                        cells.append(f"[bold magenta]{text}[/]" if copy else f"[bold cyan]{text}[/]" if n in mark else text)
+                last = lane == depth - 1 and row == g.u - 1
+                t.add_row(str(s) if lane == row == 0 else "", str(lane * g.u + row), *cells, end_section=last)
     return t
 
 

@@ -25,19 +25,22 @@ from typing import Collection, Sequence
 from vraid.engine.members.queues import Members
 
 
-def read_member(members: Members, candidates: Sequence[int], offset: int, missing: Collection[int] = ()) -> int | None:
+def read_member(members: Members, candidates: Sequence[int], offset: int | Sequence[int],
+                missing: Collection[int] = ()) -> int | None:
     """The member of ``candidates`` (the data strip's member, then its copies') that serves a
-    read at member ``offset``; None when all are ``missing``."""
+    read at member ``offset`` (or, per candidate, at ``offset[i]``: where each holds its copy,
+    RAID-10 on an odd count); None when all are ``missing``."""
     best = None
     best_key: tuple[int, int, int] | None = None
     for rank, disk in enumerate(candidates):
         if disk in missing:
             continue
+        at = offset if isinstance(offset, int) else offset[rank]
         m = members[disk]
         head = m.head
-        if head == offset:
+        if head == at:
             return disk
-        key = (m.pending, abs(offset - head), rank)
+        key = (m.pending, abs(at - head), rank)
         if best_key is None or key < best_key:
             best, best_key = disk, key
     return best

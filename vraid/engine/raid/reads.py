@@ -41,9 +41,10 @@ class RaidReads:
     layer's geometry, mapping, members, health and locks)."""
 
     def init_reads(self) -> None:
-        #: the static layout (reads inside one strip compute their member request directly)
-        self.static = type(self.mapping) is StaticMapping
         g = self.geometry
+        #: the static layout of one strip of each member per stripe (reads inside one strip
+        #: compute their member request directly)
+        self.static = type(self.mapping) is StaticMapping and g.depth == 1
         #: for a read inside one strip: the block and strip sizes, data strips per stripe, the
         #: data strips' members per stripe mod N (the layouts repeat every N stripes) and the
         #: members' data offset, looked up once, not per read
@@ -189,18 +190,22 @@ class RaidReads:
         reqs = []
         bs = self.geometry.block_size
         for k, r in cells:
-            offset = self.mapping.member_offset(buf.stripe, buf.row0 + r)
-            disk = read_member(self.members, self._holders(buf.columns, k), offset, missing)
-            if disk is None:
+            chosen = self._choose(buf.stripe, buf.columns, k, buf.row0 + r, 0, missing)
+            if chosen is None:
                 return None
-            reqs.append(Request(disk, "read", offset, bs, buf.view(k, r, 1), priority))
+            reqs.append(Request(chosen[0], "read", chosen[1], bs, buf.view(k, r, 1), priority))
         return reqs
 
-    def _holders(self, columns, k: int) -> tuple[int, ...]:
-        """The members holding data column ``k`` of a stripe whose columns are ``columns``:
-        its own, then its copies'."""
-        nd = len(self.copies)
-        return (columns[k],) + tuple(columns[nd + j] for j in self.copies[k])
+    def _choose(self, stripe: int, columns, k: int, row: int, within: int, missing) -> tuple[int, int] | None:
+        """(member, offset) of the copy of data column ``k`` (its own strip, then its copies')
+        that serves a read at ``row`` (plus ``within`` bytes), by
+        :func:`~vraid.engine.raid.balance.read_member`; each copy at its own offset (a column's
+        lane: RAID-10 on an odd count); None when every copy is missing."""
+        holders = (k,) + tuple(len(self.copies) + j for j in self.copies[k])
+        offsets = [self.mapping.column_offset(stripe, j, row) + within for j in holders]
+        disks = [columns[j] for j in holders]
+        disk = read_member(self.members, disks, offsets, missing)
+        return None if disk is None else (disk, offsets[disks.index(disk)])
 
     async def _read_blocks_degraded(self, buf: StripeBuffer, cells, priority: Priority) -> None:
         lo = min(r for _, r in cells)
@@ -215,17 +220,19 @@ class RaidReads:
         strip, mapping = self.geometry.strip_size, self.mapping
         reqs = []
         pos, end = ext.start, ext.start + ext.length
-        base = mapping.member_offset(ext.stripe)
+        stripe = ext.stripe
         if self.balanced:
-            columns = mapping.columns(ext.stripe)
-            missing = self.health.missing(ext.stripe) if self.health.degraded else _NONE
+            columns = mapping.columns(stripe)
+            missing = self.health.missing(stripe) if self.health.degraded else _NONE
         while pos < end:
             k, within = divmod(pos, strip)
             n = min(strip - within, end - pos)
-            disk = mapping.data_disk(ext.stripe, k)
+            disk = mapping.data_disk(stripe, k)
+            at = mapping.column_offset(stripe, k) + within
             if self.balanced:  # the best member holding a copy (its own when every copy is missing: degraded)
-                chosen = read_member(self.members, self._holders(columns, k), base + within, missing)
-                disk = disk if chosen is None else chosen
-            reqs.append(Request(disk, "read", base + within, n, priority=priority))
+                chosen = self._choose(stripe, columns, k, 0, within, missing)
+                if chosen is not None:
+                    disk, at = chosen
+            reqs.append(Request(disk, "read", at, n, priority=priority))
             pos += n
         return reqs

@@ -81,8 +81,14 @@ class Rebuild:
         return self.spares[self.roles.index(role)]
 
     @property
+    def stripe_bytes(self) -> int:
+        """Bytes of a new member per stripe: its strips of the stripe."""
+        g = self.raid.geometry
+        return g.depth * g.strip_size
+
+    @property
     def bytes_done(self) -> int:
-        return self.pos * self.raid.geometry.strip_size
+        return self.pos * self.stripe_bytes
 
     # -- control ------------------------------------------------------------------
     def set_rate(self) -> None:
@@ -135,7 +141,7 @@ class Rebuild:
                     return
                 others = a.health.missing(s) - set(self.roles)
                 buf = StripeBuffer(a.mapping, s)
-                cols = [buf.columns.index(role) for role in self.roles]
+                cols = [j for j, d in enumerate(buf.columns) if d in self.roles]  # (a role's lanes: each of its strips)
                 gone = set(cols) | {j for j, d in enumerate(buf.columns) if d in others}
                 if not scheme.survives_columns(gone):
                     raise LostData(min(others or self.roles), f"stripe {s}: members {sorted(others)} missing as well")
@@ -167,7 +173,7 @@ class Rebuild:
             if not rate:
                 return
             t0, s0 = self._anchor
-            wait = t0 + (self.pos - s0) * self.raid.geometry.strip_size / rate - clock.now()
+            wait = t0 + (self.pos - s0) * self.stripe_bytes / rate - clock.now()
             if wait <= 0:
                 return
             await clock.sleep(min(wait, 0.25))
@@ -183,7 +189,7 @@ class Rebuild:
         now = self.finished if self.finished is not None else self.raid.clock.now()
         elapsed = max(0.0, now - self.started)
         speed = self.bytes_done / elapsed if elapsed > 0 else 0.0
-        left = (self.stripes - self.pos) * self.raid.geometry.strip_size
+        left = (self.stripes - self.pos) * self.stripe_bytes
         eta = left / speed if speed > 0 and self.state == "running" else None
         rate = self.raid.rebuild_rate
         return {
@@ -196,7 +202,7 @@ class Rebuild:
             "stripes": self.stripes,
             "progress": self.pos / self.stripes if self.stripes else 1.0,
             "bytes_done": self.bytes_done,
-            "bytes_total": self.stripes * self.raid.geometry.strip_size,
+            "bytes_total": self.stripes * self.stripe_bytes,
             "elapsed": elapsed,
             "speed_mb_s": speed / 1e6,
             "eta_seconds": eta if eta is None or math.isfinite(eta) else None,

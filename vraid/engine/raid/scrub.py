@@ -137,13 +137,16 @@ async def _check_run(array: "RaidLayer", first: int, n: int, prog: ScrubProgress
     async with AsyncExitStack() as locks:
         for s in range(first, first + n):
             await locks.enter_async_context(array.stripe_lock(s))
-        areas = np.empty((g.ndisks, n * strip), dtype=np.uint8)
+        depth = g.depth  # strips of a member per stripe (its lanes)
+        areas = np.empty((g.ndisks, n * depth * strip), dtype=np.uint8)
         offset = mapping.member_offset(first)
-        reqs = [Request(d, "read", offset, n * strip, memoryview(areas[d]), Priority.REBUILD) for d in range(g.ndisks)]
+        reqs = [Request(d, "read", offset, n * depth * strip, memoryview(areas[d]), Priority.REBUILD)
+                for d in range(g.ndisks)]
         await array.members.run(reqs)
-        by_member = areas.reshape(g.ndisks, n, u, bs)
+        by_member = areas.reshape(g.ndisks, n, depth, u, bs)
         order = np.array([mapping.columns(s) for s in range(first, first + n)])  # (n, columns)
-        rows = by_member[order.T, np.arange(n)[None, :]]  # (columns, n, u, block): data in order, parity last
+        lanes = np.array([mapping.lanes(s) for s in range(first, first + n)])  # (n, columns)
+        rows = by_member[order.T, np.arange(n)[None, :], lanes.T]  # (columns, n, u, block): data in order, parity last
         wrong = _disagree(g, rows, first, n)  # (check columns, n, u): per check, PBGs that disagree
         bad = wrong.any(axis=0)  # (n, u): PBGs whose parity disagrees with the data
         if not bad.any():
@@ -188,10 +191,11 @@ async def _repair(array: "RaidLayer", stripe: int, rows: np.ndarray, bad: np.nda
     g, mapping = array.geometry, array.mapping
     checks = g.redundancy.generate(rows[: g.data_disks], slots=g.slots(stripe))  # (parity columns, u, block)
     reqs = []
-    for p, parity in zip(mapping.parity_disks(stripe), checks):
+    nd = g.data_disks
+    for c, (p, parity) in enumerate(zip(mapping.parity_disks(stripe), checks)):
         for r0, r1 in _runs(np.flatnonzero(bad).tolist()):
             buf = memoryview(np.ascontiguousarray(parity[r0 : r1 + 1])).cast("B")
-            reqs.append(Request(p, "write", mapping.member_offset(stripe, r0), len(buf), buf, Priority.REBUILD))
+            reqs.append(Request(p, "write", mapping.column_offset(stripe, nd + c, r0), len(buf), buf, Priority.REBUILD))
     async with array.intent_of(stripe):
         await array.members.run(reqs)
 

@@ -71,10 +71,11 @@ async def small_write(raid: RaidLayer, ext: Extent, src: np.ndarray, z, *, locke
     if intent is not None:
         await intent.begin(stripe)  # durable already: returns at once
     n = rows * raid.geometry.block_size
-    at = raid.mapping.member_offset(stripe, first)
+    at = raid.mapping.column_offset(stripe, k, first)
+    parity_at = raid.mapping.column_offset(stripe, len(columns) - 1, first)
     parity = np.empty((1, n), dtype=np.uint8)
     old = Request(data_disk, "read", at, n, priority=Priority.HOST)
-    checks = Request(parity_disk, "read", at, n, memoryview(parity).cast("B"), Priority.HOST)
+    checks = Request(parity_disk, "read", parity_at, n, memoryview(parity).cast("B"), Priority.HOST)
     ok = False
     try:
         await members.run([checks, old] if parity_read_first else [old, checks])
@@ -83,7 +84,7 @@ async def small_write(raid: RaidLayer, ext: Extent, src: np.ndarray, z, *, locke
             raid.redundancy.update(parity, np.frombuffer(old.result, dtype=np.uint8).reshape(1, n),  # type: ignore[arg-type]
                                    new.reshape(1, n), (k,))
         data = Request(data_disk, "write", at, n, memoryview(new), Priority.HOST)
-        written = Request(parity_disk, "write", at, n, memoryview(parity).cast("B"), Priority.HOST)
+        written = Request(parity_disk, "write", parity_at, n, memoryview(parity).cast("B"), Priority.HOST)
         await members.run([written, data] if parity_written_first else [data, written])
         ok = True
         raid.small_writes += 1
@@ -127,14 +128,14 @@ async def full_stripe_write(raid: RaidLayer, ext: Extent, src: np.ndarray, z) ->
     g = raid.geometry
     nd = g.data_disks
     n = g.u * g.block_size
-    at = raid.mapping.member_offset(stripe)
+    at = raid.mapping.column_offset
     flat = src[ext.host_offset : ext.host_offset + ext.length]
     data = flat.reshape(nd, g.u, g.block_size)  # the host's bytes, strip by strip
     if members.no_data:  # the metadata-only simulation: no bytes to XOR (the members keep none)
         checks = np.empty((pc, g.u, g.block_size), dtype=np.uint8)
     else:
         checks = raid.redundancy.generate(data)  # (RAID-0: no columns)
-    requests = [Request(columns[j], "write", at, n,
+    requests = [Request(columns[j], "write", at(stripe, j), n,
                         memoryview(flat[j * n : (j + 1) * n]) if j < nd else memoryview(checks[j - nd]).cast("B"),
                         Priority.HOST)
                 for j in writes]

@@ -106,7 +106,7 @@ class StripeBuffer:
         return self.temp
 
     def request(self, column: int, op: str, first_row: int, rows: int, *, temp: bool = False, priority: int = 0) -> Request:
-        return Request(self.columns[column], op, self.mapping.member_offset(self.stripe, self.row0 + first_row),
+        return Request(self.columns[column], op, self.mapping.column_offset(self.stripe, column, self.row0 + first_row),
                        rows * self.geometry.block_size, self.view(column, first_row, rows, temp=temp), priority)
 
 
@@ -164,7 +164,7 @@ async def execute(plan: Plan, buf: StripeBuffer, members: Members, *, priority: 
             reads.append(buf.request(column, "read", first_row, rows, temp=kind, priority=priority))
         else:  # a CT-merged run of r and t: read once, then scatter per row
             scratch = memoryview(bytearray(rows * buf.geometry.block_size))
-            offset = buf.mapping.member_offset(buf.stripe, buf.row0 + first_row)
+            offset = buf.mapping.column_offset(buf.stripe, column, buf.row0 + first_row)
             r = Request(buf.columns[column], "read", offset, len(scratch), scratch, priority)
             reads.append(r)
             scatter.append((column, first_row, rows, scratch))

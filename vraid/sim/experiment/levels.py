@@ -103,7 +103,7 @@ def workload(g: Geometry, kind: str, depth: int) -> str:
     """The workload spec of a run kind on geometry ``g``."""
     family, op = kind.split("_")
     if family == "seq":
-        size = (PER_MEMBER // g.strip_size) * g.stripe_data_bytes
+        size = (PER_MEMBER // (g.strip_size * g.depth)) * g.stripe_data_bytes  # (a stripe: depth strips a member)
         return f"sequential:streams=1,size={size},op={op}"
     outstanding = depth * g.ndisks if family == "rand" else 1
     return f"random-{op}:size=4K,outstanding={outstanding}"
@@ -127,7 +127,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                                f"count): run with --set disks=N"}
         g = array_geometry(level, n)
         sure, lucky = survivable(level, n)
-        return {"capacity": g.capacity / (g.stripes * g.strip_size), "reliability_sure": sure,
+        return {"capacity": g.capacity / g.member_data_bytes, "reliability_sure": sure,
                 "reliability_lucky": lucky}
     g = array_geometry(level, n)
     config = SimConfig(level=level, disks=n, strip=g.strip_size, layout=g.layout, disk_size=DISK_SIZE,

@@ -10,11 +10,14 @@ so that every level of :data:`~vraid.core.redundancy.LEVELS` gets its column, th
 levels the book's own formulas (``tests/test_experiment_levels.py`` checks RAID-0, RAID-5 and a
 RAID-4-like scheme against the printed table):
 
-* **capacity**: the data strips of a stripe, ``data_columns(N)·B``;
+* **capacity**: the data strips of a stripe over the strips a member holds of it,
+  ``data_columns(N)/lanes(N)·B`` (one strip a member per stripe but for RAID-10 on an odd N,
+  whose stripe is md's period of two rows: :meth:`Redundancy.lanes`);
 * **reliability**: failures survived for sure (``tolerates``) and, if lucky, every member not
-  needed to hold one copy of the data, ``N - data_columns(N)`` (the book's N/2 for mirrors);
+  needed to hold one copy of the data, ``N - ceil(capacity)`` (the book's N/2 for mirrors; on an
+  odd N, RAID-10's copies of a chunk are on neighbours round a ring and (N-1)/2 is the most);
 * **sequential read and write**: every member streams, but only the data strips carry data:
-  ``data_columns(N)·S`` (the book: N·S, N/2·S, (N-1)·S);
+  ``capacity·S`` (the book: N·S, N/2·S, (N-1)·S);
 * **random read and write**: each member does R of small requests; a level's throughput is R
   over the busiest member's share of the small requests one random read or write makes,
   averaged over every data strip of every stripe of the layout (:meth:`Redundancy.place`). A
@@ -36,6 +39,7 @@ data column (:func:`dependence`). Reliability is measured the same way, on the s
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -88,6 +92,8 @@ class Shape:
     n: int
     data_columns: int
     tolerates: int
+    #: data strips of a stripe over the strips each member holds of it (in members' worth)
+    capacity: Fraction
     #: member requests of a small write: reads, then writes (the book's subtractive method)
     write_reads: int
     write_writes: int
@@ -106,7 +112,7 @@ def shape(level: int, n: int) -> Shape:
     reads = [Fraction(0)] * n
     writes = [Fraction(0)] * n
     for s in range(period):
-        data, checks = scheme.place(layout, n, s)
+        data, checks = _members(scheme, layout, n, s)
         for k in range(d):
             holders = [data[k]] + [checks[j] for j in range(len(checks)) if copies[j] == k]
             for m in holders:
@@ -118,8 +124,14 @@ def shape(level: int, n: int) -> Shape:
     total = period * d
     small = 1 + len(depends[0]) if d else 0
     needs_read = any(copies[j] != 0 for j in depends[0]) if d else False
-    return Shape(level, n, d, scheme.tolerates, small if needs_read else 0, small,
+    return Shape(level, n, d, scheme.tolerates, Fraction(d, scheme.lanes(n)), small if needs_read else 0, small,
                  max(reads) / total, max(writes) / total)
+
+
+def _members(scheme: Redundancy, layout: str, n: int, stripe: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:meth:`Redundancy.place` as members (a cell ``c`` of a scheme with lanes is on member ``c mod n``)."""
+    data, checks = scheme.place(layout, n, stripe)
+    return tuple(c % n for c in data), tuple(c % n for c in checks)
 
 
 def survivable(level: int, n: int) -> tuple[int, int]:
@@ -131,7 +143,7 @@ def survivable(level: int, n: int) -> tuple[int, int]:
     rng = np.random.default_rng(n)
     data = rng.integers(0, 256, size=(d, 1, PROBE_BLOCK), dtype=np.uint8)
     checks = scheme.generate(data)
-    places = [scheme.place(layout, n, s) for s in range(scheme.period(n))]
+    places = [_members(scheme, layout, n, s) for s in range(scheme.period(n))]
     sure = lucky = 0
     for k in range(1, n + 1):
         ok = [all(_rebuilds(scheme, data, checks, dm + cm, set(failed)) for dm, cm in places)
@@ -173,15 +185,15 @@ class Row:
 
 
 ROWS = (
-    Row("capacity", "Capacity", "B", lambda s: Fraction(s.data_columns),
+    Row("capacity", "Capacity", "B", lambda s: s.capacity,
         "the geometry's capacity over one member's data area"),
     Row("reliability_sure", "Reliability (for sure)", "failures", lambda s: Fraction(s.tolerates),
         "failed members every set of that size survives, on the scheme's reconstruct"),
-    Row("reliability_lucky", "Reliability (if lucky)", "failures", lambda s: Fraction(s.n - s.data_columns),
+    Row("reliability_lucky", "Reliability (if lucky)", "failures", lambda s: Fraction(s.n - math.ceil(s.capacity)),
         "failed members some set of that size survives, on the scheme's reconstruct"),
-    Row("seq_read", "Sequential read", "S", lambda s: Fraction(s.data_columns),
+    Row("seq_read", "Sequential read", "S", lambda s: s.capacity,
         "one stream of full-stripe reads, MB/s over one disk's"),
-    Row("seq_write", "Sequential write", "S", lambda s: Fraction(s.data_columns),
+    Row("seq_write", "Sequential write", "S", lambda s: s.capacity,
         "one stream of full-stripe writes, MB/s over one disk's"),
     Row("rand_read", "Random read", "R", lambda s: 1 / s.read_load,
         "4 KiB random reads, the members kept busy, MB/s over one disk's"),
@@ -196,8 +208,11 @@ ROWS = (
 
 def formula(level: int, row: Row, n: int) -> str:
     """The book's value of ``row`` as a formula in N (``(N-1)·S``, ``N/4·R``, ``1/2·R``), fitted on
-    member counts near ``n`` the level accepts; the value at ``n`` when it is not linear in N."""
-    counts = [m for m in range(max(1, n - 4), n + 8) if accepts(level, m)]
+    member counts near ``n`` the level accepts with the stripe shape of ``n`` (as many strips of a
+    member per stripe: RAID-10's odd counts apart from its even ones); the value at ``n`` when it
+    is not linear in N."""
+    lanes = for_level(level, n).lanes(n) if accepts(level, n) else 1
+    counts = [m for m in range(max(1, n - 4), n + 8) if accepts(level, m) and for_level(level, m).lanes(m) == lanes]
     values = {m: row.book(shape(level, m)) for m in counts}
     text = _linear(values)
     if text is None:

@@ -177,7 +177,9 @@ def _claims(by_strip: dict[int, dict[str, Any]], main: list[dict[str, Any]] | No
         one = {k: v[0] for k, v in res["series"].items()}
         best = min(one.get("MSP+SEQP128", 0), one.get("MSP+SASEQP128", 0)) > max(
             v for k, v in one.items() if not k.startswith("MSP"))
-        out.append(holds("MSP combinations best at one stream (Fig. 8a)", True, best))
+        out.append(holds("MSP combinations best at one stream (Fig. 8a)", True, best,
+                         cause="" if best else "MB/s at one stream: " + " / ".join(
+                             f"{k} {v:.0f}" for k, v in one.items())))
     if extra:
         out += paper.rows(extra)
     return paper_vs_vraid(out)
@@ -341,7 +343,9 @@ def _markdown(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any],
              f"(`--prefetch msp`, SC_max 42, SC_thresh 38, SPS_max 8) with a {format_size(READ_CACHE)} read cache "
              "for every series. MB/s = file bytes over the virtual time until the last record is read.", "",
              f"Produced by commit `{source_commit()}` with `vraid experiment prefetch`"
-             + (" --quick" if total and total < FULL["total"] else "") + f" (aggregate {format_size(total)}, disk "
+             + (" --quick (the quick size: the full run, `vraid experiment prefetch --jobs 2`, took longer than "
+                "15 minutes on the shared two-core machine)" if total and total < FULL["total"] else "")
+             + f" (aggregate {format_size(total)}, disk "
              f"model `{disk_model_of(detail)}`). The drive's command queue is "
              + ("off here (`tcq=off`, the one-command ablation of the whole sweep)." if "tcq=off" in disk_model_of(detail)
                 else "on, as on the paper's SCSI disks; the one-command model is an ablation row."), ""]

@@ -197,7 +197,8 @@ def rows(extra: list[dict[str, Any]]) -> list[Comparison]:
             if paper is None:
                 if r is not None:
                     out.append(compare(f"web server, strip {strip >> 10} KiB: SASEQP{m} over SEQP{m}, SEQP reaches "
-                                       f"SASEQP (Fig. {fig}: 1,024 KB prefetch)", 1.0, r, baseline=1.0, unit="x"))
+                                       f"SASEQP (Fig. {fig}: 1,024 KB prefetch)", 1.0, r, baseline=1.0, unit="x",
+                                       cause=_web_cause(sq[m], sa[m])))
                 continue
             label = f"web server, strip {strip >> 10} KiB: SASEQP{m} over SEQP{m} (Fig. {fig})"
             if r is None:
@@ -248,10 +249,12 @@ def extra_ref(extra: list[dict[str, Any]], series: str) -> float | None:
 def _web_cause(seqp: dict[str, Any] | None, other: dict[str, Any] | None) -> str:
     if not seqp or not other:
         return ""
-    return (f"member reads per MiB: SEQP {_per_mib(seqp)}, other {_per_mib(other)}; windows crossing a strip "
+    name = "SASEQP" if other.get("policy") == "saseqp" else "MSP+SASEQP"
+    return (f"counters: member reads per MiB SEQP {_per_mib(seqp)}, {name} {_per_mib(other)}; windows crossing a strip "
             f"{seqp['crossing_windows']} against {other['crossing_windows']}; members busy "
             f"{sum(seqp['disk_busy']) / len(seqp['disk_busy']):.0%} against "
-            f"{sum(other['disk_busy']) / len(other['disk_busy']):.0%}")
+            f"{sum(other['disk_busy']) / len(other['disk_busy']):.0%}; mean rotational wait per member read "
+            f"{_rot(seqp)} against {_rot(other)} ms")
 
 
 def _per_mib(r: dict[str, Any]) -> str:

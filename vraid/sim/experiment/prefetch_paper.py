@@ -151,6 +151,14 @@ def rows(extra: list[dict[str, Any]]) -> list[Comparison]:
     """Every row of the module docstring from the extra runs (``not run`` where a run is missing)."""
     out: list[Comparison] = []
     most = max((r["streams"] for r in extra if r.get("kind") == "fig8c"), default=None)
+    # the headline's ablation: the one-command disk model
+    base, msp = (_find(extra, kind="tcq-off", series=n) for n in ("SASEQP128", "MSP+SASEQP128"))
+    label = "MSP+SASEQP128 over SASEQP128, 1 stream, one command at a time (tcq=off) (ablation of Fig. 8a)"
+    off = _ratio(msp, base)
+    out.append(compare(label, 2.4, off, baseline=1.0, unit="x",
+                       cause=f"members busy {sum(msp['disk_busy']) / len(msp['disk_busy']):.0%}; mean rotational "
+                             f"wait per member read {_rot(msp)} ms (SASEQP128 alone {_rot(base)} ms)")
+               if off is not None else not_run(label, 2.4, "the one-command runs are missing", unit="x"))
     # Fig. 8c
     seqp = {r["max_kib"]: r["mb_s"] for r in extra if r.get("kind") == "fig8c"}
     seqp.update({k: v for k, v in ((128, extra_ref(extra, "SEQP128")), (512, extra_ref(extra, "SEQP512"))) if v})

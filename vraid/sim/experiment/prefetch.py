@@ -197,7 +197,9 @@ def _cause(main: list[dict[str, Any]], extra: list[dict[str, Any]], strip: int, 
     if not a or not b:
         return "", []
     busy = [sum(r["disk_busy"]) / len(r["disk_busy"]) for r in (a, b)]
-    return (f"counters: member reads per MiB {num} {_per_mib(a)}, {den} {_per_mib(b)}; members busy "
+    off = paper.one_command_ratio(extra, strip, num, den, at)
+    return ((f"ablation, one command at a time (tcq=off): {off:.2f}x; " if off is not None else "")
+            + f"counters: member reads per MiB {num} {_per_mib(a)}, {den} {_per_mib(b)}; members busy "
             f"{busy[0]:.0%} against {busy[1]:.0%}; mean rotational wait per member read {_rot_ms(a)} against "
             f"{_rot_ms(b)} ms"), []
 
@@ -343,8 +345,8 @@ def _markdown(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any],
              f"(`--prefetch msp`, SC_max 42, SC_thresh 38, SPS_max 8) with a {format_size(READ_CACHE)} read cache "
              "for every series. MB/s = file bytes over the virtual time until the last record is read.", "",
              f"Produced by commit `{source_commit()}` with `vraid experiment prefetch`"
-             + (" --quick (the quick size: the full run, `vraid experiment prefetch --jobs 2`, took longer than "
-                "15 minutes on the shared two-core machine)" if total and total < FULL["total"] else "")
+             + (" --quick (the quick size; the full size is `vraid experiment prefetch --jobs 2`)"
+                if total and total < FULL["total"] else "")
              + f" (aggregate {format_size(total)}, disk "
              f"model `{disk_model_of(detail)}`). The drive's command queue is "
              + ("off here (`tcq=off`, the one-command ablation of the whole sweep)." if "tcq=off" in disk_model_of(detail)

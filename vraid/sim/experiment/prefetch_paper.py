@@ -54,8 +54,13 @@ def _web(ident: str, strip: int, ra: str, prefetch: str, total: int, filesize: i
 def extra_runs(quick: bool, total: int, most: int, disk_model: str) -> list[dict[str, Any]]:
     """The runs behind the rows of this module (module docstring)."""
     s128, rec = 128 * KIB, 4 * KIB
-    out = [_readers(f"abl-tcqoff-{name}", s128, ra, pf, 1, total, rec, ONE_COMMAND, "tcq-off", series=name)
-           for name, ra, pf in (("SASEQP128", "saseqp:max=128K", "none"), ("MSP+SASEQP128", "saseqp:max=128K", "msp"))]
+    out = [_readers(f"abl-tcqoff-{name}-1", s128, ra, pf, 1, total, rec, ONE_COMMAND, "tcq-off", series=name)
+           for name, ra, pf in (("SASEQP128", "saseqp:max=128K", "none"), ("MSP+SASEQP128", "saseqp:max=128K", "msp"),
+                                ("SEQP128", "seqp:max=128K", "none"), ("SEQP512", "seqp:max=512K", "none"))]
+    for strip in (s128, 256 * KIB):  # the 64-stream rows of Fig. 8, one command at a time
+        out += [_readers(f"abl-tcqoff-{strip >> 10}k-{pol.upper()}{m}-{most}", strip, f"{pol}:max={m}K", "none", most,
+                         total, rec, ONE_COMMAND, "tcq-off", series=f"{pol.upper()}{m}")
+                for pol in ("seqp", "saseqp") for m in (128, 512)]
     for antic in ANTIC:
         out += [_readers(f"abl-antic{antic}-{name}", s128, f"seqp:max={m},antic={antic}", "none", most, total, rec,
                          disk_model, "antic", series=name, antic=antic)
@@ -72,13 +77,14 @@ def extra_runs(quick: bool, total: int, most: int, disk_model: str) -> list[dict
         out.append(_readers(f"fig9-{n}-1x256k", 256 * KIB, None, "none", n, total, 256 * KIB, disk_model, "fig9",
                             strips=1, threads=n))
     web = max(total, 128 * MIB)  # at least one 4 MiB file per thread
-    for strip, pairs in FIG10.items():
-        for m, _ in pairs:
-            for pol in ("seqp", "saseqp"):
-                out.append(_web(f"fig10-{strip >> 10}k-{pol}{m}", strip, f"{pol}:max={m}K", "none", web, 4 * MIB,
-                                disk_model, policy=pol, max_kib=m))
-    out.append(_web("abstract-msp-saseqp32", 64 * KIB, "saseqp:max=32K", "msp", web, 4 * MIB, disk_model,
-                    policy="msp+saseqp", max_kib=32))
+    for model, tag in ((disk_model, ""), (ONE_COMMAND, "-tcqoff")):  # the second: the queue's ablation
+        for strip, pairs in FIG10.items():
+            for m, _ in pairs:
+                for pol in ("seqp", "saseqp"):
+                    out.append(_web(f"fig10-{strip >> 10}k-{pol}{m}{tag}", strip, f"{pol}:max={m}K", "none", web,
+                                    4 * MIB, model, policy=pol, max_kib=m, ablation=bool(tag)))
+        out.append(_web(f"abstract-msp-saseqp32{tag}", 64 * KIB, "saseqp:max=32K", "msp", web, 4 * MIB, model,
+                        policy="msp+saseqp", max_kib=32, ablation=bool(tag)))
     for size in FILE_SIZES[:-1]:
         for pol in ("seqp", "saseqp"):
             out.append(_web(f"fig10d-{size >> 10}k-{pol}64", s128, f"{pol}:max=64K", "none", web, size, disk_model,
@@ -99,13 +105,27 @@ def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None, key: str = "mb_s"
     return round(a[key] / b[key], 3) if a and b and b.get(key) else None
 
 
-def _web_run(extra: list[dict[str, Any]], strip: int, pol: str, m: int, size: int = 4 * MIB) -> dict[str, Any] | None:
-    return _find(extra, kind="webserver", strip=strip, policy=pol, max_kib=m, filesize=size)
+def _web_run(extra: list[dict[str, Any]], strip: int, pol: str, m: int, size: int = 4 * MIB,
+             one_command: bool = False) -> dict[str, Any] | None:
+    return next((r for r in extra if r.get("kind") == "webserver" and r["strip"] == strip and r["policy"] == pol
+                 and r["max_kib"] == m and r["filesize"] == size
+                 and r.get("ablation", False) == one_command), None)
+
+
+def one_command_ratio(extra: list[dict[str, Any]], strip: int, num: str, den: str, streams: int) -> float | None:
+    """``num`` over ``den`` in the one-command ablation runs (None where there is none)."""
+    a, b = (_find(extra, kind="tcq-off", strip=strip, series=n, streams=streams) for n in (num, den))
+    return _ratio(a, b)
+
+
+def _web_ablation(extra: list[dict[str, Any]], strip: int, num: str, m: int) -> str:
+    r = _ratio(_web_run(extra, strip, num, m, one_command=True), _web_run(extra, strip, "seqp", m, one_command=True))
+    return f"ablation, one command at a time (tcq=off): {r:.2f}x; " if r is not None else ""
 
 
 def headline_cause(extra: list[dict[str, Any]], queued: float | None) -> str:
     """The measured cause of the headline's distance from 2.4x: the one-command ablation."""
-    base, msp = (_find(extra, kind="tcq-off", series=n) for n in ("SASEQP128", "MSP+SASEQP128"))
+    base, msp = (_find(extra, kind="tcq-off", series=n, streams=1) for n in ("SASEQP128", "MSP+SASEQP128"))
     off = _ratio(msp, base)
     if off is None:
         return ""
@@ -152,7 +172,7 @@ def rows(extra: list[dict[str, Any]]) -> list[Comparison]:
     out: list[Comparison] = []
     most = max((r["streams"] for r in extra if r.get("kind") == "fig8c"), default=None)
     # the headline's ablation: the one-command disk model
-    base, msp = (_find(extra, kind="tcq-off", series=n) for n in ("SASEQP128", "MSP+SASEQP128"))
+    base, msp = (_find(extra, kind="tcq-off", series=n, streams=1) for n in ("SASEQP128", "MSP+SASEQP128"))
     label = "MSP+SASEQP128 over SASEQP128, 1 stream, one command at a time (tcq=off) (ablation of Fig. 8a)"
     off = _ratio(msp, base)
     out.append(compare(label, 2.4, off, baseline=1.0, unit="x",
@@ -206,13 +226,14 @@ def rows(extra: list[dict[str, Any]]) -> list[Comparison]:
                 if r is not None:
                     out.append(compare(f"web server, strip {strip >> 10} KiB: SASEQP{m} over SEQP{m}, SEQP reaches "
                                        f"SASEQP (Fig. {fig}: 1,024 KB prefetch)", 1.0, r, baseline=1.0, unit="x",
-                                       cause=_web_cause(sq[m], sa[m])))
+                                       cause=_web_ablation(extra, strip, "saseqp", m) + _web_cause(sq[m], sa[m])))
                 continue
             label = f"web server, strip {strip >> 10} KiB: SASEQP{m} over SEQP{m} (Fig. {fig})"
             if r is None:
                 out.append(not_run(label, paper, "run missing", unit="x"))
             else:
-                out.append(compare(label, paper, r, baseline=1.0, unit="x", cause=_web_cause(sq[m], sa[m])))
+                out.append(compare(label, paper, r, baseline=1.0, unit="x",
+                                   cause=_web_ablation(extra, strip, "saseqp", m) + _web_cause(sq[m], sa[m])))
         bw = {m: r["mb_s"] for m, r in sq.items() if r}
         if bw:
             best = max(bw, key=bw.get)
@@ -244,7 +265,8 @@ def rows(extra: list[dict[str, Any]]) -> list[Comparison]:
     msp, sq32 = _web_run(extra, 64 * KIB, "msp+saseqp", 32), _web_run(extra, 64 * KIB, "seqp", 32)
     r = _ratio(msp, sq32)
     label = "MSP+SASEQP over SEQP, web server, 32 threads (abstract, sec. 6; Fig. 10b's 3.2x setting: strip 64 KiB, max 32 KiB)"
-    out.append(compare(label, 3.2, r, baseline=1.0, unit="x", cause=_web_cause(sq32, msp)) if r is not None
+    out.append(compare(label, 3.2, r, baseline=1.0, unit="x",
+                       cause=_web_ablation(extra, 64 * KIB, "msp+saseqp", 32) + _web_cause(sq32, msp)) if r is not None
                else not_run(label, 3.2, "run missing", unit="x"))
     return out
 
@@ -284,4 +306,4 @@ def with_refs(main: list[dict[str, Any]], extra: list[dict[str, Any]], most: int
 
 
 __all__ = ["ANTIC", "FIG10", "FILE_SIZES", "ONE_COMMAND", "antic_cause", "extra_runs", "headline_cause", "is_extra",
-           "rows", "with_refs"]
+           "one_command_ratio", "rows", "with_refs"]

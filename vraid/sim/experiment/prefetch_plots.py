@@ -52,7 +52,8 @@ def claims_png(rows: list[dict[str, Any]], path: Path) -> Path | None:
 
 def fig10_png(extra: list[dict[str, Any]], path: Path) -> Path | None:
     """SASEQP over SEQP against the max prefetch size, web server, both strips (paper: markers)."""
-    web = [r for r in extra if r.get("kind") == "webserver" and r.get("filesize") == 4 << 20]
+    web = [r for r in extra if r.get("kind") == "webserver" and r.get("filesize") == 4 << 20
+           and not r.get("ablation")]
     if not web:
         return None
     plt = _plt()

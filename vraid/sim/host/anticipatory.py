@@ -17,6 +17,9 @@ The model here is that rule and nothing more (``--host-readahead seqp:...,antic=
   the anticipation ends), reads of other streams wait;
 * when the window passes without a read of S, the waiting reads are dispatched in order
   (a *timeout*); reads already dispatched (the drive's queue) are never held back.
+* the anticipation follows the latest completion: when another stream's read completes
+  meanwhile, that stream is anticipated from then on (AS anticipates the process whose
+  request it served last).
 
 Not modelled: AS's think-time and seek-distance heuristics that stop it anticipating a
 process that rarely comes back soon (``as_can_break_anticipation``), its read and write

@@ -270,10 +270,17 @@ def rows(extra: list[dict[str, Any]]) -> list[Comparison]:
                             "command at a time, results/prefetch-tcq, is the drive queue's ablation)")))
     sq4, sa4 = _web_run(extra, 128 * KIB, "seqp", 64), _web_run(extra, 128 * KIB, "saseqp", 64)
     if sq4 and sa4:
-        out.append(holds("web server: SASEQP also lowers the mean read latency (Fig. 10f, 4 MB files)", True,
-                         sa4["mean_response_ms"] < sq4["mean_response_ms"],
+        lower = sa4["mean_response_ms"] < sq4["mean_response_ms"]
+        oq, oa = (_web_run(extra, 128 * KIB, p, 64, one_command=True) for p in ("seqp", "saseqp"))
+        out.append(holds("web server: SASEQP also lowers the mean read latency (Fig. 10f, 4 MB files)", True, lower,
                          cause=f"mean 4 KiB file read {sa4['mean_response_ms']:.3f} ms against "
-                               f"{sq4['mean_response_ms']:.3f} ms"))
+                               f"{sq4['mean_response_ms']:.3f} ms"
+                               + ("" if lower or not (oq and oa) else
+                                  (f"; ablation, one command at a time (tcq=off): {oa['mean_response_ms']:.3f} ms "
+                                   f"against {oq['mean_response_ms']:.3f} ms, "
+                                   + ("so the drive queue is what takes SASEQP's lead"
+                                      if oa["mean_response_ms"] < oq["mean_response_ms"] else
+                                      "also a miss: cause not found, the drive queue ruled out")))))
     # abstract, sec. 6
     msp, sq32 = _web_run(extra, 64 * KIB, "msp+saseqp", 32), _web_run(extra, 64 * KIB, "seqp", 32)
     r = _ratio(msp, sq32)

@@ -74,8 +74,9 @@ CLAIMS: list[tuple[str, int, str, str, int, float]] = [
 
 
 def describe() -> str:
-    return ("paper 001 Fig. 8a/b/d/e: concurrent sequential readers (1-64 streams), SEQP/SASEQP x 128/512 KiB "
-            "with and without MSP, RAID-0 of 5 x ST373454LC, strip 128 and 256 KiB")
+    return ("paper 001 Figs. 8-10: concurrent sequential readers (1-64 streams), SEQP/SASEQP x 128/512 KiB "
+            "with and without MSP, direct reads of 1-5 strips, FileBench's web server; RAID-0 of 5 x ST373454LC "
+            "(drive queue on; one command at a time and the anticipatory scheduler as ablations)")
 
 
 def runs(quick: bool, *, total: int | None = None, streams: list[int] | None = None,
@@ -342,7 +343,7 @@ def _detail_table(detail: dict[str, Any], strip: int) -> list[str]:
 
 def _markdown(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any], plots: bool) -> str:
     total = (detail.get("runs") or [{}])[0].get("total", 0)
-    lines = ["# prefetch: paper 001 Fig. 8 on vraid's disk model", "",
+    lines = ["# prefetch: paper 001 Figs. 8-10 on vraid's disk model", "",
              f"RAID-0 of {DISKS} x `{disk_model_of(detail)}`, 4 KiB pages; `readers` workload: N files back to back, each "
              f"read once in {RECORD >> 10} KiB records, aggregate {format_size(total)} (the paper: 8 GB); host "
              f"read-ahead SEQP/SASEQP with max 128 or 512 KiB (`--host-readahead`), MSP in the controller "

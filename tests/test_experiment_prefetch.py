@@ -26,8 +26,14 @@ def small():
 def test_registered_and_run_specs():
     assert "prefetch" in names() and get("prefetch") is pf
     quick = pf.runs(True)
-    assert len(quick) == len(pf.STRIPS) * len(pf.SERIES) * len(pf.QUICK["streams"])
-    full = pf.runs(False)
+    fig8 = [s for s in quick if not pf.paper.is_extra(s)]
+    assert len(fig8) == len(pf.STRIPS) * len(pf.SERIES) * len(pf.QUICK["streams"])
+    kinds = {s["kind"] for s in quick if pf.paper.is_extra(s)}
+    assert kinds == {"tcq-off", "antic", "fig8c", "fig8f", "fig9", "webserver"}
+    assert all("tcq=off" not in s["disk_model"] for s in fig8)  # the headline is judged on the queued model
+    assert {s["disk_model"] for s in quick if s.get("kind") == "tcq-off"} == {pf.paper.ONE_COMMAND}
+    assert {s["antic"] for s in quick if s.get("kind") == "antic"} == set(pf.paper.ANTIC)
+    full = [s for s in pf.runs(False) if not pf.paper.is_extra(s)]
     assert {s["streams"] for s in full} == {1, 2, 4, 8, 16, 32, 64} and {s["strip"] for s in full} == set(pf.STRIPS)
     assert {s["prefetch"] for s in full if s["series"].startswith("MSP")} == {"msp"}
 
@@ -68,6 +74,7 @@ def test_claims_are_judged_by_the_one_rule(small):
 def test_report_files(tmp_path, monkeypatch):
     monkeypatch.setattr(pf, "QUICK", {"total": 1 * MIB, "streams": [1]})
     monkeypatch.setattr(pf, "SERIES", {k: pf.SERIES[k] for k in ("SASEQP128", "MSP+SASEQP128")})
+    monkeypatch.setattr(pf.paper, "extra_runs", lambda *args: [])  # the other figures: see test_prefetch_rows
     done = run_experiment("prefetch", tmp_path, quick=True, jobs=1)
     names_ = {f.name for f in done.files}
     assert {"results.json", "results-256k.json", "results.md", "detail.json"} <= names_

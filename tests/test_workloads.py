@@ -36,7 +36,7 @@ def take(spec: str, count: int, seed: int = 1, capacity: int = CAP, block: int =
 # ---------------------------------------------------------------- registry and parsing
 def test_registry_has_every_workload_of_the_brief():
     assert set(WORKLOADS) == {"random-write", "random-read", "stride", "exp-stride", "zipf", "hlwm-periods",
-                              "sequential", "semisequential", "readers", "replay", "page-cache", "postmark"}
+                              "sequential", "semisequential", "readers", "replay", "page-cache", "postmark", "webserver"}
     for name, cls in WORKLOADS.items():
         assert cls.name == name
 

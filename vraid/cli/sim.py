@@ -100,10 +100,11 @@ def add_sim_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--on-policy-fault", choices=("stop", "fallback"), default="stop",
                    help="a policy that raises, answers out of its rules or stalls: stop the run with an error "
                         "(default), or go on with the family's default as a mount does (docs/policies.md)")
-    p.add_argument("--host-readahead", metavar="none|seqp|saseqp[:max=SIZE,init=SIZE]", default=None,
+    p.add_argument("--host-readahead", metavar="none|seqp|saseqp[:max=SIZE,init=SIZE,antic=on|off|TIME]", default=None,
                    help="model the host's file read-ahead and page cache in front of each stream (paper 001, SASEQP/MSP): seqp = "
                         "Linux's read-ahead, saseqp = its windows cut at strip boundaries; max = largest window "
-                        "(default 128K), init = first window (default Linux's rule); default none: requests go "
+                        "(default 128K), init = first window (default Linux's rule), antic = the host's "
+                        "anticipatory scheduler (on: Linux 2.6's 6 ms; default off); default none: requests go "
                         "straight to the array (docs/prefetch.md)")
     p.add_argument("--no-data", action="store_true",
                    help="metadata only: members store no bytes and no parity is computed; same plans, timing and "

@@ -365,7 +365,8 @@ def _host_model(config: SimConfig, geometry: Geometry, workload: Workload, array
     if spec is None:
         return None
     files = getattr(workload, "files", None)
-    return HostModel(array, spec, geometry, files(array.capacity, geometry.block_size) if files else None)
+    return HostModel(array, spec, geometry, files(array.capacity, geometry.block_size) if files else None,
+                     reopens=getattr(workload, "reopens", False))
 
 
 # ---------------------------------------------------------------------- metrics

@@ -21,6 +21,15 @@ array on its own (a miss; sequential readers make none).
 The page cache forgets a window once a stream has read past it (a sequential reader never
 returns; thrashing of a bounded page cache is not modelled: the paper's 1 GB holds every
 stream's windows). Writes and flushes pass straight through to the array.
+
+A workload whose threads read one file after another (``webserver``: ``reopens = True``)
+gives the files but not which stream reads which: a stream's read at the first byte of a
+file opens that file anew (a fresh read-ahead state, as ``open()`` gives a new
+``file->f_ra``), and a read elsewhere stays in the file the stream has open.
+
+With ``antic`` in the spec (``seqp:max=512K,antic=on``) the windows pass the host's
+anticipatory scheduler (:mod:`.anticipatory`) on their way to the array; without it they
+go at once, exactly as before the scheduler was modelled.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import trio
 
 from vraid.engine.events import Cause
+from .anticipatory import AnticipatoryQueue
 from .readahead import FileReadahead, ReadaheadEvent, ReadaheadSpec, Window, contiguous
 
 if TYPE_CHECKING:
@@ -75,13 +85,24 @@ class Stream:
     hit_pages: int = 0  # pages a window had already brought in when the reader got there
     wait_pages: int = 0  # pages whose window was still in flight
     miss_pages: int = 0  # pages no window covered
+    opens: int = 1  # files opened (more than one only with reopening workloads)
+    closed_shrunk: int = 0  # shrunk and crossing windows of the files it has closed
+    closed_crossing: int = 0
+
+    @property
+    def shrunk(self) -> int:
+        return self.closed_shrunk + self.ra.shrunk
+
+    @property
+    def crossing(self) -> int:
+        return self.closed_crossing + self.ra.crossing
 
     def to_dict(self, page: int) -> dict[str, Any]:
         return {"stream": self.id, "file_offset": self.base, "file_bytes": self.pages * page,
                 "file_reads": self.file_reads, "windows": self.windows, "sync_windows": self.sync_windows,
                 "window_ramp": [p * page for p in self.ramp],
                 "window_sizes": {str(p * page): n for p, n in sorted(self.sizes.items())},
-                "shrunk_windows": self.ra.shrunk, "crossing_windows": self.ra.crossing,
+                "shrunk_windows": self.shrunk, "crossing_windows": self.crossing,
                 "hit_pages": self.hit_pages, "wait_pages": self.wait_pages, "miss_pages": self.miss_pages}
 
 
@@ -89,13 +110,17 @@ class HostModel:
     """Read-ahead and page cache of every stream, issuing array reads into ``array``."""
 
     def __init__(self, array: "Array", spec: ReadaheadSpec, geometry: "Geometry",
-                 files: list[tuple[int, int]] | None = None) -> None:
+                 files: list[tuple[int, int]] | None = None, *, reopens: bool = False) -> None:
         self.array = array
         self.spec = spec
         self.page = geometry.block_size
         self.strip_pages = geometry.u
         spec.pages(self.page)  # a bad size fails now
         self.files = files
+        self.reopens = reopens and bool(files)
+        self._file_starts = sorted(f[0] for f in files) if self.reopens and files else []
+        self._file_size = dict(files) if self.reopens and files else {}
+        self.antic: AnticipatoryQueue | None = AnticipatoryQueue(spec.antic) if spec.antic is not None else None
         self.capacity = geometry.capacity
         self.streams: dict[int, Stream] = {}
         self.array_reads = 0
@@ -106,19 +131,36 @@ class HostModel:
     def stream(self, sid: int) -> Stream:
         s = self.streams.get(sid)
         if s is None:
-            if self.files is not None and 0 <= sid < len(self.files):
+            if self.reopens:  # a placeholder: read() opens the file of its first read
+                base, size = self.files[0]
+            elif self.files is not None and 0 <= sid < len(self.files):
                 base, size = self.files[sid]
             else:
                 base, size = 0, self.capacity
             pages = size // self.page
             ra = FileReadahead(self.spec, pages, self.page, contiguous(base // self.page), self.strip_pages)
-            s = self.streams[sid] = Stream(sid, base, pages, ra)
+            s = self.streams[sid] = Stream(sid, base, pages, ra, opens=0 if self.reopens else 1)
         return s
 
     # ------------------------------------------------------------------ one file read
+    def _open(self, s: Stream, offset: int) -> None:
+        """A reopening workload's stream reads at ``offset``: open the file starting there,
+        if one does (a fresh read-ahead state), else stay in the one it has open."""
+        size = self._file_size.get(offset)
+        if size is None:
+            return
+        if s.opens:
+            s.closed_shrunk, s.closed_crossing = s.shrunk, s.crossing
+        s.base, s.pages = offset, size // self.page
+        s.ra = FileReadahead(self.spec, s.pages, self.page, contiguous(offset // self.page), self.strip_pages)
+        s.cached = []
+        s.opens += 1
+
     async def read(self, req: "HostRequest") -> None:
         """Serve one file read of stream ``req.stream`` (array offset, as the workload gave it)."""
         s = self.stream(req.stream)
+        if self.reopens:
+            self._open(s, req.offset)
         first = (req.offset - s.base) // self.page
         last = min(s.pages, -(-(req.offset + req.length - s.base) // self.page))
         s.file_reads += 1
@@ -158,14 +200,44 @@ class HostModel:
         which a process submitting its bios one by one never does."""
         assert self._nursery is not None
         async for s, c in self._pending:
-            self._nursery.start_soon(self._fill, s, c)
+            if self.antic is not None:
+                self.antic.add(s.id, (s, c), self.array.clock.now())
+                self._antic_changed()
+            else:
+                self._nursery.start_soon(self._fill, s, c)
             await trio.sleep(SUBMIT_SECONDS)
+        self._antic_closed = True
+        self._antic_changed()
+
+    def _antic_changed(self) -> None:
+        self._antic_event.set()
+        self._antic_event = trio.Event()
+
+    async def _dispatcher(self) -> None:
+        """The anticipatory scheduler's dispatch loop (:mod:`.anticipatory`): hand the array
+        each read the rule lets go, and sleep until an arrival, a completion or a timeout."""
+        assert self._nursery is not None and self.antic is not None
+        sched = self.antic
+        while True:
+            now = self.array.clock.now()
+            item = sched.take(now)
+            if item is not None:
+                self._nursery.start_soon(self._fill, *item)
+                continue
+            if self._antic_closed and not sched.queue:
+                return
+            event = self._antic_event
+            with trio.move_on_after(sched.wait(now)):
+                await event.wait()
 
     async def _fill(self, s: Stream, c: _Cached) -> None:
         try:
             await self._array_read(s.base + c.start * self.page, (c.end - c.start) * self.page)
         finally:
             c.done.set()
+            if self.antic is not None:
+                self.antic.completed(s.id, self.array.clock.now())
+                self._antic_changed()
 
     async def _array_read(self, offset: int, length: int) -> None:
         self.array_reads += 1
@@ -247,9 +319,12 @@ class HostModel:
                 rec.finished(req.op, now - start, now)
 
         self._submit, self._pending = trio.open_memory_channel(math.inf)
+        self._antic_event, self._antic_closed = trio.Event(), False
         async with trio.open_nursery() as outer:  # the submitter and the array reads
             self._nursery = outer
             outer.start_soon(self._submitter)
+            if self.antic is not None:
+                outer.start_soon(self._dispatcher)
             async with trio.open_nursery() as nursery:  # the streams
                 while True:  # the first round: every stream starts at once
                     req = pull()
@@ -271,10 +346,12 @@ class HostModel:
             "array_reads": self.array_reads,
             "array_read_bytes": self.array_read_bytes,
             "windows": sum(s.windows for s in streams),
-            "shrunk_windows": sum(s.ra.shrunk for s in streams),
-            "crossing_windows": sum(s.ra.crossing for s in streams),
+            "shrunk_windows": sum(s.shrunk for s in streams),
+            "crossing_windows": sum(s.crossing for s in streams),
             "hit_pages": sum(s.hit_pages for s in streams),
             "wait_pages": sum(s.wait_pages for s in streams),
             "miss_pages": sum(s.miss_pages for s in streams),
             "streams": [s.to_dict(self.page) for s in streams],
+            **({"anticipation": self.antic.stats.to_dict(self.antic.window)} if self.antic is not None else {}),
+            **({"file_opens": sum(s.opens for s in streams)} if self.reopens else {}),
         }

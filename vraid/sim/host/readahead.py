@@ -45,6 +45,7 @@ from typing import Callable
 from vraid.core.units import format_size, parse_size
 from vraid.engine.events import Event
 from vraid.errors import VraidError
+from .anticipatory import DEFAULT_ANTIC_EXPIRE
 
 POLICIES = ("seqp", "saseqp")
 #: Linux's default maximum read-ahead (VM_MAX_READAHEAD, 128 KiB), the paper's SEQP128
@@ -53,16 +54,21 @@ DEFAULT_MAX = 128 << 10
 
 @dataclass(frozen=True, slots=True)
 class ReadaheadSpec:
-    """``--host-readahead seqp|saseqp[:max=SIZE,init=SIZE]``: the policy and its sizes in bytes
-    (``init`` None: Linux's ``get_init_ra_size``)."""
+    """``--host-readahead seqp|saseqp[:max=SIZE,init=SIZE,antic=on|off|TIME]``: the policy and
+    its sizes in bytes (``init`` None: Linux's ``get_init_ra_size``); ``antic``: the host's
+    anticipatory scheduler window in seconds (:mod:`vraid.sim.host.anticipatory`; None: off,
+    every window goes to the array at once, as before)."""
 
     policy: str
     max: int = DEFAULT_MAX
     init: int | None = None
+    antic: float | None = None
 
     @property
     def text(self) -> str:
         extra = f",init={format_size(self.init)}" if self.init is not None else ""
+        if self.antic is not None:
+            extra += f",antic={self.antic * 1e3:g}ms"
         return f"{self.policy}:max={format_size(self.max)}{extra}"
 
     @property
@@ -87,7 +93,9 @@ class ReadaheadSpec:
 
 
 def parse_readahead(spec: str | None) -> ReadaheadSpec | None:
-    """``seqp``, ``saseqp:max=512K``, ``seqp:max=16K,init=4K``; ``none``/None/"": no host model.
+    """``seqp``, ``saseqp:max=512K``, ``seqp:max=16K,init=4K``, ``seqp:max=512K,antic=on``
+    (``on``: Linux 2.6's 6 ms antic_expire; or a time, ``antic=4ms``; ``off``: none);
+    ``none``/None/"": no host model.
 
     Raises:
         VraidError: for an unknown policy or key, or a bad size.
@@ -96,14 +104,46 @@ def parse_readahead(spec: str | None) -> ReadaheadSpec | None:
         return None
     name, _, rest = str(spec).strip().partition(":")
     if name not in POLICIES:
-        raise VraidError(f"unknown host read-ahead {name!r}", "use --host-readahead none|seqp|saseqp[:max=SIZE,init=SIZE]")
+        raise VraidError(f"unknown host read-ahead {name!r}",
+                         "use --host-readahead none|seqp|saseqp[:max=SIZE,init=SIZE,antic=on|off|TIME]")
     values: dict[str, int] = {}
+    antic: float | None = None
+    seen: set[str] = set()
     for item in filter(None, (s.strip() for s in rest.split(","))):
         key, eq, value = (s.strip() for s in item.partition("="))
-        if not eq or key not in ("max", "init") or key in values:
-            raise VraidError(f"--host-readahead {name}: bad item {item!r}", "write e.g. seqp:max=512K,init=16K")
-        values[key] = parse_size(value, f"read-ahead {key}")
-    return ReadaheadSpec(name, values.get("max", DEFAULT_MAX), values.get("init"))
+        if not eq or key not in ("max", "init", "antic") or key in seen:
+            raise VraidError(f"--host-readahead {name}: bad item {item!r}",
+                             "write e.g. seqp:max=512K,init=16K or seqp:max=512K,antic=on")
+        seen.add(key)
+        if key == "antic":
+            antic = parse_antic(value)
+        else:
+            values[key] = parse_size(value, f"read-ahead {key}")
+    return ReadaheadSpec(name, values.get("max", DEFAULT_MAX), values.get("init"), antic)
+
+
+def parse_antic(value: str) -> float | None:
+    """``on`` (Linux 2.6's default antic_expire), ``off`` (None) or a positive time (6ms, 4ms).
+
+    Raises:
+        VraidError: for anything else.
+    """
+    if value == "on":
+        return DEFAULT_ANTIC_EXPIRE
+    if value == "off":
+        return None
+    units = {"ms": 1e-3, "us": 1e-6, "s": 1.0}
+    for unit in ("ms", "us", "s"):
+        if value.endswith(unit):
+            try:
+                seconds = float(value[:-len(unit)]) * units[unit]
+            except ValueError:
+                break
+            if seconds > 0:
+                return seconds
+            break
+    raise VraidError(f"--host-readahead antic={value!r} is not on, off or a positive time",
+                     "write e.g. antic=on (6 ms, Linux 2.6's default) or antic=4ms")
 
 
 def roundup_pow_of_two(n: int) -> int:

@@ -28,10 +28,12 @@ from .replay import Replay
 from .sequential import Semisequential, Sequential
 from .stride import ExpStride, Stride
 from .uniform import RandomRead, RandomWrite
+from .webserver import WebServer
 from .zipf import Zipf, zipf_pmf
 
 WORKLOADS: dict[str, type[Workload]] = {cls.name: cls for cls in (
-    RandomWrite, RandomRead, Stride, ExpStride, Zipf, HlwmPeriods, Sequential, Semisequential, Readers, Replay, PageCache, PostMark)}
+    RandomWrite, RandomRead, Stride, ExpStride, Zipf, HlwmPeriods, Sequential, Semisequential, Readers, Replay, PageCache, PostMark,
+    WebServer)}
 
 
 def parse_workload(spec: str) -> Workload:
@@ -89,4 +91,4 @@ def workloads_help() -> str:
 __all__ = ["WORKLOADS", "HostRequest", "Param", "Period", "Workload", "WorkloadInfo", "describe_workloads",
            "parse_duration", "parse_workload", "workloads_help", "zipf_pmf",
            "ExpStride", "HlwmPeriods", "PageCache", "RandomRead", "Readers", "RandomWrite", "Replay", "Semisequential", "Sequential",
-           "Stride", "Zipf"]
+           "Stride", "WebServer", "Zipf"]

@@ -112,10 +112,11 @@ def test_sizes_by_name():
     assert specs_for(prefetch, "prefetch", "quick") == prefetch.runs(True)
     assert specs_for(prefetch, "prefetch", "default") == prefetch.runs(False)
     paper = specs_for(prefetch, "prefetch", "paper")
-    assert {s["total"] for s in paper} == {8 << 30} and {s["streams"] for s in paper} == {1, 2, 4, 8, 16, 32, 64}
+    fig8 = [s for s in paper if s["id"].startswith(("128k-", "256k-"))]  # Fig. 8's sweep over the readers
+    assert {s["total"] for s in paper} == {8 << 30} and {s["streams"] for s in fig8} == {1, 2, 4, 8, 16, 32, 64}
     mb = specs_for(get("multibuffer"), "multibuffer", "paper")
     assert {(s["requests"], s["warmup"]) for s in mb} == {(120_000, 70_000)}
-    assert {s["scale"] for s in specs_for(get("msc-ct"), "msc-ct", "paper")} == {1}
+    assert {s["scale"] for s in specs_for(get("msc-ct"), "msc-ct", "paper") if "scale" in s} == {1}  # (eq. (1) has none)
     assert {s["nw"] for s in specs_for(get("adaptive-hlwm"), "adaptive-hlwm", "paper")} == {4096}
     # an option given wins over the size's own
     assert {s["total"] for s in specs_for(prefetch, "prefetch", "paper", {"total": 1 << 30})} == {1 << 30}
@@ -124,7 +125,7 @@ def test_sizes_by_name():
 
 
 def test_a_paper_run_writes_beside_the_default_where_the_runs_are_the_same():
-    from vraid.cli.sim import _paper_is_default
+    from vraid.cli.sweep import paper_is_default
 
-    same = {name for name in PAPER if _paper_is_default(get(name), name, {})}
+    same = {name for name in PAPER if paper_is_default(get(name), name, {})}
     assert same == {"stride", "levels", "adaptive-hlwm", "vc-raid"}  # their default is the paper's scale

@@ -434,15 +434,16 @@ def cmd_experiment(args) -> int:
         raise VraidError(f"--quick and --size {args.size} both given", "--quick is --size quick: give one of them")
     size = check_size("quick" if args.quick else (args.size or "default"))
     options = _options(getattr(args, "options", []))
+    from .sweep import default_out, paper_is_default
     if args.estimate:
         from .sweep import print_estimate
 
         return print_estimate(args.name, options, jobs=args.jobs, cluster=args.cluster)
-    if args.out is None and size == "paper" and _paper_is_default(module, args.name, options):
+    if args.out is None and size == "paper" and paper_is_default(module, args.name, options):
         size_out = "default"  # the recorded results/NAME are the paper's scale already
     else:
         size_out = size
-    out = args.out if args.out is not None else _default_out(args.name, size_out)
+    out = args.out if args.out is not None else default_out(args.name, size_out)
     from .sweep import progress_bar
 
     try:
@@ -462,28 +463,6 @@ def cmd_experiment(args) -> int:
     console.print(f"{args.name}: {len(done.files)} files in {out} ({done.wall_seconds:.1f} s{resumed}): "
                   + ", ".join(f.name for f in done.files), highlight=False)
     return 0
-
-
-def _paper_is_default(module, name: str, options: dict[str, object]) -> bool:
-    """Whether experiment ``name``'s paper size runs exactly its default size's runs (stride,
-    levels, adaptive-hlwm, vc-raid: the default is the paper's scale), so a paper run writes where the
-    default one does instead of a copy of it in results/NAME/paper."""
-    from vraid.sim.experiment.sizes import specs_for
-
-    return specs_for(module, name, "paper", options) == specs_for(module, name, "default", options)
-
-
-def _default_out(name: str, size: str) -> Path:
-    """Where an experiment writes without --out: results/NAME for the default size,
-    results/NAME/paper for the paper's; a quick run goes to a scratch directory instead of
-    over the committed results."""
-    if size == "paper":
-        return Path("results") / name / "paper"
-    if size != "quick":
-        return Path("results") / name
-    import tempfile
-
-    return Path(tempfile.gettempdir()) / f"vraid-quick-{name}"
 
 
 def _options(items: list[str]) -> dict[str, object]:

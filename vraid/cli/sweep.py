@@ -4,7 +4,8 @@
 :func:`vraid.sim.experiment.runner.run_experiment`: done/total, the run and the worker it ran
 on, and an ETA from this session's pace (:class:`Pace`: runs an earlier session stored do not
 count toward it), for a sweep here, in a pool or on a cluster alike. :func:`print_estimate`
-prints :func:`vraid.sim.experiment.estimate.estimate`'s table.
+prints :func:`vraid.sim.experiment.estimate.estimate`'s table. :func:`default_out` is where a
+sweep writes without ``--out``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from rich.markup import escape
@@ -106,4 +108,26 @@ def print_estimate(name: str, options: dict[str, Any], *, jobs: int | None, clus
     return 0
 
 
-__all__ = ["Pace", "print_estimate", "progress_bar"]
+def paper_is_default(module, name: str, options: dict[str, object]) -> bool:
+    """Whether experiment ``name``'s paper size runs exactly its default size's runs (stride,
+    levels, adaptive-hlwm, vc-raid: the default is the paper's scale), so a paper run writes where the
+    default one does instead of a copy of it in results/NAME/paper."""
+    from vraid.sim.experiment.sizes import specs_for
+
+    return specs_for(module, name, "paper", options) == specs_for(module, name, "default", options)
+
+
+def default_out(name: str, size: str) -> Path:
+    """Where an experiment writes without --out: results/NAME for the default size,
+    results/NAME/paper for the paper's; a quick run goes to a scratch directory instead of
+    over the committed results."""
+    if size == "paper":
+        return Path("results") / name / "paper"
+    if size != "quick":
+        return Path("results") / name
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"vraid-quick-{name}"
+
+
+__all__ = ["Pace", "default_out", "paper_is_default", "print_estimate", "progress_bar"]

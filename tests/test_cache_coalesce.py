@@ -9,7 +9,7 @@ import pytest
 import trio
 from vraid.engine.build import EngineConfig
 
-from support import members_image, memory_stores, run_virtual, running, slow_stores, small_geometry, write_cache
+from support import members_image, random_writes, memory_stores, run_virtual, running, slow_stores, small_geometry, write_cache
 
 
 K = 1024
@@ -65,16 +65,7 @@ def test_coalesced_destage_with_writes_during_it_loses_nothing():
         cfg = write_cache("pbg", 1 << 20, destage="hlwm:high=0.3,low=0.1")
         async with running(EngineConfig(g, stores, **cfg)) as a:
             a.cache.coalesce = True
-            rng = random.Random(7)
-            model = bytearray(g.capacity)
-            for _ in range(300):
-                off = rng.randrange(g.capacity // 512) * 512
-                n = min(rng.choice((512, 4 * K, 12 * K)), g.capacity - off)
-                data = rng.randbytes(n)
-                model[off : off + n] = data
-                await a.write(off, data)
-                if rng.random() < 0.2:
-                    await trio.sleep(0.002)  # let destages run, and writes hit them mid-way
+            model = await random_writes(a, g.capacity, 7)  # destages run, and writes hit them mid-way
             assert await a.read(0, g.capacity) == bytes(model)
             await a.flush()
             assert members_image(g, stores) == bytes(model)

@@ -18,7 +18,7 @@ from vraid.engine.members.request import Priority
 from vraid.policies.cache import PbgOrganisation
 from vraid.testing.machines import GEOMETRY, CachedArrayMatchesModel
 
-from support import members_image, memory_stores, run_virtual, running, slow_stores, small_geometry, write_cache
+from support import members_image, random_writes, memory_stores, run_virtual, running, slow_stores, small_geometry, write_cache
 
 K = 1024
 
@@ -141,16 +141,7 @@ def test_random_writes_during_merged_destages_lose_nothing():
         stores = slow_stores(g, 0.001)
         cfg = write_cache("pbg:merge=true", 1 << 20, destage="hlwm:high=0.3,low=0.1")
         async with running(EngineConfig(g, stores, **cfg)) as a:
-            rng = random.Random(11)
-            model = bytearray(g.capacity)
-            for _ in range(300):
-                off = rng.randrange(g.capacity // 512) * 512
-                n = min(rng.choice((512, 4 * K, 12 * K)), g.capacity - off)
-                data = rng.randbytes(n)
-                model[off : off + n] = data
-                await a.write(off, data)
-                if rng.random() < 0.2:
-                    await trio.sleep(0.002)
+            model = await random_writes(a, g.capacity, 11)
             assert await a.read(0, g.capacity) == bytes(model)
             await a.flush()
             assert members_image(g, stores) == bytes(model)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
@@ -32,3 +33,20 @@ def write_cache(organisation: str, size: int, *, order: str | None = None, desta
 def run_virtual(fn, *args):
     """``trio.run`` in virtual time (a MockClock that jumps whenever every task waits)."""
     return trio.run(fn, *args, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
+async def random_writes(array: Any, capacity: int, seed: int, count: int = 300) -> bytearray:
+    """``count`` random writes of 512 B, 4 KiB or 12 KiB at 512-byte offsets (seeded), some
+    1 in 5 followed by a short sleep so destages run and later writes land on them mid-way.
+    Returns the model: the image as the writes left it."""
+    rng = random.Random(seed)
+    model = bytearray(capacity)
+    for _ in range(count):
+        off = rng.randrange(capacity // 512) * 512
+        n = min(rng.choice((512, 4096, 12288)), capacity - off)
+        data = rng.randbytes(n)
+        model[off : off + n] = data
+        await array.write(off, data)
+        if rng.random() < 0.2:
+            await trio.sleep(0.002)
+    return model

@@ -357,7 +357,7 @@ class LogMedium:
         if tail <= self.durable_tail:
             return
         live = self._live(range(len(self.stores)))
-        if self.layout.kind != "mirrored" and len(live) > 1 and any(self.written[i] > self.synced[i] for i in live):
+        if not self.redundant and len(live) > 1 and any(self.written[i] > self.synced[i] for i in live):
             # the new tail skips old copies of blocks whose newer copies may sit in segments
             # not yet flushed on *another* store (mcd, per-disk): those first, or a cut after
             # one superblock's flush leaves a tail past both copies (raises LogFailed as

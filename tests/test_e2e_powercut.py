@@ -24,7 +24,7 @@ the member files and checks that the image differs from the crashed one in
 exactly those blocks, and that every fsynced file not on them is intact.
 
 The layers added since (issue 33): the log disk in each configuration, the log under a
-write cache, multibuffer and DPSR, 3 cuts each (20 with --run-slow).
+write cache, multibuffer and DPSR, 3 cuts each (20 with --run-slow, and 20 plain kill -9s).
 """
 
 from __future__ import annotations
@@ -162,18 +162,20 @@ def _mkfs(session, mnt: Path, fs: Path) -> str:
     return dev
 
 
-def _power_cuts(tmp_path: Path, session, mode: str, points: int, seed: int, create: tuple[str, ...] = ()) -> dict:
+def _power_cuts(tmp_path: Path, session, mode: str, points: int, seed: int, create: tuple[str, ...] = (),
+                volatile: bool = True) -> dict:
     """``points`` power cuts of one array under ext4 in cache mode ``mode``; what was checked.
     ``create``: more ``vraid create`` options (a log disk, a placement), with ``mode`` the
-    mount's options (from :data:`MODES`, or :data:`LAYERS`)."""
+    mount's options (from :data:`MODES`, or :data:`LAYERS`). ``volatile=False``: plain
+    ``kill -9`` (the member files keep every write the daemon made)."""
     arr, mnt, fs = tmp_path / "arr", tmp_path / "mnt", tmp_path / "fs"
-    extra = VOLATILE + tuple(a.format(nvram=tmp_path / "nvram.bin") for a in {**MODES, **LAYER_MOUNT}[mode])
+    extra = (VOLATILE if volatile else ()) + tuple(a.format(nvram=tmp_path / "nvram.bin") for a in {**MODES, **LAYER_MOUNT}[mode])
     vraid("create", arr, "--disks", "5", "--disk-size", "32M", "--strip", "16K", *create)
     rng = random.Random(seed)
     pid = session.mount(arr, mnt, *extra)
     dev = _mkfs(session, mnt, fs)
     synced: dict[str, str] = {}
-    report = {"mode": mode, "points": 0, "files_checked": 0, "resynced": [], "replayed": []}
+    report = {"mode": mode, "volatile": volatile, "points": 0, "files_checked": 0, "resynced": [], "replayed": []}
     for point in range(points):
         writer = _start_writer(fs, f"p{point}", rng.randrange(1 << 30))
         head = _wait_synced(writer, rng.randint(1, 3))
@@ -467,4 +469,14 @@ def test_power_cuts_on_the_newer_layers_three_points(tmp_path, session, layer):
 def test_power_cuts_on_the_newer_layers_twenty_points(tmp_path, session, layer):
     report = _power_cuts(tmp_path, session, layer, points=20, seed=60 + list(LAYERS).index(layer),
                          create=LAYERS[layer][0])
+    assert report["points"] == 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layer", list(LAYERS))
+def test_kill_9_on_the_newer_layers_twenty_points(tmp_path, session, layer):
+    """The same 20 points with ``kill -9`` alone: the daemon dies, the member files keep what
+    it wrote (the page cache outlives a process), recovery must still lose nothing fsynced."""
+    report = _power_cuts(tmp_path, session, layer, points=20, seed=80 + list(LAYERS).index(layer),
+                         create=LAYERS[layer][0], volatile=False)
     assert report["points"] == 20

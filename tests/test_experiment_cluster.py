@@ -89,6 +89,20 @@ def test_addresses():
     assert MOUNT == "mount"
 
 
+@pytest.mark.parametrize("size", ["quick", "default", "paper"])
+def test_every_spec_of_every_experiment_has_a_work_to_estimate(size):
+    """``--estimate`` weighs every run of every size (msc-ct's eq. (1) and Table II runs once had
+    no ``writes`` and made it fail with a KeyError)."""
+    from vraid.sim.experiment import get, names
+    from vraid.sim.experiment.estimate import WORK, work_of
+    from vraid.sim.experiment.sizes import specs_for
+
+    assert set(WORK) == set(names())
+    for name in names():
+        for spec in specs_for(get(name), name, size):
+            assert work_of(name, spec) >= 0, (name, spec.get("id"))
+
+
 def test_estimate_prints_every_size():
     from vraid.sim.experiment import get
     from vraid.sim.experiment.sizes import specs_for

@@ -82,3 +82,20 @@ def test_report_files(tmp_path, monkeypatch):
     assert set(res["series"]) == {"SASEQP128", "MSP+SASEQP128"}
     md = (tmp_path / "results.md").read_text()
     assert "| item | paper | vraid | verdict | cause |" in md and "2.40x" in md and "tolerance 25 %" in md
+
+
+@pytest.mark.parametrize("strip,label", [(128 * KIB, "128K"), (256 * KIB, "256K")])
+def test_fig8_panels_name_their_own_strip(tmp_path, monkeypatch, strip, label):
+    """Each Fig. 8 panel's title names the strip of its own results (it once printed the last
+    claim's strip in bytes, "strip 131072", on both figures)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    seen = []
+    monkeypatch.setattr(plt, "close", lambda fig: seen.append([ax.get_title() for ax in fig.axes]))
+    res = {"strip": strip, "streams": [1, 4], "series": {"SEQP128": [1.0, 2.0], "SASEQP128": [1.5, 2.5]}}
+    pf._plot(res, tmp_path / "fig8.png")
+    assert (tmp_path / "fig8.png").stat().st_size > 0
+    assert seen and all(t.startswith(f"strip {label}, ") for t in seen[0]), seen

@@ -298,8 +298,8 @@ def _plot(res: dict[str, Any], path: Path, disk_model: str = DISK_MODEL) -> Path
         for name in names:
             if name in res["series"]:
                 ax.plot(res["streams"], res["series"][name], _STYLE[name], label=name)
-        for _, strip, num, den, n, paper_ratio in CLAIMS:  # the paper's ratio on vraid's baseline
-            if strip == res["strip"] and num in names and den in res["series"] and n in res["streams"]:
+        for _, claim_strip, num, den, n, paper_ratio in CLAIMS:  # the paper's ratio on vraid's baseline
+            if claim_strip == res["strip"] and num in names and den in res["series"] and n in res["streams"]:
                 y = res["series"][den][res["streams"].index(n)] * paper_ratio
                 ax.plot([n], [y], "kx", markersize=9, label="paper: its ratio x vraid's " + den)
         ax.set_xscale("log", base=2)

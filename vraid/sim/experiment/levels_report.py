@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import figures
 from .levels_book import ROWS
 from .verdict import REPRODUCED, from_json, markdown_table, tally
 
@@ -71,10 +72,7 @@ THROUGHPUT = ("seq_read", "seq_write", "rand_read", "rand_write")
 
 
 def _plot(res: dict[str, Any], out_dir: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     labels = {row.key: (row.label, row.unit) for row in ROWS}
     fig, axes = plt.subplots(2, 2, figsize=(8, 6))
@@ -92,11 +90,7 @@ def _plot(res: dict[str, Any], out_dir: Path) -> Path:
         ax.set_ylim(bottom=0)
     axes.flat[0].legend(fontsize=7)
     fig.suptitle(f"RAID levels on {res['disks']} disks: measured vs the book", fontsize=10)
-    fig.tight_layout()
-    path = out_dir / "levels.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, out_dir / "levels.png")
 
 
 def _cell(cell: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import figures
 from .multibuffer_paper import TABLE1_COUNTS
 
 _STYLE = {"multibuffer": "-o", "dpsr": "--s", "raid5": ":^"}
@@ -40,10 +41,7 @@ def _ratio(d: dict[str, list[int]], name: str) -> list[float]:
 
 def plots(res: dict[str, Any], out_dir: Path) -> list[Path]:
     """fig3.png .. fig8.png and table1.png; ImportError without matplotlib."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     out = [_fig3(plt, res, out_dir / "fig3.png")]
     panels = [("fig4.png", "Fig. 4: skew 0.3", res["by_wr"]["0.3"], "wr", "W/R ratio"),
@@ -89,10 +87,7 @@ def plots(res: dict[str, Any], out_dir: Path) -> list[Path]:
         rx.set_ylim(bottom=0)
         rx.set_title(f"{title}: ratios, paper (stars) vs vraid", fontsize=10)
         rx.legend(fontsize=6)
-        fig.tight_layout()
-        out.append(out_dir / name)
-        fig.savefig(out[-1], dpi=90)
-        plt.close(fig)
+        out.append(figures.save(fig, out_dir / name))
     out.append(_table1(plt, res, out_dir / "table1.png"))
     return out
 
@@ -108,10 +103,7 @@ def _fig3(plt: Any, res: dict[str, Any], path: Path) -> Path:
     ax.set_ylabel("hit rate (%)")
     ax.set_title("Fig. 3: hit rates vs skew, W/R 0.3", fontsize=10)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, path)
 
 
 def _table1(plt: Any, res: dict[str, Any], path: Path) -> Path:
@@ -127,7 +119,4 @@ def _table1(plt: Any, res: dict[str, Any], path: Path) -> Path:
     ax.set_ylabel("share of stripe writes (%)")
     ax.set_title("Table 1: multibuffering's stripe writes by size", fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, path)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from vraid.core.units import format_size
+from . import figures
 from . import prefetch_paper as paper
 from .multibuffer_report import source_commit
 from .runner import load_json
@@ -285,10 +286,7 @@ _STYLE = {"SEQP128": "-o", "SEQP512": "-s", "SASEQP128": "--o", "SASEQP512": "--
 
 
 def _plot(res: dict[str, Any], path: Path, disk_model: str = DISK_MODEL) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     strip = format_size(res["strip"])
     groups = [("max prefetch 128 KiB", ("SEQP128", "SASEQP128", "MSP+SEQP128", "MSP+SASEQP128")),
@@ -312,10 +310,7 @@ def _plot(res: dict[str, Any], path: Path, disk_model: str = DISK_MODEL) -> Path
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
     fig.suptitle(f"paper 001 Fig. 8 on vraid: RAID-0 of {DISKS} x {disk_model}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, path)
 
 
 def _table(res: dict[str, Any]) -> list[str]:

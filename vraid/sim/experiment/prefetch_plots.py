@@ -13,16 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from . import figures
 from .prefetch_paper import FIG10
-
-
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def claims_png(rows: list[dict[str, Any]], path: Path) -> Path | None:
@@ -31,7 +23,7 @@ def claims_png(rows: list[dict[str, Any]], path: Path) -> Path | None:
             and not math.isnan(float(r["vraid"]))]
     if not rows:
         return None
-    plt = _plt()
+    plt = figures.pyplot()
     fig, ax = plt.subplots(figsize=(8, 0.32 * len(rows) + 1.2))
     ys = range(len(rows))
     ax.barh([y + 0.2 for y in ys], [r["paper"] for r in rows], height=0.38, fill=False, edgecolor="black",
@@ -44,10 +36,7 @@ def claims_png(rows: list[dict[str, Any]], path: Path) -> Path | None:
     ax.set_xlabel("ratio (x)")
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title("paper 001 against vraid: every ratio claim", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, path)
 
 
 def fig10_png(extra: list[dict[str, Any]], path: Path) -> Path | None:
@@ -56,7 +45,7 @@ def fig10_png(extra: list[dict[str, Any]], path: Path) -> Path | None:
            and not r.get("ablation")]
     if not web:
         return None
-    plt = _plt()
+    plt = figures.pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6))
     for (strip, pairs), colour in zip(FIG10.items(), ("tab:blue", "tab:orange")):
         xs, ours, papers = [], [], []
@@ -76,10 +65,7 @@ def fig10_png(extra: list[dict[str, Any]], path: Path) -> Path | None:
     ax.set_ylabel("SASEQP over SEQP (x)")
     ax.set_title("paper 001 Fig. 10a/10b: FileBench web server, 32 threads", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, path)
 
 
 __all__ = ["claims_png", "fig10_png"]

@@ -15,6 +15,7 @@ from vraid.backends.hdd_params import HddParams
 from vraid.backends.models import PRESETS
 from vraid.core.stride_rule import THRESHOLD
 
+from . import figures
 from ..stride_bench import BLOCK
 from .runner import load_json
 
@@ -232,10 +233,7 @@ def _eq1_check(detail: dict[str, Any]) -> str:
 
 
 def _plots(results: dict[str, Any], fig1: dict[str, Any], out_dir: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     disks = results["disks"]
     n = len(disks)
@@ -256,11 +254,7 @@ def _plots(results: dict[str, Any], fig1: dict[str, Any], out_dir: Path) -> list
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     fig.suptitle("paper 000 Fig. 9 on vraid's hdd model (dashed: 1.2)")
-    fig.tight_layout()
-    p9 = out_dir / "fig9.png"
-    fig.savefig(p9, dpi=90)
-    plt.close(fig)
-    files = [p9]
+    files = [figures.save(fig, out_dir / "fig9.png")]
     if fig1.get("disks"):
         fig, ax = plt.subplots(figsize=(6, 4))
         for preset, c in fig1["disks"].items():
@@ -270,11 +264,7 @@ def _plots(results: dict[str, Any], fig1: dict[str, Any], out_dir: Path) -> list
         ax.set_ylabel("normalized turnaround of the write")
         ax.set_title("paper 000 Fig. 1 on vraid's hdd model")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        p1 = out_dir / "fig1.png"
-        fig.savefig(p1, dpi=90)
-        plt.close(fig)
-        files.append(p1)
+        files.append(figures.save(fig, out_dir / "fig1.png"))
     return files
 
 

@@ -7,7 +7,7 @@ write writes and which it reads first. Reverse mode: a list of member I/Os, and 
 operation made it. Then the member I/Os of a write of each size (one block, one strip, one
 full stripe) on the dealt level, and of a small write and a full-stripe write on every level.
 
-The levels are :data:`vraid.core.redundancy.LEVELS`, each with its scheme's attributes
+The levels are :func:`vraid.core.redundancy.levels`, each with its scheme's attributes
 (``min_disks``, ``layouts``, ``place``), read when a seed is dealt: a level registered there is
 dealt here with no change.
 Every answer is what the engine did: a :class:`~vraid.testing.session.Session` without a write
@@ -149,7 +149,7 @@ class RaidLevelsLab(Lab):
     def dealt(self, seed: int) -> tuple[int, int, int, str]:
         """(level, members, blocks per strip u, layout)."""
         r = rng(self, seed)
-        levels = redundancy.LEVELS
+        levels = redundancy.levels()
         level = levels[seed] if seed < len(levels) else r.choice(levels)
         ndisks = r.choice(member_counts(level))
         u = r.choice((1, 2, 2, 4))
@@ -266,13 +266,13 @@ def said(ios: list[MemberIO]) -> str:
 
 def small_writes(ndisks: int) -> dict[int, list[MemberIO]]:
     """Level -> the member requests of a one-block write of logical block 0, on every level of
-    :data:`~vraid.core.redundancy.LEVELS` that runs on ``ndisks`` members (strips of one block, no cache)."""
-    return {lv: ios for lv, (ios, _) in _level_writes(ndisks, redundancy.LEVELS).items()}
+    :func:`~vraid.core.redundancy.levels` that runs on ``ndisks`` members (strips of one block, no cache)."""
+    return {lv: ios for lv, (ios, _) in _level_writes(ndisks, redundancy.levels()).items()}
 
 
 def full_stripe_writes(ndisks: int) -> dict[int, list[MemberIO]]:
     """Level -> the member requests of a write of the whole first stripe, as :func:`small_writes`."""
-    return {lv: ios for lv, (_, ios) in _level_writes(ndisks, redundancy.LEVELS).items()}
+    return {lv: ios for lv, (_, ios) in _level_writes(ndisks, redundancy.levels()).items()}
 
 
 @lru_cache(maxsize=16)

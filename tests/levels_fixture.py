@@ -2,18 +2,18 @@
 registry for one test only: RAID-4-like (XOR parity always on the last member) and a two-member
 mirror (the second member a copy of the first).
 
-The registry has no registration call of its own (a level is added by writing its class in
-vraid/core/redundancy.py); the fixture puts the scheme into the level table ``for_level``
-reads and into ``LEVELS`` as the modules that imported it see it, and monkeypatch takes both
-out again after the test.
+The fixture registers the scheme with :func:`vraid.core.redundancy.register`, as a course's
+own level would be, and takes it out again after the test.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 
-from vraid.core import geometry, redundancy
+from vraid.core import redundancy
 
 
 class FixedParity(redundancy.Xor):
@@ -30,7 +30,7 @@ class FixedParity(redundancy.Xor):
 
 def free_level() -> int:
     """A level number no real scheme uses."""
-    return next(n for n in range(40, 100) if n not in redundancy.LEVELS)
+    return next(n for n in range(40, 100) if n not in redundancy.levels())
 
 
 class Mirror(redundancy.Redundancy):
@@ -60,24 +60,26 @@ class Mirror(redundancy.Redundancy):
             checks[0] = data[0]
 
 
-def register(monkeypatch, scheme) -> int:
-    """``scheme`` registered under a free level number for this test; returns the number."""
+@contextmanager
+def registered(scheme):
+    """``scheme`` registered under a free level number while in the block; yields the number."""
     scheme.level = free_level()
-    table = vars(redundancy)["_BY_LEVEL"]  # the level table for_level reads (no public registration call)
-    monkeypatch.setitem(table, scheme.level, scheme)
-    levels = tuple(sorted(table))
-    for module in (redundancy, geometry):
-        monkeypatch.setattr(module, "LEVELS", levels)
-    return scheme.level
+    level = redundancy.register(scheme)
+    try:
+        yield level
+    finally:
+        redundancy.unregister(level)
 
 
 @pytest.fixture
-def fixed_parity_level(monkeypatch):
+def fixed_parity_level():
     """The FixedParity scheme registered as a level for this test; yields its level number."""
-    yield register(monkeypatch, FixedParity())
+    with registered(FixedParity()) as level:
+        yield level
 
 
 @pytest.fixture
-def mirror_level(monkeypatch):
+def mirror_level():
     """The Mirror scheme registered as a level for this test; yields its level number."""
-    yield register(monkeypatch, Mirror())
+    with registered(Mirror()) as level:
+        yield level

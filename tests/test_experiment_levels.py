@@ -51,7 +51,7 @@ def test_the_quick_run_measures_every_registered_level_and_a_later_one(fixed_par
     level = fixed_parity_level
     run = run_experiment("levels", tmp_path, quick=True, jobs=1)  # one process: the fixture is in this one
     res = json.loads((tmp_path / "results.json").read_text())
-    assert [e["level"] for e in res["levels"]] == list(redundancy.LEVELS) and level in redundancy.LEVELS
+    assert [e["level"] for e in res["levels"]] == list(redundancy.levels()) and level in redundancy.levels()
     assert {"results.md", "levels.png", "meta.json"} <= {p.name for p in run.files}
     by_level = {e["level"]: e for e in res["levels"]}
     for entry in res["levels"]:
@@ -76,7 +76,7 @@ def test_a_level_that_refuses_the_member_count_keeps_its_rows_and_says_why():
     assert "does not run on 2 members" in out["not_run"]
     res = levels.collect([(static5, out)])
     assert all("not_run" in cell for cell in res["levels"][0]["rows"].values())
-    assert geometry.LEVELS == redundancy.LEVELS
+    assert geometry.LEVELS == redundancy.LEVELS == redundancy.levels()  # nothing registered here
 
 
 def test_raid10_runs_on_an_odd_member_count_with_the_book_s_half():

@@ -56,8 +56,8 @@ def test_reverse_answers_name_the_operation_whose_io_is_listed(seed):
 
 def test_every_registered_level_is_dealt_and_the_small_write_counts_follow_the_check_strips():
     dealt = {LAB.dealt(seed)[0] for seed in range(40)}
-    assert dealt == set(redundancy.LEVELS)
-    for level in redundancy.LEVELS:
+    assert dealt == set(redundancy.levels())
+    for level in redundancy.levels():
         assert member_counts(level) and min(member_counts(level)) >= redundancy.for_level(level).min_disks
     for level, ios in small_writes(5).items():
         copies, depends = levels_book.dependence(level, 5)
@@ -77,7 +77,7 @@ def test_every_registered_level_is_dealt_and_the_small_write_counts_follow_the_c
 
 def test_a_level_registered_later_is_dealt_with_no_change_to_the_lab(fixed_parity_level, capsys):
     level = fixed_parity_level
-    seed = redundancy.LEVELS.index(level)  # seeds below len(LEVELS) deal the levels in turn
+    seed = redundancy.levels().index(level)  # seeds below len(LEVELS) deal the levels in turn
     assert LAB.dealt(seed)[0] == level
     g, qs = LAB.geometry(seed), by_key(seed)
     assert g.title.startswith(f"RAID-{level}")

@@ -134,3 +134,29 @@ def test_no_redundancy_has_no_parity_and_rebuilds_nothing(data):
     NONE.reconstruct(data, None, [])
     with pytest.raises(ValueError):
         NONE.reconstruct(data, None, [0])
+
+
+def test_a_level_registered_is_run_and_taken_out_again():
+    """``register`` is the seam's one registry entry for a course's own level: geometry accepts it
+    while registered and names it as unsupported after ``unregister``; a taken number and a
+    built-in level are refused."""
+    from vraid.core import redundancy
+    from vraid.core.geometry import GeometryError
+
+    class Raid4Again(redundancy.Raid4):
+        level = 44
+
+    assert 44 not in redundancy.levels()
+    assert redundancy.register(Raid4Again()) == 44
+    try:
+        assert 44 in redundancy.levels() and redundancy.LEVELS == (0, 1, 4, 5, 6, 10)
+        assert Geometry(44, 4, 2).redundancy.name == Raid4Again().name
+        with pytest.raises(ValueError, match="taken"):
+            redundancy.register(Raid4Again())
+    finally:
+        redundancy.unregister(44)
+    assert 44 not in redundancy.levels()
+    with pytest.raises(GeometryError, match="not supported"):
+        Geometry(44, 4, 2)
+    with pytest.raises(ValueError, match="built in"):
+        redundancy.unregister(5)

@@ -12,8 +12,8 @@ from typing import Any, Iterable
 
 from rich.console import Console
 
-from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, LEVELS, default_layout
-from vraid.core.redundancy import LAYOUT_NAMES, for_level
+from vraid.core.geometry import DEFAULT_BLOCK, DEFAULT_STRIP, default_layout
+from vraid.core.redundancy import LAYOUT_NAMES, for_level, levels
 from vraid.core.units import parse_size
 from vraid.errors import VraidError
 from vraid.policies import registry
@@ -35,7 +35,7 @@ def size_type(what: str):
 
 
 def add_geometry_args(p: argparse.ArgumentParser, *, disk_size: bool) -> None:
-    p.add_argument("--level", type=int, choices=LEVELS, default=5, help="RAID level (default 5; docs/levels.md)")
+    p.add_argument("--level", type=int, choices=levels(), default=5, help="RAID level (default 5; docs/levels.md)")
     p.add_argument("--disks", type=int, default=5, help="number of member disks (default 5; RAID-4/5 need 3 or more, "
                                                           "RAID-6 4, RAID-1 2, RAID-10 2: odd counts as md's near-2)")
     p.add_argument("--strip", type=size_type("strip size"), default=DEFAULT_STRIP, help="strip size: blocks per disk per stripe (default 64K)")
@@ -56,7 +56,7 @@ def layout_of(args: argparse.Namespace) -> str:
     """
     if args.layout is None:
         return default_layout(args.level)
-    names = for_level(args.level).layouts if args.level in LEVELS else LAYOUT_NAMES
+    names = for_level(args.level).layouts if args.level in levels() else LAYOUT_NAMES
     if args.layout not in names:
         raise VraidError(f"--layout {args.layout} is not a RAID-{args.level} layout",
                          f"give one of {', '.join(names)} (or leave --layout out: {names[0]})")

@@ -41,7 +41,7 @@ from functools import cached_property
 from typing import Iterator, NamedTuple
 
 from vraid.errors import GeometryError
-from .redundancy import LAYOUT_NAMES, LEVELS, RAID5_LAYOUTS, Redundancy, for_level
+from .redundancy import LAYOUT_NAMES, LEVELS, RAID5_LAYOUTS, Redundancy, for_level, levels
 from .units import format_size
 
 #: md's RAID-5 (and RAID-6) layouts; every scheme's names are LAYOUT_NAMES (append-only:
@@ -341,7 +341,7 @@ class Geometry:
 def default_layout(level: int) -> str:
     """md's default layout of ``level`` (left-symmetric for RAID-5, parity-last for RAID-4);
     a level vraid does not run gets left-symmetric, and the check names the level."""
-    return for_level(level).layouts[0] if level in LEVELS else LAYOUTS[0]
+    return for_level(level).layouts[0] if level in levels() else LAYOUTS[0]
 
 
 def _round_up(n: int, unit: int) -> int:
@@ -349,8 +349,8 @@ def _round_up(n: int, unit: int) -> int:
 
 
 def _check_shape(level: int, ndisks: int, block_size: int, strip_size: int, layout: str) -> None:
-    if level not in LEVELS:
-        raise GeometryError(f"RAID level {level} is not supported", f"use {' or '.join(f'--level {n}' for n in LEVELS)}")
+    if level not in levels():
+        raise GeometryError(f"RAID level {level} is not supported", f"use {' or '.join(f'--level {n}' for n in levels())}")
     scheme = for_level(level)
     least = scheme.min_disks
     if ndisks < least:

@@ -82,7 +82,8 @@ from .scheme import RAID5_LAYOUTS, Redundancy, count_word
 RAID4_LAYOUTS = ("parity-last", "parity-first")
 
 __all__ = ["LAYOUT_NAMES", "LEVELS", "MIRROR", "NEAR", "NONE", "PQ", "P_Q", "RAID4", "RAID4_LAYOUTS", "RAID5_LAYOUTS",
-           "Mirror", "NearMirror", "Raid4", "Redundancy", "XOR", "NoRedundancy", "Xor", "count_word", "for_level"]
+           "Mirror", "NearMirror", "Raid4", "Redundancy", "XOR", "NoRedundancy", "Xor", "count_word", "for_level",
+           "levels", "register", "unregister"]
 
 class Xor(Redundancy):
     """RAID-5: one parity column, the XOR of the data columns; survives one failure.
@@ -210,8 +211,31 @@ _BY_LEVEL: dict[int, Redundancy] = {s.level: s for s in (XOR, NONE, P_Q, RAID4, 
 #: here (vraid.ondisk.superblock), so an old superblock reads the same name forever (RAID-6
 #: uses md's four RAID-5 names)
 LAYOUT_NAMES: tuple[str, ...] = RAID5_LAYOUTS + RAID4_LAYOUTS + MIRROR_LAYOUTS + NEAR_LAYOUTS
-#: the RAID levels vraid runs, in the order the CLI lists them
+#: the RAID levels vraid is built with, in the order the CLI lists them (:func:`levels` adds
+#: any registered since)
 LEVELS = tuple(sorted(_BY_LEVEL))
+
+
+def levels() -> tuple[int, ...]:
+    """Every RAID level vraid runs now: the built-in :data:`LEVELS` and any :func:`register` added."""
+    return tuple(sorted(_BY_LEVEL))
+
+
+def register(scheme: Redundancy) -> int:
+    """Run ``scheme`` as RAID level ``scheme.level`` (a course's own level, or a test's); its
+    level number. ValueError when that number is taken: a level's placement is on disk, so a
+    registered level never replaces another."""
+    if scheme.level in _BY_LEVEL:
+        raise ValueError(f"RAID level {scheme.level} is taken by {_BY_LEVEL[scheme.level].name}")
+    _BY_LEVEL[scheme.level] = scheme
+    return scheme.level
+
+
+def unregister(level: int) -> None:
+    """Take a :func:`register`-ed level out again (ValueError for a built-in level)."""
+    if level in LEVELS:
+        raise ValueError(f"RAID level {level} is built in")
+    _BY_LEVEL.pop(level, None)
 
 
 def for_level(level: int, ndisks: int | None = None) -> Redundancy:

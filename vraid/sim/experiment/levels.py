@@ -16,7 +16,7 @@ then serves them at R, as the book assumes, instead of catching up by reordering
 1. **one disk**: the baseline level (no check strips, one member: RAID-0 on one disk *is* one
    disk) runs each workload; its MB/s and mean response are S, R and T, each for reads and for
    writes apart (the model reads and writes at different speeds; the book has one S and one R);
-2. **each level** of :data:`vraid.core.redundancy.LEVELS` on ``disks`` members (default 6) runs
+2. **each level** of :func:`vraid.core.redundancy.levels` on ``disks`` members (default 6) runs
    the same workloads: one stream of full-stripe reads and writes (each request 4 MiB per
    member), 4 KiB random reads and writes with ``depth`` requests outstanding per member
    (default 4, so every member stays busy, as the book assumes), and one 4 KiB random read or
@@ -68,7 +68,7 @@ def describe() -> str:
 
 def baseline_level() -> int:
     """The level whose one-member array is one disk: no check strips, one member allowed."""
-    for level in redundancy.LEVELS:
+    for level in redundancy.levels():
         scheme = redundancy.for_level(level)
         if not scheme.parity_columns and scheme.min_disks <= 1:
             return level
@@ -91,7 +91,7 @@ def runs(quick: bool, *, disks: int = 6, depth: int = 4, model: str | None = Non
     base = {"depth": depth, "model": model}
     specs = [{"id": f"disk-{k}", "level": baseline_level(), "disks": 1, "kind": k,
               "requests": counts[k.split("_")[0]], **base} for k in KINDS]
-    for level in redundancy.LEVELS:
+    for level in redundancy.levels():
         specs.append({"id": f"raid{level}-static", "level": level, "disks": disks, "kind": "static", **base})
         if accepts(level, disks):
             specs += [{"id": f"raid{level}-{k}", "level": level, "disks": disks, "kind": k,

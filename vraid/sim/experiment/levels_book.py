@@ -6,7 +6,7 @@ RAID-0, RAID-1 (mirrored pairs, striped: md's RAID-10 near-2), RAID-4 and RAID-5
 disk's sequential bandwidth S, its random (small-request) bandwidth R, its request latency T and
 its capacity B, and tabulates capacity, reliability, throughput and latency per level (Fig.
 38.8). Its reasoning, applied here to a :class:`~vraid.core.redundancy.Redundancy` on N members
-so that every level of :data:`~vraid.core.redundancy.LEVELS` gets its column, the book's four
+so that every level of :func:`~vraid.core.redundancy.levels` gets its column, the book's four
 levels the book's own formulas (``tests/test_experiment_levels.py`` checks RAID-0, RAID-5 and a
 RAID-4-like scheme against the printed table):
 

@@ -101,13 +101,13 @@ def test_deterministic_json(tmp_path, monkeypatch):
 
 
 def test_runner_options_reach_runs(tmp_path):
-    from vraid.cli.sim import _options
+    from vraid.cli.sweep import parse_set
     from vraid.errors import VraidError
 
-    assert _options(["scale=1024", "hosts=direct", "x=0.5", "workspaces_gb=[1,8]"]) == {
+    assert parse_set(["scale=1024", "hosts=direct", "x=0.5", "workspaces_gb=[1,8]"]) == {
         "scale": 1024, "hosts": "direct", "x": 0.5, "workspaces_gb": [1, 8]}
     with pytest.raises(VraidError, match="KEY=VALUE"):
-        _options(["scale"])
+        parse_set(["scale"])
     with pytest.raises(VraidError, match="does not take options"):
         run_experiment("msc-ct", tmp_path, options={"nosuch": 1})
     a = run_experiment("msc-ct", tmp_path / "a", jobs=1,

@@ -433,8 +433,9 @@ def cmd_experiment(args) -> int:
     if args.quick and args.size not in (None, "quick"):
         raise VraidError(f"--quick and --size {args.size} both given", "--quick is --size quick: give one of them")
     size = check_size("quick" if args.quick else (args.size or "default"))
-    options = _options(getattr(args, "options", []))
-    from .sweep import default_out, paper_is_default
+    from .sweep import default_out, paper_is_default, parse_set
+
+    options = parse_set(getattr(args, "options", []))
     if args.estimate:
         from .sweep import print_estimate
 
@@ -463,22 +464,3 @@ def cmd_experiment(args) -> int:
     console.print(f"{args.name}: {len(done.files)} files in {out} ({done.wall_seconds:.1f} s{resumed}): "
                   + ", ".join(f.name for f in done.files), highlight=False)
     return 0
-
-
-def _options(items: list[str]) -> dict[str, object]:
-    """``["nw=1024", "hosts=direct", "workspaces_gb=[1,8]"]`` -> ``{"nw": 1024, "hosts":
-    "direct", "workspaces_gb": [1, 8]}``: a value that reads as JSON is taken as such."""
-    import json
-
-    from vraid.errors import VraidError
-
-    out: dict[str, object] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise VraidError(f"--set {item!r} is not KEY=VALUE", "e.g. --set nw=1024")
-        try:
-            out[key.strip()] = json.loads(value)
-        except ValueError:
-            out[key.strip()] = value
-    return out

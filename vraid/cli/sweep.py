@@ -5,7 +5,7 @@
 on, and an ETA from this session's pace (:class:`Pace`: runs an earlier session stored do not
 count toward it), for a sweep here, in a pool or on a cluster alike. :func:`print_estimate`
 prints :func:`vraid.sim.experiment.estimate.estimate`'s table. :func:`default_out` is where a
-sweep writes without ``--out``.
+sweep writes without ``--out``; :func:`parse_set` reads its ``--set KEY=VALUE`` options.
 """
 
 from __future__ import annotations
@@ -130,4 +130,25 @@ def default_out(name: str, size: str) -> Path:
     return Path(tempfile.gettempdir()) / f"vraid-quick-{name}"
 
 
-__all__ = ["Pace", "default_out", "paper_is_default", "print_estimate", "progress_bar"]
+
+def parse_set(items: list[str]) -> dict[str, object]:
+    """``vraid experiment --set``: ``["nw=1024", "hosts=direct", "workspaces_gb=[1,8]"]`` ->
+    ``{"nw": 1024, "hosts": "direct", "workspaces_gb": [1, 8]}``: a value that reads as JSON is
+    taken as such."""
+    import json
+
+    from vraid.errors import VraidError
+
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise VraidError(f"--set {item!r} is not KEY=VALUE", "e.g. --set nw=1024")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
+
+
+__all__ = ["Pace", "default_out", "paper_is_default", "parse_set", "print_estimate", "progress_bar"]

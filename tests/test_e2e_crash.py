@@ -141,7 +141,7 @@ def _crash_points(tmp_path: Path, session, points: int, seed: int, extra: tuple[
             if p.is_file() and (p.name not in synced or not p.name.startswith((f"p{point}-", f"p{point - 1}-"))):
                 p.unlink()
                 synced.pop(p.name, None)
-        os.sync()
+        run("sync", "-f", fs)  # this file system only: os.sync() waits on every mount of the machine
     session.umount_fs(fs)
     session.detach(dev)
     session.umount(mnt)
@@ -216,7 +216,7 @@ def test_check_on_a_live_mount_while_files_are_written(tmp_path, session):
     refused = vraid("check", arr, check=False)
     assert refused.returncode == 1 and f"vraid check {mnt}" in " ".join(refused.stderr.split())
     # damage one parity block behind the daemon's back: check finds exactly it, repair fixes it
-    os.sync()
+    run("sync", "-f", fs)
     run("fsfreeze", "-f", fs)  # nothing writes while we look
     try:
         status = json.loads(vraid("status", mnt, "--json").stdout)

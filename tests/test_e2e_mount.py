@@ -281,7 +281,7 @@ def test_kill_9_with_nvram_loses_nothing_fsynced(tmp_path, session):
             f.flush()
             os.fsync(f.fileno())
         files[path.name] = data
-    os.sync()
+    run("sync", "-f", fs)
     status = json.loads(vraid("status", mnt, "--json").stdout)
     assert status["cache"]["nvram"] is True and status["cache"]["write_blocks"] > 0
     os.kill(pid, signal.SIGKILL)

@@ -206,7 +206,7 @@ def _power_cuts(tmp_path: Path, session, mode: str, points: int, seed: int, crea
             if p.is_file() and (p.name not in synced or not p.name.startswith((f"p{point}-", f"p{point - 1}-"))):
                 p.unlink()
                 synced.pop(p.name, None)
-        os.sync()
+        run("sync", "-f", fs)  # this file system only: os.sync() waits on every mount of the machine
     session.umount_fs(fs)
     session.detach(dev)
     session.umount(mnt)

@@ -99,3 +99,24 @@ def test_fig8_panels_name_their_own_strip(tmp_path, monkeypatch, strip, label):
     pf._plot(res, tmp_path / "fig8.png")
     assert (tmp_path / "fig8.png").stat().st_size > 0
     assert seen and all(t.startswith(f"strip {label}, ") for t in seen[0]), seen
+
+
+def test_runs_keep_no_bytes_and_time_the_same_as_with_them(monkeypatch):
+    """A run is metadata-only (its members keep no bytes, so the paper's 8 GB aggregate fits in
+    memory); with members that keep the bytes the outputs are the same."""
+    import dataclasses
+
+    import vraid.sim.simulator as simulator
+
+    spec = pf.runs(True, total=2 * MIB, streams=[4], strips=(128 * KIB,), series=("SASEQP128",))[0]
+    seen = []
+    real = simulator.SimConfig
+
+    def kept(*args, **kwargs):
+        config = real(*args, **kwargs)
+        seen.append(config.no_data)
+        return dataclasses.replace(config, no_data=False) if len(seen) == 2 else config
+
+    monkeypatch.setattr(simulator, "SimConfig", kept)
+    without, with_bytes = pf.run(spec), pf.run(spec)
+    assert seen == [True, True] and without == with_bytes

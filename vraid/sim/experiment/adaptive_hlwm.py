@@ -1,4 +1,10 @@
-"""Experiment ``adaptive-hlwm``: seed 003 (Nam & Park, adaptive HLWM) Fig. 4, 5 and 6.
+"""Experiment ``adaptive-hlwm``: seed 003 (Nam & Park, adaptive HLWM) Fig. 4-9.
+
+Beside W_synth^1 (below), :func:`runs` adds W_synth^2 (40 % reads, sec. 4.1), a synthetic
+*stand-in* for each traced workload (:mod:`.adaptive_hlwm_standin`: Table 2's read ratio,
+request size and inter-arrival time; the cello traces are not public) and the destage-cost
+ablation; :mod:`.adaptive_hlwm_rows` judges their claims (Figs. 7-9 on the stand-ins, or
+``not run`` where a stand-in cannot speak to them).
 
 The paper runs its synthetic workload W_synth^1 (60 % reads) through eight 5-minute periods
 T1..T8 (Table 1) on a RAID-5 with a 64 MB write cache of N_W = 4096 16 KB entries, once with
@@ -60,7 +66,11 @@ docs/experiments.md has the reasoning and our numbers against the paper's):
                   "adaptive": {"hwm": 0.47, "lwm": 0.1, "overwrite_ratio": 0.06, "disk_blocks": 12000,
                                "destage_blocks": 5970}},
                  ...],
-     "paper_vs_vraid": [{"item", "paper", "vraid", "verdict", "cause", "unit"}, ...]}
+     "synth2": {"periods": [...]}, "traced1": {"periods": [...]}, "traced2": {"periods": [...]},
+     "paper_vs_vraid": [{"item", "paper", "vraid", "verdict", "cause", "unit", "tolerance", "baseline"}, ...]}
+
+(``synth2``: W_synth^2's T1..T8; ``traced1``/``traced2``: a stand-in's hour in twelve 5-minute
+pieces, entries as W_synth^1's.)
 
 ``hwm``/``lwm``: the time-weighted mean of the scheduler's marks over the period, as fractions
 of N_W; ``overwrite_ratio``: overwritten dirty blocks / written blocks in the period;

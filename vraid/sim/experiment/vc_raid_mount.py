@@ -158,7 +158,10 @@ class Rig:
         if not isinstance(log, dict):
             return None
         keep = ("log_segments", "log_used_segments", "segment_writes", "ram_blocks", "ram_used_blocks")
-        return {**{k: log.get(k) for k in keep}, "counters": dict(log.get("counters") or {})}
+        # the LogMetrics counters are merged into the log's record (LogStatus.counters is flat)
+        counters = ("host_write_blocks", "overwrites", "level1_destages", "level1_segments", "level1_blocks",
+                    "level2_destages", "level2_blocks", "ram_full_waits", "log_full_waits")
+        return {**{k: log.get(k) for k in keep}, "counters": {k: log[k] for k in counters if k in log}}
 
     # -- teardown --------------------------------------------------------------------------
     def close(self) -> list[str]:

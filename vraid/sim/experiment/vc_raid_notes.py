@@ -43,7 +43,7 @@ def setup(detail: dict[str, Any]) -> list[str]:
         f"Bonnie: `bonnie++ -s {spec.get('bonnie_mb', '?')} -r {int(spec.get('bonnie_mb', 0) or 0) // 2} -n 0 -f` "
         "(block write, rewrite, block read, random seeks; Bonnie 2.0.6 is not packaged, bonnie++ 2.00 runs the same "
         "block tests), in the same memory cap but not under a third of the file (the paper: a 100 MB file, 34 MB "
-        "of file cache; a smaller cap got bonnie++ killed by the cgroup's OOM killer while writeback waited).",
+        "of file cache) nor under 32 MiB (an 8 MiB cap got bonnie++ killed by the cgroup's OOM killer on mcd).",
         "",
         "After each part the log disk's occupancy and counters are read with `vraid status --json` (table below). "
         "`scd-fill` is vraid's ablation: scd with a 4M log (64 segments) instead of 200M, PostMark only.",

@@ -41,6 +41,6 @@ SERVERBENCH: tuple[tuple[str, float, str], ...] = (
     ("ServerBench, 0.5 KB requests: the scd-mcd gap is smaller than at 1 KB (Fig. 5)", 1.0, "yes/no"),
     ("ServerBench TPS: the best RAM buffer size (Fig. 6, '4 MB RAM buffer gives optimal performance')", 4.0, "MB"),
 )
-SERVERBENCH_REASON = ("not run: ServerBench 4.1 (ZD Inc., 2000) is a discontinued client/server benchmark whose "
+SERVERBENCH_REASON = ("ServerBench 4.1 (ZD Inc., 2000) is a discontinued client/server benchmark whose "
                       "clients ran on Windows 98 PCs over a network; it is not available and vraid has no stand-in "
                       "for its transaction mix")

@@ -61,7 +61,8 @@ def fill_cause(res: dict[str, Any], size: str) -> str:
     """The measured cause of the scd / RAID-0 row: how far the ratio moves when the log fills."""
     base, fill = _ratio(res, size, "scd", "raid0"), _ratio(res, size, "scd-fill", "raid0")
     if base is None or fill is None:
-        return "the log-fill ablation (scd-fill) did not run: the cause 'a log that never fills' is untested"
+        return ("scd, scd-fill or RAID-0 did not run, so the log-fill ablation cannot say: the cause 'a log that "
+                "never fills' is untested here")
     filled = (res.get("log", {}).get("scd-fill", {}).get("postmark") or {}).get("log_full_waits", 0) > 0
     return (f"log-fill ablation: with a 4M log, scd / RAID-0 = {base[0]:.2f}x -> {fill[0]:.2f}x "
             f"({'the log filled' if filled else 'the log did NOT fill'}; {_log_note(res, 'scd-fill', 'postmark')}; "
@@ -74,7 +75,7 @@ def mcd_cause(res: dict[str, Any], prog: str, mode: str = "sync") -> str:
     sfx = "_s" if mode == "sync" else "_async_s"
     t0, t5, tm = (_num(res.get(f"{prog}{sfx}", {}).get(c)) for c in ("raid0", "raid5", "mcd"))
     if not (t0 and t5 and tm):
-        return "cause not found: RAID-0 did not run, so the ceiling could not be measured"
+        return "cause not found: RAID-0, RAID-5 or mcd did not run, so the ceiling could not be measured"
     g = res.get("log", {}).get("mcd", {}).get(mode) or {}
     full = g.get("log_full_waits", 0)
     head = (f"measured: RAID-5 takes only {t5 / t0:.2f}x RAID-0's time here and mcd {tm / t0:.2f}x; a write cache "

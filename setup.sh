@@ -16,6 +16,7 @@ command -v tmux >/dev/null || need+=(tmux)
 command -v fio >/dev/null || need+=(fio)
 command -v dbench >/dev/null || need+=(dbench)  # bench/run.py: dbench on ext4 over a loop device
 command -v postmark >/dev/null || need+=(postmark)  # vraid experiment vc-raid: PostMark on ext4 over a loop device
+command -v bonnie++ >/dev/null || need+=(bonnie++)  # vraid experiment vc-raid: bonnie++ (Fig. 8) on ext4 over a loop device
 python3 -c 'import sysconfig,os,sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"],"Python.h")))' || need+=(python3-dev)
 python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then

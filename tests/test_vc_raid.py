@@ -81,7 +81,8 @@ def test_postmark_settings_and_command_file():
 
 def test_configuration_table_and_run_specs():
     assert "vc-raid" in names() and get("vc-raid") is vc and vc.SERIAL
-    assert list(vc.CONFIGS) == ["raid0", "raid5", "scd", "mcd"]
+    assert list(vc.CONFIGS) == ["raid0", "raid5", "scd", "mcd", "scd-fill"]
+    assert vc.PAPER_CONFIGS == ("raid0", "raid5", "scd", "mcd") and vc.CONFIGS["scd-fill"][-1] == "4M"
     assert vc.create_args("scd", "64M") == ["--level", "5", "--log", "scd", "--log-size", "200M", "--disks", "4", "--disk-size", "64M",
                                             "--strip", "64K"]
     assert vc.CONFIGS["mcd"][2:4] == ("--log", "mcd:2") and vc.CONFIGS["mcd"][-2:] == ("--log-size", "100M")
@@ -89,10 +90,19 @@ def test_configuration_table_and_run_specs():
     assert [s["id"] for s in specs] == ["raid5"] and specs[0]["postmark"] == [
         {"name": "small", "files": 10, "transactions": 20, "block": 1024}]
     assert specs[0]["ram"] == 8 << 20 and vc.runs(False, ram="none")[0]["ram"] is None
+    assert specs[0]["repeats"] == vc.REPEATS == 5 and specs[0]["parts"] == list(vc.PARTS)
+    assert specs[0]["bonnie_mb"] == 64 and vc.runs(False)[0]["bonnie_mb"] == 100
+    fill = vc.runs(True, configs=["scd-fill"], repeats=2)[0]
+    assert fill["parts"] == ["postmark"] and fill["repeats"] == 2
+    assert [s["id"] for s in vc.runs(True, sim=True)] == list(vc.PAPER_CONFIGS)
     from vraid.errors import VraidError
 
     with pytest.raises(VraidError, match="unknown vc-raid configuration"):
         vc.runs(True, configs=["raid6"])
+    with pytest.raises(VraidError, match="repeats"):
+        vc.runs(True, repeats=0)
+    with pytest.raises(VraidError, match="bonnie_mb"):
+        vc.runs(True, bonnie_mb=1)
 
 
 def test_tree_tar_is_deterministic(tmp_path):
@@ -106,43 +116,79 @@ def test_tree_tar_is_deterministic(tmp_path):
     assert all(m.name.startswith("src/") and m.mtime == 0 and "__pycache__" not in m.name for m in members)
 
 
-def _canned(available=("raid0", "raid5", "scd", "mcd")):
+def _log_snap(full_waits=0, level2=0, used=3):
+    return {"log_segments": 64, "log_used_segments": used, "segment_writes": 10, "ram_blocks": 1024,
+            "ram_used_blocks": 0, "counters": {"level1_destages": 5, "level2_destages": level2, "level2_blocks": 0,
+                                                "log_full_waits": full_waits, "ram_full_waits": 0}}
+
+
+def _canned(available=("raid0", "raid5", "scd", "mcd", "scd-fill")):
+    """Canned runs: PostMark twice per configuration (a second run 10 % faster), Bonnie, both modes."""
     tps = {"raid0": (900.0, 60.0, 30.0), "raid5": (500.0, 30.0, 15.0), "scd": (850.0, 55.0, 27.0),
-           "mcd": (880.0, 58.0, 29.0)}
-    secs = {"raid0": 10.0, "raid5": 40.0, "scd": 12.0, "mcd": 8.0}
+           "mcd": (880.0, 58.0, 29.0), "scd-fill": (600.0, 35.0, 17.0)}
+    secs = {"raid0": 10.0, "raid5": 40.0, "scd": 12.0, "mcd": 8.0, "scd-fill": 30.0}
+    bw = {"raid0": 9000.0, "raid5": 2500.0, "scd": 6000.0, "mcd": 9125.0, "scd-fill": 1.0}
     pairs = []
     for name in vc.CONFIGS:
-        spec = vc.runs(True, configs=[name])[0]
+        spec = vc.runs(True, configs=[name], repeats=2)[0]
         if name not in available:
             pairs.append((spec, {"config": name, "available": False, "reason": "no --log here"}))
             continue
-        pm = {size: {"tps": tps[name][i], "ms_per_transaction": 1000 / tps[name][i], "create_seconds": 1.0,
-                     "delete_seconds": 1.0} for i, size in enumerate(("small", "medium", "large"))}
-        pairs.append((spec, {"config": name, "available": True, "postmark": pm,
-                             "sync": {"untar_s": secs[name], "copy_s": secs[name] / 2, "remove_s": secs[name] / 4}}))
+        pm = {size: [{"tps": tps[name][i] * f, "ms_per_transaction": 1000 / tps[name][i], "create_seconds": 1.0,
+                      "delete_seconds": 1.0} for f in (1.0, 1.1)] for i, size in enumerate(("small", "medium", "large"))}
+        times = {"untar_s": secs[name], "copy_s": secs[name] / 2, "remove_s": secs[name] / 4}
+        out = {"config": name, "available": True, "postmark": pm, "sync": times,
+               "async": {k: v / 2 for k, v in times.items()},
+               "bonnie": {"block_write_kBps": bw[name], "rewrite_kBps": 1.0, "block_read_kBps": 2.0, "seeks_per_s": 100.0}}
+        if name in ("scd", "mcd", "scd-fill"):
+            filled = name == "scd-fill"
+            out["log"] = {"start": _log_snap(), "postmark": [_log_snap(), _log_snap(7 if filled else 0, 9 if filled else 0,
+                                                                                   64 if filled else 5)],
+                          "bonnie": _log_snap(7 if filled else 0), "async": _log_snap(7 if filled else 0),
+                          "sync": _log_snap(7 if filled else 0)}
+        pairs.append((spec, out))
     return pairs
 
 
 def test_collect_shape_and_verdicts():
     res = vc.collect(_canned())
-    assert set(res) == {"postmark", "untar_s", "copy_s", "remove_s", "paper_vs_vraid"}
+    assert {"postmark", "postmark_runs", "untar_s", "copy_s", "remove_s", "untar_async_s", "bonnie", "log",
+            "paper_vs_vraid", "repeats"} <= set(res)
     assert set(res["postmark"]) == {"small", "medium", "large"}
     assert all(set(v) == set(vc.CONFIGS) for v in res["postmark"].values())
-    assert res["untar_s"]["raid5"] == 40.0
+    assert res["postmark"]["small"]["raid0"] == 945.0 and res["postmark_runs"]["small"]["raid0"] == pytest.approx([900.0, 990.0])
+    assert res["untar_s"]["raid5"] == 40.0 and res["untar_async_s"]["raid5"] == 20.0
+    assert "scd-fill" not in res["untar_s"] and "scd-fill" not in res["bonnie"]  # the ablation runs PostMark only
+    assert res["log"]["scd-fill"]["postmark"]["log_full_waits"] == 7 and res["log"]["scd"]["postmark"]["log_full_waits"] == 0
+    assert res["log"]["scd-fill"]["postmark"]["max_used_segments"] == 64
     items = {r["item"]: r for r in res["paper_vs_vraid"]}
-    assert all(r["verdict"] in VERDICTS for r in items.values())
+    assert all(r["verdict"] in VERDICTS or r["verdict"] == "input" for r in items.values())
     row = items["untar, sync: RAID-5 time / mcd time (Fig. 7)"]
     assert (row["paper"], row["vraid"], row["verdict"]) == (5.0, 5.0, "reproduced")
     small = items["PostMark small: scd / RAID-5 TPS (Table 2; paper: 67.7 % to 110 % gain)"]
     assert small["paper"] == pytest.approx(941 / 561, abs=1e-3) and small["vraid"] == 1.7
+    assert small["spread"] == pytest.approx([850 / 550, 935 / 500], abs=1e-3)  # min/max over each side's runs
+    assert small["verdict"] == "reproduced"  # the whole range 1.55-1.87 lies in the band 1.26-2.10 around 1.68
+    fill = items["PostMark medium: scd with a 4M log that fills / RAID-0 TPS (ablation of the row above)"]
+    assert fill["vraid"] == pytest.approx(35 / 60, abs=1e-3) and "the log filled" in fill["cause"]
+    assert "0.92x -> 0.58x" in items["PostMark medium: scd / RAID-0 TPS (Table 2; 'comparable')"]["cause"]
+    bonnie = items["Bonnie block write: mcd / RAID-5 (Fig. 8a)"]
+    assert (bonnie["paper"], bonnie["vraid"], bonnie["verdict"]) == (3.65, 3.65, "reproduced")
+    remove = items["remove, async: RAID-5 time / VC-RAID time, better of scd and mcd (mcd) (Fig. 7; the text's range "
+                   "2.5x to 7.9x)"]
+    assert (remove["paper"], remove["vraid"]) == (7.9, 5.0)
+    assert items["remove, sync: mcd faster than RAID-0 (Fig. 7b, sec. 4.3.2)"]["verdict"] == "reproduced"
+    assert sum(r["verdict"] == "not run" for r in items.values()) == 5  # ServerBench, Figs. 4-6
     assert rep.not_run(res) == []
 
 
 def test_not_available_columns_reported(tmp_path):
     res = vc.collect(_canned(available=("raid0", "raid5")))
     assert res["postmark"]["medium"]["scd"] == vc.NOT_AVAILABLE and res["copy_s"]["mcd"] == vc.NOT_AVAILABLE
-    json.dumps(res, allow_nan=False)  # strict JSON: no NaN for a missing column
-    assert not any("scd" in r["item"] or "mcd" in r["item"] for r in res["paper_vs_vraid"])
+    # strict JSON: no NaN for a missing column (verdict.not_run's rows carry NaN for "ours", as in every experiment)
+    json.dumps({k: v for k, v in res.items() if k != "paper_vs_vraid"}, allow_nan=False)
+    judged = [r for r in res["paper_vs_vraid"] if r["verdict"] not in ("not run", "input")]
+    assert not any("scd" in r["item"] or "mcd" in r["item"] for r in judged)
     assert len(rep.not_run(res)) == 3
     (tmp_path / "detail.json").write_text(json.dumps(vc.extras(_canned(available=("raid0", "raid5")))["detail.json"]))
     files = vc.report(res, tmp_path)

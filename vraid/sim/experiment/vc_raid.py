@@ -10,16 +10,23 @@ The paper (sec. 4): four 7,200 rpm SCSI disks (IBM DNES-318350/309170) form RAID
 vraid runs the same on this machine, for real (:mod:`.vc_raid_mount`): ``vraid create`` with
 the arguments of :data:`CONFIGS`, ``vraid mount --disk-model hdd:dnes-318350 --time
 real:F`` (every member, and the cache disks, behind the hdd timing model, time scaled by F),
-a loop device, ext4, then PostMark on ext4 as mounted by default, and untar / copy / remove
-with ext4 remounted ``-o sync`` (the paper's synchronous mode, whose figures are the ones the
-text quotes). The configurations run one after another (``SERIAL``): they share the
-machine's two cores and must not disturb each other. A configuration this vraid cannot create
-(``--log`` before the log disk is merged) is reported "not available", with the reason.
+a loop device, ext4, then the parts of :data:`PARTS`: PostMark on ext4 as mounted by default,
+each configuration ``repeats`` times (median and range in the report); bonnie++'s block write
+and random seeks (sec. 4.3.3, Fig. 8, :mod:`.vc_raid_bonnie`); untar / copy / remove with ext4
+as mounted by default under the memory cap (asynchronous mode) and remounted ``-o sync`` (the
+synchronous mode). After each part the log disk's counters are read from ``vraid status
+--json``. ``scd-fill`` is vraid's ablation: scd with a log small enough to fill during PostMark.
+The configurations run one after another (``SERIAL``): they share the machine's two cores and
+must not disturb each other. A configuration this vraid cannot create is reported "not
+available", with the reason.
 
 Options (``--set KEY=VALUE``): ``time_scale`` (F), ``disk_size``, ``configs`` (a list of
-:data:`CONFIGS` names), ``postmark`` ({"small": [files, transactions], ...}), ``tree``
-("quick" or "full"), ``ram`` (PostMark's memory cap, "34M"; "none": no cap), ``work`` (directory for the member files, default a new one in /dev/shm, or /var/tmp), ``sim``
-(true: the PostMark-like workload in the simulator instead, :mod:`.vc_raid_sim`).
+:data:`CONFIGS` names), ``postmark`` ({"small": [files, transactions], ...}), ``repeats``
+(PostMark runs per configuration, default 5), ``bonnie_mb`` (bonnie++'s file, MiB; 100 as the
+paper, 64 quick), ``tree`` ("quick" or "full"), ``ram`` (the memory cap of PostMark, bonnie++ and
+the asynchronous programs, "34M"; "none": no cap), ``work`` (directory for the member files,
+default a new one in /dev/shm, or /var/tmp), ``sim`` (true: the PostMark-like workload in the
+simulator instead, :mod:`.vc_raid_sim`).
 """
 
 from __future__ import annotations
@@ -51,7 +58,21 @@ CONFIGS: dict[str, tuple[str, ...]] = {
     # a level-2 destage in the foreground (docs/experiments.md, vc-raid)
     "scd": ("--level", "5", "--log", "scd", "--log-size", "200M"),
     "mcd": ("--level", "5", "--log", "mcd:2", "--log-size", "100M"),
+    # the log-fill ablation of the scd-versus-RAID-0 row: scd with a log of 4M (64 segments of
+    # 64 KiB), which PostMark's writeback fills, so that level-2 destages run during the
+    # benchmark and level-1 destages wait for them (the log's counters show it)
+    "scd-fill": ("--level", "5", "--log", "scd", "--log-size", "4M"),
 }
+#: the configurations of the paper (the default); the others are vraid's ablations
+PAPER_CONFIGS = ("raid0", "raid5", "scd", "mcd")
+#: the parts of one configuration's run, in order
+PARTS = ("postmark", "bonnie", "async", "sync")
+#: configuration -> its parts where not all of them (the ablation needs PostMark only)
+CONFIG_PARTS: dict[str, tuple[str, ...]] = {"scd-fill": ("postmark",)}
+#: the smallest memory cap bonnie++ runs in (:func:`bonnie_ram`)
+BONNIE_RAM_FLOOR = 32 << 20
+#: PostMark runs each configuration this many times (the table shows the median and the range)
+REPEATS = 5
 #: the time scale (``--time real:F``): every modelled disk time runs at F of its length. Not
 #: smaller: the mount's own cost per request (FUSE, loop, the daemon's Python; more when the
 #: machine is shared) is a floor under every run, and the RAID's differences show only while
@@ -60,8 +81,8 @@ TIME_SCALE = 0.5
 #: PostMark's memory cap (:class:`~.vc_raid_bench.MemoryCap`): the paper's 34 MB of file cache; the
 #: quick run's pools are a tenth of the paper's, and so is its cap, but not under 8 MB
 #: (PostMark, ext4's metadata and the cgroup's own share)
-FULL = {"disk_size": "256M", "tree": "full", "ram": "34M"}
-QUICK = {"disk_size": "128M", "tree": "quick", "ram": "8M"}
+FULL = {"disk_size": "256M", "tree": "full", "ram": "34M", "bonnie_mb": 100}
+QUICK = {"disk_size": "128M", "tree": "quick", "ram": "8M", "bonnie_mb": 64}
 NOT_AVAILABLE = "not available"
 
 
@@ -78,12 +99,13 @@ def create_args(config: str, disk_size: str) -> list[str]:
 def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None = None,
          configs: list[str] | None = None, postmark: dict[str, list[int]] | None = None,
          tree: str | None = None, work: str | None = None, disk_model: str = DISK_MODEL,
-         ram: str | None = None, sim: bool = False) -> list[dict[str, Any]]:
-    """One run per configuration, each a whole mount session."""
+         ram: str | None = None, sim: bool = False, repeats: int = REPEATS,
+         bonnie_mb: int | None = None) -> list[dict[str, Any]]:
+    """One run per configuration, each a whole mount session (the paper's four and the log-fill ablation)."""
     from vraid.errors import VraidError
 
     base = QUICK if quick else FULL
-    names = configs or list(CONFIGS)
+    names = configs or (list(PAPER_CONFIGS) if sim else list(CONFIGS))
     unknown = [c for c in names if c not in CONFIGS]
     if unknown:
         raise VraidError(f"unknown vc-raid configuration {unknown}", f"choose from {', '.join(CONFIGS)}")
@@ -91,12 +113,18 @@ def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None =
     parse_size(size, "disk size")
     ram = base["ram"] if ram is None else ram
     ram_bytes = parse_size(str(ram), "PostMark memory cap") if ram not in ("", "none", 0) else None
+    if not (isinstance(repeats, int) and repeats >= 1):
+        raise VraidError(f"repeats {repeats!r} is not a whole number of at least 1", "e.g. --set repeats=5")
+    bonnie = int(bonnie_mb if bonnie_mb is not None else base["bonnie_mb"])
+    if bonnie < 2:
+        raise VraidError(f"bonnie_mb {bonnie} is too small", "give the bonnie++ file size in MiB, e.g. --set bonnie_mb=64")
     if not time_scale > 0:
         raise VraidError(f"time_scale {time_scale} is not positive", "e.g. --set time_scale=0.1")
     pm = [s.as_json() for s in postmark_settings(quick, {k: tuple(v) for k, v in postmark.items()} if postmark else None)]
     return [{"id": name, "config": name, "create": create_args(name, size), "disk_model": disk_model,
              "time_scale": float(time_scale), "postmark": pm, "ram": ram_bytes, "tree": tree or base["tree"], "work": work,
-             "sim": bool(sim)}
+             "sim": bool(sim), "repeats": repeats, "bonnie_mb": bonnie,
+             "parts": list(CONFIG_PARTS.get(name, PARTS))}
             for name in names]
 
 
@@ -105,8 +133,11 @@ def _log(text: str) -> None:
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    """One configuration: build the rig, PostMark x3, untar/copy/remove (ext4 -o sync), tear down."""
+    """One configuration: build the rig, then its parts (:data:`PARTS`): PostMark x3, ``repeats``
+    times over; bonnie++; untar/copy/remove with ext4 as mounted by default (asynchronous) and
+    remounted ``-o sync``; the log's counters after each part; tear down."""
     from .vc_raid_bench import make_tree_tar, run_postmark, untar_copy_remove
+    from .vc_raid_bonnie import run_bonnie
     from .vc_raid_mount import Rig, Unavailable, check_tools, remove_work
     from .vc_raid_postmark import Setting
 
@@ -121,8 +152,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     rig = Rig(work, disk_model=spec["disk_model"], time_scale=spec["time_scale"], log=_log)
     import os
 
+    parts = spec.get("parts", list(PARTS))
     out: dict[str, Any] = {"config": spec["config"], "create": spec["create"], "available": True,
-                           "loadavg_start": round(os.getloadavg()[0], 2)}
+                           "loadavg_start": round(os.getloadavg()[0], 2), "parts": parts}
     old_term = signal.getsignal(signal.SIGTERM)
 
     def on_term(signum, frame):  # SIGTERM tears down like Ctrl-C
@@ -138,17 +170,36 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         except Unavailable as exc:
             _log(f"{spec['config']}: {exc}")
             return {**out, "available": False, "reason": str(exc)}
-        out["postmark"] = {}
-        for s in spec["postmark"]:
-            setting = Setting(s["name"], s["files"], s["transactions"], s["block"])
-            _log(f"{spec['config']}: postmark {setting.name} ({setting.files} files, {setting.transactions} transactions)")
-            out["postmark"][setting.name] = run_postmark(setting, rig.ext4 / f"pm-{setting.name}", work,
-                                                        ram=spec.get("ram"))
-            _log(f"{spec['config']}: postmark {setting.name}: {out['postmark'][setting.name]['tps']} TPS")
-        rig.remount("sync")
-        _log(f"{spec['config']}: untar/copy/remove of {tree['files']} files, ext4 -o sync")
-        out["sync"] = untar_copy_remove(work / "tree.tar", rig.ext4, sync_after=False)
-        _log(f"{spec['config']}: {out['sync']}")
+        out["log"] = {"start": rig.log_status()}
+        if "postmark" in parts:
+            out["postmark"] = {s["name"]: [] for s in spec["postmark"]}
+            out["log"]["postmark"] = []
+            for rep in range(int(spec.get("repeats", 1))):
+                for s in spec["postmark"]:
+                    setting = Setting(s["name"], s["files"], s["transactions"], s["block"])
+                    one = run_postmark(setting, rig.ext4 / f"pm-{setting.name}-{rep}", work, ram=spec.get("ram"))
+                    out["postmark"][setting.name].append(one)
+                    out["log"]["postmark"].append(rig.log_status())
+                    _log(f"{spec['config']}: postmark {setting.name} #{rep + 1} ({setting.files} files, "
+                         f"{setting.transactions} transactions): {one['tps']} TPS")
+        if "bonnie" in parts:
+            mb = int(spec["bonnie_mb"])
+            _log(f"{spec['config']}: bonnie++ -s {mb}")
+            out["bonnie"] = _part(lambda: run_bonnie(rig.ext4 / "bonnie", mb, ram=bonnie_ram(spec.get("ram"), mb)))
+            out["log"]["bonnie"] = rig.log_status()
+            _log(f"{spec['config']}: bonnie++ {out['bonnie']}")
+        if "async" in parts:
+            _log(f"{spec['config']}: untar/copy/remove of {tree['files']} files, ext4 async, memory cap")
+            out["async"] = _part(lambda: untar_copy_remove(work / "tree.tar", rig.ext4, sync_after=False,
+                                                           ram=spec.get("ram"), settle=True))
+            out["log"]["async"] = rig.log_status()
+            _log(f"{spec['config']}: {out['async']}")
+        if "sync" in parts:
+            rig.remount("sync")
+            _log(f"{spec['config']}: untar/copy/remove of {tree['files']} files, ext4 -o sync")
+            out["sync"] = _part(lambda: untar_copy_remove(work / "tree.tar", rig.ext4, sync_after=False))
+            out["log"]["sync"] = rig.log_status()
+            _log(f"{spec['config']}: {out['sync']}")
         out["loadavg_end"] = round(os.getloadavg()[0], 2)
         return out
     finally:
@@ -158,6 +209,24 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         remove_work(work)
         if _main_thread():
             signal.signal(signal.SIGTERM, old_term)
+
+
+def bonnie_ram(ram: int | None, size_mb: int) -> int | None:
+    """bonnie++'s memory cap: the experiment's, but not under a third of its file (the paper's 100 MB
+    file against 34 MB of file cache) nor under :data:`BONNIE_RAM_FLOOR`: an 8 MiB cap got bonnie++
+    killed by the cgroup's OOM killer (on mcd, twice) while its writeback waited for the array."""
+    return None if not ram else max(int(ram), (size_mb << 20) // 3, BONNIE_RAM_FLOOR)
+
+
+def _part(job) -> dict[str, Any]:
+    """One part's result, or ``{"error": ...}`` when its program failed (the run goes on to the next part)."""
+    from vraid.errors import VraidError
+
+    try:
+        return job()
+    except VraidError as exc:
+        _log(f"part failed: {exc}")
+        return {"error": str(exc).strip()[-400:]}
 
 
 def _default_work() -> Path:
@@ -181,26 +250,15 @@ def _main_thread() -> bool:
 
 
 def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
-    """results.json: ``{"postmark": {size: {config: TPS}}, "untar_s", "copy_s", "remove_s", "paper_vs_vraid"}``;
-    a configuration that could not be built has "not available" in its place."""
-    postmark: dict[str, dict[str, Any]] = {}
-    times: dict[str, dict[str, Any]] = {"untar_s": {}, "copy_s": {}, "remove_s": {}}
-    sizes = [s["name"] for s in results[0][0]["postmark"]] if results else []
-    for size in sizes:
-        postmark[size] = {}
-    for spec, o in results:
-        name = spec["config"]
-        for size in sizes:
-            postmark[size][name] = o["postmark"][size]["tps"] if o.get("available") else NOT_AVAILABLE
-        for key in times:
-            times[key][name] = o["sync"][key] if o.get("available") and "sync" in o else NOT_AVAILABLE
-    res: dict[str, Any] = {"postmark": postmark, **times}
-    res["paper_vs_vraid"] = rep.comparisons(res)
-    return res
+    """results.json (:func:`.vc_raid_collect.collect`)."""
+    from .vc_raid_collect import collect as gather
+
+    return gather(results)
 
 
 def extras(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
-    """detail.json: every run's PostMark report, phase times, tree, and why a configuration was not available."""
+    """detail.json: every run's PostMark reports, bonnie++, phase times, log counters, tree, and why a
+    configuration was not available."""
     return {"detail.json": {"disk_model": results[0][0]["disk_model"] if results else DISK_MODEL,
                             "time_scale": results[0][0]["time_scale"] if results else TIME_SCALE,
                             "runs": [{"spec": s, **o} for s, o in results]}}

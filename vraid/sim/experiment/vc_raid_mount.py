@@ -147,6 +147,22 @@ class Rig:
         except OSError:
             return "(no log)"
 
+    def log_status(self) -> dict | None:
+        """The log disk's occupancy and counters from ``vraid status --json`` of the running mount
+        (None: the array has no log): segments in all and in use, segment writes, and the
+        ``LogMetrics`` counters (level-2 destages, level-1 destages that waited for a full log...)."""
+        import json
+
+        st = json.loads(sh([*VRAID, "status", "--json", self.fuse], timeout=120).stdout)
+        log = st.get("log")
+        if not isinstance(log, dict):
+            return None
+        keep = ("log_segments", "log_used_segments", "segment_writes", "ram_blocks", "ram_used_blocks")
+        # the LogMetrics counters are merged into the log's record (LogStatus.counters is flat)
+        counters = ("host_write_blocks", "overwrites", "level1_destages", "level1_segments", "level1_blocks",
+                    "level2_destages", "level2_blocks", "ram_full_waits", "log_full_waits")
+        return {**{k: log.get(k) for k in keep}, "counters": {k: log[k] for k in counters if k in log}}
+
     # -- teardown --------------------------------------------------------------------------
     def close(self) -> list[str]:
         """Take everything down (never raises); returns the warnings on the way."""
@@ -216,9 +232,9 @@ def check_tools() -> None:
     """Everything the real run needs, or a :class:`VraidError` naming what is missing."""
     if os.geteuid() != 0:
         raise VraidError("vc-raid mounts a real array and needs root (mount, losetup)", "run it as root")
-    missing = [t for t in ("postmark", "fusermount3", "losetup", "mkfs.ext4", "tar", "stdbuf") if shutil.which(t) is None]
+    missing = [t for t in ("postmark", "bonnie++", "fusermount3", "losetup", "mkfs.ext4", "tar", "stdbuf") if shutil.which(t) is None]
     if missing:
-        raise VraidError(f"vc-raid needs {', '.join(missing)}", "apt-get install postmark fuse3 mount e2fsprogs "
+        raise VraidError(f"vc-raid needs {', '.join(missing)}", "apt-get install postmark bonnie++ fuse3 mount e2fsprogs "
                          "(or run setup.sh)")
 
 

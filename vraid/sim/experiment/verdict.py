@@ -11,7 +11,8 @@ number and ours, and judges them all by :func:`judge`:
   ``baseline=1``);
 * ``inconclusive``: the run-to-run range of ours (``spread``: the lowest and highest value
   over repeated runs) has values on the paper's side of ``baseline`` and values off it, so
-  one run can say either;
+  one run can say either; with ``band=True`` also when the range reaches into the tolerance
+  band around the paper's value without lying inside it (some runs reproduce, some do not);
 * ``not reproduced``: on the other side of ``baseline`` (or exactly on it where the paper
   is not);
 * ``not run``: vraid has no run for the claim (:func:`not_run`; the cause says why).
@@ -63,12 +64,14 @@ YES_NO = "yes/no"
 
 
 def judge(paper: float, vraid: float, *, tolerance: float = TOLERANCE, baseline: float = 0.0,
-          spread: tuple[float, float] | None = None) -> str:
+          spread: tuple[float, float] | None = None, band: bool = False) -> str:
     """The verdict for ``vraid`` against ``paper`` (see the module docstring).
 
     ``tolerance`` is relative to ``|paper|``; a paper value of 0 needs ours within
     ``tolerance`` absolute. ``baseline`` is the value that separates the two directions.
     ``spread``: the (lowest, highest) of ours over repeated runs, if there were any.
+    ``band``: a spread that overlaps the tolerance band around ``paper`` without lying inside
+    it is ``inconclusive`` too (:func:`crosses_band`).
     """
     if tolerance < 0:
         raise ValueError(f"tolerance {tolerance} is negative")
@@ -79,6 +82,8 @@ def judge(paper: float, vraid: float, *, tolerance: float = TOLERANCE, baseline:
         on = {_side(v, baseline) == side_paper for v in spread}
         if len(on) == 2:
             return INCONCLUSIVE
+    if spread is not None and band and crosses_band(paper, spread, tolerance):
+        return INCONCLUSIVE
     scale = abs(paper) if paper != 0 else 1.0
     same_side = side_paper == _side(vraid, baseline)
     if abs(vraid - paper) <= tolerance * scale and (same_side or side_paper == 0):
@@ -86,6 +91,24 @@ def judge(paper: float, vraid: float, *, tolerance: float = TOLERANCE, baseline:
     if side_paper != 0 and same_side:
         return DIRECTION
     return NOT_REPRODUCED
+
+
+def crosses_band(paper: float, spread: tuple[float, float], tolerance: float = TOLERANCE) -> bool:
+    """Whether the range ``spread`` = (lowest, highest) has values within ``tolerance`` of
+    ``paper`` and values outside it (relative to ``|paper|``, absolute where it is 0)."""
+    lo, hi = min(spread), max(spread)
+    width = tolerance * (abs(paper) if paper != 0 else 1.0)
+    inside = paper - width <= lo and hi <= paper + width
+    overlaps = lo <= paper + width and hi >= paper - width
+    return overlaps and not inside
+
+
+def ratio_spread(top: Sequence[float], bottom: Sequence[float]) -> tuple[float, float]:
+    """The range of ``a / b`` over repeated runs of two unpaired sides: (min a / max b,
+    max a / min b), the widest the runs allow (runs of different arrays are not paired)."""
+    if not top or not bottom or min(bottom) <= 0:
+        raise ValueError("a ratio's range needs runs on both sides and a positive denominator")
+    return (min(top) / max(bottom), max(top) / min(bottom))
 
 
 def _side(value: float, baseline: float) -> int:
@@ -118,16 +141,16 @@ class Comparison:
 
 def compare(item: str, paper: float, vraid: float, *, tolerance: float = TOLERANCE,
             baseline: float = 0.0, cause: str = "", unit: str = "",
-            spread: tuple[float, float] | None = None) -> Comparison:
+            spread: tuple[float, float] | None = None, band: bool = False) -> Comparison:
     """A :class:`Comparison` judged by :func:`judge`.
 
     ``unit`` is printed after both numbers (``"x"``, ``"%"``, ``" ms"``...): give
     percentages as percent numbers (36.0, not 0.36). ``cause`` is printed in the table's
-    last column; say it where the verdict is not ``reproduced``. ``spread``: see
+    last column; say it where the verdict is not ``reproduced``. ``spread``, ``band``: see
     :func:`judge`.
     """
     rng = None if spread is None else (float(min(spread)), float(max(spread)))
-    verdict = judge(float(paper), float(vraid), tolerance=tolerance, baseline=baseline, spread=rng)
+    verdict = judge(float(paper), float(vraid), tolerance=tolerance, baseline=baseline, spread=rng, band=band)
     return Comparison(item, float(paper), float(vraid), verdict, cause, unit, float(tolerance), float(baseline), rng)
 
 
@@ -229,5 +252,5 @@ def tally(rows: Sequence[Comparison]) -> dict[str, int]:
 
 
 __all__ = ["Comparison", "DIRECTION", "INCONCLUSIVE", "INPUT", "NOT_REPRODUCED", "NOT_RUN", "REPRODUCED",
-           "TOLERANCE", "VERDICTS", "YES_NO", "compare", "fmt_value", "from_json", "given", "holds", "judge",
-           "markdown_table", "not_run", "paper_vs_vraid", "rule_text", "tally"]
+           "TOLERANCE", "VERDICTS", "YES_NO", "compare", "crosses_band", "fmt_value", "from_json", "given", "holds", "judge",
+           "markdown_table", "not_run", "paper_vs_vraid", "ratio_spread", "rule_text", "tally"]

@@ -1,0 +1,108 @@
+"""The range and ``inconclusive`` logic of :mod:`vraid.sim.experiment.verdict` (``ratio_spread``,
+``band``) and the rows of the ``vc-raid`` report (:mod:`vraid.sim.experiment.vc_raid_rows`),
+from hand-made results: no mount."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from vraid.sim.experiment import vc_raid_rows as rows
+from vraid.sim.experiment.verdict import (INCONCLUSIVE, compare, crosses_band, from_json, judge, markdown_table,
+                                          ratio_spread)
+
+
+def test_ratio_spread_is_the_widest_the_unpaired_runs_allow():
+    assert ratio_spread([10, 12, 11], [5, 4]) == (10 / 5, 12 / 4)
+    with pytest.raises(ValueError):
+        ratio_spread([], [1.0])
+    with pytest.raises(ValueError):
+        ratio_spread([1.0], [0.0])
+
+
+def test_crosses_band():
+    # paper 2.0, band 1.5..2.5
+    assert not crosses_band(2.0, (1.6, 2.4))  # inside
+    assert crosses_band(2.0, (1.2, 1.8))  # reaches in from below
+    assert crosses_band(2.0, (1.0, 3.0))  # spans the band
+    assert not crosses_band(2.0, (1.1, 1.4))  # wholly outside: a plain direction
+    assert crosses_band(0.0, (-0.1, 0.3))  # absolute band where the paper's value is 0
+
+
+def test_judge_band_is_additive():
+    # without band the old rule: the range stays on the paper's side of 1 -> direction
+    assert judge(2.0, 1.3, baseline=1.0, spread=(1.2, 1.8)) == "direction"
+    assert judge(2.0, 1.3, baseline=1.0, spread=(1.2, 1.8), band=True) == INCONCLUSIVE
+    assert judge(2.0, 2.1, baseline=1.0, spread=(1.6, 2.4), band=True) == "reproduced"
+    assert judge(2.0, 1.2, baseline=1.0, spread=(1.1, 1.4), band=True) == "direction"
+    assert judge(2.0, 1.1, baseline=1.0, spread=(0.8, 1.4), band=True) == INCONCLUSIVE  # crosses 1
+    assert judge(2.0, 0.8, baseline=1.0, spread=(0.7, 0.9), band=True) == "not reproduced"
+    c = compare("x", 2.0, 1.3, baseline=1.0, unit="x", spread=(1.8, 1.2), band=True)
+    assert c.verdict == INCONCLUSIVE and c.spread == (1.2, 1.8)
+    assert "runs 1.20x to 1.80x" in markdown_table([c])
+
+
+def _res(r0, r5, scd, fill=None, full_waits=0):
+    pm_runs = {"medium": {"raid0": r0, "raid5": r5, "scd": scd} | ({"scd-fill": fill} if fill else {})}
+    med = {size: {c: sorted(v)[len(v) // 2] for c, v in cfg.items()} for size, cfg in pm_runs.items()}
+    log = {"scd-fill": {"postmark": {"log_full_waits": full_waits, "level2_destages": 3 * full_waits,
+                                     "max_used_segments": 64 if full_waits else 5, "log_segments": 64,
+                                     "ram_full_waits": 0}}} if fill else {}
+    return {"postmark": med, "postmark_runs": pm_runs, "log": log}
+
+
+def test_postmark_rows_median_range_and_inconclusive():
+    res = _res([60, 62, 64], [30, 31, 40], [55, 60, 90])
+    got = {r.item: r for r in rows.postmark_rows(res)}
+    r5 = got["PostMark medium: RAID-5 / RAID-0 TPS (Table 2)"]
+    assert r5.vraid == pytest.approx(31 / 62, abs=1e-3) and r5.spread == pytest.approx((30 / 64, 40 / 60), abs=1e-3)
+    # the median 0.50 is within 25 % of the paper's 30/68 = 0.44, but the range 0.47-0.67 reaches out of the
+    # band 0.33-0.55: one run can say reproduced, another direction
+    assert r5.verdict == INCONCLUSIVE
+    assert judge(r5.paper, r5.vraid, baseline=1.0) == "reproduced"
+    scd0 = got["PostMark medium: scd / RAID-0 TPS (Table 2; 'comparable')"]
+    assert scd0.verdict == INCONCLUSIVE  # 55/64 = 0.86 .. 90/60 = 1.5: crosses 1
+    assert "cannot say" in scd0.cause  # no ablation in these runs: the cause stays untested, and says so
+
+
+def test_fill_ablation_row_and_measured_cause():
+    res = _res([60, 60, 60], [30, 30, 30], [90, 90, 90], fill=[40, 40, 40], full_waits=12)
+    got = {r.item: r for r in rows.postmark_rows(res)}
+    base = got["PostMark medium: scd / RAID-0 TPS (Table 2; 'comparable')"]
+    abl = got["PostMark medium: scd with a 4M log that fills / RAID-0 TPS (ablation of the row above)"]
+    assert base.vraid == 1.5 and abl.vraid == pytest.approx(0.667, abs=1e-3)
+    assert "1.50x -> 0.67x" in base.cause and "the log filled" in base.cause and "12 level-1 destages" in base.cause
+    none = rows.fill_cause(_res([60], [30], [90], fill=[40], full_waits=0), "medium")
+    assert "did NOT fill" in none
+
+
+def test_mcd_cause_names_the_ceiling_or_says_not_found():
+    res = {"untar_s": {"raid0": 10.0, "raid5": 13.0, "mcd": 9.0}, "log": {"mcd": {"sync": {"log_full_waits": 0}}}}
+    text = rows.mcd_cause(res, "untar")
+    assert "RAID-5 takes only 1.30x RAID-0's time" in text and "not a full log" in text
+    slow = {"untar_s": {"raid0": 10.0, "raid5": 30.0, "mcd": 20.0}, "log": {"mcd": {"sync": {"log_full_waits": 0}}}}
+    assert rows.mcd_cause(slow, "untar").startswith("cause not found") and "ruled out: a full log" in rows.mcd_cause(slow, "untar")
+
+
+def test_every_serverbench_claim_is_a_not_run_row_with_its_reason():
+    nr = rows.not_run_rows()
+    assert len(nr) == 5 and all(r.verdict == "not run" and "ServerBench" in r.cause for r in nr)
+    assert all(math.isnan(r.vraid) for r in nr)
+    all_rows = from_json(rows.comparisons({"postmark": {}, "ram_mb": 8}))
+    assert [r.verdict for r in all_rows].count("input") == 3
+
+
+def test_bonnie_and_async_rows():
+    res = {"bonnie": {"raid0": {"block_write_kBps": 8000.0, "seeks_per_s": 100.0},
+                      "raid5": {"block_write_kBps": 4000.0, "seeks_per_s": 100.0},
+                      "scd": {"block_write_kBps": 9600.0, "seeks_per_s": 110.0},
+                      "mcd": {"block_write_kBps": 8000.0, "seeks_per_s": 90.0}},
+           "copy_async_s": {"raid0": 1.0, "raid5": 5.0, "scd": 2.0, "mcd": 4.0}}
+    got = {r.item: r for r in rows.bonnie_rows(res)}
+    assert got["Bonnie block write: scd / RAID-5 (Fig. 8a)"].vraid == 2.4
+    assert got["Bonnie block write: mcd / RAID-0 (Fig. 8a, 'comparable')"].verdict == "reproduced"
+    assert got["Bonnie random seeks: mcd / RAID-5 (Fig. 8b, 'very close'; no number printed)"].vraid == 0.9
+    f7 = {r.item: r for r in rows.fig7_rows(res)}
+    row = next(r for k, r in f7.items() if k.startswith("copy, async"))
+    assert "(scd)" in row.item and row.vraid == 2.5 and row.paper == 2.5  # the better of scd and mcd

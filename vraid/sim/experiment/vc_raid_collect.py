@@ -1,0 +1,106 @@
+"""results.json of the ``vc-raid`` experiment, from every configuration's run.
+
+Each number the report compares is a median over the runs where PostMark ran ``repeats`` times
+(:func:`median`), with every run kept beside it (``postmark_runs``), so that a ratio's range can
+be formed (:func:`.verdict.ratio_spread`). The log disk's counters (read from ``vraid status
+--json`` after each part, :meth:`~.vc_raid_mount.Rig.log_status`) become, per part, the
+counters' growth during it and the fullest the log was seen (:func:`log_growth`).
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from .vc_raid_paper import PROGRAMS
+
+NOT_AVAILABLE = "not available"
+#: the log counters the report shows (``LogMetrics``)
+LOG_COUNTERS = ("level1_destages", "level2_destages", "level2_blocks", "log_full_waits", "ram_full_waits")
+
+
+def median(values: list[float]) -> float:
+    """The median of the runs, rounded as the tables print it."""
+    return round(float(statistics.median(values)), 2)
+
+
+def _runs(value: Any) -> list[dict[str, Any]]:
+    """PostMark's runs of one size: a list (repeated runs), or one run (sim mode, older results)."""
+    return list(value) if isinstance(value, list) else [value]
+
+
+def log_growth(before: dict[str, Any] | None, after: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The counters' growth from ``before`` to the last of ``after`` and the most segments seen in
+    use (None: no log)."""
+    snaps = [a for a in after if a]
+    if not before or not snaps:
+        return None
+    last = snaps[-1]
+    out: dict[str, Any] = {k: (last["counters"].get(k, 0) or 0) - (before["counters"].get(k, 0) or 0)
+                           for k in LOG_COUNTERS}
+    out["log_segments"] = last.get("log_segments")
+    out["max_used_segments"] = max(a.get("log_used_segments") or 0 for a in snaps)
+    return out
+
+
+def _log(o: dict[str, Any]) -> dict[str, Any]:
+    """Per part, the log's growth during it (the parts run one after another on one mount)."""
+    snaps = o.get("log") or {}
+    out: dict[str, Any] = {}
+    prev = snaps.get("start")
+    for part in ("postmark", "bonnie", "async", "sync"):
+        if part not in snaps:
+            continue
+        after = snaps[part] if isinstance(snaps[part], list) else [snaps[part]]
+        grown = log_growth(prev, after)
+        if grown is not None:
+            out[part] = grown
+        prev = next((a for a in reversed(after) if a), prev)
+    return out
+
+
+def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    """results.json: ``postmark`` {size: {config: median TPS}}, ``postmark_runs`` {size: {config:
+    [TPS of each run]}}, ``untar_s``/``copy_s``/``remove_s`` (-o sync) and ``untar_async_s``...
+    (asynchronous), ``bonnie`` {config: {block_write_kBps, seeks_per_s}}, ``log`` {config: {part:
+    growth}}, ``paper_vs_vraid``; a configuration that could not be built has "not available" in
+    its place, a part a configuration does not run (the ablation's) is left out."""
+    from . import vc_raid_rows
+
+    sizes = [s["name"] for s in results[0][0]["postmark"]] if results else []
+    postmark: dict[str, dict[str, Any]] = {size: {} for size in sizes}
+    pm_runs: dict[str, dict[str, list[float]]] = {size: {} for size in sizes}
+    times: dict[str, dict[str, Any]] = {f"{p}_s": {} for p in PROGRAMS} | {f"{p}_async_s": {} for p in PROGRAMS}
+    bonnie: dict[str, Any] = {}
+    logs: dict[str, Any] = {}
+    for spec, o in results:
+        name = spec["config"]
+        parts = spec.get("parts", ["postmark", "sync"])
+        ok = bool(o.get("available"))
+        if "postmark" in parts:
+            for size in sizes:
+                if not ok:
+                    postmark[size][name] = NOT_AVAILABLE
+                    continue
+                tps = [r["tps"] for r in _runs(o["postmark"][size])]
+                pm_runs[size][name] = tps
+                postmark[size][name] = median(tps)
+        for mode, suffix in (("sync", "_s"), ("async", "_async_s")):
+            if mode in parts:
+                for p in PROGRAMS:
+                    done = ok and mode in o and "error" not in o[mode]
+                    times[f"{p}{suffix}"][name] = o[mode][f"{p}_s"] if done else NOT_AVAILABLE
+        if "bonnie" in parts:
+            b = o.get("bonnie") if ok else None
+            bonnie[name] = ({k: b.get(k) for k in ("block_write_kBps", "rewrite_kBps", "block_read_kBps", "seeks_per_s")}
+                            if b and "error" not in b else NOT_AVAILABLE)
+        if ok and _log(o):
+            logs[name] = _log(o)
+    res: dict[str, Any] = {"postmark": postmark, "postmark_runs": pm_runs, **times, "bonnie": bonnie, "log": logs,
+                           "repeats": int(results[0][0].get("repeats", 1)) if results else 0,
+                           "ram_mb": (results[0][0].get("ram") or 0) >> 20 if results else 0}
+    res["paper_vs_vraid"] = vc_raid_rows.comparisons(res)
+    return res
+
+
+__all__ = ["LOG_COUNTERS", "NOT_AVAILABLE", "collect", "log_growth", "median"]

@@ -277,7 +277,13 @@ def comparisons(collected: dict[str, Any], results: list[tuple[dict[str, Any], d
             i = ws.index(gb)
             a, b = key.split("_over_")
             ours = s[a][i] / s[b][i] if s[b][i] else float("nan")
-            cause = _cause(key, runs_, host, gb, ct)
+            conc = ""
+            if host == "page-cache":
+                from .msc_ct_figs import concurrency_cause
+
+                conc = concurrency_cause(collected.get("more", {}), gb,
+                                         {k: runs_.get((host, gb, k)) for k in ("sc", "pbgc") if runs_.get((host, gb, k))})
+            cause = _cause(key, runs_, host, gb, ct, conc)
             if key == "msc_ct_over_sc" and gb == 1 and host == "page-cache":
                 from .msc_ct_figs import gap_cause
 
@@ -287,7 +293,7 @@ def comparisons(collected: dict[str, Any], results: list[tuple[dict[str, Any], d
     return rows
 
 
-def _cause(key: str, runs_: dict, host: str, gb: int, ct: str) -> str:
+def _cause(key: str, runs_: dict, host: str, gb: int, ct: str, concurrency: str = "") -> str:
     """The measured pattern behind one ratio (from the runs' destage plans and members)."""
     sc, pbg, msc = (runs_.get((host, gb, k)) for k in ("sc", "pbgc", "msc_ct"))
     if not sc or not pbg or not msc:
@@ -315,9 +321,9 @@ def _cause(key: str, runs_: dict, host: str, gb: int, ct: str) -> str:
                      f"requests (ruled out: request count, merging, blocks moved), but SC's run takes "
                      f"{sc['seconds']:.2f} s against {pbg['seconds']:.2f} s ({busy(sc):.1f} vs {busy(pbg):.1f} member s; "
                      f"seek {sc['seek_seconds']:.1f} vs {pbg['seek_seconds']:.1f}, rotational waits "
-                     f"{sc['rotation_wait_seconds']:.1f} vs {pbg['rotation_wait_seconds']:.1f}); why SC's destages wait longer per request: cause not "
-                     "found (candidates not ablated: a stripe's writes wait for all of its rows' reads; the "
-                     "high/low marks count 16 times fewer units)")
+                     f"{sc['rotation_wait_seconds']:.1f} vs {pbg['rotation_wait_seconds']:.1f})")
+            found += concurrency or ("; why SC's destages wait longer per request: cause not found (not in this run: "
+                                     "the destage-concurrency ablation, part more)")
         return (f"PBGC = md + elevator (pbg:merge=true: adjacent dirty rows destaged together, merged per member); "
                 f"missed revolutions PBGC {pbg['missed_rotations']} vs SC {sc['missed_rotations']}{found}{ablation}")
     return (f"product of the two: member requests PBGC {reqs(pbg)}, MSC-CT {reqs(msc)}; "

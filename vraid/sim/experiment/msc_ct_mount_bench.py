@@ -99,6 +99,8 @@ def fio_file(path: Path, rw: str, size: int, bs: int, *, seed: int = 1) -> dict[
             "bytes": side["io_bytes"]}
 
 
+#: a DBench client's own memory (its process), added to the page-cache cap per client
+CLIENT_MEMORY = 4 * MIB
 _THROUGHPUT = re.compile(r"Throughput ([0-9.]+) MB/sec")
 
 
@@ -115,9 +117,10 @@ def parse_dbench(text: str) -> float:
 
 
 def run_dbench(directory: Path, clients: int, seconds: int, *, ram: int | None) -> dict[str, Any]:
-    """``dbench -t SECONDS CLIENTS`` in ``directory``, its memory (page cache included) capped at ``ram``."""
+    """``dbench -t SECONDS CLIENTS`` in ``directory``, its memory (page cache included) capped at
+    ``ram`` plus :data:`CLIENT_MEMORY` per client (each client is a process of its own)."""
     directory.mkdir(parents=True, exist_ok=True)
-    cap = MemoryCap(ram, f"vraid-msc-ct-{os.getpid()}")
+    cap = MemoryCap(ram + clients * CLIENT_MEMORY if ram else None, f"vraid-msc-ct-{os.getpid()}")
     try:
         proc = subprocess.run(["dbench", "-D", str(directory), "-t", str(seconds), str(clients)],
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=seconds + 1800,
@@ -129,7 +132,8 @@ def run_dbench(directory: Path, clients: int, seconds: int, *, ram: int | None) 
         raise VraidError(f"dbench {clients} exited {proc.returncode}: {(proc.stdout + proc.stderr).strip()[-300:]}",
                          "see dbench's output above (ENOSPC: give the mount part a larger disk_size)")
     sh(["rm", "-rf", directory], timeout=3600)
-    return {"clients": clients, "mb_s": parse_dbench(proc.stdout), "seconds": seconds, "ram": ram if capped else None}
+    return {"clients": clients, "mb_s": parse_dbench(proc.stdout), "seconds": seconds,
+            "ram": ram + clients * CLIENT_MEMORY if capped and ram else None}
 
 
 def aging_sizes(rng: random.Random, mean: int, budget: int, block: int = 4096) -> list[int]:

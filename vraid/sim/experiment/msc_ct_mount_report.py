@@ -183,9 +183,72 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
     return rows
 
 
+def markdown(m: dict[str, Any]) -> list[str]:
+    """results.md's section of the mount part: what ran, at which size, and every number measured."""
+    if not m:
+        return ["## File-system claims (Table II's fs rows, Figs. 13, 14): the mount part", "",
+                "Not in this run: it mounts a real array (root; `--set parts=fig11,more,mount`). Their rows are "
+                "`not run`.", ""]
+    st, sz = m.get("setup", {}), m.get("sizes", {})
+    t2s, db, ag = sz.get("table2", {}), sz.get("dbench", {}), sz.get("aging-16k", {})
+    out = ["## File-system claims on a real mount: Table II's fs rows, Fig. 13 (DBench), Fig. 14 (aging)", "",
+           f"`vraid mount --disk-model {st.get('disk_model')} --time real:{st.get('time_scale')}` (every modelled disk "
+           f"time runs at {st.get('time_scale')} of its length), RAID-5 on {st.get('disks')} members in /dev/shm, write "
+           f"cache {st.get('cache_size')} in an emulated NVS (`--nvram`; the paper: 512 MiB), hlwm 95 %/85 %, LRW; "
+           "a loop device, `mkfs.ext3`, mounted by the ext4 driver. PBGC = `--cache pbg:merge=true`, SC = `--cache "
+           "stripe`, MSC-CT = `--cache stripe --ct msc` with the simulation's limits. One run per number, in real "
+           "time on a machine shared with other work (the load average is in detail.json): a few percent between "
+           "two runs is noise. Scaled down (paper in brackets):", ""]
+    if t2s:
+        out.append(f"- Table II: members of {t2s.get('disk_size')}, strip {t2s.get('strip')} (stripe 512 KiB as the "
+                   f"paper's); video one file of {t2s.get('video_mb')} MiB (2.13 GB); music {t2s.get('music_files')} "
+                   f"files of {t2s.get('music_mb')} MiB (154 mp3s, 682 MB); src the Python standard library's tree "
+                   f"({'a few packages' if t2s.get('tree') == 'quick' else 'whole'}; 25628 kernel files, 458 MB); "
+                   f"fio on one file of {t2s.get('fio_mb')} MiB, 1 MiB sequential, 512 KiB random requests "
+                   "(Tiobench); each self-copy and read after a remount and dropped page cache; times include `sync`.")
+    if db:
+        out.append(f"- Fig. 13: DBench {db.get('seconds')} s per client count, members of {db.get('disk_size')}, "
+                   f"page cache capped at {db.get('ram')} (a memory cgroup); clients "
+                   f"{', '.join(map(str, db.get('clients', [])))} (paper 1..256).")
+    if ag:
+        out.append(f"- Fig. 14: an ext3 of {ag.get('disk_size')} members (paper 10 GB) aged by the paper's benchmark "
+                   f"(fill to 90 % with files ~ N(mu, mu/4), delete 20 %, refill) for {ag.get('cycles')} cycles "
+                   "(paper 50; Fig. 14(b) to 20); each cycle's creation timed with its `sync`.")
+    t2 = m.get("table2", {})
+    if t2:
+        out += ["", "| Table II (fs) | paper PBGC / SC / MSC-CT | vraid PBGC / SC / MSC-CT |", "|---|---|---|"]
+        for bench, (pb, sc, ct, unit) in TABLE2_FS.items():
+            g = t2.get(bench, {})
+            u = "s" if unit == "s" else "MB/s"
+            out.append(f"| {bench} | {pb:g} / {sc:g} / {ct:g} {unit} | "
+                       + " / ".join(f"{g[k]:.2f}" if k in g else "n/a" for k in ("pbgc", "sc", "msc_ct")) + f" {u} |")
+    d = m.get("dbench", {})
+    if {"pbgc", "sc", "msc_ct"} <= set(d):
+        out += ["", "| DBench clients | PBGC MB/s | SC MB/s | MSC-CT MB/s | MSC-CT over SC | MSC-CT over PBGC |",
+                "|--:|--:|--:|--:|--:|--:|"]
+        for i, n in enumerate(d["clients"]):
+            p, s_, c = d["pbgc"][i], d["sc"][i], d["msc_ct"][i]
+            out.append(f"| {n} | {p:.2f} | {s_:.2f} | {c:.2f} | {_ratio(c, s_):.2f}x | {_ratio(c, p):.2f}x |")
+    ds = m.get("dbench_strip", {})
+    if ds.get("strips"):
+        out += ["", f"| strip ({ds.get('clients')} DBench clients) | PBGC MB/s | SC MB/s | MSC-CT MB/s |", "|--:|--:|--:|--:|"]
+        for i, st_ in enumerate(ds["strips"]):
+            out.append(f"| {st_} | " + " | ".join(f"{ds[k][i]:.2f}" if ds[k][i] is not None else "n/a"
+                                                  for k in ("pbgc", "sc", "msc_ct")) + " |")
+    for key, label in (("16k", "16 KiB"), ("2048k", "2048 KiB")):
+        a = m.get("aging", {}).get(key, {})
+        if {"sc", "msc_ct"} <= set(a):
+            out += ["", f"| aging cycle, mean file {label} | files | SC MB/s | MSC-CT MB/s | MSC-CT over SC |",
+                    "|--:|--:|--:|--:|--:|"]
+            for s_, c in zip(a["sc"], a["msc_ct"]):
+                out.append(f"| {s_['cycle']} | {s_.get('files', '')} | {s_['mb_s']:.2f} | {c['mb_s']:.2f} | "
+                           f"{_ratio(c['mb_s'], s_['mb_s']):.2f}x |")
+    return out + [""]
+
+
 def rows(m: dict[str, Any]) -> list[verdict.Comparison]:
     """Every row the mount part decides (``not run`` ones when ``m`` is empty)."""
     return table2_rows(m) + fig13_rows(m) + fig14_rows(m)
 
 
-__all__ = ["FIG13", "FIG14", "NOT_MOUNTED", "TABLE2_FS", "collect", "rows", "fig13_rows", "fig14_rows", "table2_rows"]
+__all__ = ["FIG13", "FIG14", "NOT_MOUNTED", "TABLE2_FS", "collect", "markdown", "rows", "fig13_rows", "fig14_rows", "table2_rows"]

@@ -113,3 +113,32 @@ def test_quick_aging_run_through_a_real_mount(tmp_path):
     assert not list(tmp_path.iterdir())  # member files removed after teardown
     with open("/proc/self/mounts") as f:
         assert str(tmp_path) not in f.read()
+
+
+def test_destage_concurrency_ablation_rows_and_cause_come_from_the_runs():
+    """SC over PBGC's ablation (16 destages in flight): its rows and the main row's measured cause."""
+    from vraid.sim.experiment import msc_ct_figs as figs
+
+    def run(mb_s, missed):
+        return {"mb_s": mb_s, "seconds": 1.0, "disk_write_requests": 10, "disk_read_requests": 5,
+                "missed_rotations": missed, "rotation_wait_seconds": 2.0, "seek_seconds": 1.0}
+
+    more = {"ablations": {"destages-16": {"pbgc": run(12.0, 20), "sc": run(15.0, 30), "msc_ct": run(18.0, 25)}}}
+    main = {"pbgc": run(12.0, 50), "sc": run(9.0, 300), "msc_ct": run(11.0, 200)}
+    rows = {r.item: r for r in figs.ablation_rows(more, main)}
+    sc_pb = rows["ablation: SC over PBGC, 1 GB, " + figs.CONCURRENCY["destages-16"][1]]
+    assert sc_pb.vraid == pytest.approx(15.0 / 12.0, abs=1e-3)
+    assert sc_pb.verdict == verdict.judge(3.20 / 2.70, sc_pb.vraid, baseline=1.0)
+    assert rows["ablation: MSC-CT over SC, 1 GB, " + figs.CONCURRENCY["destages-16"][1]].vraid == pytest.approx(1.2)
+    cause = figs.concurrency_cause(more, 1, main)
+    assert "0.75x -> 1.25x" in cause and "missed revolutions 300 -> 30" in cause
+    assert figs.concurrency_cause(more, 8, main) == ""  # no 8 GB ablation in these runs
+
+
+def test_results_md_section_names_the_sizes_and_every_number():
+    pairs = _outputs(times={"pbgc": 3.0, "sc": 2.0, "msc_ct": 1.5}, mbs={"pbgc": 5.0, "sc": 6.0, "msc_ct": 6.5},
+                     dbench={"pbgc": 1.0, "sc": 2.0, "msc_ct": 3.0}, aging={"sc": [4.0, 1.0], "msc_ct": [4.0, 3.0]})
+    text = "\n".join(rep.markdown(rep.collect(pairs)))
+    assert "--time real:" in text and "mkfs.ext3" in text and "| src self-copy | 29.3 / 15.2 / 13.5 s | 3.00 / 2.00 / 1.50 s |" in text
+    assert "| 2 | " in text and "3.00x" in text  # aging cycle 2: MSC-CT 3.0 over SC 1.0
+    assert "Not in this run" in "\n".join(rep.markdown({}))

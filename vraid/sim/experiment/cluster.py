@@ -13,7 +13,8 @@ Only the experiment's module name and each run's spec travel (:func:`.task.timed
 every worker runs the vraid installed on it, and reports which code that was: an output of
 other code than this checkout's is refused, since it could not be byte-identical.
 
-Runs that need root and real mounts (an experiment with ``SERIAL = True``: vc-raid) ask for
+Runs that need root and real mounts (an experiment with ``SERIAL = True``: vc-raid; a spec with
+``"mount": True``: msc-ct's mount part) ask for
 the worker resource ``mount`` (:data:`MOUNT`): they go only to workers started with
 ``--resources mount=1``, one such worker per machine, so they run one at a time there as on
 one machine. A scheduler with no such worker is refused before anything runs; ``local:N``
@@ -132,12 +133,16 @@ def run_on_cluster(address: Address, module: ModuleType, name: str, specs: list[
             runs other code than ``identity``.
     """
     serial = bool(getattr(module, "SERIAL", False))
-    with client_for(address, serial=serial) as client:
-        if serial and not address.local:
+    mounts = serial or any(specs[i].get("mount") for i in pending)  # msc-ct's mount part: spec "mount"
+    with client_for(address, serial=mounts) as client:
+        if mounts and not address.local:
             _check_mount_workers(client, address, name)
         distributed = require_distributed()
-        resources = {MOUNT: 1} if serial else None
-        futures = {client.submit(timed_run, module.__name__, specs[i], pure=False, resources=resources,
+
+        def resources(spec: dict[str, Any]) -> dict[str, int] | None:
+            return {MOUNT: 1} if serial or spec.get("mount") else None
+
+        futures = {client.submit(timed_run, module.__name__, specs[i], pure=False, resources=resources(specs[i]),
                                  key=f"vraid-{name}-{specs[i]['id']}-{i}-{identity[:8]}"): i for i in pending}
         for future in distributed.as_completed(futures):
             record = future.result()

@@ -57,20 +57,26 @@ def _settings(quick: bool) -> dict[str, Any]:
     return {"scale": 64 if quick else 16, "workspaces_gb": list(PAPER_WORKSPACES_GB), "seed": 1}
 
 
-#: the parts of the experiment: Fig. 11, and the rest of the paper (:mod:`.msc_ct_figs`)
-PARTS = ("fig11", "more")
+#: the parts of the experiment: Fig. 11, the rest of the paper in the simulator (:mod:`.msc_ct_figs`),
+#: and the file-system claims on a real mount (:mod:`.msc_ct_mount`: root, real time; not by default)
+PARTS = ("fig11", "more", "mount")
+DEFAULT_PARTS = ("fig11", "more")
 
 
 def runs(quick: bool, *, scale: int | None = None, workspaces_gb: list[int] | None = None,
          hosts: tuple[str, ...] = HOSTS, disk_model: str = DISK_MODEL,
-         ct_limits: str | None = None, parts: tuple[str, ...] = PARTS) -> list[dict[str, Any]]:
+         ct_limits: str | None = None, parts: tuple[str, ...] = DEFAULT_PARTS,
+         mount: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One run per (host, workspace, policy); ``scale`` divides the paper's sizes and writes.
 
     ``disk_model`` replaces the members' model (``--set disk_model=hdd:st373454lc,tcq=off``: one
     command at a time); ``ct_limits`` gives MSC-CT's limits (``sr_max=4,sw_max=4``) instead of
     the preset's measured ones (a modified preset names none and would get the conservative ones).
     ``parts``: ``fig11`` (the Fig. 11 runs) and ``more`` (the CT-gain ablations at 1 GB, eq. (1),
-    Fig. 12 and Table II's block-level rows, :mod:`.msc_ct_figs`; ``--set parts=fig11`` leaves them out).
+    Fig. 12 and Table II's block-level rows, :mod:`.msc_ct_figs`; ``--set parts=fig11`` leaves them out)
+    and ``mount`` (Table II's file-system rows, Figs. 13 and 14 on a real mount, :mod:`.msc_ct_mount`:
+    needs root, runs in real time, one run at a time; ``--set parts=fig11,more,mount``; ``mount``
+    overrides its sizes, e.g. ``--set 'mount={"dbench_strips": []}'``).
     """
     from . import msc_ct_figs
 
@@ -78,12 +84,12 @@ def runs(quick: bool, *, scale: int | None = None, workspaces_gb: list[int] | No
     scale = scale or st["scale"]
     if isinstance(hosts, str):  # --set hosts=direct
         hosts = (hosts,)
-    if isinstance(parts, str):  # --set parts=fig11
-        parts = (parts,)
+    if isinstance(parts, str):  # --set parts=fig11 or parts=fig11,more
+        parts = tuple(p for p in parts.split(",") if p)
     unknown_parts = sorted(set(parts) - set(PARTS))
     if unknown_parts or "fig11" not in parts:
         raise VraidError(f"msc-ct has no part {', '.join(unknown_parts)}" if unknown_parts
-                         else "msc-ct always runs its fig11 part", "parts are fig11 or fig11,more")
+                         else "msc-ct always runs its fig11 part", "parts are fig11, fig11,more or fig11,more,mount")
     if isinstance(workspaces_gb, int):  # --set workspaces_gb=8
         workspaces_gb = [workspaces_gb]
     unknown = sorted(set(hosts) - set(HOSTS))
@@ -105,6 +111,12 @@ def runs(quick: bool, *, scale: int | None = None, workspaces_gb: list[int] | No
         base = {spec["policy"]: dict(spec, host="page-cache", workspace_gb=1, workspace=GIB // scale, threads=1)
                 for spec in specs if spec["host"] == hosts[0]}
         specs += msc_ct_figs.specs(base, scale)
+    if "mount" in parts:
+        from . import msc_ct_mount
+
+        specs += msc_ct_mount.specs(quick, mount)
+    elif mount:
+        raise VraidError("--set mount=... given without the mount part", "add it: --set parts=fig11,more,mount")
     return specs
 
 
@@ -164,6 +176,10 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         return msc_ct_figs.eq1_run(spec)
     if spec.get("kind") == "table2":
         return msc_ct_figs.table2_run(spec)
+    if spec.get("kind") == "mount":
+        from . import msc_ct_mount
+
+        return msc_ct_mount.run(spec)
     return _tiobench_run(spec)
 
 
@@ -216,7 +232,10 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     host (the paper's set-up), the same under ``"direct"``, and the settings under ``"setup"``."""
     from . import msc_ct_figs
 
+    from . import msc_ct_mount_report
+
     more = msc_ct_figs.collect(results)
+    mounted = msc_ct_mount_report.collect(results)
     results = [(spec, out) for spec, out in results if not spec.get("kind")]
     series: dict[str, dict[str, dict[int, float]]] = {h: {k: {} for k in POLICIES} for h in HOSTS}
     setup: dict[str, Any] = {}
@@ -234,8 +253,9 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
         out_[h] = {k: [series[h][k][w] for w in ws] for k in POLICIES}
     out_["setup"] = setup
     out_["more"] = more
+    out_["mount"] = mounted
     main_1gb = {spec["policy"]: out for spec, out in results if spec["host"] == "page-cache" and spec["workspace_gb"] == 1}
-    rows = comparisons(out_, results) + msc_ct_figs.rows(more, main_1gb)
+    rows = comparisons(out_, results) + msc_ct_figs.rows(more, main_1gb) + msc_ct_mount_report.rows(mounted)
     out_["paper_vs_vraid"] = verdict.paper_vs_vraid(rows)
     return out_
 
@@ -257,7 +277,13 @@ def comparisons(collected: dict[str, Any], results: list[tuple[dict[str, Any], d
             i = ws.index(gb)
             a, b = key.split("_over_")
             ours = s[a][i] / s[b][i] if s[b][i] else float("nan")
-            cause = _cause(key, runs_, host, gb, ct)
+            conc = ""
+            if host == "page-cache":
+                from .msc_ct_figs import concurrency_cause
+
+                conc = concurrency_cause(collected.get("more", {}), gb,
+                                         {k: runs_.get((host, gb, k)) for k in ("sc", "pbgc") if runs_.get((host, gb, k))})
+            cause = _cause(key, runs_, host, gb, ct, conc)
             if key == "msc_ct_over_sc" and gb == 1 and host == "page-cache":
                 from .msc_ct_figs import gap_cause
 
@@ -267,7 +293,7 @@ def comparisons(collected: dict[str, Any], results: list[tuple[dict[str, Any], d
     return rows
 
 
-def _cause(key: str, runs_: dict, host: str, gb: int, ct: str) -> str:
+def _cause(key: str, runs_: dict, host: str, gb: int, ct: str, concurrency: str = "") -> str:
     """The measured pattern behind one ratio (from the runs' destage plans and members)."""
     sc, pbg, msc = (runs_.get((host, gb, k)) for k in ("sc", "pbgc", "msc_ct"))
     if not sc or not pbg or not msc:
@@ -295,9 +321,9 @@ def _cause(key: str, runs_: dict, host: str, gb: int, ct: str) -> str:
                      f"requests (ruled out: request count, merging, blocks moved), but SC's run takes "
                      f"{sc['seconds']:.2f} s against {pbg['seconds']:.2f} s ({busy(sc):.1f} vs {busy(pbg):.1f} member s; "
                      f"seek {sc['seek_seconds']:.1f} vs {pbg['seek_seconds']:.1f}, rotational waits "
-                     f"{sc['rotation_wait_seconds']:.1f} vs {pbg['rotation_wait_seconds']:.1f}); why SC's destages wait longer per request: cause not "
-                     "found (candidates not ablated: a stripe's writes wait for all of its rows' reads; the "
-                     "high/low marks count 16 times fewer units)")
+                     f"{sc['rotation_wait_seconds']:.1f} vs {pbg['rotation_wait_seconds']:.1f})")
+            found += concurrency or ("; why SC's destages wait longer per request: cause not found (not in this run: "
+                                     "the destage-concurrency ablation, part more)")
         return (f"PBGC = md + elevator (pbg:merge=true: adjacent dirty rows destaged together, merged per member); "
                 f"missed revolutions PBGC {pbg['missed_rotations']} vs SC {sc['missed_rotations']}{found}{ablation}")
     return (f"product of the two: member requests PBGC {reqs(pbg)}, MSC-CT {reqs(msc)}; "

@@ -122,7 +122,7 @@ def _markdown(results: dict[str, Any], detail: dict[str, Any], plots: bool, comm
         lines += ["", "![Fig. 11](fig11.png)"]
     from .msc_ct_report_more import sections
 
-    lines += sections(results, plots)
+    lines += sections(results, plots, detail)
     return "\n".join(lines) + "\n"
 
 
@@ -207,7 +207,11 @@ def _comparison(results: dict[str, Any], detail: dict[str, Any] | None = None) -
                     + (f" vraid's row-by-row PBGC (the ablation `pbgc_rows`: one plan per row, nothing merged) makes "
                        f"{req(rows)} requests of {blk(rows):.2f} blocks and misses {rows['missed_rotations']} "
                        "revolutions (each read-modify-write writes right after reading the same sectors), which is "
-                       "why earlier runs judged SC against a baseline the paper did not have." if rows else ""))
+                       "why earlier runs judged SC against a baseline the paper did not have." if rows else "")
+                    + (" Why SC trails PBGC: the destage-concurrency ablation below (16 destages in flight "
+                       "instead of 4) and the SC-over-PBGC rows' cause." if any(
+                           k.startswith("destages-16") for k in (results.get("more") or {}).get("ablations", {}))
+                       else ""))
     out = [
         "| claim (sec. IV-B) | paper | vraid (page-cache model) |", "|---|--:|--:|",
         f"| MSC-CT over SC at 1 GB | +170 % | {g['msc_ct_over_sc'][i1]:+.0%} |",

@@ -146,7 +146,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
         return run_sim_config(spec)
     check_tools()
-    parent = Path(spec["work"]) if spec.get("work") else _default_work()
+    parent = Path(spec["work"]) if spec.get("work") else default_work()
     parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"vraid-vc-{spec['config']}-", dir=parent))
     rig = Rig(work, disk_model=spec["disk_model"], time_scale=spec["time_scale"], log=_log)
@@ -229,7 +229,7 @@ def _part(job) -> dict[str, Any]:
         return {"error": str(exc).strip()[-400:]}
 
 
-def _default_work() -> Path:
+def default_work() -> Path:
     """Where the member files go: /dev/shm (tmpfs) when it has room, so that each ext4 sync's
     fsync of the members costs no real disk time on top of the model's; else /var/tmp."""
     import shutil

@@ -84,7 +84,8 @@ def _wait(pred: Callable[[], bool], timeout: float, step: float = 0.05) -> bool:
 class Rig:
     """One array mounted with ext4 on it; :meth:`close` undoes everything :meth:`open` did."""
 
-    def __init__(self, work: Path, *, disk_model: str, time_scale: float, log: Callable[[str], None] = print):
+    def __init__(self, work: Path, *, disk_model: str, time_scale: float, log: Callable[[str], None] = print,
+                 mount_args: Sequence[str] = (), mkfs: Sequence[str] = ("mkfs.ext4", "-q", "-F", "-b", "4096")):
         self.work = Path(work)
         self.array = self.work / "array"
         self.fuse = self.work / "mnt"
@@ -92,13 +93,17 @@ class Rig:
         self.disk_model = disk_model
         self.time_scale = time_scale
         self.log = log
+        self.mount_args = list(mount_args)  # more `vraid mount` options (e.g. --cache stripe)
+        self.mkfs = list(mkfs)
+        self.mkfs_seconds = 0.0  # how long the mkfs of open() took
         self.daemon: subprocess.Popen | None = None
         self.device: str | None = None
         self.ext4_mounted = False
 
     # -- build -----------------------------------------------------------------------------
     def open(self, create_args: Sequence[str]) -> str:
-        """Create, mount (daemon in the foreground, our child), attach, mkfs.ext4, mount ext4."""
+        """Create, mount (daemon in the foreground, our child, with ``mount_args``), attach, ``mkfs``
+        (mkfs.ext4 unless given; timed: :attr:`mkfs_seconds`), mount it."""
         for d in (self.fuse, self.ext4):
             d.mkdir(parents=True, exist_ok=True)
         summary = create_array(self.array, create_args)
@@ -107,7 +112,7 @@ class Rig:
         # a session of its own: Ctrl-C reaches us (and our teardown), never the daemon mid-flush
         self.daemon = subprocess.Popen(
             [*VRAID, "mount", str(self.array), str(self.fuse), "--foreground",
-             "--disk-model", self.disk_model, "--time", f"real:{self.time_scale:g}"],
+             "--disk-model", self.disk_model, "--time", f"real:{self.time_scale:g}", *self.mount_args],
             stdout=daemon_log, stderr=subprocess.STDOUT, start_new_session=True)
         daemon_log.close()
         image = self.fuse / "disk.img"
@@ -115,7 +120,9 @@ class Rig:
         if not ok or self.daemon.poll() is not None:
             raise VraidError(f"vraid mount did not come up: {self._daemon_tail()}", f"see {self.work / 'daemon.log'}")
         self.device = sh(["losetup", "-f", "--show", image]).stdout.strip()
-        sh(["mkfs.ext4", "-q", "-F", "-b", "4096", self.device])
+        started = time.monotonic()
+        sh([*self.mkfs, self.device], timeout=3600)
+        self.mkfs_seconds = time.monotonic() - started
         self.mount_ext4()
         return summary
 

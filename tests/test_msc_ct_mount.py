@@ -1,0 +1,144 @@
+"""msc-ct's mount part (paper 000 Table II's file-system rows, Figs. 13, 14 on a real mount):
+its specs, its rows from run outputs, its refusal without root, and one quick real run."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+
+from mountutil import requires_mount
+from vraid.errors import VraidError
+from vraid.sim.experiment import msc_ct, msc_ct_mount, verdict
+from vraid.sim.experiment import msc_ct_mount_report as rep
+from vraid.sim.experiment.estimate import work_of
+from vraid.sim.experiment.sizes import SIZES, specs_for
+
+
+def _mount_specs(quick=True, **mount):
+    return [s for s in msc_ct.runs(quick, parts="fig11,more,mount", mount=mount or None) if s.get("kind") == "mount"]
+
+
+def test_the_mount_part_is_chosen_not_default():
+    assert not [s for s in msc_ct.runs(True) if s.get("mount")]
+    specs = _mount_specs()
+    assert specs and all(s["mount"] is True for s in specs)
+    assert {s["bench"] for s in specs} >= {"table2", "dbench", "aging-16k", "aging-2048k"}
+    assert {s["config"] for s in specs if s["bench"] == "table2"} == {"pbgc", "sc", "msc_ct"}
+    assert {s["config"] for s in specs if s["bench"].startswith("aging")} == {"sc", "msc_ct"}  # Fig. 14: SC vs MSC-CT
+    assert all(s["strip"] == "128K" for s in specs if s["bench"] == "table2")  # Table II's 512 KiB stripe
+    ct = {s["config"]: s["ct"] for s in specs if s["bench"] == "dbench"}
+    assert ct["sc"] == ct["pbgc"] == "none" and ct["msc_ct"].startswith("msc:sr_max=")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_mount_spec_has_a_work(size):
+    for spec in specs_for(msc_ct, "msc-ct", size, {"parts": "fig11,more,mount"}):
+        assert work_of("msc-ct", spec) > 0 if spec.get("kind") == "mount" else work_of("msc-ct", spec) >= 0
+
+
+def test_bad_mount_options_are_one_error():
+    with pytest.raises(VraidError, match="no option nope"):
+        _mount_specs(nope=1)
+    with pytest.raises(VraidError, match="not a positive number"):
+        _mount_specs(time_scale=0)
+    with pytest.raises(VraidError, match="without the mount part"):
+        msc_ct.runs(True, mount={"dbench_seconds": 3})
+    with pytest.raises(VraidError, match="no part"):
+        msc_ct.runs(True, parts="fig11,mnt")
+
+
+def test_without_root_the_run_says_so(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(VraidError, match="needs root") as err:
+        msc_ct_mount.run(_mount_specs()[0])
+    assert "parts=fig11,more" in err.value.hint
+
+
+def _outputs(times, mbs, dbench, aging):
+    """Run outputs shaped as msc_ct_mount.run's, one per spec, from the given numbers."""
+    out = []
+    for spec in _mount_specs():
+        c = spec["config"]
+        if spec["bench"] == "table2":
+            t = times[c]
+            r = {"mkfs_seconds": t, **{k: {"seconds": t, "mb": 1.0, "mb_s": 1 / t} for k in ("video", "music", "src")},
+                 **{k: {"mb_s": mbs[c], "seconds": 1.0, "bytes": 1} for k in ("seq_write", "seq_read", "rand_write",
+                                                                               "rand_read")}}
+        elif spec["bench"].startswith("dbench"):
+            r = {"dbench": [{"clients": n, "mb_s": dbench[c] * (1 + i)} for i, n in enumerate(spec["clients"])]}
+        else:
+            r = {"aging": [{"cycle": k + 1, "mb_s": v} for k, v in enumerate(aging[c])]}
+        out.append((spec, r))
+    return out
+
+
+def test_rows_come_from_the_runs_by_the_one_verdict_rule():
+    pairs = _outputs(times={"pbgc": 30.0, "sc": 20.0, "msc_ct": 10.0}, mbs={"pbgc": 50.0, "sc": 60.0, "msc_ct": 60.0},
+                     dbench={"pbgc": 10.0, "sc": 12.0, "msc_ct": 15.0}, aging={"sc": [10.0, 2.0], "msc_ct": [9.0, 8.0]})
+    rows = {r.item: r for r in rep.rows(rep.collect(pairs))}
+    # a time is inverted into a throughput ratio: SC over PBGC = 30 s / 20 s
+    r = rows["Table II video self-copy: SC over PBGC (mount)"]
+    assert r.vraid == pytest.approx(1.5) and r.verdict == verdict.judge(r.paper, 1.5, baseline=1.0)
+    assert rows["Table II src self-copy: MSC-CT over SC (mount)"].vraid == pytest.approx(2.0)
+    assert rows["Table II sequential read (fs): SC over PBGC (mount)"].vraid == pytest.approx(1.2)
+    ct13 = next(r for k, r in rows.items() if k.startswith("Fig. 13(a) DBench: MSC-CT over SC, best case"))
+    assert ct13.vraid == pytest.approx(1.25)
+    aged = next(r for k, r in rows.items() if k.startswith("Fig. 14(a) aged ext3, 16 KiB files"))
+    assert aged.vraid == pytest.approx(4.0) and "cycle 2" in aged.item
+    loss = next(r for k, r in rows.items() if k.startswith("Fig. 14(b)") and "SC's loss" in k)
+    assert loss.vraid == pytest.approx(80.0) and loss.verdict == verdict.REPRODUCED  # 80 % vs the paper's 86 %
+    assert not [r for r in rows.values() if r.verdict == verdict.NOT_RUN and "Table II" in r.item]
+
+
+def test_without_mount_runs_every_such_row_is_not_run_with_the_reason():
+    rows = rep.rows(rep.collect([]))
+    assert rows and all(r.verdict == verdict.NOT_RUN for r in rows)
+    assert all("mount part did not run" in r.cause for r in rows)
+    assert len(rows) == 2 * len(rep.TABLE2_FS) + 1 + 5 + 5
+
+
+@requires_mount
+@pytest.mark.mount
+@pytest.mark.slow
+def test_quick_aging_run_through_a_real_mount(tmp_path):
+    """One small configuration end to end: MSC-CT, ext3 made and aged for two cycles."""
+    spec = next(s for s in _mount_specs(work=str(tmp_path)) if s["id"] == "mount-aging-16k-msc_ct")
+    out = msc_ct.run(spec)
+    assert out["mkfs_seconds"] > 0
+    cycles = out["aging"]
+    assert [c["cycle"] for c in cycles] == [1, 2]
+    assert all(c["files"] > 0 and c["mb_s"] > 0 and not math.isnan(c["mb_s"]) for c in cycles)
+    assert not list(tmp_path.iterdir())  # member files removed after teardown
+    with open("/proc/self/mounts") as f:
+        assert str(tmp_path) not in f.read()
+
+
+def test_destage_concurrency_ablation_rows_and_cause_come_from_the_runs():
+    """SC over PBGC's ablation (16 destages in flight): its rows and the main row's measured cause."""
+    from vraid.sim.experiment import msc_ct_figs as figs
+
+    def run(mb_s, missed):
+        return {"mb_s": mb_s, "seconds": 1.0, "disk_write_requests": 10, "disk_read_requests": 5,
+                "missed_rotations": missed, "rotation_wait_seconds": 2.0, "seek_seconds": 1.0}
+
+    more = {"ablations": {"destages-16": {"pbgc": run(12.0, 20), "sc": run(15.0, 30), "msc_ct": run(18.0, 25)}}}
+    main = {"pbgc": run(12.0, 50), "sc": run(9.0, 300), "msc_ct": run(11.0, 200)}
+    rows = {r.item: r for r in figs.ablation_rows(more, main)}
+    sc_pb = rows["ablation: SC over PBGC, 1 GB, " + figs.CONCURRENCY["destages-16"][1]]
+    assert sc_pb.vraid == pytest.approx(15.0 / 12.0, abs=1e-3)
+    assert sc_pb.verdict == verdict.judge(3.20 / 2.70, sc_pb.vraid, baseline=1.0)
+    assert rows["ablation: MSC-CT over SC, 1 GB, " + figs.CONCURRENCY["destages-16"][1]].vraid == pytest.approx(1.2)
+    cause = figs.concurrency_cause(more, 1, main)
+    assert "0.75x -> 1.25x" in cause and "missed revolutions 300 -> 30" in cause
+    assert figs.concurrency_cause(more, 8, main) == ""  # no 8 GB ablation in these runs
+
+
+def test_results_md_section_names_the_sizes_and_every_number():
+    pairs = _outputs(times={"pbgc": 3.0, "sc": 2.0, "msc_ct": 1.5}, mbs={"pbgc": 5.0, "sc": 6.0, "msc_ct": 6.5},
+                     dbench={"pbgc": 1.0, "sc": 2.0, "msc_ct": 3.0}, aging={"sc": [4.0, 1.0], "msc_ct": [4.0, 3.0]})
+    text = "\n".join(rep.markdown(rep.collect(pairs)))
+    assert "--time real:" in text and "mkfs.ext3" in text and "| src self-copy | 29.3 / 15.2 / 13.5 s | 3.00 / 2.00 / 1.50 s |" in text
+    assert "| 2 | " in text and "3.00x" in text  # aging cycle 2: MSC-CT 3.0 over SC 1.0
+    assert "Not in this run" in "\n".join(rep.markdown({}))

@@ -1,0 +1,254 @@
+"""Rows and tables of ``msc-ct``'s mount part (:mod:`.msc_ct_mount`): Table II's file-system
+rows, Fig. 13 (DBench) and Fig. 14 (the aged ext3), each judged by the one verdict rule
+(:mod:`.verdict`). Without mount runs every such row is ``not run``, with the reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import verdict
+
+#: Table II's file-system rows (sec. IV-E): benchmark -> (PBGC, SC, MSC-CT, unit); "s" is a time
+TABLE2_FS = {
+    "video self-copy": (31.4, 21.6, 21.6, "s"), "music self-copy": (20.6, 10.5, 10.5, "s"),
+    "src self-copy": (29.3, 15.2, 13.5, "s"), "mkfs (ext3)": (42.0, 34.2, 34.0, "s"),
+    "sequential read (fs)": (190, 252, 252, "MB/s"), "sequential write (fs)": (166, 189, 189, "MB/s"),
+    "bulky random read (fs)": (57.5, 67.4, 67.4, "MB/s"), "bulky random write (fs)": (58.8, 68.0, 68.0, "MB/s"),
+}
+#: where each Table II benchmark's number is in a table2 mount run: (key, field)
+_TABLE2_KEYS = {"video self-copy": ("video", "seconds"), "music self-copy": ("music", "seconds"),
+                "src self-copy": ("src", "seconds"), "mkfs (ext3)": ("mkfs_seconds", None),
+                "sequential read (fs)": ("seq_read", "mb_s"), "sequential write (fs)": ("seq_write", "mb_s"),
+                "bulky random read (fs)": ("rand_read", "mb_s"), "bulky random write (fs)": ("rand_write", "mb_s")}
+#: Fig. 13 and 14's statements (sec. IV-C, IV-D, the abstract and conclusion)
+FIG13 = {"ct_over_sc_best": 1.30, "ct_over_pbgc_best": 1.59, "one_client": 1.0, "strip_ct_over_pbgc_best": 1.80}
+FIG14 = {"16k": 2.30, "2048k": 1.06, "sc_loss": 86.0, "msc_ct_loss": 17.0, "abstract_16k": 2.80, "small_copy": 2.70}
+NOT_MOUNTED = ("the mount part did not run (it mounts a real array: root, `--set parts=fig11,more,mount`); "
+               "vraid's simulator has no file system, and ext3's block allocation is what this measures")
+
+
+def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
+    """``{"table2": {bench: {config: value}}, "dbench": {"clients": [..], config: [MB/s..]},
+    "dbench_strip": {"strips": [..], config: [MB/s..]}, "aging": {"16k"|"2048k": {config: [cycle..]}},
+    "setup": {...}}``; ``{}`` when no mount run is in ``results``."""
+    mounts = [(s, r) for s, r in results if s.get("kind") == "mount"]
+    if not mounts:
+        return {}
+    out: dict[str, Any] = {"table2": {}, "dbench": {}, "dbench_strip": {}, "aging": {}, "runs": {}}
+    strips: dict[str, dict[str, float]] = {}
+    for spec, r in mounts:
+        cfg, bench = spec["config"], spec["bench"]
+        if bench == "table2":
+            for name, (key, field) in _TABLE2_KEYS.items():
+                value = r[key] if field is None else r[key][field]
+                out["table2"].setdefault(name, {})[cfg] = value
+            out["runs"][f"table2-{cfg}"] = {k: r[k] for k in ("video", "music", "src", "tree") if k in r}
+        elif bench == "dbench":
+            out["dbench"]["clients"] = [d["clients"] for d in r["dbench"]]
+            out["dbench"][cfg] = [d["mb_s"] for d in r["dbench"]]
+            out["dbench"].setdefault("mkfs_seconds", {})[cfg] = r.get("mkfs_seconds")
+            strips.setdefault(spec["strip"], {})[cfg] = r["dbench"][-1]["mb_s"]
+        elif bench == "dbench-strip":
+            strips.setdefault(spec["strip"], {})[cfg] = r["dbench"][-1]["mb_s"]
+        else:
+            out["aging"].setdefault(bench.split("-", 1)[1], {})[cfg] = r["aging"]
+        out["setup"] = {k: spec[k] for k in ("disk_model", "time_scale", "disks", "cache_size")}
+    if strips and len(strips) > 1:
+        order = sorted(strips, key=lambda s: int(s.rstrip("K")))
+        out["dbench_strip"] = {"strips": order, **{c: [strips[s].get(c) for s in order] for c in ("pbgc", "sc", "msc_ct")}}
+        out["dbench_strip"]["clients"] = max(out["dbench"].get("clients", [0]))
+    out["sizes"] = {spec["bench"]: {k: spec[k] for k in ("disk_size", "strip", "video_mb", "music_files", "music_mb",
+                                                         "tree", "fio_mb", "clients", "seconds", "ram", "mean", "cycles")
+                                    if k in spec} for spec, _ in mounts}
+    return out
+
+
+def _ratio(a: float | None, b: float | None) -> float:
+    return round(a / b, 3) if a and b else float("nan")
+
+
+def table2_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
+    rows = []
+    t2 = m.get("table2", {})
+    for bench, (pb, sc, ct, unit) in TABLE2_FS.items():
+        p_sc_pb = pb / sc if unit == "s" else sc / pb  # as throughput ratios: a time's ratio inverted
+        p_ct_sc = sc / ct if unit == "s" else ct / sc
+        got = t2.get(bench)
+        if not got or not {"pbgc", "sc", "msc_ct"} <= set(got):
+            rows.append(verdict.not_run(f"Table II {bench}: SC over PBGC", round(p_sc_pb, 3), NOT_MOUNTED, unit="x"))
+            rows.append(verdict.not_run(f"Table II {bench}: MSC-CT over SC", round(p_ct_sc, 3), NOT_MOUNTED, unit="x"))
+            continue
+        inv = unit == "s"
+        sc_pb = _ratio(got["pbgc"], got["sc"]) if inv else _ratio(got["sc"], got["pbgc"])
+        ct_sc = _ratio(got["sc"], got["msc_ct"]) if inv else _ratio(got["msc_ct"], got["sc"])
+        u = "s" if inv else "MB/s"
+        cause = (f"mount: {u} PBGC {got['pbgc']:.2f}, SC {got['sc']:.2f}, MSC-CT {got['msc_ct']:.2f} "
+                 f"(paper {pb:g}/{sc:g}/{ct:g} {unit}); ext3 on vraid, one run each")
+        rows.append(verdict.compare(f"Table II {bench}: SC over PBGC (mount)", round(p_sc_pb, 3), sc_pb,
+                                    baseline=1.0, unit="x", cause=cause))
+        rows.append(verdict.compare(f"Table II {bench}: MSC-CT over SC (mount)", round(p_ct_sc, 3), ct_sc,
+                                    baseline=1.0, unit="x", cause=cause))
+    src = t2.get("src self-copy", {})
+    item = "Conclusion: small-file copy, MSC-CT over MD (\"2.7 times\"; Table II's src self-copy gives 2.17x)"
+    if {"pbgc", "msc_ct"} <= set(src):
+        rows.append(verdict.compare(item + " (mount)", FIG14["small_copy"], _ratio(src["pbgc"], src["msc_ct"]),
+                                    baseline=1.0, unit="x", cause=f"src self-copy s PBGC {src['pbgc']:.2f}, "
+                                    f"MSC-CT {src['msc_ct']:.2f}"))
+    else:
+        rows.append(verdict.not_run(item, FIG14["small_copy"], NOT_MOUNTED, unit="x"))
+    return rows
+
+
+def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
+    d = m.get("dbench", {})
+    items = [("Fig. 13(a) DBench: MSC-CT over SC, best case (1..256 clients)", FIG13["ct_over_sc_best"]),
+             ("Fig. 13(a) DBench: MSC-CT over PBGC, best case", FIG13["ct_over_pbgc_best"]),
+             ("Fig. 13(a) DBench: no CT gain with 1 client", FIG13["one_client"])]
+    rows = []
+    if not {"pbgc", "sc", "msc_ct"} <= set(d):
+        rows += [verdict.not_run(i, p, NOT_MOUNTED, unit="x") for i, p in items]
+    else:
+        cl = d["clients"]
+        over_sc = [_ratio(c, s) for c, s in zip(d["msc_ct"], d["sc"])]
+        over_pb = [_ratio(c, p) for c, p in zip(d["msc_ct"], d["pbgc"])]
+        table = "; MB/s PBGC / SC / MSC-CT: " + ", ".join(
+            f"{n} clients {p:.1f}/{s:.1f}/{c:.1f}" for n, p, s, c in zip(cl, d["pbgc"], d["sc"], d["msc_ct"]))
+        i_sc, i_pb = over_sc.index(max(over_sc)), over_pb.index(max(over_pb))
+        rows.append(verdict.compare(items[0][0] + f" (mount, clients {', '.join(map(str, cl))})", items[0][1],
+                                    over_sc[i_sc], baseline=1.0, unit="x",
+                                    cause=f"best at {cl[i_sc]} clients" + table))
+        rows.append(verdict.compare(items[1][0] + " (mount)", items[1][1], over_pb[i_pb], baseline=1.0, unit="x",
+                                    cause=f"best at {cl[i_pb]} clients" + table))
+        if 1 in cl:
+            rows.append(verdict.compare(items[2][0] + " (mount)", items[2][1], over_sc[cl.index(1)], baseline=1.0,
+                                        unit="x", cause=table[2:]))
+        else:
+            rows.append(verdict.not_run(items[2][0], items[2][1], "1 client not in this run", unit="x"))
+    s = m.get("dbench_strip", {})
+    item_b = "Fig. 13(b) DBench, 128 clients: MSC-CT over PBGC, best strip size (conclusion: 80 % over MD)"
+    item_c = "Fig. 13(b): SC above PBGC at every strip size (8..256 KiB)"
+    strips = s.get("strips", [])
+    complete = strips and all(v is not None for c in ("pbgc", "sc", "msc_ct") for v in s.get(c, [None]))
+    if not complete:
+        why = NOT_MOUNTED if not d else "other strip sizes not in this run (`dbench_strips`: each is a mount session per driver)"
+        rows.append(verdict.not_run(item_b, FIG13["strip_ct_over_pbgc_best"], why, unit="x"))
+        rows.append(verdict.not_run(item_c, 1.0, why, unit=verdict.YES_NO))
+    else:
+        over = [_ratio(c, p) for c, p in zip(s["msc_ct"], s["pbgc"])]
+        table = "MB/s PBGC / SC / MSC-CT: " + ", ".join(
+            f"{st} {p:.1f}/{sc:.1f}/{c:.1f}" for st, p, sc, c in zip(strips, s["pbgc"], s["sc"], s["msc_ct"]))
+        best = over.index(max(over))
+        rows.append(verdict.compare(item_b.replace("128 clients", f"{s['clients']} clients (mount; paper 128)"),
+                                    FIG13["strip_ct_over_pbgc_best"], over[best], baseline=1.0, unit="x",
+                                    cause=f"best at strip {strips[best]}; " + table))
+        rows.append(verdict.holds(item_c + " (mount, strips " + ", ".join(strips) + ")", True,
+                                  all(sc > p for sc, p in zip(s["sc"], s["pbgc"])), cause=table))
+    return rows
+
+
+def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
+    a = m.get("aging", {})
+    rows = []
+    for key, item in (("16k", "Fig. 14(a) aged ext3, 16 KiB files: MSC-CT over SC"),
+                      ("2048k", "Fig. 14(a) aged ext3, 2048 KiB files: MSC-CT over SC")):
+        runs = a.get(key, {})
+        if not {"sc", "msc_ct"} <= set(runs):
+            rows.append(verdict.not_run(item, FIG14[key], NOT_MOUNTED, unit="x"))
+            continue
+        sc, ct = runs["sc"], runs["msc_ct"]
+        n = min(len(sc), len(ct))
+        per = ", ".join(f"{c['mb_s']:.2f}/{s['mb_s']:.2f}" for s, c in zip(sc, ct))
+        rows.append(verdict.compare(f"{item} (mount, cycle {n} of the paper's 50)", FIG14[key],
+                                    _ratio(ct[n - 1]["mb_s"], sc[n - 1]["mb_s"]), baseline=1.0, unit="x",
+                                    cause=f"MB/s MSC-CT/SC per cycle: {per}"))
+    runs = a.get("16k", {})
+    for cfg, key, name in (("sc", "sc_loss", "SC"), ("msc_ct", "msc_ct_loss", "MSC-CT")):
+        item = f"Fig. 14(b) 20th aging cycle over the 1st: {name}'s loss"
+        cyc = runs.get(cfg)
+        if not cyc or len(cyc) < 2:
+            rows.append(verdict.not_run(item, FIG14[key], NOT_MOUNTED if not cyc else "one cycle only", unit="%"))
+            continue
+        loss = round(100 * (1 - cyc[-1]["mb_s"] / cyc[0]["mb_s"]), 1) if cyc[0]["mb_s"] else float("nan")
+        rows.append(verdict.compare(item.replace("20th", f"{len(cyc)}th (ours; paper: 20th)"), FIG14[key], loss,
+                                    unit="%", cause="judged on the cycles run, not the paper's 20: MB/s per cycle "
+                                    + ", ".join(f"{c['mb_s']:.2f}" for c in cyc)))
+    item = "Abstract/conclusion: aged file system, 16 KiB files, MSC-CT's gain (\"180 %\"; sec. IV-D says 2.3x)"
+    if {"sc", "msc_ct"} <= set(runs):
+        n = min(len(runs["sc"]), len(runs["msc_ct"]))
+        rows.append(verdict.compare(item + " (mount)", FIG14["abstract_16k"],
+                                    _ratio(runs["msc_ct"][n - 1]["mb_s"], runs["sc"][n - 1]["mb_s"]), baseline=1.0,
+                                    unit="x", cause=f"the Fig. 14(a) 16 KiB row, cycle {n}"))
+    else:
+        rows.append(verdict.not_run(item, FIG14["abstract_16k"], NOT_MOUNTED, unit="x"))
+    return rows
+
+
+def markdown(m: dict[str, Any]) -> list[str]:
+    """results.md's section of the mount part: what ran, at which size, and every number measured."""
+    if not m:
+        return ["## File-system claims (Table II's fs rows, Figs. 13, 14): the mount part", "",
+                "Not in this run: it mounts a real array (root; `--set parts=fig11,more,mount`). Their rows are "
+                "`not run`.", ""]
+    st, sz = m.get("setup", {}), m.get("sizes", {})
+    t2s, db, ag = sz.get("table2", {}), sz.get("dbench", {}), sz.get("aging-16k", {})
+    out = ["## File-system claims on a real mount: Table II's fs rows, Fig. 13 (DBench), Fig. 14 (aging)", "",
+           f"`vraid mount --disk-model {st.get('disk_model')} --time real:{st.get('time_scale')}` (every modelled disk "
+           f"time runs at {st.get('time_scale')} of its length), RAID-5 on {st.get('disks')} members in /dev/shm, write "
+           f"cache {st.get('cache_size')} in an emulated NVS (`--nvram`; the paper: 512 MiB), hlwm 95 %/85 %, LRW; "
+           "a loop device, `mkfs.ext3`, mounted by the ext4 driver. PBGC = `--cache pbg:merge=true`, SC = `--cache "
+           "stripe`, MSC-CT = `--cache stripe --ct msc` with the simulation's limits. One run per number, in real "
+           "time on a machine shared with other work (the load average is in detail.json): a few percent between "
+           "two runs is noise. Scaled down (paper in brackets):", ""]
+    if t2s:
+        out.append(f"- Table II: members of {t2s.get('disk_size')}, strip {t2s.get('strip')} (stripe 512 KiB as the "
+                   f"paper's); video one file of {t2s.get('video_mb')} MiB (2.13 GB); music {t2s.get('music_files')} "
+                   f"files of {t2s.get('music_mb')} MiB (154 mp3s, 682 MB); src the Python standard library's tree "
+                   f"({'a few packages' if t2s.get('tree') == 'quick' else 'whole'}; 25628 kernel files, 458 MB); "
+                   f"fio on one file of {t2s.get('fio_mb')} MiB, 1 MiB sequential, 512 KiB random requests "
+                   "(Tiobench); each self-copy and read after a remount and dropped page cache; times include `sync`.")
+    if db:
+        out.append(f"- Fig. 13: DBench {db.get('seconds')} s per client count, members of {db.get('disk_size')}, "
+                   f"page cache capped at {db.get('ram')} (a memory cgroup); clients "
+                   f"{', '.join(map(str, db.get('clients', [])))} (paper 1..256).")
+    if ag:
+        out.append(f"- Fig. 14: an ext3 of {ag.get('disk_size')} members (paper 10 GB) aged by the paper's benchmark "
+                   f"(fill to 90 % with files ~ N(mu, mu/4), delete 20 %, refill) for {ag.get('cycles')} cycles "
+                   "(paper 50; Fig. 14(b) to 20); each cycle's creation timed with its `sync`.")
+    t2 = m.get("table2", {})
+    if t2:
+        out += ["", "| Table II (fs) | paper PBGC / SC / MSC-CT | vraid PBGC / SC / MSC-CT |", "|---|---|---|"]
+        for bench, (pb, sc, ct, unit) in TABLE2_FS.items():
+            g = t2.get(bench, {})
+            u = "s" if unit == "s" else "MB/s"
+            out.append(f"| {bench} | {pb:g} / {sc:g} / {ct:g} {unit} | "
+                       + " / ".join(f"{g[k]:.2f}" if k in g else "n/a" for k in ("pbgc", "sc", "msc_ct")) + f" {u} |")
+    d = m.get("dbench", {})
+    if {"pbgc", "sc", "msc_ct"} <= set(d):
+        out += ["", "| DBench clients | PBGC MB/s | SC MB/s | MSC-CT MB/s | MSC-CT over SC | MSC-CT over PBGC |",
+                "|--:|--:|--:|--:|--:|--:|"]
+        for i, n in enumerate(d["clients"]):
+            p, s_, c = d["pbgc"][i], d["sc"][i], d["msc_ct"][i]
+            out.append(f"| {n} | {p:.2f} | {s_:.2f} | {c:.2f} | {_ratio(c, s_):.2f}x | {_ratio(c, p):.2f}x |")
+    ds = m.get("dbench_strip", {})
+    if ds.get("strips"):
+        out += ["", f"| strip ({ds.get('clients')} DBench clients) | PBGC MB/s | SC MB/s | MSC-CT MB/s |", "|--:|--:|--:|--:|"]
+        for i, st_ in enumerate(ds["strips"]):
+            out.append(f"| {st_} | " + " | ".join(f"{ds[k][i]:.2f}" if ds[k][i] is not None else "n/a"
+                                                  for k in ("pbgc", "sc", "msc_ct")) + " |")
+    for key, label in (("16k", "16 KiB"), ("2048k", "2048 KiB")):
+        a = m.get("aging", {}).get(key, {})
+        if {"sc", "msc_ct"} <= set(a):
+            out += ["", f"| aging cycle, mean file {label} | files | SC MB/s | MSC-CT MB/s | MSC-CT over SC |",
+                    "|--:|--:|--:|--:|--:|"]
+            for s_, c in zip(a["sc"], a["msc_ct"]):
+                out.append(f"| {s_['cycle']} | {s_.get('files', '')} | {s_['mb_s']:.2f} | {c['mb_s']:.2f} | "
+                           f"{_ratio(c['mb_s'], s_['mb_s']):.2f}x |")
+    return out + [""]
+
+
+def rows(m: dict[str, Any]) -> list[verdict.Comparison]:
+    """Every row the mount part decides (``not run`` ones when ``m`` is empty)."""
+    return table2_rows(m) + fig13_rows(m) + fig14_rows(m)
+
+
+__all__ = ["FIG13", "FIG14", "NOT_MOUNTED", "TABLE2_FS", "collect", "markdown", "rows", "fig13_rows", "fig14_rows", "table2_rows"]

@@ -55,7 +55,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="run nothing: time a short calibration run here and print how long each size would take")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="options",
                    help="an option of the experiment's runs(), e.g. --set nw=1024 (adaptive-hlwm), "
-                        "--set scale=32 (msc-ct); numbers are read as numbers")
+                        "--set scale=32 (msc-ct), --set parts=fig11,more,mount (msc-ct on a real mount, root), "
+                        "--set repeats=5 (vc-raid); numbers are read as numbers")
     p.set_defaults(func=cmd_experiment)
 
 

@@ -50,7 +50,9 @@ from .msc_ct_paper import (BLOCK, DISK_MODEL, DISKS, GIB, HOSTS, LABEL as _LABEL
 NAME = "msc-ct"
 def describe() -> str:
     return ("paper 000 Fig. 11: random 4 KiB writes (Tiobench), PBGC (md + elevator) vs SC vs MSC-CT on "
-            "5 x ST373454LC, throughput vs workspace; the CT gain's ablations, eq. (1), Fig. 12, Table II")
+            "5 x ST373454LC, throughput vs workspace; the CT gain's ablations, eq. (1), Fig. 12, Table II; "
+            "--set parts=fig11,more,mount adds Table II's file-system rows, Fig. 13 and Fig. 14 on ext3 over a "
+            "real mount (root)")
 
 
 def _settings(quick: bool) -> dict[str, Any]:

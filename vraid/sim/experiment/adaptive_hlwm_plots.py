@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import figures
 from . import verdict
 from .adaptive_hlwm_paper import SCHEDULERS
 
@@ -27,10 +28,7 @@ PAPER_TRAFFIC = {"T2": -9.0, "T4": 0.0, "T6": -4.0, "T8": 0.0}
 
 def plots_for(results: dict[str, Any], timeline: dict[str, Any], out_dir: Path) -> list[Path]:
     """Write the plots into ``out_dir``; raises ImportError without matplotlib."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     files: list[Path] = []
     period = timeline.get("period_seconds")
@@ -76,11 +74,7 @@ def _fig4(plt, timeline: dict[str, Any], names: list[str], period: float, out_di
         ax.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=8)
     axes[-1].set_xlabel("virtual time (s)")
     fig.suptitle("paper 003 Fig. 4 (W_synth^1) on vraid: occupancy with HWM and LWM", fontsize=11)
-    fig.tight_layout()
-    path = out_dir / "fig4.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, out_dir / "fig4.png")
 
 
 def _fig5_6(plt, results: dict[str, Any], out_dir: Path) -> Path:
@@ -111,11 +105,7 @@ def _fig5_6(plt, results: dict[str, Any], out_dir: Path) -> Path:
         ax.legend(fontsize=8)
     fig.suptitle("paper 003 Figs. 5 and 6 (W_synth^1) on vraid; bottom: the paper's changes (markers) beside ours",
                  fontsize=10)
-    fig.tight_layout()
-    path = out_dir / "fig5_6.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, out_dir / "fig5_6.png")
 
 
 def _fig7_9(plt, results: dict[str, Any], out_dir: Path) -> Path | None:
@@ -141,11 +131,7 @@ def _fig7_9(plt, results: dict[str, Any], out_dir: Path) -> Path | None:
         ax.legend(fontsize=8, loc="lower right")
     fig.suptitle("paper 003 W_synth^2 and Figs. 7-9 (traced workloads, on vraid's stand-ins): the paper's values "
                  "(markers) beside ours", fontsize=10)
-    fig.tight_layout()
-    path = out_dir / "fig7_9.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, out_dir / "fig7_9.png")
 
 
 __all__ = ["PAPER_MARKS", "plots_for"]

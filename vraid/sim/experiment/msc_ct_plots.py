@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import figures
 from .msc_ct_paper import DISK_MODEL, HOSTS, NAMES, PAPER_RATIOS, POLICIES
 
 _COLOURS = {"msc_ct_over_sc": "C2", "msc_ct_over_pbgc": "C3", "sc_over_pbgc": "C0"}
@@ -19,10 +20,7 @@ _LABELS = {"msc_ct_over_sc": "MSC-CT / SC", "msc_ct_over_pbgc": "MSC-CT / PBGC",
 
 
 def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     return plt
 
@@ -56,10 +54,7 @@ def fig11(results: dict[str, Any], path: Path) -> Path:
     st = results.get("setup", {})
     fig.suptitle(f"paper 000 Fig. 11 on vraid: random 4 KiB writes, 5 x {DISK_MODEL}, scale 1/{st.get('scale', '?')}; "
                  "hollow markers: the paper", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, path)
 
 
 def fig12(results: dict[str, Any], path: Path) -> Path | None:
@@ -96,7 +91,4 @@ def fig12(results: dict[str, Any], path: Path) -> Path | None:
         ax.set_xticklabels([n.replace(" (block)", "") for n in names], fontsize=7, rotation=15)
         ax.set(ylabel="SC / PBGC throughput", title="Table II, block level (512 KiB, stripe 512 KiB)")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import figures
 from .vc_raid_paper import FIG7_SYNC, PROGRAMS, TABLE2, number as _num
 from .verdict import INPUT, NOT_RUN, from_json, markdown_table, rule_text, tally
 
@@ -178,10 +179,7 @@ def markdown(res: dict[str, Any], detail: dict[str, Any], *, plotted: bool = Fal
 
 
 def _plot(res: dict[str, Any], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = figures.pyplot()
 
     configs = [c for c in _configs(res) if c in next(iter(res.get("postmark", {}).values()), {})]
     rows = [r for r in from_json(res.get("paper_vs_vraid", [])) if r.verdict not in (NOT_RUN, INPUT) and r.unit == "x"]
@@ -216,10 +214,7 @@ def _plot(res: dict[str, Any], path: Path) -> Path:
     ax.set_title("every judged ratio: vraid (bars) and the paper (diamonds)", fontsize=10)
     ax.legend(fontsize=7, loc="lower right")
     fig.suptitle("paper 002 (VC-RAID) on vraid: 4 x hdd:dnes-318350, scaled real time", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return figures.save(fig, path)
 
 
 __all__ = ["FIG7_SYNC", "TABLE2", "comparisons", "markdown", "not_run", "report", "summary"]

@@ -24,7 +24,7 @@ RANGE_RULE = ("PostMark ran each configuration R times (below); a cell is the me
               "highest run). A ratio's value is the ratio of the medians, its range (min of the top's runs / max "
               "of the bottom's, max / min): the runs of two arrays are not paired, so this is the widest the runs "
               "allow. A ratio whose range crosses 1, or reaches into the 25 % band around the paper's value "
-              "without lying inside it, is *inconclusive* (`verdict.judge(..., band=True)`). untar/copy/remove "
+              "without lying inside it, is *inconclusive* (the one rule, `verdict.judge`). untar/copy/remove "
               "and Bonnie ran once per configuration: no range.")
 
 

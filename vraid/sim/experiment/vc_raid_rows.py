@@ -3,7 +3,7 @@
 * Table 2 (sec. 4.3.4), PostMark TPS: RAID-5 / RAID-0, scd / RAID-5 ("67.7 % to 110 %") and scd
   / RAID-0 ("comparable"), per size, on the medians of the repeated runs; a ratio's range is
   (min of the top's runs / max of the bottom's, max / min) (:func:`.verdict.ratio_spread`: the
-  runs of two arrays are not paired), judged with ``band=True``: a range that crosses 1, or that
+  runs of two arrays are not paired), judged by the one rule: a range that crosses 1, or that
   reaches into the 25 % band around the paper's value without lying inside it, is
   ``inconclusive``. The log-fill ablation (``scd-fill``) is a row of its own beside scd / RAID-0.
 * Fig. 7 (sec. 4.3.2): RAID-5 time / VC-RAID time, synchronous (scd and mcd, three programs) and
@@ -111,7 +111,7 @@ def postmark_rows(res: dict[str, Any]) -> list[Comparison]:
                 continue
             why = fill_cause(res, size) if top.startswith("scd") and bottom == "raid0" else cause
             rows.append(compare(f"PostMark {size}: {label}", round(p, 3), r[0], baseline=1.0, unit="x", cause=why,
-                                spread=r[1], band=True))
+                                spread=r[1]))
     return rows
 
 

@@ -11,8 +11,8 @@ number and ours, and judges them all by :func:`judge`:
   ``baseline=1``);
 * ``inconclusive``: the run-to-run range of ours (``spread``: the lowest and highest value
   over repeated runs) has values on the paper's side of ``baseline`` and values off it, so
-  one run can say either; with ``band=True`` also when the range reaches into the tolerance
-  band around the paper's value without lying inside it (some runs reproduce, some do not);
+  one run can say either; or the range reaches into the tolerance band around the paper's
+  value without lying inside it (some runs reproduce, some do not);
 * ``not reproduced``: on the other side of ``baseline`` (or exactly on it where the paper
   is not);
 * ``not run``: vraid has no run for the claim (:func:`not_run`; the cause says why).
@@ -64,14 +64,14 @@ YES_NO = "yes/no"
 
 
 def judge(paper: float, vraid: float, *, tolerance: float = TOLERANCE, baseline: float = 0.0,
-          spread: tuple[float, float] | None = None, band: bool = False) -> str:
+          spread: tuple[float, float] | None = None) -> str:
     """The verdict for ``vraid`` against ``paper`` (see the module docstring).
 
     ``tolerance`` is relative to ``|paper|``; a paper value of 0 needs ours within
     ``tolerance`` absolute. ``baseline`` is the value that separates the two directions.
-    ``spread``: the (lowest, highest) of ours over repeated runs, if there were any.
-    ``band``: a spread that overlaps the tolerance band around ``paper`` without lying inside
-    it is ``inconclusive`` too (:func:`crosses_band`).
+    ``spread``: the (lowest, highest) of ours over repeated runs, if there were any; a spread
+    that crosses ``baseline``, or overlaps the tolerance band around ``paper`` without lying
+    inside it (:func:`crosses_band`), is ``inconclusive``.
     """
     if tolerance < 0:
         raise ValueError(f"tolerance {tolerance} is negative")
@@ -82,7 +82,7 @@ def judge(paper: float, vraid: float, *, tolerance: float = TOLERANCE, baseline:
         on = {_side(v, baseline) == side_paper for v in spread}
         if len(on) == 2:
             return INCONCLUSIVE
-    if spread is not None and band and crosses_band(paper, spread, tolerance):
+    if spread is not None and crosses_band(paper, spread, tolerance):
         return INCONCLUSIVE
     scale = abs(paper) if paper != 0 else 1.0
     same_side = side_paper == _side(vraid, baseline)
@@ -141,16 +141,16 @@ class Comparison:
 
 def compare(item: str, paper: float, vraid: float, *, tolerance: float = TOLERANCE,
             baseline: float = 0.0, cause: str = "", unit: str = "",
-            spread: tuple[float, float] | None = None, band: bool = False) -> Comparison:
+            spread: tuple[float, float] | None = None) -> Comparison:
     """A :class:`Comparison` judged by :func:`judge`.
 
     ``unit`` is printed after both numbers (``"x"``, ``"%"``, ``" ms"``...): give
     percentages as percent numbers (36.0, not 0.36). ``cause`` is printed in the table's
-    last column; say it where the verdict is not ``reproduced``. ``spread``, ``band``: see
+    last column; say it where the verdict is not ``reproduced``. ``spread``: see
     :func:`judge`.
     """
     rng = None if spread is None else (float(min(spread)), float(max(spread)))
-    verdict = judge(float(paper), float(vraid), tolerance=tolerance, baseline=baseline, spread=rng, band=band)
+    verdict = judge(float(paper), float(vraid), tolerance=tolerance, baseline=baseline, spread=rng)
     return Comparison(item, float(paper), float(vraid), verdict, cause, unit, float(tolerance), float(baseline), rng)
 
 
@@ -214,7 +214,8 @@ def rule_text(tolerance: float = TOLERANCE) -> str:
     return (f"Verdicts (one rule, `vraid/sim/experiment/verdict.py`, tolerance {100 * tolerance:g} %): "
             f"*reproduced* = ours within {100 * tolerance:g} % of the paper's value (absolute where the paper's "
             "is 0) and on its side of the baseline; *direction* = outside that, on the paper's side; "
-            "*inconclusive* = the run-to-run range crosses the paper's side; *not reproduced* = on the other "
+            "*inconclusive* = the run-to-run range crosses the paper's side, or reaches into the tolerance "
+            "band around the paper's value without lying inside it; *not reproduced* = on the other "
             "side; *not run* = no run (the cause says why). Numbers taken from the paper are listed as inputs.")
 
 

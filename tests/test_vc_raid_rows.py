@@ -116,3 +116,8 @@ def test_async_rows_that_ran_from_the_page_cache_are_not_judged():
     fast = {"copy_async_s": {"raid0": 0.05, "raid5": 0.03, "scd": 0.02, "mcd": 0.04}}
     row = next(r for r in rows.fig7_rows(fast) if r.item.startswith("copy, async"))
     assert row.verdict == "not run" and "page-cache cap" in row.cause and "tree=full" in row.cause
+    quick_remove = {"remove_async_s": {"raid0": 0.08, "raid5": 0.05, "scd": 0.06, "mcd": 0.05}}
+    faster = next(r for r in rows.fig7_rows(quick_remove) if r.item.startswith("remove, async: mcd faster"))
+    assert faster.verdict == "not run" and "never waited for the disks" in faster.cause
+    slow_remove = {"remove_s": {"raid0": 34.9, "raid5": 40.1, "scd": 33.0, "mcd": 31.6}}
+    assert next(r for r in rows.fig7_rows(slow_remove) if "mcd faster" in r.item).verdict == "reproduced"

@@ -216,7 +216,10 @@ def test_quick_run_through_a_real_mount_on_raid5(tmp_path):
     tps = res["postmark"]["small"]["raid5"]
     assert isinstance(tps, float) and tps > 0 and not math.isnan(tps)
     assert all(res[k]["raid5"] > 0 for k in ("untar_s", "copy_s", "remove_s"))
-    assert (tmp_path / "out" / "results.md").exists() and done.results == res
+    assert (tmp_path / "out" / "results.md").exists()
+    # the results returned are the ones written; compared as JSON text, where a not-run row's NaN
+    # equals itself (two NaN objects never compare equal in a dict)
+    assert json.dumps(done.results, sort_keys=True) == json.dumps(res, sort_keys=True)
     assert not list((tmp_path / "work").iterdir())  # member files removed after teardown
 
 

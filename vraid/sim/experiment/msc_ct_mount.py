@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -151,7 +150,7 @@ def _log(text: str) -> None:
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     """One mount session: build the array and ext3, run the spec's workload, tear everything down."""
     from .vc_raid import default_work
-    from .vc_raid_mount import Rig, remove_work
+    from .vc_raid_mount import Rig, session
 
     check_tools()
     parent = Path(spec["work"]) if spec.get("work") else default_work()
@@ -161,27 +160,13 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
               mount_args=mount_args(spec, work), mkfs=mkfs_args(spec))
     create = ["--level", "5", "--disks", str(spec["disks"]), "--strip", spec["strip"], "--disk-size", spec["disk_size"]]
     out: dict[str, Any] = {"bench": spec["bench"], "config": spec["config"], "loadavg_start": round(os.getloadavg()[0], 2)}
-    old_term = signal.getsignal(signal.SIGTERM) if _main_thread() else None
-
-    def on_term(signum, frame):  # SIGTERM tears down like Ctrl-C
-        raise KeyboardInterrupt
-
-    if old_term is not None:
-        signal.signal(signal.SIGTERM, on_term)
-    try:
+    with session(rig, work, out):
         rig.open(create)
         out["mkfs_seconds"] = round(rig.mkfs_seconds, 3)
         _log(f"{spec['id']}: mkfs.ext3 {out['mkfs_seconds']} s")
         out.update(_workload(spec, rig, work))
         out["loadavg_end"] = round(os.getloadavg()[0], 2)
         return out
-    finally:
-        warnings = rig.close()
-        if warnings:
-            out["teardown_warnings"] = warnings
-        remove_work(work)
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
 
 
 def _workload(spec: dict[str, Any], rig: Any, work: Path) -> dict[str, Any]:
@@ -225,9 +210,3 @@ def _workload(spec: dict[str, Any], rig: Any, work: Path) -> dict[str, Any]:
     cycles = b.age(ext, mean=spec["mean"], cycles=spec["cycles"])
     _log(f"{spec['id']}: aging MB/s per cycle {[c['mb_s'] for c in cycles]}")
     return {"aging": cycles}
-
-
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()

@@ -31,7 +31,6 @@ simulator instead, :mod:`.vc_raid_sim`).
 
 from __future__ import annotations
 
-import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -138,7 +137,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     remounted ``-o sync``; the log's counters after each part; tear down."""
     from .vc_raid_bench import make_tree_tar, run_postmark, untar_copy_remove
     from .vc_raid_bonnie import run_bonnie
-    from .vc_raid_mount import Rig, Unavailable, check_tools, remove_work
+    from .vc_raid_mount import Rig, Unavailable, check_tools, session
     from .vc_raid_postmark import Setting
 
     if spec.get("sim"):
@@ -155,14 +154,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     parts = spec.get("parts", list(PARTS))
     out: dict[str, Any] = {"config": spec["config"], "create": spec["create"], "available": True,
                            "loadavg_start": round(os.getloadavg()[0], 2), "parts": parts}
-    old_term = signal.getsignal(signal.SIGTERM)
-
-    def on_term(signum, frame):  # SIGTERM tears down like Ctrl-C
-        raise KeyboardInterrupt
-
-    if _main_thread():
-        signal.signal(signal.SIGTERM, on_term)
-    try:
+    with session(rig, work, out):
         tree = make_tree_tar(work / "tree.tar", spec["tree"] == "quick")
         out["tree"] = tree
         try:
@@ -202,13 +194,6 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             _log(f"{spec['config']}: {out['sync']}")
         out["loadavg_end"] = round(os.getloadavg()[0], 2)
         return out
-    finally:
-        warnings = rig.close()
-        if warnings:
-            out["teardown_warnings"] = warnings
-        remove_work(work)
-        if _main_thread():
-            signal.signal(signal.SIGTERM, old_term)
 
 
 def bonnie_ram(ram: int | None, size_mb: int) -> int | None:
@@ -241,12 +226,6 @@ def default_work() -> Path:
     except OSError:
         pass
     return Path("/var/tmp")
-
-
-def _main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
 
 
 def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:

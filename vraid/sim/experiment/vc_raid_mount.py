@@ -24,7 +24,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 from vraid.errors import VraidError
 
@@ -227,6 +228,29 @@ def _main_thread() -> bool:
     import threading
 
     return threading.current_thread() is threading.main_thread()
+
+
+@contextmanager
+def session(rig: Rig, work: Path, out: dict[str, Any]) -> Iterator[Rig]:
+    """One experiment run's time on ``rig``: SIGTERM tears down like Ctrl-C while it lasts (in
+    the main thread, where signals can be handled); at the end the rig is closed, its teardown
+    warnings go to ``out["teardown_warnings"]``, and ``work`` is removed."""
+    old_term = signal.getsignal(signal.SIGTERM) if _main_thread() else None
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    if old_term is not None:
+        signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield rig
+    finally:
+        warnings = rig.close()
+        if warnings:
+            out["teardown_warnings"] = warnings
+        remove_work(work)
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
 
 
 def remove_work(work: Path) -> None:

@@ -14,6 +14,7 @@ from vraid.errors import VraidError
 from vraid.sim.experiment import EXPERIMENTS, get, names
 from vraid.sim.experiment import stride
 from vraid.sim.experiment.runner import run_experiment
+from vraid.sim.experiment.verdict import from_json
 from vraid.core.stride_rule import derive_limits
 
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
@@ -47,6 +48,9 @@ def test_results_json_has_exactly_the_schema(quick):
     assert set(results) == {"disks", "fig15", "paper_vs_vraid"}
     assert all(set(r) >= {"item", "paper", "vraid", "verdict"} and r["verdict"] in
                ("reproduced", "direction", "not reproduced", "input") for r in results["paper_vs_vraid"])
+    # one rule (verdict.py): every row reads back as a Comparison, and one off the paper names its cause
+    rows = from_json(results["paper_vs_vraid"])
+    assert all(r.cause for r in rows if r.verdict not in ("reproduced", "input"))
     # the preset's own numbers taken from the paper are listed as inputs, never as reproductions
     inputs = {r["item"] for r in results["paper_vs_vraid"] if r["verdict"] == "input"}
     assert any("revolution time" in i for i in inputs) and any("seek" in i for i in inputs)

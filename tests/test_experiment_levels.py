@@ -103,3 +103,20 @@ def test_bad_options_are_refused_before_anything_runs(tmp_path, options, message
     with pytest.raises(VraidError, match=message):
         run_experiment("levels", tmp_path / "out", quick=True, jobs=1, options=options)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_latency_row_off_the_book_names_its_measured_counters():
+    """A latency row that is not reproduced carries the run's own seek and rotation counters
+    beside the one disk's; on mirrors, the nearest-head read balance that shortens the seek."""
+    from vraid.sim.experiment.levels import _cause
+    from vraid.sim.experiment.levels_report import CAUSES
+
+    one = {"mean_seek_ms": 3.62, "rotation_wait_seconds": 1.97, "rotation_waits": 1000}
+    mirrored = {"mean_seek_ms": 1.48, "rotation_wait_seconds": 1.99, "rotation_waits": 1000}
+    text = _cause("lat_read", 1, 6, mirrored, one)
+    assert "mean seek 1.48 ms against one disk's 3.62 ms" in text
+    assert "rotational wait 1.99 ms against 1.97 ms" in text
+    assert "nearest" in text
+    assert "nearest" not in _cause("lat_read", 5, 6, mirrored, one)  # parity: no copies to choose from
+    assert _cause("rand_read", 1, 6, mirrored, one) == CAUSES["rand_read"]
+    assert _cause("lat_read", 1, 6, {}, one) == CAUSES["lat_read"]  # a run written before the counters

@@ -39,14 +39,15 @@ terminal table.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from vraid.core import redundancy
 from vraid.core.geometry import DEFAULT_STRIP, Geometry
 from vraid.errors import VraidError
 
-from .levels_book import ROWS, accepts, formula, shape, survivable
-from .verdict import compare, paper_vs_vraid
+from .levels_book import ROWS, accepts, dependence, formula, shape, survivable
+from .verdict import REPRODUCED, compare, paper_vs_vraid
 
 NAME = "levels"
 MODEL = "hdd:st373454lc"
@@ -138,7 +139,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     except VraidError as exc:
         return {"not_run": str(exc)}
     keep = ("throughput_mb_s", "mean_response_ms", "host_reads", "host_writes", "disk_read_requests",
-            "disk_write_requests", "virtual_seconds")
+            "disk_write_requests", "virtual_seconds", "mean_seek_ms", "rotation_wait_seconds", "rotation_waits")
     return {k: m[k] for k in keep} | {"workload": config.workload}
 
 
@@ -177,6 +178,8 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
                 cell["not_run"] = why
             else:
                 c = compare(f"{entry['title']} {row.label.lower()}", cell["book"], measured, tolerance=0.25)
+                if c.verdict != REPRODUCED:
+                    c = replace(c, cause=_cause(row.key, level, n, runs_of.get(row.key, {}), disk.get(row.key, {})))
                 cell["verdict"] = c.verdict
                 comparisons.append(c)
             entry["rows"][row.key] = cell
@@ -191,6 +194,27 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
             "model": first.get("model"), "units": units, "one_disk": disk, "levels": levels,
             "runs": {spec["id"]: out for spec, out in results},
             "paper_vs_vraid": paper_vs_vraid(comparisons)}
+
+
+def _cause(key: str, level: int, n: int, out: dict[str, Any], one: dict[str, Any]) -> str:
+    """The cause of a row off the book's value: for a latency row, the run's own counters (a
+    request's mean seek and rotational wait) beside the one disk's; else what to examine first
+    (:data:`.levels_report.CAUSES`)."""
+    from .levels_report import CAUSES
+
+    if key not in ("lat_read", "lat_write") or "mean_seek_ms" not in out or "mean_seek_ms" not in one:
+        return CAUSES.get(key, "")
+    seek, seek1 = out["mean_seek_ms"], one["mean_seek_ms"]
+    rot = 1e3 * out["rotation_wait_seconds"] / max(1, out["rotation_waits"])
+    rot1 = 1e3 * one["rotation_wait_seconds"] / max(1, one["rotation_waits"])
+    text = (f"measured (the run's counters): a member request's mean seek {seek:.2f} ms against one disk's "
+            f"{seek1:.2f} ms, its mean rotational wait {rot:.2f} ms against {rot1:.2f} ms")
+    mirrored = any(k >= 0 for k in dependence(level, n)[0])
+    if key == "lat_read" and mirrored and seek < 0.8 * seek1:
+        text += ("; each read goes to the copy whose head is nearest (vraid/engine/raid/balance.py, as md's "
+                 "read_balance), and the nearest of several heads seeks less than one disk's random one: the "
+                 "book's T is one disk's random access, whichever copy serves it")
+    return text
 
 
 def _measured(key: str, static: dict[str, Any], runs_of: dict[str, Any],

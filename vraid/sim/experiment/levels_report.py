@@ -106,8 +106,8 @@ def _markdown(res: dict[str, Any], plots: bool) -> str:
     u = res["units"]
     levels = res["levels"]
     rows = from_json(res["paper_vs_vraid"])
-    caused = [type(r)(r.item, r.paper, r.vraid, r.verdict, "" if r.verdict == REPRODUCED else _cause(r.item), r.unit)
-              for r in rows]
+    caused = [type(r)(r.item, r.paper, r.vraid, r.verdict,
+                      "" if r.verdict == REPRODUCED else (r.cause or _cause(r.item)), r.unit) for r in rows]
     counts = tally(rows)
     L = ["# OSTEP ch. 38, Fig. 38.8 on vraid: the RAID levels compared", "",
          f"Every RAID level vraid runs, on N = {res['disks']} members of the hdd model `{res['model']}` (each "

@@ -84,9 +84,7 @@ def _markdown(results: dict[str, Any], fig1: dict[str, Any], detail: dict[str, A
     if results.get("paper_vs_vraid"):
         from .stride_paper import markdown as verdicts
 
-        lines += ["## Paper vs vraid", "",
-                  "Verdicts: reproduced (within 25 % where the paper gives a number), direction (same "
-                  "direction or shape only), not reproduced (with the physical reason in the model).", ""]
+        lines += ["## Paper vs vraid", ""]
         lines += verdicts(results["paper_vs_vraid"]) + [""]
     lines += ["## S^max and excluded regions (Fig. 9)", "",
               "| disk | drive | read-ahead | queue (tcq=on) | S_w^max | S_w^except | S_r^max | S_r^except | paper 000 |",

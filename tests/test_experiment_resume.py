@@ -129,3 +129,17 @@ def test_a_paper_run_writes_beside_the_default_where_the_runs_are_the_same():
 
     same = {name for name in PAPER if paper_is_default(get(name), name, {})}
     assert same == {"stride", "levels", "adaptive-hlwm", "vc-raid"}  # their default is the paper's scale
+
+
+@pytest.mark.parametrize("identity, printed", [
+    ("0123456789abcdef0123456789abcdef01234567", "0123456"),
+    ("0123456789abcdef0123456789abcdef01234567+src:feedbeef", "0123456 + uncommitted changes"),
+    ("src:feedbeef", "src:feedbeef"),
+])
+def test_a_report_prints_the_code_meta_json_records(monkeypatch, identity, printed):
+    """results.md's "Produced by commit" is meta.json's ``code`` (the commit that last changed
+    the sources, not HEAD at render time), short."""
+    from vraid.sim.experiment import store
+
+    monkeypatch.setattr(store, "code_identity", lambda: identity)
+    assert store.source_commit() == printed

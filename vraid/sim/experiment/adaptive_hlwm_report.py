@@ -19,6 +19,7 @@ from .adaptive_hlwm_rows import ablation, ablation_text, read_hit_rows, standin_
 from .adaptive_hlwm_plots import plots_for
 from .adaptive_hlwm_workloads import workloads_markdown
 from .runner import load_json
+from .store import source_commit
 
 
 # ---------------------------------------------------------------------- paper vs vraid
@@ -203,11 +204,13 @@ def _markdown(results: dict[str, Any], detail: dict[str, Any], plots: bool) -> s
     lines = ["# adaptive-hlwm: paper 003 (Nam & Park) Fig. 4-6 on vraid", ""]
     if setup:
         if setup["nw"] == FULL_NW:
-            lines += [f"**This run: N_W = {setup['nw']}**, the paper's (the full run, `vraid experiment adaptive-hlwm`).", ""]
+            lines += [f"**This run: N_W = {setup['nw']}**, the paper's (the full run, `vraid experiment adaptive-hlwm`). "
+                      f"Produced by commit `{source_commit()}`; settings and wall time in meta.json.", ""]
         else:
             size = "`--quick`" if setup["nw"] == QUICK_NW else f"`--set nw={setup['nw']}`"
             lines += [f"**This run: N_W = {setup['nw']}** ({size}; the paper's N_W = {PAPER_NW} is the full run, "
-                      "`vraid experiment adaptive-hlwm`).", ""]
+                      f"`vraid experiment adaptive-hlwm`). Produced by commit `{source_commit()}`; settings and wall "
+                      "time in meta.json.", ""]
         lines += [
             f"RAID-5 of {setup['disks']} x st39175fc (`{setup['disk_model']}`), {setup['strip'] >> 10} KiB strips, "
             f"so a PBG is one 16 KiB entry; write cache `pbg`, N_W = {setup['nw']} entries "

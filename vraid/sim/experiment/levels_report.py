@@ -13,6 +13,7 @@ from typing import Any
 
 from . import figures
 from .levels_book import ROWS
+from .store import source_commit
 from .verdict import REPRODUCED, from_json, markdown_table, tally
 
 #: where a row comes out off the book's value: what to examine first, by row (not measured yet: every row of
@@ -110,6 +111,8 @@ def _markdown(res: dict[str, Any], plots: bool) -> str:
                       "" if r.verdict == REPRODUCED else (r.cause or _cause(r.item)), r.unit) for r in rows]
     counts = tally(rows)
     L = ["# OSTEP ch. 38, Fig. 38.8 on vraid: the RAID levels compared", "",
+         f"Produced by commit `{source_commit()}` with `vraid experiment levels`; settings and wall time in "
+         "meta.json.", "",
          f"Every RAID level vraid runs, on N = {res['disks']} members of the hdd model `{res['model']}` (each "
          f"member's tagged queue capped at {res['depth']}, the depth R is measured at: the book's R is a constant, "
          "and a deeper queue would serve more requests per second), measured with the engine a mount runs, in virtual time; beside each value the book's "

@@ -18,7 +18,7 @@ def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
     out_dir = Path(out_dir)
     detail = load_json(out_dir / "detail.json")
     from .msc_ct_plots import fig11, fig12
-    from .multibuffer_report import source_commit
+    from .store import source_commit
 
     files: list[Path] = []
     try:

@@ -7,12 +7,12 @@ cleaner counted three ways, the cleaner's counters, the ablations and every run.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from .multibuffer_paper import TABLE1_COUNTS
 from .runner import load_json
+from .store import source_commit
 from .verdict import from_json, markdown_table, tally
 
 _LABEL = {"multibuffer": "Multibuffering (LRW)", "dpsr": "DPSR", "raid5": "RAID-5"}
@@ -30,19 +30,6 @@ def summary(results: dict[str, Any]):
     for i, w in enumerate(f5["wr"]):
         t.add_row(f"{w:.1f}", *(str(f5["paper_rule"][s][i]) for s in _LABEL), str(f5["multibuffer"][i]))
     return t
-
-
-def source_commit() -> str:
-    """The commit of the source that ran (``+ changes`` when the work tree differs); '?' outside git."""
-    here = Path(__file__).resolve().parent
-    try:
-        head = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", "../../../vraid",
-                                "../../../policies"], capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "?"
-    return (head + (" + uncommitted changes" if dirty else "")) if head else "?"
 
 
 def report(results: dict[str, Any], out_dir: Path) -> list[Path]:

@@ -35,7 +35,7 @@ from typing import Any
 from vraid.core.units import format_size
 from . import figures
 from . import prefetch_paper as paper
-from .multibuffer_report import source_commit
+from .store import source_commit
 from .runner import load_json
 from .verdict import Comparison, compare, from_json, holds, markdown_table, not_run, paper_vs_vraid
 

@@ -73,6 +73,17 @@ def code_identity() -> str:
     return commit if dirty == "" else f"{commit}+src:{source_hash()}"
 
 
+def source_commit() -> str:
+    """The code a run ran as a report prints it: :func:`code_identity`'s commit, short, with
+    ``+ uncommitted changes`` when the sources differ from it (the same code ``meta.json``'s
+    ``code`` records); ``src:HASH`` outside git."""
+    identity = code_identity()
+    if identity.startswith("src:"):
+        return identity
+    commit, _, changed = identity.partition("+")
+    return commit[:7] + (" + uncommitted changes" if changed else "")
+
+
 def run_key(experiment: str, spec: dict[str, Any], identity: str) -> str:
     """The key of one run: a hash of the experiment, the spec, vraid's version and ``identity``."""
     text = json.dumps({"experiment": experiment, "spec": spec, "vraid": __version__, "code": identity},

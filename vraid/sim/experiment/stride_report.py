@@ -18,6 +18,7 @@ from vraid.core.stride_rule import THRESHOLD
 from . import figures
 from ..stride_bench import BLOCK
 from .runner import load_json
+from .store import source_commit
 
 
 def summary(results: dict[str, Any]):
@@ -71,7 +72,9 @@ def _markdown(results: dict[str, Any], fig1: dict[str, Any], detail: dict[str, A
     disks = results["disks"]
     setup = detail.get("setup", {})
     f9 = setup.get("fig9", {})
-    lines = ["# stride: paper 000 Fig. 9 and Fig. 1 on vraid's disk models", ""]
+    lines = ["# stride: paper 000 Fig. 9 and Fig. 1 on vraid's disk models", "",
+             f"Produced by commit `{source_commit()}` with `vraid experiment stride`; settings and wall time in "
+             "meta.json.", ""]
     if f9:
         lines += [f"Stride benchmark (Fig. 8) on one member disk: 4 KiB blocks, S = {f9['strides'][0]}.."
                   f"{f9['strides'][1]}, {f9['span'] >> 20} MiB from the first to the last block, {f9['passes']} "

@@ -100,7 +100,7 @@ def report(res: dict[str, Any], out_dir: Path) -> list[Path]:
 
 
 def _settings(detail: dict[str, Any], res: dict[str, Any]) -> str:
-    from .multibuffer_report import source_commit
+    from .store import source_commit
 
     runs = detail.get("runs", [])
     spec = runs[0]["spec"] if runs else {}

@@ -121,3 +121,32 @@ def test_async_rows_that_ran_from_the_page_cache_are_not_judged():
     assert faster.verdict == "not run" and "never waited for the disks" in faster.cause
     slow_remove = {"remove_s": {"raid0": 34.9, "raid5": 40.1, "scd": 33.0, "mcd": 31.6}}
     assert next(r for r in rows.fig7_rows(slow_remove) if "mcd faster" in r.item).verdict == "reproduced"
+
+
+def test_bonnie_block_write_cause_is_the_log_counters_and_the_cache_disk_scaling():
+    """A Bonnie block-write row names what the log carried during bonnie++ (its counters' growth
+    over the part) and mcd's block write over scd's; without counters it falls back to the stated
+    difference of ours."""
+    log = {"bonnie": {"host_write_blocks": 34629, "level1_blocks": 34629, "level1_segments": 2432,
+                      "level2_blocks": 7689}}
+    res = {"bonnie": {"raid0": {"block_write_kBps": 27296.0}, "raid5": {"block_write_kBps": 23713.0},
+                      "scd": {"block_write_kBps": 6219.0}, "mcd": {"block_write_kBps": 13392.0}},
+           "log": {"scd": log, "mcd": log}}
+    got = {r.item: r for r in rows.bonnie_rows(res)}
+    cause = got["Bonnie block write: scd / RAID-5 (Fig. 8a)"].cause
+    assert cause.startswith("measured: scd's log took 34629 blocks of bonnie++'s 34629 written in 2432 segment writes")
+    assert "gave 7689 back by level-2 destages" in cause
+    assert "write blocks 2.15x as fast as scd's one" in cause
+    assert got["Bonnie block write: mcd / RAID-0 (Fig. 8a, 'comparable')"].cause.startswith("measured: mcd's log")
+    assert rows.bonnie_cause({"bonnie": {}}, "scd") == rows.CAUSE_BONNIE
+
+
+def test_the_log_counters_grow_per_part_with_the_blocks_the_log_took():
+    from vraid.sim.experiment.vc_raid_collect import log_growth
+
+    def snap(**counters):
+        return {"log_segments": 10, "log_used_segments": 3, "counters": counters}
+
+    grown = log_growth(snap(host_write_blocks=100, level1_blocks=90, level1_segments=9),
+                       [snap(host_write_blocks=350, level1_blocks=330, level1_segments=25)])
+    assert (grown["host_write_blocks"], grown["level1_blocks"], grown["level1_segments"]) == (250, 240, 16)

@@ -16,7 +16,8 @@ from .vc_raid_paper import PROGRAMS
 
 NOT_AVAILABLE = "not available"
 #: the log counters the report shows (``LogMetrics``)
-LOG_COUNTERS = ("level1_destages", "level2_destages", "level2_blocks", "log_full_waits", "ram_full_waits")
+LOG_COUNTERS = ("host_write_blocks", "level1_destages", "level1_segments", "level1_blocks", "level2_destages",
+                "level2_blocks", "log_full_waits", "ram_full_waits")
 
 
 def median(values: list[float]) -> float:

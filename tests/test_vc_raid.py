@@ -81,7 +81,7 @@ def test_postmark_settings_and_command_file():
 
 def test_configuration_table_and_run_specs():
     assert "vc-raid" in names() and get("vc-raid") is vc and vc.SERIAL
-    assert list(vc.CONFIGS) == ["raid0", "raid5", "scd", "mcd", "scd-fill"]
+    assert list(vc.CONFIGS) == ["raid0", "raid5", "scd", "mcd", "scd-fill", "raid0-floor", "raid5-floor"]
     assert vc.PAPER_CONFIGS == ("raid0", "raid5", "scd", "mcd") and vc.CONFIGS["scd-fill"][-1] == "4M"
     assert vc.create_args("scd", "64M") == ["--level", "5", "--log", "scd", "--log-size", "200M", "--disks", "4", "--disk-size", "64M",
                                             "--strip", "64K"]

@@ -150,3 +150,39 @@ def test_the_log_counters_grow_per_part_with_the_blocks_the_log_took():
     grown = log_growth(snap(host_write_blocks=100, level1_blocks=90, level1_segments=9),
                        [snap(host_write_blocks=350, level1_blocks=330, level1_segments=25)])
     assert (grown["host_write_blocks"], grown["level1_blocks"], grown["level1_segments"]) == (250, 240, 16)
+
+
+def test_floor_ablation_sets_the_mount_s_own_time_apart_from_the_disks():
+    """RAID-5 / RAID-0 with the floor ablation (the same arrays, no disk time): the disks' share of a
+    transaction is the timed time less the floor's, and its ratio is named beside the paper's."""
+    pm = {"medium": {"raid0": 100.0, "raid5": 80.0, "raid0-floor": 200.0, "raid5-floor": 160.0}}
+    res = {"postmark": pm, "postmark_runs": {}}
+    cause = rows.floor_cause(res, "medium")
+    # per transaction: RAID-0 10 ms (floor 5), RAID-5 12.5 ms (floor 6.25): the disks' share 5 / 6.25
+    assert "5.00 ms on RAID-0 and 6.25 ms on RAID-5 in the mount alone, 10.00 and 12.50 ms with the disks" in cause
+    assert "the disks' share alone gives RAID-5 / RAID-0 = 0.80x (with the floor 0.80x, paper 0.44x)" in cause
+    assert "cause not found (ruled out: the mount's floor)" in cause
+    got = {r.item: r for r in rows.postmark_rows(res)}
+    assert got["PostMark medium: RAID-5 / RAID-0 TPS (Table 2)"].cause == cause
+    # a floor that takes the ratio to the paper's: the floor accounts for it
+    pm["medium"].update(raid5=50.0, **{"raid5-floor": 125.0})
+    assert rows.floor_cause(res, "medium").endswith("the mount's floor accounts for the difference")
+    # no disk share measurable: the ratio is the mount's
+    pm["medium"].update(raid0=200.0)
+    assert "the disks add nothing measurable" in rows.floor_cause(res, "medium")
+    # the ablation did not run: no floor cause, the row keeps the stated one
+    assert rows.floor_cause({"postmark": {"medium": {"raid0": 1.0, "raid5": 1.0}}}, "medium") == ""
+    got = {r.item: r for r in rows.postmark_rows({"postmark": {"medium": {"raid0": 1.0, "raid5": 1.0}},
+                                                 "postmark_runs": {}})}
+    assert got["PostMark medium: RAID-5 / RAID-0 TPS (Table 2)"].cause == rows.CAUSE_PM_DISK
+
+
+def test_the_floor_configurations_mount_with_no_disk_time(tmp_path):
+    from vraid.sim.experiment import vc_raid
+    from vraid.sim.experiment.vc_raid_mount import Rig
+
+    specs = {s["id"]: s for s in vc_raid.runs(True)}
+    assert specs["raid0-floor"]["no_disk_time"] and specs["raid5-floor"]["no_disk_time"]
+    assert specs["raid0-floor"]["parts"] == ["postmark"] and "no_disk_time" not in specs["raid0"]
+    assert Rig(tmp_path, disk_model="hdd:dnes-318350", time_scale=0.0).time_mode == "none"
+    assert Rig(tmp_path, disk_model="hdd:dnes-318350", time_scale=0.5).time_mode == "real:0.5"

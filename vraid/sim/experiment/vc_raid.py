@@ -15,7 +15,11 @@ each configuration ``repeats`` times (median and range in the report); bonnie++'
 and random seeks (sec. 4.3.3, Fig. 8, :mod:`.vc_raid_bonnie`); untar / copy / remove with ext4
 as mounted by default under the memory cap (asynchronous mode) and remounted ``-o sync`` (the
 synchronous mode). After each part the log disk's counters are read from ``vraid status
---json``. ``scd-fill`` is vraid's ablation: scd with a log small enough to fill during PostMark.
+--json``. ``scd-fill`` is vraid's ablation: scd with a log small enough to fill during PostMark;
+``raid0-floor`` and ``raid5-floor`` are the floor ablation: RAID-0 and RAID-5 mounted with ``--time
+none`` (no disk time: what a PostMark transaction costs in the mount itself, FUSE, the loop
+device and the daemon), PostMark only, so that the disks' share of each transaction can be set
+apart from the mount's (:func:`.vc_raid_rows.floor_cause`).
 The configurations run one after another (``SERIAL``): they share the machine's two cores and
 must not disturb each other. A configuration this vraid cannot create is reported "not
 available", with the reason.
@@ -61,13 +65,20 @@ CONFIGS: dict[str, tuple[str, ...]] = {
     # 64 KiB), which PostMark's writeback fills, so that level-2 destages run during the
     # benchmark and level-1 destages wait for them (the log's counters show it)
     "scd-fill": ("--level", "5", "--log", "scd", "--log-size", "4M"),
+    # the floor ablation of the RAID-5-versus-RAID-0 rows: the same arrays with no disk time
+    # (``--time none``, :data:`NO_DISK_TIME`): a transaction's time there is the mount's own
+    "raid0-floor": ("--level", "0"),
+    "raid5-floor": ("--level", "5"),
 }
+#: the configurations mounted with ``--time none`` (the model's time ignored: the mount's floor)
+NO_DISK_TIME = ("raid0-floor", "raid5-floor")
 #: the configurations of the paper (the default); the others are vraid's ablations
 PAPER_CONFIGS = ("raid0", "raid5", "scd", "mcd")
 #: the parts of one configuration's run, in order
 PARTS = ("postmark", "bonnie", "async", "sync")
 #: configuration -> its parts where not all of them (the ablation needs PostMark only)
-CONFIG_PARTS: dict[str, tuple[str, ...]] = {"scd-fill": ("postmark",)}
+CONFIG_PARTS: dict[str, tuple[str, ...]] = {"scd-fill": ("postmark",), "raid0-floor": ("postmark",),
+                                            "raid5-floor": ("postmark",)}
 #: the smallest memory cap bonnie++ runs in (:func:`bonnie_ram`)
 BONNIE_RAM_FLOOR = 32 << 20
 #: PostMark runs each configuration this many times (the table shows the median and the range)
@@ -100,7 +111,8 @@ def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None =
          tree: str | None = None, work: str | None = None, disk_model: str = DISK_MODEL,
          ram: str | None = None, sim: bool = False, repeats: int = REPEATS,
          bonnie_mb: int | None = None) -> list[dict[str, Any]]:
-    """One run per configuration, each a whole mount session (the paper's four and the log-fill ablation)."""
+    """One run per configuration, each a whole mount session (the paper's four, the log-fill and the
+    floor ablations)."""
     from vraid.errors import VraidError
 
     base = QUICK if quick else FULL
@@ -123,7 +135,7 @@ def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None =
     return [{"id": name, "config": name, "create": create_args(name, size), "disk_model": disk_model,
              "time_scale": float(time_scale), "postmark": pm, "ram": ram_bytes, "tree": tree or base["tree"], "work": work,
              "sim": bool(sim), "repeats": repeats, "bonnie_mb": bonnie,
-             "parts": list(CONFIG_PARTS.get(name, PARTS))}
+             "parts": list(CONFIG_PARTS.get(name, PARTS)), **({"no_disk_time": True} if name in NO_DISK_TIME else {})}
             for name in names]
 
 
@@ -148,7 +160,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     parent = Path(spec["work"]) if spec.get("work") else default_work()
     parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"vraid-vc-{spec['config']}-", dir=parent))
-    rig = Rig(work, disk_model=spec["disk_model"], time_scale=spec["time_scale"], log=_log)
+    rig = Rig(work, disk_model=spec["disk_model"], time_scale=0.0 if spec.get("no_disk_time") else spec["time_scale"],
+              log=_log)
     import os
 
     parts = spec.get("parts", list(PARTS))

@@ -101,6 +101,11 @@ class Rig:
         self.device: str | None = None
         self.ext4_mounted = False
 
+    @property
+    def time_mode(self) -> str:
+        """``vraid mount --time``: ``real:F``, or ``none`` at a time scale of 0 (no disk time)."""
+        return "none" if self.time_scale == 0 else f"real:{self.time_scale:g}"
+
     # -- build -----------------------------------------------------------------------------
     def open(self, create_args: Sequence[str]) -> str:
         """Create, mount (daemon in the foreground, our child, with ``mount_args``), attach, ``mkfs``
@@ -113,7 +118,7 @@ class Rig:
         # a session of its own: Ctrl-C reaches us (and our teardown), never the daemon mid-flush
         self.daemon = subprocess.Popen(
             [*VRAID, "mount", str(self.array), str(self.fuse), "--foreground",
-             "--disk-model", self.disk_model, "--time", f"real:{self.time_scale:g}", *self.mount_args],
+             "--disk-model", self.disk_model, "--time", self.time_mode, *self.mount_args],
             stdout=daemon_log, stderr=subprocess.STDOUT, start_new_session=True)
         daemon_log.close()
         image = self.fuse / "disk.img"

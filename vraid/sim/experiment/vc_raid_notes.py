@@ -46,7 +46,10 @@ def setup(detail: dict[str, Any]) -> list[str]:
         "of file cache) nor under 32 MiB (an 8 MiB cap got bonnie++ killed by the cgroup's OOM killer on mcd).",
         "",
         "After each part the log disk's occupancy and counters are read with `vraid status --json` (table below). "
-        "`scd-fill` is vraid's ablation: scd with a 4M log (64 segments) instead of 200M, PostMark only.",
+        "`scd-fill` is vraid's ablation: scd with a 4M log (64 segments) instead of 200M, PostMark only. "
+        "`raid0-floor` and `raid5-floor` are the floor ablation: RAID-0 and RAID-5 mounted with `--time none` "
+        "(no disk time, so a transaction's time is the mount's own: FUSE, the loop device, the daemon), PostMark "
+        "only.",
     ]
 
 
@@ -111,6 +114,11 @@ def notes(res: dict[str, Any], detail: dict[str, Any]) -> list[str]:
 
         out.append("- **The log-fill ablation** (scd with a 4M log, so that the log fills and level-2 destages run "
                    "during PostMark): " + "; ".join(f"{size}: {fill_cause(res, size)}" for size in pm) + ".")
+    if "raid0-floor" in runs and "raid5-floor" in runs:
+        from .vc_raid_rows import floor_cause
+
+        out.append("- **The floor ablation** (RAID-0 and RAID-5 with no disk time): "
+                   + "; ".join(f"{size}: {floor_cause(res, size) or 'not measured'}" for size in pm) + ".")
     out.append("- Bonnie: ext4's delayed allocation hands the array long sequential runs, which RAID-5 writes as "
                "whole stripes: the small-write penalty the paper's 1999 ext2 met in Bonnie's block write is mostly "
                "absent here, and with it most of what a write cache can hide.")

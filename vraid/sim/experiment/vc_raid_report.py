@@ -18,8 +18,10 @@ from .vc_raid_paper import FIG7_SYNC, PROGRAMS, TABLE2, number as _num
 from .verdict import INPUT, NOT_RUN, from_json, markdown_table, rule_text, tally
 
 LABEL = {"raid0": "RAID-0", "raid5": "RAID-5", "scd": "VC-RAID scd", "mcd": "VC-RAID mcd",
-         "scd-fill": "scd, 4M log (ablation)"}
-COLOUR = {"raid0": "C0", "raid5": "C1", "scd": "C2", "mcd": "C3", "scd-fill": "C4"}
+         "scd-fill": "scd, 4M log (ablation)", "raid0-floor": "RAID-0, no disk time (ablation)",
+         "raid5-floor": "RAID-5, no disk time (ablation)"}
+COLOUR = {"raid0": "C0", "raid5": "C1", "scd": "C2", "mcd": "C3", "scd-fill": "C4", "raid0-floor": "C5",
+          "raid5-floor": "C6"}
 RANGE_RULE = ("PostMark ran each configuration R times (below); a cell is the median and the range (lowest to "
               "highest run). A ratio's value is the ratio of the medians, its range (min of the top's runs / max "
               "of the bottom's, max / min): the runs of two arrays are not paired, so this is the widest the runs "

@@ -99,6 +99,48 @@ def test_without_mount_runs_every_such_row_is_not_run_with_the_reason():
     assert len(rows) == 2 * len(rep.TABLE2_FS) + 1 + 5 + 5
 
 
+def _status(busy: list[float], reads: int, writes: int, mb: float) -> dict:
+    """A ``vraid status --json`` shaped snapshot: every member with the same counters."""
+    return {"members": [{"disk": d, "reads": reads, "writes": writes, "read_bytes": int(mb * 1e6),
+                         "write_bytes": int(mb * 1e6), "busy_seconds": b} for d, b in enumerate(busy)]}
+
+
+def test_disk_use_is_the_members_growth_over_the_step():
+    from vraid.sim.experiment.msc_ct_mount_bench import disk_use, probed  # disk_use: vc_raid_mount's
+
+    use = disk_use(_status([1.0, 1.0], 10, 5, 1.0), _status([3.0, 2.0], 30, 15, 4.0), seconds=2.0)
+    # two members: 2 x (20 + 10) requests, 2 x 3 MB each way, busy (2 + 1) s of 2 x 2 s
+    assert use == {"requests": 60, "read_mb": 6.0, "write_mb": 6.0, "busy": 0.75}
+    assert disk_use(None, _status([1.0], 1, 1, 1.0), 1.0) is None
+    snaps = iter([_status([0.0], 0, 0, 0.0), _status([0.5], 2, 2, 1.0)])
+    result, seconds, use = probed(lambda: next(snaps), lambda: "done")
+    assert result == "done" and seconds >= 0 and use["requests"] == 4
+    assert probed(None, lambda: 1)[2] is None
+
+
+def test_a_mount_row_s_cause_names_the_members_use_and_what_it_rules_out():
+    idle = {"busy": 0.1, "requests": 1000, "read_mb": 1.0, "write_mb": 2.0}
+    busy = {**idle, "busy": 0.9}
+    note = rep.disk_note({"pbgc": idle, "sc": idle, "msc_ct": idle})
+    assert note.startswith("measured (the members, over the step): busy 10 % / 10 % / 10 % of it")
+    assert "ruled out as the cause, the disks" in note
+    assert "cause not found beyond these counters" in rep.disk_note({"sc": busy, "msc_ct": idle})
+    assert rep.disk_note({"sc": None}) == ""
+    # through collect and the rows: Table II, DBench and aging rows carry it
+    pairs = _outputs(times={"pbgc": 30.0, "sc": 20.0, "msc_ct": 10.0}, mbs={"pbgc": 50.0, "sc": 60.0, "msc_ct": 60.0},
+                     dbench={"pbgc": 10.0, "sc": 12.0, "msc_ct": 15.0}, aging={"sc": [10.0, 2.0], "msc_ct": [9.0, 8.0]})
+    for spec, r in pairs:
+        for v in r.values():
+            for part in (v if isinstance(v, list) else [v]):
+                if isinstance(part, dict):
+                    part["disks"] = idle
+        r["mkfs_disks"] = idle
+    rows = {r.item: r for r in rep.rows(rep.collect(pairs))}
+    assert "ruled out as the cause, the disks" in rows["Table II src self-copy: MSC-CT over SC (mount)"].cause
+    assert all("measured (the members" in r.cause for k, r in rows.items()
+               if k.startswith(("Fig. 13(a)", "Fig. 14(a)", "Table II")))
+
+
 @requires_mount
 @pytest.mark.mount
 @pytest.mark.slow
@@ -110,6 +152,8 @@ def test_quick_aging_run_through_a_real_mount(tmp_path):
     cycles = out["aging"]
     assert [c["cycle"] for c in cycles] == [1, 2]
     assert all(c["files"] > 0 and c["mb_s"] > 0 and not math.isnan(c["mb_s"]) for c in cycles)
+    # each cycle records what the members did during it: the writes reached them, and they were busy
+    assert all(c["disks"]["write_mb"] > 0 and c["disks"]["requests"] > 0 and 0 < c["disks"]["busy"] for c in cycles)
     assert not list(tmp_path.iterdir())  # member files removed after teardown
     with open("/proc/self/mounts") as f:
         assert str(tmp_path) not in f.read()

@@ -163,10 +163,20 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     with session(rig, work, out):
         rig.open(create)
         out["mkfs_seconds"] = round(rig.mkfs_seconds, 3)
+        if rig.mkfs_disks:
+            out["mkfs_disks"] = rig.mkfs_disks
         _log(f"{spec['id']}: mkfs.ext3 {out['mkfs_seconds']} s")
         out.update(_workload(spec, rig, work))
         out["loadavg_end"] = round(os.getloadavg()[0], 2)
         return out
+
+
+def _fio(probe: Any, path: Path, rw: str, size: int, bs: int) -> dict[str, Any]:
+    """:func:`.msc_ct_mount_bench.fio_file` with the members' use during it."""
+    from . import msc_ct_mount_bench as b
+
+    out, _, disks = b.probed(probe, lambda: b.fio_file(path, rw, size, bs))
+    return {**out, **({"disks": disks} if disks else {})}
 
 
 def _workload(spec: dict[str, Any], rig: Any, work: Path) -> dict[str, Any]:
@@ -177,24 +187,26 @@ def _workload(spec: dict[str, Any], rig: Any, work: Path) -> dict[str, Any]:
 
     ext = rig.ext4
     remount = lambda: rig.remount("")  # noqa: E731 - drops ext3's page cache, as the paper's fresh reads
+    probe = rig.status  # the members' counters around each timed step (msc_ct_mount_bench.disk_use)
     bench = spec["bench"]
     if bench == "table2":
         mb = spec["fio_mb"] << 20
         tar = work / "tree.tar"
         tree = make_tree_tar(tar, spec["tree"] == "quick")
         res: dict[str, Any] = {"tree": tree}
-        res["video"] = b.self_copy(ext, "video", lambda d: b.write_files(d, [spec["video_mb"] << 20], seed=1), remount)
+        res["video"] = b.self_copy(ext, "video", lambda d: b.write_files(d, [spec["video_mb"] << 20], seed=1), remount,
+                                   probe)
         res["music"] = b.self_copy(ext, "music", lambda d: b.write_files(
-            d, [spec["music_mb"] << 20] * spec["music_files"], seed=2), remount)
-        res["src"] = b.self_copy(ext, "src", lambda d: (d.mkdir(), b.sh(["tar", "xf", tar, "-C", d])), remount)
+            d, [spec["music_mb"] << 20] * spec["music_files"], seed=2), remount, probe)
+        res["src"] = b.self_copy(ext, "src", lambda d: (d.mkdir(), b.sh(["tar", "xf", tar, "-C", d])), remount, probe)
         for key, rw, bs in (("seq", "write", 1 << 20), ("rand", "randwrite", 512 << 10)):
             f = ext / f"{key}.dat"
             if key == "rand":  # the random writes go to a file already laid out, as Tiobench's
                 b.fio_file(f, "write", mb, 1 << 20)
-            res[f"{key}_write"] = b.fio_file(f, rw, mb, bs)
+            res[f"{key}_write"] = _fio(probe, f, rw, mb, bs)
             remount()
             b.drop_caches()
-            res[f"{key}_read"] = b.fio_file(f, "read" if key == "seq" else "randread", mb, bs)
+            res[f"{key}_read"] = _fio(probe, f, "read" if key == "seq" else "randread", mb, bs)
             f.unlink()
             _log(f"{spec['id']}: {key} write {res[f'{key}_write']['mb_s']} MB/s, read {res[f'{key}_read']['mb_s']} MB/s")
         _log(f"{spec['id']}: self-copy video {res['video']['seconds']} s, music {res['music']['seconds']} s, "
@@ -204,9 +216,10 @@ def _workload(spec: dict[str, Any], rig: Any, work: Path) -> dict[str, Any]:
         ram = parse_size(str(spec["ram"]), "dbench memory cap") if spec.get("ram") else None
         runs = []
         for n in spec["clients"]:
-            runs.append(b.run_dbench(ext / f"dbench-{n}", n, spec["seconds"], ram=ram))
+            one, _, disks = b.probed(probe, lambda: b.run_dbench(ext / f"dbench-{n}", n, spec["seconds"], ram=ram))
+            runs.append({**one, **({"disks": disks} if disks else {})})
             _log(f"{spec['id']}: dbench {n} clients {runs[-1]['mb_s']} MB/s")
         return {"dbench": runs}
-    cycles = b.age(ext, mean=spec["mean"], cycles=spec["cycles"])
+    cycles = b.age(ext, mean=spec["mean"], cycles=spec["cycles"], probe=probe)
     _log(f"{spec['id']}: aging MB/s per cycle {[c['mb_s'] for c in cycles]}")
     return {"aging": cycles}

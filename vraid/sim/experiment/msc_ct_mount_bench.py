@@ -17,7 +17,10 @@ Seed 000 sec. IV-C..E, scaled down (:mod:`.msc_ct_mount` says by how much):
   timed (written and synced), its MB/s is the cycle's throughput.
 
 Every time is wall time as the user waits for it (``time.monotonic``), the array running in
-scaled real time (``vraid mount --time real:F``).
+scaled real time (``vraid mount --time real:F``). Given a ``probe`` (the mount's ``vraid status
+--json``), each timed step also records what the members did during it (:func:`disk_use`):
+their requests, the bytes they moved and how busy they were, read just before and just after
+the step, outside its time.
 """
 
 from __future__ import annotations
@@ -34,9 +37,20 @@ from typing import Any, Callable
 from vraid.errors import VraidError
 
 from .vc_raid_bench import MemoryCap
-from .vc_raid_mount import sh
+from .vc_raid_mount import disk_use, sh
 
 MIB = 1 << 20
+#: a snapshot of the mount's status (``vraid status --json``), taken outside a step's time
+Probe = Callable[[], dict]
+
+
+def probed(probe: Probe | None, step: Callable[[], Any]) -> tuple[Any, float, dict[str, Any] | None]:
+    """Run ``step`` timed; with a ``probe``, the members' :func:`disk_use` during it."""
+    before = probe() if probe else None
+    started = time.monotonic()
+    result = step()
+    seconds = time.monotonic() - started
+    return result, seconds, disk_use(before, probe() if probe else None, seconds)
 
 
 def drop_caches() -> None:
@@ -46,12 +60,6 @@ def drop_caches() -> None:
         Path("/proc/sys/vm/drop_caches").write_text("3\n")
     except OSError:  # pragma: no cover - a container that forbids it: the remount still drops ext3's
         pass
-
-
-def timed(fn: Callable[[], Any]) -> float:
-    started = time.monotonic()
-    fn()
-    return time.monotonic() - started
 
 
 def write_files(root: Path, sizes: list[int], *, seed: int, chunk: int = MIB) -> int:
@@ -71,7 +79,8 @@ def write_files(root: Path, sizes: list[int], *, seed: int, chunk: int = MIB) ->
     return total
 
 
-def self_copy(ext: Path, name: str, make: Callable[[Path], None], remount: Callable[[], None]) -> dict[str, float]:
+def self_copy(ext: Path, name: str, make: Callable[[Path], None], remount: Callable[[], None],
+              probe: Probe | None = None) -> dict[str, Any]:
     """``make(ext/name)`` builds the tree; after a remount and a dropped cache, ``cp -a`` of it to
     ``ext/name-copy`` plus ``sync``, timed; both trees are removed afterwards."""
     src = ext / name
@@ -80,10 +89,12 @@ def self_copy(ext: Path, name: str, make: Callable[[Path], None], remount: Calla
     remount()
     drop_caches()
     mb = int(sh(["du", "-sb", src]).stdout.split()[0]) / 1e6
-    seconds = timed(lambda: (sh(["cp", "-a", src, ext / f"{name}-copy"], timeout=7200), sh(["sync"], timeout=3600)))
+    _, seconds, disks = probed(probe, lambda: (sh(["cp", "-a", src, ext / f"{name}-copy"], timeout=7200),
+                                               sh(["sync"], timeout=3600)))
     sh(["rm", "-rf", src, ext / f"{name}-copy"], timeout=3600)
     sh(["sync"], timeout=3600)
-    return {"seconds": round(seconds, 3), "mb": round(mb, 2), "mb_s": round(mb / seconds, 3) if seconds else 0.0}
+    return {"seconds": round(seconds, 3), "mb": round(mb, 2), "mb_s": round(mb / seconds, 3) if seconds else 0.0,
+            **({"disks": disks} if disks else {})}
 
 
 def fio_file(path: Path, rw: str, size: int, bs: int, *, seed: int = 1) -> dict[str, float]:
@@ -148,7 +159,8 @@ def aging_sizes(rng: random.Random, mean: int, budget: int, block: int = 4096) -
         used += size
 
 
-def age(ext: Path, *, mean: int, cycles: int, fill: float = 0.9, delete: float = 0.2, seed: int = 1) -> list[dict[str, float]]:
+def age(ext: Path, *, mean: int, cycles: int, fill: float = 0.9, delete: float = 0.2, seed: int = 1,
+        probe: Probe | None = None) -> list[dict[str, Any]]:
     """Fig. 14's aging benchmark: cycle 1 writes files up to ``fill`` of the file system; each later
     cycle deletes ``delete`` of the files (chosen at random) and writes new ones up to ``fill``
     again. Returns each cycle's bytes, seconds (files written + ``sync``) and MB/s."""
@@ -171,14 +183,12 @@ def age(ext: Path, *, mean: int, cycles: int, fill: float = 0.9, delete: float =
         sizes = aging_sizes(rng, mean, max(0, budget))
         directory = root / f"c{cycle:03d}"
         drop_caches()
-        started = time.monotonic()
-        written = write_files(directory, sizes, seed=seed + cycle)
-        sh(["sync"], timeout=3600)
-        seconds = time.monotonic() - started
+        written, seconds, disks = probed(probe, lambda: (write_files(directory, sizes, seed=seed + cycle),
+                                                         sh(["sync"], timeout=3600))[0])
         files += sorted(directory.iterdir())
         out.append({"cycle": cycle, "files": len(sizes), "mb": round(written / 1e6, 2), "seconds": round(seconds, 3),
-                    "mb_s": round(written / 1e6 / seconds, 3) if seconds else 0.0})
+                    "mb_s": round(written / 1e6 / seconds, 3) if seconds else 0.0, **({"disks": disks} if disks else {})})
     return out
 
 
-__all__ = ["age", "aging_sizes", "drop_caches", "fio_file", "parse_dbench", "run_dbench", "self_copy", "write_files"]
+__all__ = ["Probe", "age", "aging_sizes", "disk_use", "drop_caches", "probed", "fio_file", "parse_dbench", "run_dbench", "self_copy", "write_files"]

@@ -30,11 +30,13 @@ NOT_MOUNTED = ("the mount part did not run (it mounts a real array: root, `--set
 def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     """``{"table2": {bench: {config: value}}, "dbench": {"clients": [..], config: [MB/s..]},
     "dbench_strip": {"strips": [..], config: [MB/s..]}, "aging": {"16k"|"2048k": {config: [cycle..]}},
-    "setup": {...}}``; ``{}`` when no mount run is in ``results``."""
+    "disks": {step: {config: disk use}}, "setup": {...}}``; ``{}`` when no mount run is in ``results``.
+    A step's disk use (:func:`.msc_ct_mount_bench.disk_use`: the members' requests, MB and busy
+    share during it) is kept where the run measured it (an aging cycle keeps its own)."""
     mounts = [(s, r) for s, r in results if s.get("kind") == "mount"]
     if not mounts:
         return {}
-    out: dict[str, Any] = {"table2": {}, "dbench": {}, "dbench_strip": {}, "aging": {}, "runs": {}}
+    out: dict[str, Any] = {"table2": {}, "dbench": {}, "dbench_strip": {}, "aging": {}, "runs": {}, "disks": {}}
     strips: dict[str, dict[str, float]] = {}
     for spec, r in mounts:
         cfg, bench = spec["config"], spec["bench"]
@@ -43,13 +45,20 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
                 value = r[key] if field is None else r[key][field]
                 out["table2"].setdefault(name, {})[cfg] = value
             out["runs"][f"table2-{cfg}"] = {k: r[k] for k in ("video", "music", "src", "tree") if k in r}
+            for name, (key, field) in _TABLE2_KEYS.items():
+                use = r.get("mkfs_disks") if field is None else (r.get(key) or {}).get("disks")
+                if use:
+                    out["disks"].setdefault(name, {})[cfg] = use
         elif bench == "dbench":
             out["dbench"]["clients"] = [d["clients"] for d in r["dbench"]]
             out["dbench"][cfg] = [d["mb_s"] for d in r["dbench"]]
             out["dbench"].setdefault("mkfs_seconds", {})[cfg] = r.get("mkfs_seconds")
             strips.setdefault(spec["strip"], {})[cfg] = r["dbench"][-1]["mb_s"]
+            out["disks"].setdefault("dbench", {})[cfg] = [d.get("disks") for d in r["dbench"]]
+            out["disks"].setdefault("dbench_strip", {}).setdefault(spec["strip"], {})[cfg] = r["dbench"][-1].get("disks")
         elif bench == "dbench-strip":
             strips.setdefault(spec["strip"], {})[cfg] = r["dbench"][-1]["mb_s"]
+            out["disks"].setdefault("dbench_strip", {}).setdefault(spec["strip"], {})[cfg] = r["dbench"][-1].get("disks")
         else:
             out["aging"].setdefault(bench.split("-", 1)[1], {})[cfg] = r["aging"]
         out["setup"] = {k: spec[k] for k in ("disk_model", "time_scale", "disks", "cache_size")}
@@ -61,6 +70,34 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
                                                          "tree", "fio_mb", "clients", "seconds", "ram", "mean", "cycles")
                                     if k in spec} for spec, _ in mounts}
     return out
+
+
+#: below this share of a step the members were busy, the mount (not the disks) set the step's pace
+IDLE_DISKS = 0.5
+_NAMES = {"pbgc": "PBGC", "sc": "SC", "msc_ct": "MSC-CT"}
+
+
+def disk_note(uses: dict[str, Any]) -> str:
+    """The measured part of a mount row's cause: what the members did during the step under each
+    driver (``uses``: config -> :func:`.msc_ct_mount_bench.disk_use`), and what that rules out;
+    "" where the run did not measure it."""
+    got = {c: u for c, u in uses.items() if u and u.get("busy") is not None}
+    if not got:
+        return ""
+    order = [c for c in ("pbgc", "sc", "msc_ct") if c in got]
+    names = " / ".join(_NAMES[c] for c in order)
+    busy = " / ".join(f"{100 * got[c]['busy']:.0f} %" for c in order)
+    requests = " / ".join(f"{got[c]['requests']:,}" for c in order)
+    moved = " / ".join(f"{got[c]['read_mb'] + got[c]['write_mb']:.0f}" for c in order)
+    text = f"measured (the members, over the step): busy {busy} of it, {requests} requests, {moved} MB ({names})"
+    if max(got[c]["busy"] for c in order) < IDLE_DISKS:
+        return text + ("; the disks were idle most of the step, so the mount (FUSE, the loop device, the daemon), "
+                       "not the array's policy, set its pace: ruled out as the cause, the disks")
+    return text + "; cause not found beyond these counters (the disks were busy: ruled out, the mount's floor)"
+
+
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
 
 
 def _ratio(a: float | None, b: float | None) -> float:
@@ -82,8 +119,9 @@ def table2_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         sc_pb = _ratio(got["pbgc"], got["sc"]) if inv else _ratio(got["sc"], got["pbgc"])
         ct_sc = _ratio(got["sc"], got["msc_ct"]) if inv else _ratio(got["msc_ct"], got["sc"])
         u = "s" if inv else "MB/s"
-        cause = (f"mount: {u} PBGC {got['pbgc']:.2f}, SC {got['sc']:.2f}, MSC-CT {got['msc_ct']:.2f} "
-                 f"(paper {pb:g}/{sc:g}/{ct:g} {unit}); ext3 on vraid, one run each")
+        cause = _join(f"mount: {u} PBGC {got['pbgc']:.2f}, SC {got['sc']:.2f}, MSC-CT {got['msc_ct']:.2f} "
+                      f"(paper {pb:g}/{sc:g}/{ct:g} {unit}); ext3 on vraid, one run each",
+                      disk_note(m.get("disks", {}).get(bench, {})))
         rows.append(verdict.compare(f"Table II {bench}: SC over PBGC (mount)", round(p_sc_pb, 3), sc_pb,
                                     baseline=1.0, unit="x", cause=cause))
         rows.append(verdict.compare(f"Table II {bench}: MSC-CT over SC (mount)", round(p_ct_sc, 3), ct_sc,
@@ -92,8 +130,9 @@ def table2_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
     item = "Conclusion: small-file copy, MSC-CT over MD (\"2.7 times\"; Table II's src self-copy gives 2.17x)"
     if {"pbgc", "msc_ct"} <= set(src):
         rows.append(verdict.compare(item + " (mount)", FIG14["small_copy"], _ratio(src["pbgc"], src["msc_ct"]),
-                                    baseline=1.0, unit="x", cause=f"src self-copy s PBGC {src['pbgc']:.2f}, "
-                                    f"MSC-CT {src['msc_ct']:.2f}"))
+                                    baseline=1.0, unit="x", cause=_join(
+                                        f"src self-copy s PBGC {src['pbgc']:.2f}, MSC-CT {src['msc_ct']:.2f}",
+                                        disk_note(m.get("disks", {}).get("src self-copy", {})))))
     else:
         rows.append(verdict.not_run(item, FIG14["small_copy"], NOT_MOUNTED, unit="x"))
     return rows
@@ -114,14 +153,19 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         table = "; MB/s PBGC / SC / MSC-CT: " + ", ".join(
             f"{n} clients {p:.1f}/{s:.1f}/{c:.1f}" for n, p, s, c in zip(cl, d["pbgc"], d["sc"], d["msc_ct"]))
         i_sc, i_pb = over_sc.index(max(over_sc)), over_pb.index(max(over_pb))
+        uses = m.get("disks", {}).get("dbench", {})
+
+        def at(i: int) -> str:
+            return disk_note({c: (u[i] if u and i < len(u) else None) for c, u in uses.items()})
+
         rows.append(verdict.compare(items[0][0] + f" (mount, clients {', '.join(map(str, cl))})", items[0][1],
                                     over_sc[i_sc], baseline=1.0, unit="x",
-                                    cause=f"best at {cl[i_sc]} clients" + table))
+                                    cause=_join(f"best at {cl[i_sc]} clients" + table, at(i_sc))))
         rows.append(verdict.compare(items[1][0] + " (mount)", items[1][1], over_pb[i_pb], baseline=1.0, unit="x",
-                                    cause=f"best at {cl[i_pb]} clients" + table))
+                                    cause=_join(f"best at {cl[i_pb]} clients" + table, at(i_pb))))
         if 1 in cl:
             rows.append(verdict.compare(items[2][0] + " (mount)", items[2][1], over_sc[cl.index(1)], baseline=1.0,
-                                        unit="x", cause=table[2:]))
+                                        unit="x", cause=_join(table[2:], at(cl.index(1)))))
         else:
             rows.append(verdict.not_run(items[2][0], items[2][1], "1 client not in this run", unit="x"))
     s = m.get("dbench_strip", {})
@@ -138,12 +182,23 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         table = "MB/s PBGC / SC / MSC-CT: " + ", ".join(
             f"{st} {p:.1f}/{sc:.1f}/{c:.1f}" for st, p, sc, c in zip(strips, s["pbgc"], s["sc"], s["msc_ct"]))
         best = over.index(max(over))
+        by_strip = m.get("disks", {}).get("dbench_strip", {})
         rows.append(verdict.compare(item_b.replace("128 clients", f"{s['clients']} clients (mount; paper 128)"),
                                     FIG13["strip_ct_over_pbgc_best"], over[best], baseline=1.0, unit="x",
-                                    cause=f"best at strip {strips[best]}; " + table))
+                                    cause=_join(f"best at strip {strips[best]}; " + table,
+                                                disk_note(by_strip.get(strips[best], {})))))
+        worst = min(range(len(strips)), key=lambda i: _ratio(s["sc"][i], s["pbgc"][i]))
         rows.append(verdict.holds(item_c + " (mount, strips " + ", ".join(strips) + ")", True,
-                                  all(sc > p for sc, p in zip(s["sc"], s["pbgc"])), cause=table))
+                                  all(sc > p for sc, p in zip(s["sc"], s["pbgc"])),
+                                  cause=_join(table, f"at strip {strips[worst]}: "
+                                              + disk_note(by_strip.get(strips[worst], {}))
+                                              if disk_note(by_strip.get(strips[worst], {})) else "")))
     return rows
+
+
+def _cycle_note(runs: dict[str, list[dict[str, Any]]], n: int) -> str:
+    """:func:`disk_note` of aging cycle ``n`` (1-based) under each driver in ``runs``."""
+    return disk_note({c: (cyc[n - 1].get("disks") if len(cyc) >= n else None) for c, cyc in runs.items()})
 
 
 def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
@@ -160,7 +215,7 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         per = ", ".join(f"{c['mb_s']:.2f}/{s['mb_s']:.2f}" for s, c in zip(sc, ct))
         rows.append(verdict.compare(f"{item} (mount, cycle {n} of the paper's 50)", FIG14[key],
                                     _ratio(ct[n - 1]["mb_s"], sc[n - 1]["mb_s"]), baseline=1.0, unit="x",
-                                    cause=f"MB/s MSC-CT/SC per cycle: {per}"))
+                                    cause=_join(f"MB/s MSC-CT/SC per cycle: {per}", _cycle_note(runs, n))))
     runs = a.get("16k", {})
     for cfg, key, name in (("sc", "sc_loss", "SC"), ("msc_ct", "msc_ct_loss", "MSC-CT")):
         item = f"Fig. 14(b) 20th aging cycle over the 1st: {name}'s loss"
@@ -170,14 +225,16 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
             continue
         loss = round(100 * (1 - cyc[-1]["mb_s"] / cyc[0]["mb_s"]), 1) if cyc[0]["mb_s"] else float("nan")
         rows.append(verdict.compare(item.replace("20th", f"{len(cyc)}th (ours; paper: 20th)"), FIG14[key], loss,
-                                    unit="%", cause="judged on the cycles run, not the paper's 20: MB/s per cycle "
-                                    + ", ".join(f"{c['mb_s']:.2f}" for c in cyc)))
+                                    unit="%", cause=_join("judged on the cycles run, not the paper's 20: MB/s per cycle "
+                                                          + ", ".join(f"{c['mb_s']:.2f}" for c in cyc),
+                                                          _cycle_note({cfg: cyc}, len(cyc)))))
     item = "Abstract/conclusion: aged file system, 16 KiB files, MSC-CT's gain (\"180 %\"; sec. IV-D says 2.3x)"
     if {"sc", "msc_ct"} <= set(runs):
         n = min(len(runs["sc"]), len(runs["msc_ct"]))
         rows.append(verdict.compare(item + " (mount)", FIG14["abstract_16k"],
                                     _ratio(runs["msc_ct"][n - 1]["mb_s"], runs["sc"][n - 1]["mb_s"]), baseline=1.0,
-                                    unit="x", cause=f"the Fig. 14(a) 16 KiB row, cycle {n}"))
+                                    unit="x", cause=_join(f"the Fig. 14(a) 16 KiB row, cycle {n}",
+                                                          _cycle_note(runs, n))))
     else:
         rows.append(verdict.not_run(item, FIG14["abstract_16k"], NOT_MOUNTED, unit="x"))
     return rows

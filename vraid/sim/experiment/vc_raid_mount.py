@@ -82,6 +82,25 @@ def _wait(pred: Callable[[], bool], timeout: float, step: float = 0.05) -> bool:
     return pred()
 
 
+def disk_use(before: dict | None, after: dict | None, seconds: float) -> dict[str, Any] | None:
+    """What the members did between two status snapshots of a step that took ``seconds``: their
+    requests, the MB (10^6 bytes) they read and wrote, and ``busy``, the share of the step the
+    members were busy (their busy seconds, on the mount's clock, over members x ``seconds``);
+    None without both snapshots."""
+    if not before or not after or "members" not in before or "members" not in after:
+        return None
+    was = {m["disk"]: m for m in before["members"]}
+    delta = {k: 0.0 for k in ("reads", "writes", "read_bytes", "write_bytes", "busy_seconds")}
+    for m in after["members"]:
+        old = was.get(m["disk"], {})
+        for k in delta:
+            delta[k] += (m.get(k) or 0) - (old.get(k) or 0)
+    n = max(1, len(after["members"]))
+    return {"requests": int(delta["reads"] + delta["writes"]), "read_mb": round(delta["read_bytes"] / 1e6, 2),
+            "write_mb": round(delta["write_bytes"] / 1e6, 2),
+            "busy": round(delta["busy_seconds"] / (n * seconds), 3) if seconds > 0 else None}
+
+
 class Rig:
     """One array mounted with ext4 on it; :meth:`close` undoes everything :meth:`open` did."""
 
@@ -97,6 +116,7 @@ class Rig:
         self.mount_args = list(mount_args)  # more `vraid mount` options (e.g. --cache stripe)
         self.mkfs = list(mkfs)
         self.mkfs_seconds = 0.0  # how long the mkfs of open() took
+        self.mkfs_disks: dict | None = None  # what the members did during it (disk_use)
         self.daemon: subprocess.Popen | None = None
         self.device: str | None = None
         self.ext4_mounted = False
@@ -126,9 +146,11 @@ class Rig:
         if not ok or self.daemon.poll() is not None:
             raise VraidError(f"vraid mount did not come up: {self._daemon_tail()}", f"see {self.work / 'daemon.log'}")
         self.device = sh(["losetup", "-f", "--show", image]).stdout.strip()
+        before = self.status()
         started = time.monotonic()
         sh([*self.mkfs, self.device], timeout=3600)
         self.mkfs_seconds = time.monotonic() - started
+        self.mkfs_disks = disk_use(before, self.status(), self.mkfs_seconds)
         self.mount_ext4()
         return summary
 
@@ -160,14 +182,17 @@ class Rig:
         except OSError:
             return "(no log)"
 
+    def status(self) -> dict:
+        """``vraid status --json`` of the running mount, as a dict."""
+        import json
+
+        return json.loads(sh([*VRAID, "status", "--json", self.fuse], timeout=120).stdout)
+
     def log_status(self) -> dict | None:
         """The log disk's occupancy and counters from ``vraid status --json`` of the running mount
         (None: the array has no log): segments in all and in use, segment writes, and the
         ``LogMetrics`` counters (level-2 destages, level-1 destages that waited for a full log...)."""
-        import json
-
-        st = json.loads(sh([*VRAID, "status", "--json", self.fuse], timeout=120).stdout)
-        log = st.get("log")
+        log = self.status().get("log")
         if not isinstance(log, dict):
             return None
         keep = ("log_segments", "log_used_segments", "segment_writes", "ram_blocks", "ram_used_blocks")

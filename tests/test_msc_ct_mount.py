@@ -125,6 +125,7 @@ def test_a_mount_row_s_cause_names_the_members_use_and_what_it_rules_out():
     assert note.startswith("measured (the members, over the step): busy 10 % / 10 % / 10 % of it")
     assert "ruled out as the cause, the disks" in note
     assert "cause not found beyond these counters" in rep.disk_note({"sc": busy, "msc_ct": idle})
+    assert "neither is ruled out" in rep.disk_note({"sc": {**idle, "busy": 0.6}})
     assert rep.disk_note({"sc": None}) == ""
     # through collect and the rows: Table II, DBench and aging rows carry it
     pairs = _outputs(times={"pbgc": 30.0, "sc": 20.0, "msc_ct": 10.0}, mbs={"pbgc": 50.0, "sc": 60.0, "msc_ct": 60.0},

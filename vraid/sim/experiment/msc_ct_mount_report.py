@@ -74,6 +74,8 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
 
 #: below this share of a step the members were busy, the mount (not the disks) set the step's pace
 IDLE_DISKS = 0.5
+#: from this share on, the disks (not the mount) set the step's pace
+BUSY_DISKS = 0.8
 _NAMES = {"pbgc": "PBGC", "sc": "SC", "msc_ct": "MSC-CT"}
 
 
@@ -90,10 +92,15 @@ def disk_note(uses: dict[str, Any]) -> str:
     requests = " / ".join(f"{got[c]['requests']:,}" for c in order)
     moved = " / ".join(f"{got[c]['read_mb'] + got[c]['write_mb']:.0f}" for c in order)
     text = f"measured (the members, over the step): busy {busy} of it, {requests} requests, {moved} MB ({names})"
-    if max(got[c]["busy"] for c in order) < IDLE_DISKS:
+    most = max(got[c]["busy"] for c in order)
+    if most < IDLE_DISKS:
         return text + ("; the disks were idle most of the step, so the mount (FUSE, the loop device, the daemon), "
                        "not the array's policy, set its pace: ruled out as the cause, the disks")
-    return text + "; cause not found beyond these counters (the disks were busy: ruled out, the mount's floor)"
+    if most >= BUSY_DISKS:
+        return text + ("; cause not found beyond these counters (the disks were busy most of the step: ruled out, "
+                       "the mount's floor)")
+    return text + ("; cause not found: the disks were busy for part of the step and the mount for the rest, so "
+                   "neither is ruled out")
 
 
 def _join(*parts: str) -> str:

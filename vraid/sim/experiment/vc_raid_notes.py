@@ -84,11 +84,11 @@ def notes(res: dict[str, Any], detail: dict[str, Any]) -> list[str]:
             f"{TABLE2['medium']['raid5'] / TABLE2['medium']['raid0']:.2f}x, "
             f"{TABLE2['large']['raid5'] / TABLE2['large']['raid0']:.2f}x). Without the cap (`--set ram=none`) "
             "this machine's page cache holds every pool and all four arrays run at the speed of memory. Where "
-            "ours lose less to RAID-5 than the paper's, we have not measured why; candidates are ours: ext4's "
-            "delayed allocation writes back in longer runs than 1999's ext2 (fewer small read-modify-writes), "
-            "the quick run's short transaction phase (hundreds, not tens of thousands, of transactions), and "
-            "the mount's own per-request cost (next item), which compresses every ratio towards 1. The medium and "
-            "large ranges show how far the loaded machine moves one run.")
+            "ours lose less to RAID-5 than the paper's, the floor ablation (below, where it ran) measures whether "
+            "the mount's own per-request cost compresses the ratio towards 1; the other candidates are ours and "
+            "not measured: ext4's delayed allocation writes back in longer runs than 1999's ext2 (fewer small "
+            "read-modify-writes), and a short transaction phase. The medium and large ranges show how far the "
+            "loaded machine moves one run.")
         out.append(
             f"- **untar / copy / remove, sync:** RAID-5 / RAID-0 time {_ratio(res['untar_s'].get('raid5'), res['untar_s'].get('raid0'))}, "
             f"{_ratio(res['copy_s'].get('raid5'), res['copy_s'].get('raid0'))}, "

@@ -158,3 +158,44 @@ def test_merged_pbgc_matches_the_model(tmp_path):
         lambda: CachedArrayMatchesModel(cfg, "memory", tmp_path),
         settings=settings(max_examples=8, stateful_step_count=20, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]))
+
+
+def test_a_pass_marks_its_groups_taken_before_their_destages_start():
+    """Regression (a mount under DBench, 2026-11-28): the destage loop made its groups in one
+    pass and the units were marked only when each group's task started. A later pass that ran
+    first (trio does not promise which runs first) could take the same units into a second
+    group once a write dirtied a row next to them: two destages of one unit at once, which
+    ended with a unit in the clean list that was no longer held (KeyError, EIO to the host).
+    Now every unit of a group is marked as it is taken, and no unit is in two groups."""
+    g = small_geometry()
+
+    async def main():
+        stores = slow_stores(g, 0.002)
+        cfg = write_cache("pbg:merge=true", 1 << 20, destage="hlwm:high=0.3,low=0.1")
+        async with running(EngineConfig(g, stores, **cfg)) as a:
+            c = a.cache
+            original = c._destage_group
+            active: set[int] = set()
+            unmarked: list[list[int]] = []
+            overlaps: list[set[int]] = []
+
+            async def watched(units):
+                keys = {u.span.key for u in units}
+                if not all(u.destaging for u in units):
+                    unmarked.append(sorted(keys))
+                if keys & active:
+                    overlaps.append(keys & active)
+                active.update(keys)
+                try:
+                    await original(units)
+                finally:
+                    active.difference_update(keys)
+
+            c._destage_group = watched
+            model = await random_writes(a, g.capacity, 5)
+            await a.flush()
+            assert members_image(g, stores) == bytes(model)
+            assert not unmarked and not overlaps
+            assert set(c.clean) <= set(c.units)
+
+    run_virtual(main)

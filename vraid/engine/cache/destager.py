@@ -71,6 +71,13 @@ class Destager:
                     self.order.removed(key)
                     self.in_flight += 1
                     group = self._neighbours(self.units[key]) if self.coalesce else [self.units[key]]
+                    if self.coalesce:
+                        # taken now, before the task starts: a later pass (it may run first) must
+                        # not take these rows into a second group as neighbours of a row dirtied
+                        # meanwhile (two destages of one unit at once). A lone unit left the
+                        # order and is taken by nothing else, so it is marked when it starts.
+                        for unit in group:
+                            unit.destaging = True
                     nursery.start_soon(self._destage_group, group)
                 self._changed = trio.Event()
                 deadline = decision.recheck if decision.recheck is not None else math.inf

@@ -3,7 +3,8 @@
 The book's table (OSTEP ch. 38, Fig. 38.8) has a row per property and a column per level;
 so do these, each cell the book's formula, its value at N, vraid's value in the same unit and
 the verdict (:mod:`.verdict`'s one rule). Where a verdict is not ``reproduced`` the cause
-column of the paper-vs-vraid table says what the measurement shows (:data:`CAUSES`).
+column of the paper-vs-vraid table says what the measurement shows (set by :func:`.levels.collect`:
+the run's counters, or :data:`CAUSES`).
 """
 
 from __future__ import annotations
@@ -107,8 +108,8 @@ def _markdown(res: dict[str, Any], plots: bool) -> str:
     u = res["units"]
     levels = res["levels"]
     rows = from_json(res["paper_vs_vraid"])
-    caused = [type(r)(r.item, r.paper, r.vraid, r.verdict,
-                      "" if r.verdict == REPRODUCED else (r.cause or _cause(r.item)), r.unit) for r in rows]
+    caused = [type(r)(r.item, r.paper, r.vraid, r.verdict, "" if r.verdict == REPRODUCED else r.cause, r.unit)
+              for r in rows]
     counts = tally(rows)
     L = ["# OSTEP ch. 38, Fig. 38.8 on vraid: the RAID levels compared", "",
          f"Produced by commit `{source_commit()}` with `vraid experiment levels`; settings and wall time in "
@@ -160,11 +161,3 @@ def _markdown(res: dict[str, Any], plots: bool) -> str:
         elif "not_run" in out:
             L.append(f"| {rid} | not run: {out['not_run']} | | | | | |")
     return "\n".join(L) + "\n"
-
-
-def _cause(item: str) -> str:
-    """The cause of a row off the book's value, by the row its item names."""
-    for row in ROWS:
-        if item.endswith(row.label.lower()):
-            return CAUSES.get(row.key, "")
-    return ""

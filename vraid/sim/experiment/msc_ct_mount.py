@@ -171,14 +171,6 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         return out
 
 
-def _fio(probe: Any, path: Path, rw: str, size: int, bs: int) -> dict[str, Any]:
-    """:func:`.msc_ct_mount_bench.fio_file` with the members' use during it."""
-    from . import msc_ct_mount_bench as b
-
-    out, _, disks = b.probed(probe, lambda: b.fio_file(path, rw, size, bs))
-    return {**out, **({"disks": disks} if disks else {})}
-
-
 def _workload(spec: dict[str, Any], rig: Any, work: Path) -> dict[str, Any]:
     from vraid.core.units import parse_size
 
@@ -203,10 +195,10 @@ def _workload(spec: dict[str, Any], rig: Any, work: Path) -> dict[str, Any]:
             f = ext / f"{key}.dat"
             if key == "rand":  # the random writes go to a file already laid out, as Tiobench's
                 b.fio_file(f, "write", mb, 1 << 20)
-            res[f"{key}_write"] = _fio(probe, f, rw, mb, bs)
+            res[f"{key}_write"] = b.fio_file(f, rw, mb, bs, probe=probe)
             remount()
             b.drop_caches()
-            res[f"{key}_read"] = _fio(probe, f, "read" if key == "seq" else "randread", mb, bs)
+            res[f"{key}_read"] = b.fio_file(f, "read" if key == "seq" else "randread", mb, bs, probe=probe)
             f.unlink()
             _log(f"{spec['id']}: {key} write {res[f'{key}_write']['mb_s']} MB/s, read {res[f'{key}_read']['mb_s']} MB/s")
         _log(f"{spec['id']}: self-copy video {res['video']['seconds']} s, music {res['music']['seconds']} s, "
@@ -216,8 +208,7 @@ def _workload(spec: dict[str, Any], rig: Any, work: Path) -> dict[str, Any]:
         ram = parse_size(str(spec["ram"]), "dbench memory cap") if spec.get("ram") else None
         runs = []
         for n in spec["clients"]:
-            one, _, disks = b.probed(probe, lambda: b.run_dbench(ext / f"dbench-{n}", n, spec["seconds"], ram=ram))
-            runs.append({**one, **({"disks": disks} if disks else {})})
+            runs.append(b.run_dbench(ext / f"dbench-{n}", n, spec["seconds"], ram=ram, probe=probe))
             _log(f"{spec['id']}: dbench {n} clients {runs[-1]['mb_s']} MB/s")
         return {"dbench": runs}
     cycles = b.age(ext, mean=spec["mean"], cycles=spec["cycles"], probe=probe)

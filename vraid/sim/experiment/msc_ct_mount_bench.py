@@ -53,6 +53,11 @@ def probed(probe: Probe | None, step: Callable[[], Any]) -> tuple[Any, float, di
     return result, seconds, disk_use(before, probe() if probe else None, seconds)
 
 
+def with_disks(out: dict[str, Any], disks: dict[str, Any] | None) -> dict[str, Any]:
+    """``out`` with the step's :func:`disk_use` under ``"disks"`` where it was measured."""
+    return {**out, "disks": disks} if disks else out
+
+
 def drop_caches() -> None:
     """Write back and drop the page cache, so that the next reads reach the array."""
     sh(["sync"], timeout=3600)
@@ -93,13 +98,18 @@ def self_copy(ext: Path, name: str, make: Callable[[Path], None], remount: Calla
                                                sh(["sync"], timeout=3600)))
     sh(["rm", "-rf", src, ext / f"{name}-copy"], timeout=3600)
     sh(["sync"], timeout=3600)
-    return {"seconds": round(seconds, 3), "mb": round(mb, 2), "mb_s": round(mb / seconds, 3) if seconds else 0.0,
-            **({"disks": disks} if disks else {})}
+    return with_disks({"seconds": round(seconds, 3), "mb": round(mb, 2),
+                       "mb_s": round(mb / seconds, 3) if seconds else 0.0}, disks)
 
 
-def fio_file(path: Path, rw: str, size: int, bs: int, *, seed: int = 1) -> dict[str, float]:
+def fio_file(path: Path, rw: str, size: int, bs: int, *, seed: int = 1, probe: Probe | None = None) -> dict[str, Any]:
     """One fio job on ``path`` (``rw``: write, read, randwrite, randread), buffered I/O as an
     application does, writes ended by an fsync; MB/s (10^6 bytes) over fio's own run time."""
+    out, _, disks = probed(probe, lambda: _fio(path, rw, size, bs, seed))
+    return with_disks(out, disks)
+
+
+def _fio(path: Path, rw: str, size: int, bs: int, seed: int) -> dict[str, Any]:
     cmd = ["fio", "--name=msc-ct", f"--filename={path}", f"--rw={rw}", f"--bs={bs}", f"--size={size}",
            "--ioengine=psync", "--end_fsync=1", f"--randseed={seed}", "--output-format=json"]
     out = json.loads(sh(cmd, timeout=7200).stdout)
@@ -127,9 +137,15 @@ def parse_dbench(text: str) -> float:
     return float(found[-1])
 
 
-def run_dbench(directory: Path, clients: int, seconds: int, *, ram: int | None) -> dict[str, Any]:
+def run_dbench(directory: Path, clients: int, seconds: int, *, ram: int | None,
+               probe: Probe | None = None) -> dict[str, Any]:
     """``dbench -t SECONDS CLIENTS`` in ``directory``, its memory (page cache included) capped at
     ``ram`` plus :data:`CLIENT_MEMORY` per client (each client is a process of its own)."""
+    out, _, disks = probed(probe, lambda: _dbench(directory, clients, seconds, ram))
+    return with_disks(out, disks)
+
+
+def _dbench(directory: Path, clients: int, seconds: int, ram: int | None) -> dict[str, Any]:
     directory.mkdir(parents=True, exist_ok=True)
     cap = MemoryCap(ram + clients * CLIENT_MEMORY if ram else None, f"vraid-msc-ct-{os.getpid()}")
     try:
@@ -186,9 +202,11 @@ def age(ext: Path, *, mean: int, cycles: int, fill: float = 0.9, delete: float =
         written, seconds, disks = probed(probe, lambda: (write_files(directory, sizes, seed=seed + cycle),
                                                          sh(["sync"], timeout=3600))[0])
         files += sorted(directory.iterdir())
-        out.append({"cycle": cycle, "files": len(sizes), "mb": round(written / 1e6, 2), "seconds": round(seconds, 3),
-                    "mb_s": round(written / 1e6 / seconds, 3) if seconds else 0.0, **({"disks": disks} if disks else {})})
+        out.append(with_disks({"cycle": cycle, "files": len(sizes), "mb": round(written / 1e6, 2),
+                               "seconds": round(seconds, 3), "mb_s": round(written / 1e6 / seconds, 3) if seconds else 0.0},
+                              disks))
     return out
 
 
-__all__ = ["Probe", "age", "aging_sizes", "disk_use", "drop_caches", "probed", "fio_file", "parse_dbench", "run_dbench", "self_copy", "write_files"]
+__all__ = ["Probe", "age", "aging_sizes", "disk_use", "drop_caches", "fio_file", "parse_dbench", "probed", "run_dbench",
+           "self_copy", "with_disks", "write_files"]

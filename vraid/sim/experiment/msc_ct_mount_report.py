@@ -44,19 +44,16 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
             for name, (key, field) in _TABLE2_KEYS.items():
                 value = r[key] if field is None else r[key][field]
                 out["table2"].setdefault(name, {})[cfg] = value
-            out["runs"][f"table2-{cfg}"] = {k: r[k] for k in ("video", "music", "src", "tree") if k in r}
-            for name, (key, field) in _TABLE2_KEYS.items():
-                use = r.get("mkfs_disks") if field is None else (r.get(key) or {}).get("disks")
+                use = r.get("mkfs_disks") if field is None else r[key].get("disks")
                 if use:
                     out["disks"].setdefault(name, {})[cfg] = use
-        elif bench == "dbench":
-            out["dbench"]["clients"] = [d["clients"] for d in r["dbench"]]
-            out["dbench"][cfg] = [d["mb_s"] for d in r["dbench"]]
-            out["dbench"].setdefault("mkfs_seconds", {})[cfg] = r.get("mkfs_seconds")
-            strips.setdefault(spec["strip"], {})[cfg] = r["dbench"][-1]["mb_s"]
-            out["disks"].setdefault("dbench", {})[cfg] = [d.get("disks") for d in r["dbench"]]
-            out["disks"].setdefault("dbench_strip", {}).setdefault(spec["strip"], {})[cfg] = r["dbench"][-1].get("disks")
-        elif bench == "dbench-strip":
+            out["runs"][f"table2-{cfg}"] = {k: r[k] for k in ("video", "music", "src", "tree") if k in r}
+        elif bench in ("dbench", "dbench-strip"):
+            if bench == "dbench":
+                out["dbench"]["clients"] = [d["clients"] for d in r["dbench"]]
+                out["dbench"][cfg] = [d["mb_s"] for d in r["dbench"]]
+                out["dbench"].setdefault("mkfs_seconds", {})[cfg] = r.get("mkfs_seconds")
+                out["disks"].setdefault("dbench", {})[cfg] = [d.get("disks") for d in r["dbench"]]
             strips.setdefault(spec["strip"], {})[cfg] = r["dbench"][-1]["mb_s"]
             out["disks"].setdefault("dbench_strip", {}).setdefault(spec["strip"], {})[cfg] = r["dbench"][-1].get("disks")
         else:
@@ -195,11 +192,10 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
                                     cause=_join(f"best at strip {strips[best]}; " + table,
                                                 disk_note(by_strip.get(strips[best], {})))))
         worst = min(range(len(strips)), key=lambda i: _ratio(s["sc"][i], s["pbgc"][i]))
+        note = disk_note(by_strip.get(strips[worst], {}))
         rows.append(verdict.holds(item_c + " (mount, strips " + ", ".join(strips) + ")", True,
                                   all(sc > p for sc, p in zip(s["sc"], s["pbgc"])),
-                                  cause=_join(table, f"at strip {strips[worst]}: "
-                                              + disk_note(by_strip.get(strips[worst], {}))
-                                              if disk_note(by_strip.get(strips[worst], {})) else "")))
+                                  cause=_join(table, f"at strip {strips[worst]}: {note}" if note else "")))
     return rows
 
 

@@ -214,8 +214,8 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     """results.json: ``{"disks": {PRESET: {"write": {"S", "normalized"}, "read": ..., "sw_max",
     "sr_max", "sw_except", "sr_except"}}, "fig15": {"preset", "mean", "max", "write": {"limit",
     "normalized", "fastest"}, "read": ...}, "paper_vs_vraid": [{"item", "paper", "vraid",
-    "verdict", "cause", ...}, ...]}`` (:mod:`.stride_paper`, the one rule's rows); the limits are derived from the rounded values written beside
-    them, so the file is self-consistent."""
+    "verdict", "cause", ...}, ...]}`` (:mod:`.stride_paper`, the one rule's rows); the limits are
+    derived from the rounded values written beside them, so the file is self-consistent."""
     from .stride_paper import paper_vs_vraid
 
     disks: dict[str, dict[str, Any]] = {}

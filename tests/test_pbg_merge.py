@@ -199,3 +199,37 @@ def test_a_pass_marks_its_groups_taken_before_their_destages_start():
             assert set(c.clean) <= set(c.units)
 
     run_virtual(main)
+
+
+def test_merged_groups_in_flight_stay_within_max_destages():
+    """Regression (2026-11-28): a merged group was counted in ``groups_in_flight`` only when its
+    task started, so the destage loop's bound saw none of the groups it had just made and one
+    pass started a group for every dirty run (13 at once with ``max_destages=4`` under DBench).
+    Now a group counts from when it is made: never more than the scheduler asked for."""
+    g = small_geometry()
+
+    async def main():
+        stores = slow_stores(g, 0.002)
+        cfg = write_cache("pbg:merge=true", 1 << 20, destage="hlwm:high=0.3,low=0.1,max_destages=2")
+        async with running(EngineConfig(g, stores, **cfg)) as a:
+            c = a.cache
+            original = c._destage_group
+            now = [0]
+            peak = [0]
+
+            async def watched(units):
+                now[0] += 1
+                peak[0] = max(peak[0], now[0])
+                try:
+                    await original(units)
+                finally:
+                    now[0] -= 1
+
+            c._destage_group = watched
+            model = await random_writes(a, g.capacity, 7)
+            assert 1 <= peak[0] <= 2
+            await a.flush()
+            assert members_image(g, stores) == bytes(model)
+            assert c.groups_in_flight == 0 and c.in_flight == 0
+
+    run_virtual(main)

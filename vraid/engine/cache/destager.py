@@ -78,6 +78,9 @@ class Destager:
                         # order and is taken by nothing else, so it is marked when it starts.
                         for unit in group:
                             unit.destaging = True
+                    # counted now too: the bound above must see this pass's groups, or one pass
+                    # starts a group for every dirty run (``pbg:merge=true`` over its max_destages)
+                    self.groups_in_flight += 1
                     nursery.start_soon(self._destage_group, group)
                 self._changed = trio.Event()
                 deadline = decision.recheck if decision.recheck is not None else math.inf
@@ -168,8 +171,8 @@ class Destager:
         """:meth:`_destage_units`, counted as one destage of the scheduler's concurrency where
         adjacent rows merge (``pbg:merge=true``: md handles every ready stripe_head, so a
         merged group of rows is one destage, as one stripe of SC is; vraid's row-by-row PBGC
-        counts each row)."""
-        self.groups_in_flight += 1
+        counts each row). The destage loop counted the group in ``groups_in_flight`` when it
+        made it; this ends the count."""
         try:
             await self._destage_units(units)
         finally:

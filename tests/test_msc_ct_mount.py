@@ -187,3 +187,37 @@ def test_results_md_section_names_the_sizes_and_every_number():
     assert "--time real:" in text and "mkfs.ext3" in text and "| src self-copy | 29.3 / 15.2 / 13.5 s | 3.00 / 2.00 / 1.50 s |" in text
     assert "| 2 | " in text and "3.00x" in text  # aging cycle 2: MSC-CT 3.0 over SC 1.0
     assert "Not in this run" in "\n".join(rep.markdown({}))
+
+
+def test_repeats_go_round_by_round_and_rows_carry_the_range():
+    """``repeats``: every mount run made N times (round by round), each number the median and
+    each ratio's range the widest the runs allow; one run gives no range."""
+    specs = _mount_specs(repeats=3)
+    one = _mount_specs()
+    assert len(specs) == 3 * len(one) and [s["repeat"] for s in specs[: len(one)]] == [1] * len(one)
+    assert specs[len(one)]["id"] == one[0]["id"] + "-r2" and len({s["id"] for s in specs}) == len(specs)
+    with pytest.raises(VraidError, match="repeats 0"):
+        _mount_specs(repeats=0)
+    pairs = []
+    for spec in specs:  # SC's src self-copy takes 20, 22, 18 s; PBGC's 30 s; MSC-CT's 10 s
+        base = _outputs(times={"pbgc": 30.0, "sc": 20.0 + 2 * [0, 1, -1][spec["repeat"] - 1], "msc_ct": 10.0},
+                        mbs={"pbgc": 50.0, "sc": 60.0, "msc_ct": 60.0},
+                        dbench={"pbgc": 10.0, "sc": 12.0, "msc_ct": 15.0 + spec["repeat"]},
+                        aging={"sc": [10.0, 2.0 * spec["repeat"]], "msc_ct": [9.0, 8.0]})
+        pairs.append((spec, next(r for s, r in base if s["id"] == spec["id"].rsplit("-r", 1)[0])))
+    m = rep.collect(pairs)
+    assert m["repeats"] == 3 and m["table2"]["src self-copy"]["sc"] == 20.0
+    assert m["table2_runs"]["src self-copy"]["sc"] == [20.0, 22.0, 18.0]
+    rows = {r.item: r for r in rep.rows(m)}
+    r = rows["Table II src self-copy: SC over PBGC (mount)"]
+    assert r.vraid == pytest.approx(1.5) and r.spread == pytest.approx((30 / 22, 30 / 18), abs=1e-3)
+    assert "the median of 3 runs each" in r.cause
+    ct13 = next(r for k, r in rows.items() if k.startswith("Fig. 13(a) DBench: MSC-CT over SC, best case"))
+    assert ct13.vraid == pytest.approx(17 / 12, abs=1e-3) and ct13.spread == pytest.approx((16 / 12, 18 / 12), abs=1e-3)
+    loss = next(r for k, r in rows.items() if k.startswith("Fig. 14(b)") and "SC's loss" in k)
+    assert loss.vraid == pytest.approx(60.0) and loss.spread == pytest.approx((40.0, 80.0))  # 1 - 2/10, 4/10, 6/10
+    assert loss.verdict == verdict.judge(86.0, 60.0, spread=(40.0, 80.0))
+    assert "median of its runs" in "\n".join(rep.markdown(m))
+    assert all(r.spread is None for r in rep.rows(rep.collect(_outputs(
+        times={"pbgc": 3.0, "sc": 2.0, "msc_ct": 1.0}, mbs={"pbgc": 5.0, "sc": 6.0, "msc_ct": 6.5},
+        dbench={"pbgc": 1.0, "sc": 2.0, "msc_ct": 3.0}, aging={"sc": [4.0, 1.0], "msc_ct": [4.0, 3.0]}))))

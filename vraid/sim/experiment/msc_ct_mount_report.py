@@ -4,6 +4,7 @@ rows, Fig. 13 (DBench) and Fig. 14 (the aged ext3), each judged by the one verdi
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from . import verdict
@@ -30,35 +31,54 @@ NOT_MOUNTED = ("the mount part did not run (it mounts a real array: root, `--set
 def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     """``{"table2": {bench: {config: value}}, "dbench": {"clients": [..], config: [MB/s..]},
     "dbench_strip": {"strips": [..], config: [MB/s..]}, "aging": {"16k"|"2048k": {config: [cycle..]}},
-    "disks": {step: {config: disk use}}, "setup": {...}}``; ``{}`` when no mount run is in ``results``.
-    A step's disk use (:func:`.msc_ct_mount_bench.disk_use`: the members' requests, MB and busy
-    share during it) is kept where the run measured it (an aging cycle keeps its own)."""
+    "disks": {step: {config: disk use}}, "repeats": N, "setup": {...}}``; ``{}`` when no mount run
+    is in ``results``.
+
+    Every value is the median over the run's repeats (:data:`.msc_ct_mount.FULL`'s ``repeats``),
+    each run's kept beside it: ``table2_runs`` {bench: {config: [..]}}, ``dbench_runs`` {config:
+    [[per repeat..] per client count]}, ``dbench_strip_runs`` {strip: {config: [..]}} and an aging
+    cycle's ``runs``. A step's disk use (:func:`.msc_ct_mount_bench.disk_use`: the members'
+    requests, MB and busy share during it) is the median of the repeats that measured it."""
     mounts = [(s, r) for s, r in results if s.get("kind") == "mount"]
     if not mounts:
         return {}
-    out: dict[str, Any] = {"table2": {}, "dbench": {}, "dbench_strip": {}, "aging": {}, "runs": {}, "disks": {}}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for spec, r in sorted(mounts, key=lambda p: p[0].get("repeat", 1)):
+        groups.setdefault((spec["bench"], spec["config"], spec["strip"]), []).append(r)
+    out: dict[str, Any] = {"table2": {}, "table2_runs": {}, "dbench": {}, "dbench_runs": {}, "dbench_strip": {},
+                           "dbench_strip_runs": {}, "aging": {}, "runs": {}, "disks": {},
+                           "repeats": max(len(rs) for rs in groups.values())}
     strips: dict[str, dict[str, float]] = {}
-    for spec, r in mounts:
-        cfg, bench = spec["config"], spec["bench"]
+    for (bench, cfg, strip), rs in groups.items():
         if bench == "table2":
             for name, (key, field) in _TABLE2_KEYS.items():
-                value = r[key] if field is None else r[key][field]
-                out["table2"].setdefault(name, {})[cfg] = value
-                use = r.get("mkfs_disks") if field is None else r[key].get("disks")
+                values = [r[key] if field is None else r[key][field] for r in rs]
+                out["table2"].setdefault(name, {})[cfg] = _median(values)
+                out["table2_runs"].setdefault(name, {})[cfg] = values
+                use = _median_use([r.get("mkfs_disks") if field is None else r[key].get("disks") for r in rs])
                 if use:
                     out["disks"].setdefault(name, {})[cfg] = use
-            out["runs"][f"table2-{cfg}"] = {k: r[k] for k in ("video", "music", "src", "tree") if k in r}
+            out["runs"][f"table2-{cfg}"] = [{k: r[k] for k in ("video", "music", "src", "tree") if k in r} for r in rs]
         elif bench in ("dbench", "dbench-strip"):
             if bench == "dbench":
-                out["dbench"]["clients"] = [d["clients"] for d in r["dbench"]]
-                out["dbench"][cfg] = [d["mb_s"] for d in r["dbench"]]
-                out["dbench"].setdefault("mkfs_seconds", {})[cfg] = r.get("mkfs_seconds")
-                out["disks"].setdefault("dbench", {})[cfg] = [d.get("disks") for d in r["dbench"]]
-            strips.setdefault(spec["strip"], {})[cfg] = r["dbench"][-1]["mb_s"]
-            out["disks"].setdefault("dbench_strip", {}).setdefault(spec["strip"], {})[cfg] = r["dbench"][-1].get("disks")
+                per = list(zip(*[r["dbench"] for r in rs]))  # per client count, the repeats' runs
+                out["dbench"]["clients"] = [runs[0]["clients"] for runs in per]
+                out["dbench"][cfg] = [_median([d["mb_s"] for d in runs]) for runs in per]
+                out["dbench_runs"][cfg] = [[d["mb_s"] for d in runs] for runs in per]
+                out["dbench"].setdefault("mkfs_seconds", {})[cfg] = _median([r.get("mkfs_seconds") or 0.0 for r in rs])
+                out["disks"].setdefault("dbench", {})[cfg] = [_median_use([d.get("disks") for d in runs]) for runs in per]
+            last = [r["dbench"][-1] for r in rs]
+            strips.setdefault(strip, {})[cfg] = _median([d["mb_s"] for d in last])
+            out["dbench_strip_runs"].setdefault(strip, {})[cfg] = [d["mb_s"] for d in last]
+            out["disks"].setdefault("dbench_strip", {}).setdefault(strip, {})[cfg] = _median_use(
+                [d.get("disks") for d in last])
         else:
-            out["aging"].setdefault(bench.split("-", 1)[1], {})[cfg] = r["aging"]
-        out["setup"] = {k: spec[k] for k in ("disk_model", "time_scale", "disks", "cache_size")}
+            cycles = list(zip(*[r["aging"] for r in rs]))  # per cycle, the repeats' runs of it
+            out["aging"].setdefault(bench.split("-", 1)[1], {})[cfg] = [
+                {**runs[0], "mb_s": _median([c["mb_s"] for c in runs]), "runs": [c["mb_s"] for c in runs],
+                 "disks": _median_use([c.get("disks") for c in runs])} for runs in cycles]
+    spec0 = mounts[0][0]
+    out["setup"] = {k: spec0[k] for k in ("disk_model", "time_scale", "disks", "cache_size")}
     if strips and len(strips) > 1:
         order = sorted(strips, key=lambda s: int(s.rstrip("K")))
         out["dbench_strip"] = {"strips": order, **{c: [strips[s].get(c) for s in order] for c in ("pbgc", "sc", "msc_ct")}}
@@ -67,6 +87,23 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
                                                          "tree", "fio_mb", "clients", "seconds", "ram", "mean", "cycles")
                                     if k in spec} for spec, _ in mounts}
     return out
+
+
+def _median(values: list[float]) -> float:
+    return round(float(statistics.median(values)), 3)
+
+
+def _median_use(uses: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The median of each counter of the repeats' :func:`disk_use` (None where none measured it)."""
+    got = [u for u in uses if u and u.get("busy") is not None]
+    if not got:
+        return None
+    if len(got) == 1:
+        return got[0]
+    return {"requests": int(statistics.median(u["requests"] for u in got)),
+            "read_mb": round(float(statistics.median(u["read_mb"] for u in got)), 2),
+            "write_mb": round(float(statistics.median(u["write_mb"] for u in got)), 2),
+            "busy": round(float(statistics.median(u["busy"] for u in got)), 3)}
 
 
 #: below this share of a step the members were busy, the mount (not the disks) set the step's pace
@@ -108,9 +145,22 @@ def _ratio(a: float | None, b: float | None) -> float:
     return round(a / b, 3) if a and b else float("nan")
 
 
+def _spread(top: list[float] | None, bottom: list[float] | None) -> tuple[float, float] | None:
+    """The run-to-run range of ``top / bottom`` (:func:`.verdict.ratio_spread`), None with one run each."""
+    if not top or not bottom or (len(top) < 2 and len(bottom) < 2) or min(bottom) <= 0:
+        return None
+    lo, hi = verdict.ratio_spread(top, bottom)
+    return round(lo, 3), round(hi, 3)
+
+
+def _runs_text(m: dict[str, Any]) -> str:
+    n = m.get("repeats", 1)
+    return f"the median of {n} runs each" if n > 1 else "one run each"
+
+
 def table2_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
     rows = []
-    t2 = m.get("table2", {})
+    t2, t2_runs = m.get("table2", {}), m.get("table2_runs", {})
     for bench, (pb, sc, ct, unit) in TABLE2_FS.items():
         p_sc_pb = pb / sc if unit == "s" else sc / pb  # as throughput ratios: a time's ratio inverted
         p_ct_sc = sc / ct if unit == "s" else ct / sc
@@ -120,21 +170,28 @@ def table2_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
             rows.append(verdict.not_run(f"Table II {bench}: MSC-CT over SC", round(p_ct_sc, 3), NOT_MOUNTED, unit="x"))
             continue
         inv = unit == "s"
-        sc_pb = _ratio(got["pbgc"], got["sc"]) if inv else _ratio(got["sc"], got["pbgc"])
-        ct_sc = _ratio(got["sc"], got["msc_ct"]) if inv else _ratio(got["msc_ct"], got["sc"])
+        runs = t2_runs.get(bench, {})
+        # (top, bottom) of each ratio: a time's inverted, so that both are throughput ratios
+        sc_pb_of, ct_sc_of = (("pbgc", "sc"), ("sc", "msc_ct")) if inv else (("sc", "pbgc"), ("msc_ct", "sc"))
+        sc_pb = _ratio(got[sc_pb_of[0]], got[sc_pb_of[1]])
+        ct_sc = _ratio(got[ct_sc_of[0]], got[ct_sc_of[1]])
         u = "s" if inv else "MB/s"
         cause = _join(f"mount: {u} PBGC {got['pbgc']:.2f}, SC {got['sc']:.2f}, MSC-CT {got['msc_ct']:.2f} "
-                      f"(paper {pb:g}/{sc:g}/{ct:g} {unit}); ext3 on vraid, one run each",
+                      f"(paper {pb:g}/{sc:g}/{ct:g} {unit}); ext3 on vraid, {_runs_text(m)}",
                       disk_note(m.get("disks", {}).get(bench, {})))
         rows.append(verdict.compare(f"Table II {bench}: SC over PBGC (mount)", round(p_sc_pb, 3), sc_pb,
-                                    baseline=1.0, unit="x", cause=cause))
+                                    baseline=1.0, unit="x", cause=cause,
+                                    spread=_spread(runs.get(sc_pb_of[0]), runs.get(sc_pb_of[1]))))
         rows.append(verdict.compare(f"Table II {bench}: MSC-CT over SC (mount)", round(p_ct_sc, 3), ct_sc,
-                                    baseline=1.0, unit="x", cause=cause))
+                                    baseline=1.0, unit="x", cause=cause,
+                                    spread=_spread(runs.get(ct_sc_of[0]), runs.get(ct_sc_of[1]))))
     src = t2.get("src self-copy", {})
     item = "Conclusion: small-file copy, MSC-CT over MD (\"2.7 times\"; Table II's src self-copy gives 2.17x)"
     if {"pbgc", "msc_ct"} <= set(src):
+        src_runs = t2_runs.get("src self-copy", {})
         rows.append(verdict.compare(item + " (mount)", FIG14["small_copy"], _ratio(src["pbgc"], src["msc_ct"]),
-                                    baseline=1.0, unit="x", cause=_join(
+                                    baseline=1.0, unit="x",
+                                    spread=_spread(src_runs.get("pbgc"), src_runs.get("msc_ct")), cause=_join(
                                         f"src self-copy s PBGC {src['pbgc']:.2f}, MSC-CT {src['msc_ct']:.2f}",
                                         disk_note(m.get("disks", {}).get("src self-copy", {})))))
     else:
@@ -158,18 +215,24 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
             f"{n} clients {p:.1f}/{s:.1f}/{c:.1f}" for n, p, s, c in zip(cl, d["pbgc"], d["sc"], d["msc_ct"]))
         i_sc, i_pb = over_sc.index(max(over_sc)), over_pb.index(max(over_pb))
         uses = m.get("disks", {}).get("dbench", {})
+        dr = m.get("dbench_runs", {})
+
+        def spread(top: str, bottom: str, i: int) -> tuple[float, float] | None:
+            return _spread(dr[top][i], dr[bottom][i]) if top in dr and bottom in dr else None
 
         def at(i: int) -> str:
             return disk_note({c: (u[i] if u and i < len(u) else None) for c, u in uses.items()})
 
         rows.append(verdict.compare(items[0][0] + f" (mount, clients {', '.join(map(str, cl))})", items[0][1],
-                                    over_sc[i_sc], baseline=1.0, unit="x",
+                                    over_sc[i_sc], baseline=1.0, unit="x", spread=spread("msc_ct", "sc", i_sc),
                                     cause=_join(f"best at {cl[i_sc]} clients" + table, at(i_sc))))
         rows.append(verdict.compare(items[1][0] + " (mount)", items[1][1], over_pb[i_pb], baseline=1.0, unit="x",
+                                    spread=spread("msc_ct", "pbgc", i_pb),
                                     cause=_join(f"best at {cl[i_pb]} clients" + table, at(i_pb))))
         if 1 in cl:
-            rows.append(verdict.compare(items[2][0] + " (mount)", items[2][1], over_sc[cl.index(1)], baseline=1.0,
-                                        unit="x", cause=_join(table[2:], at(cl.index(1)))))
+            one = cl.index(1)
+            rows.append(verdict.compare(items[2][0] + " (mount)", items[2][1], over_sc[one], baseline=1.0,
+                                        unit="x", spread=spread("msc_ct", "sc", one), cause=_join(table[2:], at(one))))
         else:
             rows.append(verdict.not_run(items[2][0], items[2][1], "1 client not in this run", unit="x"))
     s = m.get("dbench_strip", {})
@@ -187,14 +250,21 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
             f"{st} {p:.1f}/{sc:.1f}/{c:.1f}" for st, p, sc, c in zip(strips, s["pbgc"], s["sc"], s["msc_ct"]))
         best = over.index(max(over))
         by_strip = m.get("disks", {}).get("dbench_strip", {})
+        sr = m.get("dbench_strip_runs", {})
+        best_runs = sr.get(strips[best], {})
         rows.append(verdict.compare(item_b.replace("128 clients", f"{s['clients']} clients (mount; paper 128)"),
                                     FIG13["strip_ct_over_pbgc_best"], over[best], baseline=1.0, unit="x",
-                                    cause=_join(f"best at strip {strips[best]}; " + table,
+                                    spread=_spread(best_runs.get("msc_ct"), best_runs.get("pbgc")), cause=_join(f"best at strip {strips[best]}; " + table,
                                                 disk_note(by_strip.get(strips[best], {})))))
         worst = min(range(len(strips)), key=lambda i: _ratio(s["sc"][i], s["pbgc"][i]))
         note = disk_note(by_strip.get(strips[worst], {}))
+        # the range: whether it held with SC's worst run against PBGC's best at every strip, and best against worst
+        held = None
+        if all({"sc", "pbgc"} <= set(sr.get(st, {})) for st in strips) and m.get("repeats", 1) > 1:
+            held = [all(min(sr[st]["sc"]) > max(sr[st]["pbgc"]) for st in strips),
+                    all(max(sr[st]["sc"]) > min(sr[st]["pbgc"]) for st in strips)]
         rows.append(verdict.holds(item_c + " (mount, strips " + ", ".join(strips) + ")", True,
-                                  all(sc > p for sc, p in zip(s["sc"], s["pbgc"])),
+                                  all(sc > p for sc, p in zip(s["sc"], s["pbgc"])), spread=held,
                                   cause=_join(table, f"at strip {strips[worst]}: {note}" if note else "")))
     return rows
 
@@ -218,6 +288,7 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         per = ", ".join(f"{c['mb_s']:.2f}/{s['mb_s']:.2f}" for s, c in zip(sc, ct))
         rows.append(verdict.compare(f"{item} (mount, cycle {n} of the paper's 50)", FIG14[key],
                                     _ratio(ct[n - 1]["mb_s"], sc[n - 1]["mb_s"]), baseline=1.0, unit="x",
+                                    spread=_spread(ct[n - 1].get("runs"), sc[n - 1].get("runs")),
                                     cause=_join(f"MB/s MSC-CT/SC per cycle: {per}", _cycle_note(runs, n))))
     runs = a.get("16k", {})
     for cfg, key, name in (("sc", "sc_loss", "SC"), ("msc_ct", "msc_ct_loss", "MSC-CT")):
@@ -226,9 +297,13 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         if not cyc or len(cyc) < 2:
             rows.append(verdict.not_run(item, FIG14[key], NOT_MOUNTED if not cyc else "one cycle only", unit="%"))
             continue
-        loss = round(100 * (1 - cyc[-1]["mb_s"] / cyc[0]["mb_s"]), 1) if cyc[0]["mb_s"] else float("nan")
+        # each run's loss (its last cycle over its own first); the row gives their median and range
+        firsts, lasts = cyc[0].get("runs", [cyc[0]["mb_s"]]), cyc[-1].get("runs", [cyc[-1]["mb_s"]])
+        losses = [round(100 * (1 - b / a), 1) if a else float("nan") for a, b in zip(firsts, lasts)]
+        loss = round(float(statistics.median(losses)), 1)
         rows.append(verdict.compare(item.replace("20th", f"{len(cyc)}th (ours; paper: 20th)"), FIG14[key], loss,
-                                    unit="%", cause=_join("judged on the cycles run, not the paper's 20: MB/s per cycle "
+                                    unit="%", spread=(min(losses), max(losses)) if len(losses) > 1 else None,
+                                    cause=_join("judged on the cycles run, not the paper's 20: MB/s per cycle "
                                                           + ", ".join(f"{c['mb_s']:.2f}" for c in cyc),
                                                           _cycle_note({cfg: cyc}, len(cyc)))))
     item = "Abstract/conclusion: aged file system, 16 KiB files, MSC-CT's gain (\"180 %\"; sec. IV-D says 2.3x)"
@@ -236,7 +311,8 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         n = min(len(runs["sc"]), len(runs["msc_ct"]))
         rows.append(verdict.compare(item + " (mount)", FIG14["abstract_16k"],
                                     _ratio(runs["msc_ct"][n - 1]["mb_s"], runs["sc"][n - 1]["mb_s"]), baseline=1.0,
-                                    unit="x", cause=_join(f"the Fig. 14(a) 16 KiB row, cycle {n}",
+                                    unit="x", spread=_spread(runs["msc_ct"][n - 1].get("runs"),
+                                                             runs["sc"][n - 1].get("runs")), cause=_join(f"the Fig. 14(a) 16 KiB row, cycle {n}",
                                                           _cycle_note(runs, n))))
     else:
         rows.append(verdict.not_run(item, FIG14["abstract_16k"], NOT_MOUNTED, unit="x"))
@@ -256,9 +332,13 @@ def markdown(m: dict[str, Any]) -> list[str]:
            f"time runs at {st.get('time_scale')} of its length), RAID-5 on {st.get('disks')} members in /dev/shm, write "
            f"cache {st.get('cache_size')} in an emulated NVS (`--nvram`; the paper: 512 MiB), hlwm 95 %/85 %, LRW; "
            "a loop device, `mkfs.ext3`, mounted by the ext4 driver. PBGC = `--cache pbg:merge=true`, SC = `--cache "
-           "stripe`, MSC-CT = `--cache stripe --ct msc` with the simulation's limits. One run per number, in real "
-           "time on a machine shared with other work (the load average is in detail.json): a few percent between "
-           "two runs is noise. Scaled down (paper in brackets):", ""]
+           "stripe`, MSC-CT = `--cache stripe --ct msc` with the simulation's limits. In real time on a machine "
+           "shared with other work (the load average is in detail.json), so "
+           + (f"every run was made {m['repeats']} times, round by round: each number below is the median of its "
+              "runs, and a row's range over them (ratios: the lowest top run over the highest bottom one, and the "
+              "other way) is in the verdict table" if m.get("repeats", 1) > 1 else
+              "one run per number: a few percent between two runs is noise")
+           + ". Scaled down (paper in brackets):", ""]
     if t2s:
         out.append(f"- Table II: members of {t2s.get('disk_size')}, strip {t2s.get('strip')} (stripe 512 KiB as the "
                    f"paper's); video one file of {t2s.get('video_mb')} MiB (2.13 GB); music {t2s.get('music_files')} "

@@ -72,7 +72,8 @@ CONFIGS: dict[str, tuple[str, ...]] = {
 }
 #: the configurations mounted with ``--time none`` (the model's time ignored: the mount's floor)
 NO_DISK_TIME = ("raid0-floor", "raid5-floor")
-#: the configurations of the paper (the default); the others are vraid's ablations
+#: the configurations of the paper (all a ``sim`` run makes); the others are vraid's ablations, which a
+#: mount run makes too
 PAPER_CONFIGS = ("raid0", "raid5", "scd", "mcd")
 #: the parts of one configuration's run, in order
 PARTS = ("postmark", "bonnie", "async", "sync")
@@ -98,7 +99,8 @@ NOT_AVAILABLE = "not available"
 
 def describe() -> str:
     return ("paper 002 Table 2 / Fig. 7 on a real mount: PostMark TPS and untar/copy/remove times on ext4 over "
-            "RAID-0, RAID-5, VC-RAID scd and mcd (4 x hdd:dnes-318350, scaled real time)")
+            "RAID-0, RAID-5, VC-RAID scd and mcd (4 x hdd:dnes-318350, scaled real time), bonnie++; ablations "
+            "scd-fill (a log PostMark fills) and raid0-floor, raid5-floor (no disk time: the mount's floor)")
 
 
 def create_args(config: str, disk_size: str) -> list[str]:

@@ -176,8 +176,12 @@ def test_destage_concurrency_ablation_rows_and_cause_come_from_the_runs():
     assert sc_pb.verdict == verdict.judge(3.20 / 2.70, sc_pb.vraid, baseline=1.0)
     assert rows["ablation: MSC-CT over SC, 1 GB, " + figs.CONCURRENCY["destages-16"][1]].vraid == pytest.approx(1.2)
     cause = figs.concurrency_cause(more, 1, main)
-    assert "0.75x -> 1.25x" in cause and "missed revolutions 300 -> 30" in cause
+    assert "0.75x -> 1.25x" in cause and "missed revolutions 300 -> 30" in cause and "tcq=off" not in cause
     assert figs.concurrency_cause(more, 8, main) == ""  # no 8 GB ablation in these runs
+    # at 1 GB the one-command ablation is named too, whichever driver leads
+    more["ablations"]["tcq-off"] = {"pbgc": run(4.0, 600), "sc": run(5.0, 800)}
+    assert "one command at a time (tcq=off: the drive reorders nothing it holds) SC over PBGC is 1.25x" in \
+        figs.concurrency_cause(more, 1, {"pbgc": run(4.0, 900), "sc": run(9.0, 100)})
 
 
 def test_results_md_section_names_the_sizes_and_every_number():
@@ -221,3 +225,18 @@ def test_repeats_go_round_by_round_and_rows_carry_the_range():
     assert all(r.spread is None for r in rep.rows(rep.collect(_outputs(
         times={"pbgc": 3.0, "sc": 2.0, "msc_ct": 1.0}, mbs={"pbgc": 5.0, "sc": 6.0, "msc_ct": 6.5},
         dbench={"pbgc": 1.0, "sc": 2.0, "msc_ct": 3.0}, aging={"sc": [4.0, 1.0], "msc_ct": [4.0, 3.0]}))))
+
+
+def test_sc_over_pbgc_cause_names_the_ablations_whichever_driver_leads():
+    """The SC-over-PBGC row's cause carries the concurrency and one-command ablations both when SC
+    trails (with the blocks and seconds measured) and when it leads (2026-11-28: once the merged
+    PBGC's destages were bounded, SC led at 1 GB by more than the paper's)."""
+    def run(mb_s, policy):
+        return {"mb_s": mb_s, "seconds": 1.0, "disk_write_requests": 10, "disk_read_requests": 5,
+                "disk_write_blocks": 20, "disk_read_blocks": 10, "missed_rotations": 7, "rotation_wait_seconds": 1.0,
+                "seek_seconds": 0.5, "dirty_blocks_per_plan": 2.0, "write_gaps_below_sw_max": 0.3, "policy": policy}
+
+    for sc_mb_s in (5.0, 20.0):
+        runs_ = {("page-cache", 1, p): run(v, p) for p, v in (("pbgc", 10.0), ("sc", sc_mb_s), ("msc_ct", 25.0))}
+        cause = msc_ct._cause("sc_over_pbgc", runs_, "page-cache", 1, "msc", "; ABLATIONS")
+        assert cause.startswith("PBGC = md + elevator") and "; ABLATIONS" in cause

@@ -4,7 +4,7 @@
   Fig. 11 run with the drives serving one command at a time (``tcq=off``), with CT's limits
   widened to 16 blocks, with only the read or only the write transform (:data:`ABLATIONS`).
 * **Ablation of SC over PBGC** at 1 and 8 GB: 16 destages in flight instead of hlwm's 4
-  (:data:`CONCURRENCY`), the measured cause of SC trailing PBGC.
+  (:data:`CONCURRENCY`), with the one-command ablation a measured cause of SC over PBGC.
 * **Eq. (1)** (sec. I-C), t_d = t_c + t_r N_r: the stride benchmark's S = 1 and S = 2 write
   passes on ST373454LC, with the drive's queue and one command at a time, with the model's
   rotational waits (:func:`eq1_run`).
@@ -263,19 +263,29 @@ def gap_cause(more: dict[str, Any], sc_mb_s: float) -> str:
 
 def concurrency_cause(more: dict[str, Any], gb: int, main: dict[str, Any]) -> str:
     """SC over PBGC's measured cause at ``gb`` GB: how far 16 destages in flight (4 in the main
-    run) move SC and PBGC (``main``: the main runs by policy); "" without the ablation."""
+    run) move SC and PBGC, and at 1 GB how far one command at a time does (the drive then
+    reorders nothing) (``main``: the main runs by policy); "" without the ablations."""
+    ab = more.get("ablations", {})
     name = next((n for n, (g, _, _) in CONCURRENCY.items() if g == gb), None)
-    runs = more.get("ablations", {}).get(name or "", {})
-    if not {"pbgc", "sc"} <= set(runs) or not {"pbgc", "sc"} <= set(main):
+    runs = ab.get(name or "", {})
+    if not {"pbgc", "sc"} <= set(main):
         return ""
-    sc, pb, sc16, pb16 = main["sc"], main["pbgc"], runs["sc"], runs["pbgc"]
-    return (f"; measured by ablation, 16 destages in flight instead of 4: SC {sc['mb_s']:.2f} -> {sc16['mb_s']:.2f} MB/s "
-            f"(missed revolutions {sc['missed_rotations']} -> {sc16['missed_rotations']}, rotational waits "
-            f"{sc['rotation_wait_seconds']:.1f} -> {sc16['rotation_wait_seconds']:.1f} member s), PBGC "
-            f"{pb['mb_s']:.2f} -> {pb16['mb_s']:.2f} MB/s: SC over PBGC {sc['mb_s'] / pb['mb_s']:.2f}x -> "
-            f"{sc16['mb_s'] / pb16['mb_s']:.2f}x: hlwm's max_destages counts destage units, and SC's unit is a whole "
-            "stripe, so 4 in flight leave the members fewer requests to order; with more in flight SC's missed "
-            "revolutions fall and PBGC hardly moves (the paper gives neither driver's destage concurrency)")
+    sc, pb = main["sc"], main["pbgc"]
+    text = ""
+    if {"pbgc", "sc"} <= set(runs):
+        sc16, pb16 = runs["sc"], runs["pbgc"]
+        text = (f"; measured by ablation, 16 destages in flight instead of 4: SC {sc['mb_s']:.2f} -> {sc16['mb_s']:.2f} "
+                f"MB/s (missed revolutions {sc['missed_rotations']} -> {sc16['missed_rotations']}), PBGC "
+                f"{pb['mb_s']:.2f} -> {pb16['mb_s']:.2f} MB/s (missed revolutions {pb['missed_rotations']} -> "
+                f"{pb16['missed_rotations']}): SC over PBGC {sc['mb_s'] / pb['mb_s']:.2f}x -> "
+                f"{sc16['mb_s'] / pb16['mb_s']:.2f}x (hlwm's max_destages counts destage units: SC's is a whole "
+                "stripe, merged PBGC's a run of adjacent rows; the paper gives neither driver's destage concurrency)")
+    one = ab.get("tcq-off", {}) if gb == 1 else {}
+    if {"pbgc", "sc"} <= set(one) and one["pbgc"].get("mb_s"):
+        text += (f"; one command at a time (tcq=off: the drive reorders nothing it holds) SC over PBGC is "
+                 f"{one['sc']['mb_s'] / one['pbgc']['mb_s']:.2f}x (missed revolutions SC {one['sc']['missed_rotations']}, "
+                 f"PBGC {one['pbgc']['missed_rotations']})")
+    return text
 
 
 def _ablation_cause(ct: dict[str, Any], sc: dict[str, Any] | None, names: tuple[str, str] = ("SC", "MSC-CT")) -> str:

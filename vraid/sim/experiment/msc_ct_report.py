@@ -208,8 +208,11 @@ def _comparison(results: dict[str, Any], detail: dict[str, Any] | None = None) -
                        f"{req(rows)} requests of {blk(rows):.2f} blocks and misses {rows['missed_rotations']} "
                        "revolutions (each read-modify-write writes right after reading the same sectors), which is "
                        "why earlier runs judged SC against a baseline the paper did not have." if rows else "")
-                    + (" Why SC trails PBGC: the destage-concurrency ablation below (16 destages in flight "
-                       "instead of 4) and the SC-over-PBGC rows' cause." if any(
+                    + ((" Why SC trails PBGC: the destage-concurrency ablation below (16 destages in flight "
+                        "instead of 4) and the SC-over-PBGC rows' cause." if g["sc_over_pbgc"][i1] < 0 else
+                        " Where SC's gain over PBGC comes from: the missed revolutions above, and the ablations "
+                        "below (16 destages in flight instead of 4 for both; one command at a time, where the "
+                        "drive cannot reorder what is queued).") if any(
                            k.startswith("destages-16") for k in (results.get("more") or {}).get("ablations", {}))
                        else ""))
     out = [

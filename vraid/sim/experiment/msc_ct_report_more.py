@@ -111,8 +111,8 @@ def _concurrency(results: dict[str, Any], ab: dict[str, Any], runs_: list[dict[s
         return []
     ws = results["workspace"]
     out = ["## SC against PBGC (paper: SC ahead, +19 % at 1 GB, +10 % at 8 GB): destage concurrency", "",
-           "The page-cache run with 16 destages in flight instead of hlwm's 4 (`hlwm:max_destages=16`); hlwm counts "
-           "destage units, and SC's unit is a whole stripe.", "",
+           "The page-cache run with 16 destages in flight instead of hlwm's 4 (`hlwm:max_destages=16`), for every "
+           "driver; hlwm counts destage units: SC's is a whole stripe, merged PBGC's a run of adjacent rows.", "",
            "| workspace | destages in flight | PBGC MB/s | SC MB/s | MSC-CT MB/s | SC over PBGC | MSC-CT over SC | "
            "SC missed revolutions | SC rotational waits (member s) |", "|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     detail = {(r["workspace_gb"], r["policy"]): r for r in runs_ if r.get("host") == results.get("host")}

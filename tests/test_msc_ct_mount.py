@@ -240,3 +240,25 @@ def test_sc_over_pbgc_cause_names_the_ablations_whichever_driver_leads():
         runs_ = {("page-cache", 1, p): run(v, p) for p, v in (("pbgc", 10.0), ("sc", sc_mb_s), ("msc_ct", 25.0))}
         cause = msc_ct._cause("sc_over_pbgc", runs_, "page-cache", 1, "msc", "; ABLATIONS")
         assert cause.startswith("PBGC = md + elevator") and "; ABLATIONS" in cause
+
+
+def test_pbgc_at_md_s_own_bound_is_an_ablation_row_and_part_of_the_cause():
+    """PBGC destaging every ready group at once (md's raid5d bound, hlwm max_destages=256): one
+    PBGC run at 1 GB, its SC-over-PBGC row against the main SC, and a clause of the 1 GB cause."""
+    from vraid.sim.experiment import msc_ct_figs as figs
+
+    specs = [s for s in msc_ct.runs(True) if s.get("ablation") == figs.PBGC_EVERY_GROUP]
+    assert [s["policy"] for s in specs] == ["pbgc"] and specs[0]["destage"] == "hlwm:max_destages=256"
+
+    def run(mb_s, missed):
+        return {"mb_s": mb_s, "seconds": 1.0, "disk_write_requests": 10, "disk_read_requests": 5,
+                "missed_rotations": missed, "rotation_wait_seconds": 2.0, "seek_seconds": 1.0}
+
+    more = {"ablations": {figs.PBGC_EVERY_GROUP: {"pbgc": run(10.0, 50)}}}
+    main = {"pbgc": run(5.0, 700), "sc": run(9.0, 100)}
+    row = next(r for r in figs.ablation_rows(more, main) if "every ready group" in r.item)
+    assert row.vraid == pytest.approx(0.9) and row.verdict == verdict.NOT_REPRODUCED
+    assert "SC as in the main run" in row.cause
+    cause = figs.concurrency_cause(more, 1, main)
+    assert "5.00 -> 10.00 MB/s (missed revolutions 700 -> 50), SC over it 0.90x" in cause
+    assert figs.concurrency_cause(more, 8, main) == ""

@@ -40,6 +40,36 @@ class _Recorder:
         return sorted((o, n) for d, op, o, n, _ in self.seen if d == disk and op == "write")
 
 
+class _GroupWatch:
+    """Every merged destage group the cache starts: groups whose units were not marked as taken
+    when the task started, units found in two groups at once, and the peak of groups in flight."""
+
+    def __init__(self, cache) -> None:
+        self.unmarked: list[list[int]] = []
+        self.overlaps: list[set[int]] = []
+        self.peak = 0
+        active: set[int] = set()
+        groups = [0]
+        original = cache._destage_group
+
+        async def watched(units):
+            keys = {u.span.key for u in units}
+            if not all(u.destaging for u in units):
+                self.unmarked.append(sorted(keys))
+            if keys & active:
+                self.overlaps.append(keys & active)
+            active.update(keys)
+            groups[0] += 1
+            self.peak = max(self.peak, groups[0])
+            try:
+                await original(units)
+            finally:
+                active.difference_update(keys)
+                groups[0] -= 1
+
+        cache._destage_group = watched
+
+
 async def _write_rows(a, g, stripe: int, rows: list[int]) -> bytes:
     """One block in data column 0 of each of ``rows`` of ``stripe``; returns what was written."""
     rng = random.Random(stripe)
@@ -174,28 +204,11 @@ def test_a_pass_marks_its_groups_taken_before_their_destages_start():
         cfg = write_cache("pbg:merge=true", 1 << 20, destage="hlwm:high=0.3,low=0.1")
         async with running(EngineConfig(g, stores, **cfg)) as a:
             c = a.cache
-            original = c._destage_group
-            active: set[int] = set()
-            unmarked: list[list[int]] = []
-            overlaps: list[set[int]] = []
-
-            async def watched(units):
-                keys = {u.span.key for u in units}
-                if not all(u.destaging for u in units):
-                    unmarked.append(sorted(keys))
-                if keys & active:
-                    overlaps.append(keys & active)
-                active.update(keys)
-                try:
-                    await original(units)
-                finally:
-                    active.difference_update(keys)
-
-            c._destage_group = watched
+            watch = _GroupWatch(c)
             model = await random_writes(a, g.capacity, 5)
             await a.flush()
             assert members_image(g, stores) == bytes(model)
-            assert not unmarked and not overlaps
+            assert not watch.unmarked and not watch.overlaps
             assert set(c.clean) <= set(c.units)
 
     run_virtual(main)
@@ -213,21 +226,9 @@ def test_merged_groups_in_flight_stay_within_max_destages():
         cfg = write_cache("pbg:merge=true", 1 << 20, destage="hlwm:high=0.3,low=0.1,max_destages=2")
         async with running(EngineConfig(g, stores, **cfg)) as a:
             c = a.cache
-            original = c._destage_group
-            now = [0]
-            peak = [0]
-
-            async def watched(units):
-                now[0] += 1
-                peak[0] = max(peak[0], now[0])
-                try:
-                    await original(units)
-                finally:
-                    now[0] -= 1
-
-            c._destage_group = watched
+            watch = _GroupWatch(c)
             model = await random_writes(a, g.capacity, 7)
-            assert 1 <= peak[0] <= 2
+            assert 1 <= watch.peak <= 2
             await a.flush()
             assert members_image(g, stores) == bytes(model)
             assert c.groups_in_flight == 0 and c.in_flight == 0

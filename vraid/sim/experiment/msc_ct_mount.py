@@ -41,7 +41,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from vraid.errors import VraidError
 
@@ -124,8 +124,8 @@ def specs(quick: bool, options: dict[str, Any] | None = None) -> list[dict[str, 
     return out
 
 
-def _round(add: Any, base: dict[str, Any]) -> None:
-    """Every mount run once (``add(bench, config, **spec)`` each)."""
+def _round(add: Callable[..., None], base: dict[str, Any]) -> None:
+    """Every mount run once (``add(bench, config, **spec)`` each; ``add`` numbers the round)."""
     for config in CONFIGS:
         add("table2", config, strip=TABLE2_STRIP, disk_size=base["disk_size"], video_mb=base["video_mb"],
             music_files=base["music_files"], music_mb=base["music_mb"], tree=base["tree"], fio_mb=base["fio_mb"])

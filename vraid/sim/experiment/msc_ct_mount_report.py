@@ -254,7 +254,8 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         best_runs = sr.get(strips[best], {})
         rows.append(verdict.compare(item_b.replace("128 clients", f"{s['clients']} clients (mount; paper 128)"),
                                     FIG13["strip_ct_over_pbgc_best"], over[best], baseline=1.0, unit="x",
-                                    spread=_spread(best_runs.get("msc_ct"), best_runs.get("pbgc")), cause=_join(f"best at strip {strips[best]}; " + table,
+                                    spread=_spread(best_runs.get("msc_ct"), best_runs.get("pbgc")),
+                                    cause=_join(f"best at strip {strips[best]}; " + table,
                                                 disk_note(by_strip.get(strips[best], {})))))
         worst = min(range(len(strips)), key=lambda i: _ratio(s["sc"][i], s["pbgc"][i]))
         note = disk_note(by_strip.get(strips[worst], {}))
@@ -312,8 +313,8 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         rows.append(verdict.compare(item + " (mount)", FIG14["abstract_16k"],
                                     _ratio(runs["msc_ct"][n - 1]["mb_s"], runs["sc"][n - 1]["mb_s"]), baseline=1.0,
                                     unit="x", spread=_spread(runs["msc_ct"][n - 1].get("runs"),
-                                                             runs["sc"][n - 1].get("runs")), cause=_join(f"the Fig. 14(a) 16 KiB row, cycle {n}",
-                                                          _cycle_note(runs, n))))
+                                                             runs["sc"][n - 1].get("runs")),
+                                    cause=_join(f"the Fig. 14(a) 16 KiB row, cycle {n}", _cycle_note(runs, n))))
     else:
         rows.append(verdict.not_run(item, FIG14["abstract_16k"], NOT_MOUNTED, unit="x"))
     return rows

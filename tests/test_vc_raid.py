@@ -16,6 +16,7 @@ from mountutil import requires_mount
 from vraid.sim.experiment import get, names
 from vraid.sim.experiment import vc_raid as vc
 from vraid.sim.experiment import vc_raid_report as rep
+from vraid.sim.experiment import vc_raid_notes
 from vraid.sim.experiment.vc_raid_bench import make_tree_tar
 from vraid.sim.experiment.vc_raid_mount import Unavailable, create_array
 from vraid.sim.experiment.vc_raid_postmark import PAPER, QUICK, PhaseClock, Setting, command_file, parse_report, settings
@@ -87,13 +88,18 @@ def test_configuration_table_and_run_specs():
                                             "--strip", "64K"]
     assert vc.CONFIGS["mcd"][2:4] == ("--log", "mcd:2") and vc.CONFIGS["mcd"][-2:] == ("--log-size", "100M")
     specs = vc.runs(True, configs=["raid5"], postmark={"small": [10, 20]})
-    assert [s["id"] for s in specs] == ["raid5"] and specs[0]["postmark"] == [
+    # round by round, each round a run of its own (resumable); round 1 runs every part, the others PostMark
+    assert [s["id"] for s in specs] == [f"raid5-r{r}" for r in range(1, 6)] and specs[0]["postmark"] == [
         {"name": "small", "files": 10, "transactions": 20, "block": 1024}]
+    assert [s["round"] for s in specs] == [1, 2, 3, 4, 5]
     assert specs[0]["ram"] == 8 << 20 and vc.runs(False, ram="none")[0]["ram"] is None
     assert specs[0]["repeats"] == vc.REPEATS == 5 and specs[0]["parts"] == list(vc.PARTS)
+    assert all(s["parts"] == ["postmark"] and s["repeats"] == 5 for s in specs[1:])
     assert specs[0]["bonnie_mb"] == 64 and vc.runs(False)[0]["bonnie_mb"] == 100
     fill = vc.runs(True, configs=["scd-fill"], repeats=2)[0]
     assert fill["parts"] == ["postmark"] and fill["repeats"] == 2
+    two = vc.runs(True, configs=["raid0", "raid5"], repeats=2)
+    assert [s["id"] for s in two] == ["raid0-r1", "raid5-r1", "raid0-r2", "raid5-r2"]  # a round of every one, then the next
     assert [s["id"] for s in vc.runs(True, sim=True)] == list(vc.PAPER_CONFIGS)
     from vraid.errors import VraidError
 
@@ -182,6 +188,48 @@ def test_collect_shape_and_verdicts():
     assert rep.not_run(res) == []
 
 
+def _split_rounds(pairs):
+    """The canned runs as a round-by-round sweep makes them: round 1 every part and the first PostMark
+    run, round 2 (a mount of its own, the log's counters from zero again) PostMark's second run."""
+    out = []
+    for spec, o in pairs:
+        first_spec, second_spec = vc.runs(True, configs=[spec["config"]], repeats=2)
+        if not o.get("available"):
+            out += [(first_spec, o), (second_spec, o)]
+            continue
+        first = {**o, "postmark": {k: v[:1] for k, v in o["postmark"].items()}}
+        second = {"config": o["config"], "available": True, "postmark": {k: v[1:] for k, v in o["postmark"].items()}}
+        if "log" in o:
+            first["log"] = {**o["log"], "postmark": o["log"]["postmark"][:1]}
+            second["log"] = {"start": o["log"]["start"], "postmark": o["log"]["postmark"][1:]}
+        out += [(first_spec, first), (second_spec, second)]
+    return sorted(out, key=lambda p: p[0]["round"])  # round by round, as runs() orders them
+
+
+def test_rounds_merge_into_one_configuration():
+    whole, rounds = vc.collect(_canned()), vc.collect(_split_rounds(_canned()))
+    for key in ("postmark", "postmark_runs", "untar_s", "copy_s", "remove_s", "untar_async_s", "bonnie", "repeats"):
+        assert rounds[key] == whole[key], key
+    assert rounds["postmark_runs"]["small"]["raid0"] == pytest.approx([900.0, 990.0])  # round 1's run, then round 2's
+    # the log's growth during PostMark: each round's from its own start, summed; the fullest of either
+    assert rounds["log"]["scd-fill"]["postmark"] == whole["log"]["scd-fill"]["postmark"]
+    assert rounds["log"]["scd-fill"]["postmark"]["max_used_segments"] == 64
+    assert rounds["log"]["scd"]["bonnie"] == whole["log"]["scd"]["bonnie"]  # round 1 ran it, after its PostMark run
+    assert [(r["item"], r["verdict"]) for r in rounds["paper_vs_vraid"] if "PostMark" in r["item"]] == \
+        [(r["item"], r["verdict"]) for r in whole["paper_vs_vraid"] if "PostMark" in r["item"]]
+    # a configuration whose later round could not be built is not available, with that round's reason
+    split = _split_rounds(_canned())
+    split = [(s, {"config": s["config"], "available": False, "reason": "gone"}) if s["id"] == "mcd-r2" else (s, o)
+             for s, o in split]
+    res = vc.collect(split)
+    assert res["postmark"]["medium"]["mcd"] == vc.NOT_AVAILABLE and res["postmark"]["medium"]["scd"] != vc.NOT_AVAILABLE
+    # the report's notes list every run of a configuration in round order, once per configuration
+    detail = vc.extras(_split_rounds(_canned()))["detail.json"]
+    notes = "\n".join(vc_raid_notes.notes(whole, detail))
+    assert "raid0, every PostMark run in order: small 900, 990 TPS" in notes and notes.count("- raid0, every") == 1
+    assert "round by round (2 rounds" in "\n".join(vc_raid_notes.setup(detail))
+
+
 def test_not_available_columns_reported(tmp_path):
     res = vc.collect(_canned(available=("raid0", "raid5")))
     assert res["postmark"]["medium"]["scd"] == vc.NOT_AVAILABLE and res["copy_s"]["mcd"] == vc.NOT_AVAILABLE
@@ -211,10 +259,14 @@ def test_quick_run_through_a_real_mount_on_raid5(tmp_path):
     from vraid.sim.experiment.runner import run_experiment
 
     done = run_experiment("vc-raid", tmp_path / "out", quick=True, options={
-        "configs": ["raid5"], "postmark": {"small": [20, 200]}, "work": str(tmp_path / "work"), "time_scale": 0.05})
+        "configs": ["raid5"], "postmark": {"small": [20, 200]}, "work": str(tmp_path / "work"), "time_scale": 0.05,
+        "repeats": 2})
     res = json.loads((tmp_path / "out" / "results.json").read_text())
     tps = res["postmark"]["small"]["raid5"]
     assert isinstance(tps, float) and tps > 0 and not math.isnan(tps)
+    assert len(res["postmark_runs"]["small"]["raid5"]) == 2  # two rounds, each a mount of its own, one run each
+    stored = [json.loads(p.read_text())["spec"]["id"] for p in (tmp_path / "out" / "runs" / "vc-raid").glob("*.json")]
+    assert sorted(stored) == ["raid5-r1", "raid5-r2"]  # each round stored as it finished: a rerun resumes there
     assert all(res[k]["raid5"] > 0 for k in ("untar_s", "copy_s", "remove_s"))
     assert (tmp_path / "out" / "results.md").exists()
     # the results returned are the ones written; compared as JSON text, where a not-run row's NaN

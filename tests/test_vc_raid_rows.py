@@ -181,7 +181,7 @@ def test_the_floor_configurations_mount_with_no_disk_time(tmp_path):
     from vraid.sim.experiment import vc_raid
     from vraid.sim.experiment.vc_raid_mount import Rig
 
-    specs = {s["id"]: s for s in vc_raid.runs(True)}
+    specs = {s["config"]: s for s in vc_raid.runs(True, repeats=1)}
     assert specs["raid0-floor"]["no_disk_time"] and specs["raid5-floor"]["no_disk_time"]
     assert specs["raid0-floor"]["parts"] == ["postmark"] and "no_disk_time" not in specs["raid0"]
     assert Rig(tmp_path, disk_model="hdd:dnes-318350", time_scale=0.0).time_mode == "none"

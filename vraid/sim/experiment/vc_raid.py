@@ -11,7 +11,8 @@ vraid runs the same on this machine, for real (:mod:`.vc_raid_mount`): ``vraid c
 the arguments of :data:`CONFIGS`, ``vraid mount --disk-model hdd:dnes-318350 --time
 real:F`` (every member, and the cache disks, behind the hdd timing model, time scaled by F),
 a loop device, ext4, then the parts of :data:`PARTS`: PostMark on ext4 as mounted by default,
-each configuration ``repeats`` times (median and range in the report); bonnie++'s block write
+each configuration ``repeats`` times, round by round, each round on an array of its own (median
+and range in the report); bonnie++'s block write
 and random seeks (sec. 4.3.3, Fig. 8, :mod:`.vc_raid_bonnie`); untar / copy / remove with ext4
 as mounted by default under the memory cap (asynchronous mode) and remounted ``-o sync`` (the
 synchronous mode). After each part the log disk's counters are read from ``vraid status
@@ -113,8 +114,10 @@ def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None =
          tree: str | None = None, work: str | None = None, disk_model: str = DISK_MODEL,
          ram: str | None = None, sim: bool = False, repeats: int = REPEATS,
          bonnie_mb: int | None = None) -> list[dict[str, Any]]:
-    """One run per configuration, each a whole mount session (the paper's four, the log-fill and the
-    floor ablations)."""
+    """One run per configuration (the paper's four, the log-fill and the floor ablations) and round
+    (``repeats`` of them), each a whole mount session of its own: round 1 runs every part of the
+    configuration, the later rounds PostMark only; ids ``CONFIG-rN``. A ``sim`` run: one per
+    configuration, id ``CONFIG``."""
     from vraid.errors import VraidError
 
     base = QUICK if quick else FULL
@@ -134,11 +137,20 @@ def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None =
     if not time_scale > 0:
         raise VraidError(f"time_scale {time_scale} is not positive", "e.g. --set time_scale=0.1")
     pm = [s.as_json() for s in postmark_settings(quick, {k: tuple(v) for k, v in postmark.items()} if postmark else None)]
-    return [{"id": name, "config": name, "create": create_args(name, size), "disk_model": disk_model,
-             "time_scale": float(time_scale), "postmark": pm, "ram": ram_bytes, "tree": tree or base["tree"], "work": work,
-             "sim": bool(sim), "repeats": repeats, "bonnie_mb": bonnie,
-             "parts": list(CONFIG_PARTS.get(name, PARTS)), **({"no_disk_time": True} if name in NO_DISK_TIME else {})}
-            for name in names]
+
+    def spec(name: str, round_: int) -> dict[str, Any]:
+        parts = list(CONFIG_PARTS.get(name, PARTS))
+        return {"id": name if sim else f"{name}-r{round_}", "config": name, "round": round_,
+                "create": create_args(name, size), "disk_model": disk_model,
+                "time_scale": float(time_scale), "postmark": pm, "ram": ram_bytes, "tree": tree or base["tree"],
+                "work": work, "sim": bool(sim), "repeats": repeats, "bonnie_mb": bonnie,
+                "parts": parts if round_ == 1 else [p for p in parts if p == "postmark"],
+                **({"no_disk_time": True} if name in NO_DISK_TIME else {})}
+
+    # a simulated run is deterministic: once. A mount run: round by round, every configuration once a
+    # round on an array of its own, so that a change in the machine's load falls on every one alike
+    # and an interrupted sweep resumes at the round it was in (each round is a run of the store)
+    return [spec(name, r) for r in range(1, (1 if sim else repeats) + 1) for name in names]
 
 
 def _log(text: str) -> None:
@@ -146,8 +158,8 @@ def _log(text: str) -> None:
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    """One configuration: build the rig, then its parts (:data:`PARTS`): PostMark x3, ``repeats``
-    times over; bonnie++; untar/copy/remove with ext4 as mounted by default (asynchronous) and
+    """One configuration's round: build the rig, then its parts (:data:`PARTS`): PostMark x3 (once:
+    the spec's ``round``); bonnie++; untar/copy/remove with ext4 as mounted by default (asynchronous) and
     remounted ``-o sync``; the log's counters after each part; tear down."""
     from .vc_raid_bench import make_tree_tar, run_postmark, untar_copy_remove
     from .vc_raid_bonnie import run_bonnie
@@ -181,7 +193,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         if "postmark" in parts:
             out["postmark"] = {s["name"]: [] for s in spec["postmark"]}
             out["log"]["postmark"] = []
-            for rep in range(int(spec.get("repeats", 1))):
+            # one round (``round``); a spec without one (an older store's) ran all its repeats on one mount
+            rounds = [int(spec["round"]) - 1] if "round" in spec else range(int(spec.get("repeats", 1)))
+            for rep in rounds:
                 for s in spec["postmark"]:
                     setting = Setting(s["name"], s["files"], s["transactions"], s["block"])
                     one = run_postmark(setting, rig.ext4 / f"pm-{setting.name}-{rep}", work, ram=spec.get("ram"))

@@ -1,7 +1,8 @@
 """results.json of the ``vc-raid`` experiment, from every configuration's run.
 
 Each number the report compares is a median over the runs where PostMark ran ``repeats`` times
-(:func:`median`), with every run kept beside it (``postmark_runs``), so that a ratio's range can
+(:func:`median`; one round of every configuration after another, each a run of its own, put
+together by :func:`merge_rounds`), with every run kept beside it (``postmark_runs``), so that a ratio's range can
 be formed (:func:`.verdict.ratio_spread`). The log disk's counters (read from ``vraid status
 --json`` after each part, :meth:`~.vc_raid_mount.Rig.log_status`) become, per part, the
 counters' growth during it and the fullest the log was seen (:func:`log_growth`).
@@ -60,6 +61,56 @@ def _log(o: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _add_growth(into: dict[str, Any], more: dict[str, Any]) -> None:
+    """``into`` += ``more``, two rounds' growth of one part (counters add, the fullest is the larger)."""
+    for k in LOG_COUNTERS:
+        into[k] = (into.get(k) or 0) + (more.get(k) or 0)
+    into["max_used_segments"] = max(into.get("max_used_segments") or 0, more.get("max_used_segments") or 0)
+
+
+def merge_rounds(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """One (spec, output) per configuration from its rounds' runs (``round`` 1, 2, ...; each a mount
+    of its own): PostMark's runs in round order, the other parts from the round that ran them
+    (round 1), the log's growth per part summed over the rounds (``"log_parts"``, already formed).
+    A configuration any of whose rounds could not be built is that round's "not available". A run
+    without ``round`` (an older store's, or a sim run) is a configuration's whole run and passes
+    through as it is."""
+    by_config: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for spec, out in results:
+        by_config.setdefault(spec["config"], []).append((spec, out))
+    merged = []
+    for name, pairs in by_config.items():
+        if len(pairs) == 1 and "round" not in pairs[0][0]:
+            merged.append(pairs[0])
+            continue
+        pairs = sorted(pairs, key=lambda p: p[0].get("round", 1))
+        first_spec = pairs[0][0]
+        parts = [p for p in ("postmark", "bonnie", "async", "sync") if any(p in s.get("parts", []) for s, _ in pairs)]
+        spec = {**{k: v for k, v in first_spec.items() if k not in ("id", "round")}, "id": name, "parts": parts,
+                "rounds": [s.get("round", 1) for s, _ in pairs]}
+        missing = next((o for _, o in pairs if not o.get("available")), None)
+        if missing is not None:
+            merged.append((spec, missing))
+            continue
+        out: dict[str, Any] = {"config": name, "available": True, "parts": parts}
+        logs: dict[str, Any] = {}
+        for s, o in pairs:
+            for key, value in o.items():
+                if key == "postmark":
+                    for size, runs_ in value.items():
+                        out.setdefault("postmark", {}).setdefault(size, []).extend(_runs(runs_))
+                elif key not in ("log", "parts", "available", "config") and key not in out:
+                    out[key] = value
+            for part, grown in _log(o).items():
+                if part in logs:
+                    _add_growth(logs[part], grown)
+                else:
+                    logs[part] = dict(grown)
+        out["log_parts"] = logs
+        merged.append((spec, out))
+    return merged
+
+
 def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     """results.json: ``postmark`` {size: {config: median TPS}}, ``postmark_runs`` {size: {config:
     [TPS of each run]}}, ``untar_s``/``copy_s``/``remove_s`` (-o sync) and ``untar_async_s``...
@@ -68,6 +119,7 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     its place, a part a configuration does not run (the ablation's) is left out."""
     from . import vc_raid_rows
 
+    results = merge_rounds(results)
     sizes = [s["name"] for s in results[0][0]["postmark"]] if results else []
     postmark: dict[str, dict[str, Any]] = {size: {} for size in sizes}
     pm_runs: dict[str, dict[str, list[float]]] = {size: {} for size in sizes}
@@ -95,8 +147,9 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
             b = o.get("bonnie") if ok else None
             bonnie[name] = ({k: b.get(k) for k in ("block_write_kBps", "rewrite_kBps", "block_read_kBps", "seeks_per_s")}
                             if b and "error" not in b else NOT_AVAILABLE)
-        if ok and _log(o):
-            logs[name] = _log(o)
+        grown = o["log_parts"] if "log_parts" in o else _log(o)
+        if ok and grown:
+            logs[name] = grown
     res: dict[str, Any] = {"postmark": postmark, "postmark_runs": pm_runs, **times, "bonnie": bonnie, "log": logs,
                            "repeats": int(results[0][0].get("repeats", 1)) if results else 0,
                            "ram_mb": (results[0][0].get("ram") or 0) >> 20 if results else 0}
@@ -104,4 +157,4 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     return res
 
 
-__all__ = ["LOG_COUNTERS", "NOT_AVAILABLE", "collect", "log_growth", "median"]
+__all__ = ["LOG_COUNTERS", "NOT_AVAILABLE", "collect", "log_growth", "median", "merge_rounds"]

@@ -11,7 +11,8 @@ def setup(detail: dict[str, Any]) -> list[str]:
     runs = detail.get("runs", [])
     spec = runs[0]["spec"] if runs else {}
     tree = next((r.get("tree") for r in runs if r.get("tree")), {}) or {}
-    creates = "; ".join(f"`{r['spec']['config']}`: `vraid create DIR {' '.join(r['spec']['create'])}`" for r in runs)
+    made = {r["spec"]["config"]: r["spec"]["create"] for r in runs}  # one per configuration, not per round
+    creates = "; ".join(f"`{config}`: `vraid create DIR {' '.join(args)}`" for config, args in made.items())
     pm = ", ".join(f"{s['name']} {s['files']} files / {s['transactions']} transactions"
                    for s in spec.get("postmark", []))
     ram = spec.get("ram")
@@ -24,7 +25,7 @@ def setup(detail: dict[str, Any]) -> list[str]:
                 f"{pm}; TPS = transactions / the virtual time of the transaction phase. untar / copy / remove are "
                 "not simulated."]
     return [
-        f"Real mounts on this machine, one configuration after another: {creates}. Each is mounted with "
+        f"Real mounts on this machine, one configuration after another{_rounds(runs)}: {creates}. Each is mounted with "
         f"`vraid mount --disk-model {detail.get('disk_model', '?')} --time real:{scale}` (every member and "
         f"cache disk behind the paper's DNES-318350 timing model, every modelled millisecond taking {scale} ms "
         "of real time), member files in /dev/shm, attached to a loop device, `mkfs.ext4 -b 4096`, mounted with "
@@ -60,7 +61,11 @@ def _ratio(a: Any, b: Any) -> str:
 
 def notes(res: dict[str, Any], detail: dict[str, Any]) -> list[str]:
     out: list[str] = []
-    runs = {r["config"]: r for r in detail.get("runs", []) if r.get("available", True) and r.get("postmark")}
+    from .vc_raid_collect import merge_rounds
+
+    pairs = [(r["spec"], r) for r in detail.get("runs", []) if "spec" in r]
+    merged = merge_rounds(pairs) if pairs else [({}, r) for r in detail.get("runs", [])]
+    runs = {r["config"]: r for _, r in merged if r.get("available", True) and r.get("postmark")}
     pm = res.get("postmark", {})
     sim = any(r.get("mode") == "sim" for r in runs.values())
     if sim:
@@ -95,7 +100,7 @@ def notes(res: dict[str, Any], detail: dict[str, Any]) -> list[str]:
             f"{_ratio(res['remove_s'].get('raid5'), res['remove_s'].get('raid0'))}. Every synchronous write "
             "also passes ext4's journal, the loop device, FUSE and the daemon's Python, and that cost does not "
             "shrink with the time scale: on this machine (shared by other jobs, load average "
-            f"{_load(runs)}) a RAID-5 untar of the quick tree took about 18 s with the disk model at 1/1000 of "
+            f"{_load(detail.get('runs', []))}) a RAID-5 untar of the quick tree took about 18 s with the disk model at 1/1000 of "
             "real time and about 18 s at real time, measured once each while building this experiment (an "
             "earlier, larger quick tree). The disks' part is the smaller one, so ratios between arrays are "
             "compressed towards 1; the mcd rows measure how much (RAID-5's time over RAID-0's bounds any write "
@@ -127,6 +132,16 @@ def notes(res: dict[str, Any], detail: dict[str, Any]) -> list[str]:
     return out
 
 
-def _load(runs: dict[str, Any]) -> str:
-    loads = [r[k] for r in runs.values() for k in ("loadavg_start", "loadavg_end") if k in r]
+def _rounds(runs: list[dict[str, Any]]) -> str:
+    """How the repeats were made: round by round on fresh arrays, or (older runs) all on one mount."""
+    rounds = max((r["spec"].get("round", 0) for r in runs), default=0)
+    if rounds >= 1:
+        return (f", round by round ({rounds} rounds; each builds every configuration afresh and runs PostMark "
+                "once on it, the first also the other parts)")
+    return " (PostMark's repeats all on one mount, each in a fresh directory)"
+
+
+def _load(runs: list[dict[str, Any]]) -> str:
+    """The load averages the runs (every round of every configuration) started and ended at."""
+    loads = [r[k] for r in runs for k in ("loadavg_start", "loadavg_end") if k in r]
     return f"{min(loads):.1f} to {max(loads):.1f}" if loads else "not recorded"

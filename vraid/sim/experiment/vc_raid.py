@@ -143,13 +143,14 @@ def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None =
         return {"id": name if sim else f"{name}-r{round_}", "config": name, "round": round_,
                 "create": create_args(name, size), "disk_model": disk_model,
                 "time_scale": float(time_scale), "postmark": pm, "ram": ram_bytes, "tree": tree or base["tree"],
-                "work": work, "sim": bool(sim), "repeats": repeats, "bonnie_mb": bonnie,
+                "work": work, "sim": bool(sim), "bonnie_mb": bonnie,
                 "parts": parts if round_ == 1 else [p for p in parts if p == "postmark"],
                 **({"no_disk_time": True} if name in NO_DISK_TIME else {})}
 
     # a simulated run is deterministic: once. A mount run: round by round, every configuration once a
     # round on an array of its own, so that a change in the machine's load falls on every one alike
-    # and an interrupted sweep resumes at the round it was in (each round is a run of the store)
+    # and an interrupted sweep resumes at the round it was in (each round is a run of the store). A
+    # round's spec does not hold ``repeats``: the same sweep with more repeats keeps the rounds made
     return [spec(name, r) for r in range(1, (1 if sim else repeats) + 1) for name in names]
 
 

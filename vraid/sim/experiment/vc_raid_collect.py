@@ -151,7 +151,8 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
         if ok and grown:
             logs[name] = grown
     res: dict[str, Any] = {"postmark": postmark, "postmark_runs": pm_runs, **times, "bonnie": bonnie, "log": logs,
-                           "repeats": int(results[0][0].get("repeats", 1)) if results else 0,
+                           # PostMark's runs per configuration (the rounds made; an older run's repeats)
+                           "repeats": max((len(v) for by in pm_runs.values() for v in by.values()), default=0),
                            "ram_mb": (results[0][0].get("ram") or 0) >> 20 if results else 0}
     res["paper_vs_vraid"] = vc_raid_rows.comparisons(res)
     return res

@@ -88,20 +88,22 @@ def test_configuration_table_and_run_specs():
                                             "--strip", "64K"]
     assert vc.CONFIGS["mcd"][2:4] == ("--log", "mcd:2") and vc.CONFIGS["mcd"][-2:] == ("--log-size", "100M")
     specs = vc.runs(True, configs=["raid5"], postmark={"small": [10, 20]})
-    # round by round, each round a run of its own (resumable); round 1 runs every part, the others PostMark
-    assert [s["id"] for s in specs] == [f"raid5-r{r}" for r in range(1, 6)] and specs[0]["postmark"] == [
-        {"name": "small", "files": 10, "transactions": 20, "block": 1024}]
-    assert [s["round"] for s in specs] == [1, 2, 3, 4, 5]
+    # PostMark round by round, each round a run of its own (resumable); the other parts once, after round 1
+    assert [s["id"] for s in specs] == ["raid5-r1", "raid5-fig7-8", "raid5-r2", "raid5-r3", "raid5-r4", "raid5-r5"]
+    rounds, files = [s for s in specs if "round" in s], specs[1]
+    assert rounds[0]["postmark"] == [{"name": "small", "files": 10, "transactions": 20, "block": 1024}]
+    assert [s["round"] for s in rounds] == [1, 2, 3, 4, 5] and len(rounds) == vc.REPEATS == 5
+    assert all(s["parts"] == ["postmark"] and "tree" not in s and "bonnie_mb" not in s for s in rounds)
+    assert files["parts"] == ["bonnie", "async", "sync"] and "postmark" not in files and "round" not in files
     assert specs[0]["ram"] == 8 << 20 and vc.runs(False, ram="none")[0]["ram"] is None
-    assert len(specs) == vc.REPEATS == 5 and specs[0]["parts"] == list(vc.PARTS)
-    assert all(s["parts"] == ["postmark"] for s in specs[1:])
-    # a round is the same run whatever the repeats: more of them later keeps the rounds made
-    assert vc.runs(True, configs=["raid5"], postmark={"small": [10, 20]}, repeats=2) == specs[:2]
-    assert specs[0]["bonnie_mb"] == 64 and vc.runs(False)[0]["bonnie_mb"] == 100
+    # a run holds only what it uses: more repeats keep the rounds made, another tree keeps every round
+    assert vc.runs(True, configs=["raid5"], postmark={"small": [10, 20]}, repeats=2) == specs[:3]
+    assert [s for s in vc.runs(True, configs=["raid5"], postmark={"small": [10, 20]}, tree="full") if "round" in s] == rounds
+    assert files["bonnie_mb"] == 64 and vc.runs(False, configs=["raid5"])[1]["bonnie_mb"] == 100
     fill = vc.runs(True, configs=["scd-fill"], repeats=2)
-    assert [f["parts"] for f in fill] == [["postmark"], ["postmark"]]
+    assert [f["id"] for f in fill] == ["scd-fill-r1", "scd-fill-r2"]  # the ablation runs PostMark only
     two = vc.runs(True, configs=["raid0", "raid5"], repeats=2)
-    assert [s["id"] for s in two] == ["raid0-r1", "raid5-r1", "raid0-r2", "raid5-r2"]  # a round of every one, then the next
+    assert [s["id"] for s in two] == ["raid0-r1", "raid5-r1", "raid0-fig7-8", "raid5-fig7-8", "raid0-r2", "raid5-r2"]
     assert [s["id"] for s in vc.runs(True, sim=True)] == list(vc.PAPER_CONFIGS)
     from vraid.errors import VraidError
 
@@ -115,8 +117,8 @@ def test_configuration_table_and_run_specs():
 
 def test_tree_tar_is_deterministic(tmp_path):
     a, b = tmp_path / "a.tar", tmp_path / "b.tar"
-    info = make_tree_tar(a, quick=True)
-    make_tree_tar(b, quick=True)
+    info = make_tree_tar(a, "quick")
+    make_tree_tar(b, "quick")
     assert a.read_bytes() == b.read_bytes()
     with tarfile.open(a) as t:
         members = t.getmembers()
@@ -138,7 +140,9 @@ def _canned(available=("raid0", "raid5", "scd", "mcd", "scd-fill")):
     bw = {"raid0": 9000.0, "raid5": 2500.0, "scd": 6000.0, "mcd": 9125.0, "scd-fill": 1.0}
     pairs = []
     for name in vc.CONFIGS:
-        spec = vc.runs(True, configs=[name], repeats=2)[0]
+        # a configuration's whole run in one, as a store made before the rounds kept it
+        spec = {**{k: v for k, v in vc.runs(True, configs=[name], repeats=1)[0].items() if k != "round"}, "id": name,
+                "tree": "quick", "bonnie_mb": 64, "parts": list(vc.CONFIG_PARTS.get(name, vc.PARTS)), "repeats": 2}
         if name not in available:
             pairs.append((spec, {"config": name, "available": False, "reason": "no --log here"}))
             continue
@@ -191,21 +195,28 @@ def test_collect_shape_and_verdicts():
 
 
 def _split_rounds(pairs):
-    """The canned runs as a round-by-round sweep makes them: round 1 every part and the first PostMark
-    run, round 2 (a mount of its own, the log's counters from zero again) PostMark's second run."""
-    out = []
+    """The canned runs as today's sweep makes them: round 1 PostMark's first run, the run of the
+    other parts, round 2 PostMark's second run (each a mount of its own: the log's counters from
+    zero again), in the order runs() gives."""
+    made = {}
     for spec, o in pairs:
-        first_spec, second_spec = vc.runs(True, configs=[spec["config"]], repeats=2)
-        if not o.get("available"):
-            out += [(first_spec, o), (second_spec, o)]
-            continue
-        first = {**o, "postmark": {k: v[:1] for k, v in o["postmark"].items()}}
-        second = {"config": o["config"], "available": True, "postmark": {k: v[1:] for k, v in o["postmark"].items()}}
-        if "log" in o:
-            first["log"] = {**o["log"], "postmark": o["log"]["postmark"][:1]}
-            second["log"] = {"start": o["log"]["start"], "postmark": o["log"]["postmark"][1:]}
-        out += [(first_spec, first), (second_spec, second)]
-    return sorted(out, key=lambda p: p[0]["round"])  # round by round, as runs() orders them
+        for run_spec in vc.runs(True, configs=[spec["config"]], repeats=2):
+            if not o.get("available"):
+                made[run_spec["id"]] = (run_spec, o)
+                continue
+            out = {"config": o["config"], "available": True}
+            log = o.get("log")
+            if "round" in run_spec:
+                i = run_spec["round"] - 1
+                out["postmark"] = {k: v[i:i + 1] for k, v in o["postmark"].items()}
+                if log:
+                    out["log"] = {"start": log["start"], "postmark": log["postmark"][i:i + 1]}
+            else:
+                out.update({k: o[k] for k in ("bonnie", "async", "sync") if k in o})
+                if log:
+                    out["log"] = {k: log[k] for k in ("start", "bonnie", "async", "sync") if k in log}
+            made[run_spec["id"]] = (run_spec, out)
+    return [made[s["id"]] for s in vc.runs(True, repeats=2)]
 
 
 def test_rounds_merge_into_one_configuration():
@@ -216,7 +227,7 @@ def test_rounds_merge_into_one_configuration():
     # the log's growth during PostMark: each round's from its own start, summed; the fullest of either
     assert rounds["log"]["scd-fill"]["postmark"] == whole["log"]["scd-fill"]["postmark"]
     assert rounds["log"]["scd-fill"]["postmark"]["max_used_segments"] == 64
-    assert rounds["log"]["scd"]["bonnie"] == whole["log"]["scd"]["bonnie"]  # round 1 ran it, after its PostMark run
+    assert rounds["log"]["scd"]["bonnie"]["log_full_waits"] == 0 and "bonnie" not in rounds["log"]["scd-fill"]
     assert [(r["item"], r["verdict"]) for r in rounds["paper_vs_vraid"] if "PostMark" in r["item"]] == \
         [(r["item"], r["verdict"]) for r in whole["paper_vs_vraid"] if "PostMark" in r["item"]]
     # a configuration whose later round could not be built is not available, with that round's reason
@@ -268,7 +279,7 @@ def test_quick_run_through_a_real_mount_on_raid5(tmp_path):
     assert isinstance(tps, float) and tps > 0 and not math.isnan(tps)
     assert len(res["postmark_runs"]["small"]["raid5"]) == 2  # two rounds, each a mount of its own, one run each
     stored = [json.loads(p.read_text())["spec"]["id"] for p in (tmp_path / "out" / "runs" / "vc-raid").glob("*.json")]
-    assert sorted(stored) == ["raid5-r1", "raid5-r2"]  # each round stored as it finished: a rerun resumes there
+    assert sorted(stored) == ["raid5-fig7-8", "raid5-r1", "raid5-r2"]  # each stored as it finished: a rerun resumes there
     assert all(res[k]["raid5"] > 0 for k in ("untar_s", "copy_s", "remove_s"))
     assert (tmp_path / "out" / "results.md").exists()
     # the results returned are the ones written; compared as JSON text, where a not-run row's NaN

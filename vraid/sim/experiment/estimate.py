@@ -40,13 +40,13 @@ def _stride_work(spec: dict[str, Any]) -> float:
 
 
 def _vc_raid_work(spec: dict[str, Any]) -> float:
-    from .vc_raid_bench import QUICK_PACKAGES, stdlib_root, tree_files
+    from .vc_raid_bench import tree_file_count
 
-    root = stdlib_root()
-    tree = len(tree_files(root, QUICK_PACKAGES if spec["tree"] == "quick" else None)) if root.is_dir() else 0
+    parts = spec.get("parts", ["postmark", "sync"])
+    tree = tree_file_count(spec["tree"]) if "sync" in parts and "tree" in spec else 0
     rounds = 1 if "round" in spec else spec.get("repeats", 1)  # a round runs PostMark once; an older spec, all repeats
-    pm = sum(p["files"] + p["transactions"] for p in spec["postmark"]) * rounds
-    return pm + 6 * tree * ("sync" in spec.get("parts", ["sync"]))  # untar, copy, remove: async and sync
+    pm = sum(p["files"] + p["transactions"] for p in spec.get("postmark", [])) * rounds * ("postmark" in parts)
+    return pm + 6 * tree  # untar, copy, remove: async and sync
 
 
 def _msc_ct_work(spec: dict[str, Any]) -> float:

@@ -203,7 +203,7 @@ def _workload(spec: dict[str, Any], rig: Any, work: Path) -> dict[str, Any]:
     if bench == "table2":
         mb = spec["fio_mb"] << 20
         tar = work / "tree.tar"
-        tree = make_tree_tar(tar, spec["tree"] == "quick")
+        tree = make_tree_tar(tar, spec["tree"])
         res: dict[str, Any] = {"tree": tree}
         res["video"] = b.self_copy(ext, "video", lambda d: b.write_files(d, [spec["video_mb"] << 20], seed=1), remount,
                                    probe)

@@ -28,8 +28,9 @@ available", with the reason.
 Options (``--set KEY=VALUE``): ``time_scale`` (F), ``disk_size``, ``configs`` (a list of
 :data:`CONFIGS` names), ``postmark`` ({"small": [files, transactions], ...}), ``repeats``
 (PostMark runs per configuration, default 5), ``bonnie_mb`` (bonnie++'s file, MiB; 100 as the
-paper, 64 quick), ``tree`` ("quick" or "full"), ``ram`` (the memory cap of PostMark, bonnie++ and
-the asynchronous programs, "34M"; "none": no cap), ``work`` (directory for the member files,
+paper, 64 quick), ``tree`` ("quick", "full" or "paper": the paper's 952 directories, 12,322
+files and 122 MB, synthesized, :mod:`.vc_raid_tree`; the paper size's), ``ram`` (the memory cap
+of PostMark, bonnie++ and the asynchronous programs, "34M"; "none": no cap), ``work`` (directory for the member files,
 default a new one in /dev/shm, or /var/tmp), ``sim`` (true: the PostMark-like workload in the
 simulator instead, :mod:`.vc_raid_sim`).
 """
@@ -81,6 +82,9 @@ PARTS = ("postmark", "bonnie", "async", "sync")
 #: configuration -> its parts where not all of them (the ablation needs PostMark only)
 CONFIG_PARTS: dict[str, tuple[str, ...]] = {"scd-fill": ("postmark",), "raid0-floor": ("postmark",),
                                             "raid5-floor": ("postmark",)}
+#: the id suffix of a configuration's run of its parts besides PostMark (bonnie++, Fig. 8; the
+#: untar / copy / remove of Fig. 7)
+FILES_RUN = "fig7-8"
 #: the smallest memory cap bonnie++ runs in (:func:`bonnie_ram`)
 BONNIE_RAM_FLOOR = 32 << 20
 #: PostMark runs each configuration this many times (the table shows the median and the range)
@@ -114,10 +118,11 @@ def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None =
          tree: str | None = None, work: str | None = None, disk_model: str = DISK_MODEL,
          ram: str | None = None, sim: bool = False, repeats: int = REPEATS,
          bonnie_mb: int | None = None) -> list[dict[str, Any]]:
-    """One run per configuration (the paper's four, the log-fill and the floor ablations) and round
-    (``repeats`` of them), each a whole mount session of its own: round 1 runs every part of the
-    configuration, the later rounds PostMark only; ids ``CONFIG-rN``. A ``sim`` run: one per
-    configuration, id ``CONFIG``."""
+    """The runs of the configurations (the paper's four, the log-fill and the floor ablations), each
+    a whole mount session of its own: PostMark's three sizes once per round (``repeats`` rounds,
+    ids ``CONFIG-rN``), and once per configuration its other parts (``CONFIG-fig7-8``: bonnie++,
+    untar / copy / remove); in the order round 1, the other parts, rounds 2 and on. A ``sim``
+    run: one per configuration, id ``CONFIG``."""
     from vraid.errors import VraidError
 
     base = QUICK if quick else FULL
@@ -136,22 +141,35 @@ def runs(quick: bool, *, time_scale: float = TIME_SCALE, disk_size: str | None =
         raise VraidError(f"bonnie_mb {bonnie} is too small", "give the bonnie++ file size in MiB, e.g. --set bonnie_mb=64")
     if not time_scale > 0:
         raise VraidError(f"time_scale {time_scale} is not positive", "e.g. --set time_scale=0.1")
+    from .vc_raid_bench import check_tree
+
+    tree = check_tree(tree or base["tree"])
     pm = [s.as_json() for s in postmark_settings(quick, {k: tuple(v) for k, v in postmark.items()} if postmark else None)]
 
-    def spec(name: str, round_: int) -> dict[str, Any]:
-        parts = list(CONFIG_PARTS.get(name, PARTS))
-        return {"id": name if sim else f"{name}-r{round_}", "config": name, "round": round_,
-                "create": create_args(name, size), "disk_model": disk_model,
-                "time_scale": float(time_scale), "postmark": pm, "ram": ram_bytes, "tree": tree or base["tree"],
-                "work": work, "sim": bool(sim), "bonnie_mb": bonnie,
-                "parts": parts if round_ == 1 else [p for p in parts if p == "postmark"],
+    def common(name: str) -> dict[str, Any]:
+        return {"config": name, "create": create_args(name, size), "disk_model": disk_model,
+                "time_scale": float(time_scale), "ram": ram_bytes, "work": work, "sim": bool(sim),
                 **({"no_disk_time": True} if name in NO_DISK_TIME else {})}
 
-    # a simulated run is deterministic: once. A mount run: round by round, every configuration once a
-    # round on an array of its own, so that a change in the machine's load falls on every one alike
-    # and an interrupted sweep resumes at the round it was in (each round is a run of the store). A
-    # round's spec does not hold ``repeats``: the same sweep with more repeats keeps the rounds made
-    return [spec(name, r) for r in range(1, (1 if sim else repeats) + 1) for name in names]
+    def parts_of(name: str) -> list[str]:
+        return list(CONFIG_PARTS.get(name, PARTS))
+
+    if sim:  # a simulated run is deterministic: once per configuration
+        return [{"id": name, **common(name), "postmark": pm, "tree": tree, "bonnie_mb": bonnie, "parts": parts_of(name)}
+                for name in names]
+    # a mount run: PostMark round by round, every configuration once a round on an array of its own,
+    # so that a change in the machine's load falls on every one alike and an interrupted sweep
+    # resumes at the round it was in; the other parts (bonnie++, untar / copy / remove) once per
+    # configuration, a run of their own. A spec holds only what its run uses (a round no tree, no
+    # ``repeats``): the same sweep with more repeats, or another tree, keeps the runs it still needs
+    rounds = {r: [{"id": f"{name}-r{r}", **common(name), "round": r, "postmark": pm, "parts": ["postmark"]}
+                  for name in names if "postmark" in parts_of(name)] for r in range(1, repeats + 1)}
+    files = [{"id": f"{name}-{FILES_RUN}", **common(name), "tree": tree, "bonnie_mb": bonnie,
+              "parts": [p for p in parts_of(name) if p != "postmark"]}
+             for name in names if any(p != "postmark" for p in parts_of(name))]
+    # round 1 and the once-only parts first: every row of the report has its data before the
+    # later rounds add their ranges
+    return rounds[1] + files + [s for r in range(2, repeats + 1) for s in rounds[r]]
 
 
 def _log(text: str) -> None:
@@ -159,8 +177,8 @@ def _log(text: str) -> None:
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
-    """One configuration's round: build the rig, then its parts (:data:`PARTS`): PostMark x3 (once:
-    the spec's ``round``); bonnie++; untar/copy/remove with ext4 as mounted by default (asynchronous) and
+    """One run of a configuration: build the rig, then the spec's parts (:data:`PARTS`): PostMark x3
+    (once: the spec's ``round``); bonnie++; untar/copy/remove with ext4 as mounted by default (asynchronous) and
     remounted ``-o sync``; the log's counters after each part; tear down."""
     from .vc_raid_bench import make_tree_tar, run_postmark, untar_copy_remove
     from .vc_raid_bonnie import run_bonnie
@@ -183,8 +201,9 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"config": spec["config"], "create": spec["create"], "available": True,
                            "loadavg_start": round(os.getloadavg()[0], 2), "parts": parts}
     with session(rig, work, out):
-        tree = make_tree_tar(work / "tree.tar", spec["tree"] == "quick")
-        out["tree"] = tree
+        if "async" in parts or "sync" in parts:
+            tree = make_tree_tar(work / "tree.tar", spec["tree"])
+            out["tree"] = tree
         try:
             rig.open(spec["create"])
         except Unavailable as exc:

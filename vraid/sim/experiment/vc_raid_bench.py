@@ -3,11 +3,13 @@
 * :func:`run_postmark`: Debian's ``postmark`` on one configuration of
   :mod:`.vc_raid_postmark`, its transaction phase timed from its own progress output.
 * :func:`make_tree_tar`: the source tree of the untar/copy/remove test as one deterministic
-  tar file (sorted names, fixed mtime and owners), made once per experiment run from the
-  Python standard library Debian installs on every machine (``/usr/lib/python3.X``, without
-  ``__pycache__``, ``site-packages``, ``dist-packages`` and ``config-*``, which depend on what
-  else is installed). The paper (sec. 4.2.4) untarred ZDNet's web-bench test suites, doubled:
-  952 directories, 12322 files of 9.9 KB on average, 122 MB; that tar is not available.
+  tar file (sorted names, fixed mtime and owners), made once per experiment run: ``quick`` and
+  ``full`` from the Python standard library Debian installs on every machine
+  (``/usr/lib/python3.X``, without ``__pycache__``, ``site-packages``, ``dist-packages`` and
+  ``config-*``, which depend on what else is installed; 723 files, 14 MB whole), ``paper``
+  synthesized with the paper's counts (:mod:`.vc_raid_tree`). The paper (sec. 4.2.4) untarred
+  ZDNet's web-bench test suites, doubled: 952 directories, 12322 files of 9.9 KB on average,
+  122 MB; that tar is not available.
 * :func:`untar_copy_remove`: ``tar xf`` into the ext4, ``cp -r`` of that tree, ``rm -rf`` of
   the untarred tree, each timed as the user waits for it (the paper's "user response time"),
   with ext4 mounted ``-o sync`` (synchronous mode) or as by default, the programs held to the
@@ -58,8 +60,43 @@ def tree_files(root: Path, packages: tuple[str, ...] | None = None) -> list[Path
     return out
 
 
-def make_tree_tar(tar_path: Path, quick: bool) -> dict[str, Any]:
-    """Write the tree's tar to ``tar_path``; returns what it holds (source, files, dirs, MB)."""
+#: the trees of the untar/copy/remove test: a few standard-library packages, the whole standard
+#: library, and the paper's counts and size synthesized (:mod:`.vc_raid_tree`)
+TREES = ("quick", "full", "paper")
+
+
+def check_tree(tree: str) -> str:
+    """``tree`` if it is one of :data:`TREES`.
+
+    Raises:
+        VraidError: for any other name.
+    """
+    if tree not in TREES:
+        from vraid.errors import VraidError
+
+        raise VraidError(f"unknown tree {tree!r}", f"choose one of: {', '.join(TREES)} (--set tree=paper: the paper's "
+                         "952 directories, 12322 files, 122 MB, synthesized)")
+    return tree
+
+
+def tree_file_count(tree: str) -> int:
+    """How many files and directories the tree ``tree`` holds (0: no standard library here)."""
+    if check_tree(tree) == "paper":
+        from .vc_raid_tree import PAPER_TREE
+
+        return PAPER_TREE["files"] + PAPER_TREE["dirs"]
+    root = stdlib_root()
+    return len(tree_files(root, QUICK_PACKAGES if tree == "quick" else None)) if root.is_dir() else 0
+
+
+def make_tree_tar(tar_path: Path, tree: str) -> dict[str, Any]:
+    """Write the tree ``tree`` (:data:`TREES`) as a tar to ``tar_path``; returns what it holds
+    (source, files, dirs, MB)."""
+    if check_tree(tree) == "paper":
+        from .vc_raid_tree import write_tar
+
+        return write_tar(tar_path)
+    quick = tree == "quick"
     root = stdlib_root()
     if not root.is_dir():
         from vraid.errors import VraidError
@@ -227,4 +264,5 @@ def untar_copy_remove(tar_path: Path, ext4: Path, *, sync_after: bool, ram: int 
     return out
 
 
-__all__ = ["MemoryCap", "QUICK_PACKAGES", "make_tree_tar", "run_postmark", "stdlib_root", "tree_files", "untar_copy_remove"]
+__all__ = ["MemoryCap", "QUICK_PACKAGES", "TREES", "check_tree", "make_tree_tar", "run_postmark", "stdlib_root", "tree_file_count", "tree_files",
+           "untar_copy_remove"]

@@ -68,26 +68,35 @@ def _add_growth(into: dict[str, Any], more: dict[str, Any]) -> None:
     into["max_used_segments"] = max(into.get("max_used_segments") or 0, more.get("max_used_segments") or 0)
 
 
+def settings_of(specs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The settings of a sweep from its runs' specs: each key as the first spec that has it gives it
+    (a PostMark round holds no tree, a run of the other parts no PostMark)."""
+    out: dict[str, Any] = {}
+    for spec in specs:
+        for k, v in spec.items():
+            out.setdefault(k, v)
+    return out
+
+
 def merge_rounds(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """One (spec, output) per configuration from its rounds' runs (``round`` 1, 2, ...; each a mount
-    of its own): PostMark's runs in round order, the other parts from the round that ran them
-    (round 1), the log's growth per part summed over the rounds (``"log_parts"``, already formed).
-    A configuration any of whose rounds could not be built is that round's "not available". A run
-    without ``round`` (an older store's, or a sim run) is a configuration's whole run and passes
-    through as it is."""
+    """One (spec, output) per configuration from its runs (PostMark's rounds ``CONFIG-rN`` and the
+    run of its other parts, each a mount of its own): PostMark's runs in round order, the other
+    parts from the run that made them, the log's growth per part summed over the runs
+    (``"log_parts"``, already formed). A configuration any of whose runs could not be built is
+    that run's "not available". A configuration's whole run in one (id ``CONFIG``: an older
+    store's, or a sim run) passes through as it is."""
     by_config: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
     for spec, out in results:
         by_config.setdefault(spec["config"], []).append((spec, out))
     merged = []
     for name, pairs in by_config.items():
-        if len(pairs) == 1 and "round" not in pairs[0][0]:
+        if len(pairs) == 1 and pairs[0][0].get("id") == name:
             merged.append(pairs[0])
             continue
-        pairs = sorted(pairs, key=lambda p: p[0].get("round", 1))
-        first_spec = pairs[0][0]
+        pairs = sorted(pairs, key=lambda p: p[0].get("round", 0))
         parts = [p for p in ("postmark", "bonnie", "async", "sync") if any(p in s.get("parts", []) for s, _ in pairs)]
-        spec = {**{k: v for k, v in first_spec.items() if k not in ("id", "round")}, "id": name, "parts": parts,
-                "rounds": [s.get("round", 1) for s, _ in pairs]}
+        spec = {**{k: v for k, v in settings_of([s for s, _ in pairs]).items() if k not in ("id", "round")},
+                "id": name, "parts": parts, "rounds": [s["round"] for s, _ in pairs if "round" in s]}
         missing = next((o for _, o in pairs if not o.get("available")), None)
         if missing is not None:
             merged.append((spec, missing))
@@ -158,4 +167,4 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     return res
 
 
-__all__ = ["LOG_COUNTERS", "NOT_AVAILABLE", "collect", "log_growth", "median", "merge_rounds"]
+__all__ = ["LOG_COUNTERS", "NOT_AVAILABLE", "collect", "log_growth", "median", "merge_rounds", "settings_of"]

@@ -8,8 +8,10 @@ from .vc_raid_paper import TABLE2, number as _num
 
 
 def setup(detail: dict[str, Any]) -> list[str]:
+    from .vc_raid_collect import settings_of
+
     runs = detail.get("runs", [])
-    spec = runs[0]["spec"] if runs else {}
+    spec = settings_of([r["spec"] for r in runs if "spec" in r])
     tree = next((r.get("tree") for r in runs if r.get("tree")), {}) or {}
     made = {r["spec"]["config"]: r["spec"]["create"] for r in runs}  # one per configuration, not per round
     creates = "; ".join(f"`{config}`: `vraid create DIR {' '.join(args)}`" for config, args in made.items())
@@ -136,8 +138,9 @@ def _rounds(runs: list[dict[str, Any]]) -> str:
     """How the repeats were made: round by round on fresh arrays, or (older runs) all on one mount."""
     rounds = max((r["spec"].get("round", 0) for r in runs), default=0)
     if rounds >= 1:
-        return (f", round by round ({rounds} rounds; each builds every configuration afresh and runs PostMark "
-                "once on it, the first also the other parts)")
+        return (f", PostMark round by round ({rounds} rounds; each builds every configuration afresh and runs "
+                "PostMark's three sizes once on it), bonnie++ and untar / copy / remove once per configuration on "
+                "an array of their own, after round 1")
     return " (PostMark's repeats all on one mount, each in a fresh directory)"
 
 

@@ -104,8 +104,10 @@ def report(res: dict[str, Any], out_dir: Path) -> list[Path]:
 def _settings(detail: dict[str, Any], res: dict[str, Any]) -> str:
     from .store import source_commit
 
+    from .vc_raid_collect import settings_of
+
     runs = detail.get("runs", [])
-    spec = runs[0]["spec"] if runs else {}
+    spec = settings_of([r["spec"] for r in runs if "spec" in r])
     pm = ", ".join(f"{s['name']} {s['files']}/{s['transactions']}" for s in spec.get("postmark", []))
     return (f"**This run:** PostMark {pm} (files/transactions), each configuration {res.get('repeats', '?')} times; "
             f"members of {next((a for i, a in enumerate(spec.get('create', [])) if i and spec['create'][i - 1] == '--disk-size'), '?')}, "
@@ -141,7 +143,9 @@ def markdown(res: dict[str, Any], detail: dict[str, Any], *, plotted: bool = Fal
               "| configuration (files / transactions) | " + " | ".join(LABEL.get(c, c) for c in configs)
               + " | paper RAID 0 | paper SCD | paper RAID 5 |",
               "|---|" + "--:|" * (len(configs) + 3)]
-    shape = {s["name"]: s for s in (runs[0]["spec"]["postmark"] if runs else [])}
+    from .vc_raid_collect import settings_of
+
+    shape = {s["name"]: s for s in settings_of([r["spec"] for r in runs if "spec" in r]).get("postmark", [])}
     for size in res.get("postmark", {}):
         s, p = shape.get(size, {}), TABLE2.get(size, {})
         lines.append(f"| {size} ({s.get('files', '?')} / {s.get('transactions', '?')}) | "

@@ -127,8 +127,13 @@ def test_sizes_by_name():
 def test_a_paper_run_writes_beside_the_default_where_the_runs_are_the_same():
     from vraid.cli.sweep import paper_is_default
 
-    same = {name for name in PAPER if paper_is_default(get(name), name, {})}
+    same = {name for name in PAPER if paper_is_default(get(name), name)}
     assert same == {"stride", "levels", "adaptive-hlwm"}  # their default is the paper's scale (vc-raid's tree is not)
+    # a part of vc-raid's paper sweep that both sizes share (the floor ablation runs no tree) is still
+    # the paper sweep's: it writes to results/vc-raid/paper, never over the default's committed results
+    vc, floors = get("vc-raid"), {"configs": ["raid0-floor", "raid5-floor"]}
+    assert specs_for(vc, "vc-raid", "paper", floors) == specs_for(vc, "vc-raid", "default", floors)
+    assert not paper_is_default(vc, "vc-raid")
 
 
 @pytest.mark.parametrize("identity, printed", [

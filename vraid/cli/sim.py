@@ -441,7 +441,7 @@ def cmd_experiment(args) -> int:
         from .sweep import print_estimate
 
         return print_estimate(args.name, options, jobs=args.jobs, cluster=args.cluster)
-    if args.out is None and size == "paper" and paper_is_default(module, args.name, options):
+    if args.out is None and size == "paper" and paper_is_default(module, args.name):
         size_out = "default"  # the recorded results/NAME are the paper's scale already
     else:
         size_out = size

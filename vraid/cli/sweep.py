@@ -108,13 +108,17 @@ def print_estimate(name: str, options: dict[str, Any], *, jobs: int | None, clus
     return 0
 
 
-def paper_is_default(module, name: str, options: dict[str, object]) -> bool:
+def paper_is_default(module, name: str) -> bool:
     """Whether experiment ``name``'s paper size runs exactly its default size's runs (stride,
-    levels, adaptive-hlwm, vc-raid: the default is the paper's scale), so a paper run writes where the
-    default one does instead of a copy of it in results/NAME/paper."""
+    levels, adaptive-hlwm: the default is the paper's scale), so a paper run writes where the
+    default one does instead of a copy of it in results/NAME/paper.
+
+    Decided on the sizes alone, not on a run's ``--set`` options: a part of a paper-size sweep
+    (vc-raid's ``--set configs=...``, whose runs the two sizes happen to share) still writes its
+    store and its report to results/NAME/paper, never over the default's committed results."""
     from vraid.sim.experiment.sizes import specs_for
 
-    return specs_for(module, name, "paper", options) == specs_for(module, name, "default", options)
+    return specs_for(module, name, "paper", {}) == specs_for(module, name, "default", {})
 
 
 def default_out(name: str, size: str) -> Path:

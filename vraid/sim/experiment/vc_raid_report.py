@@ -101,13 +101,10 @@ def report(res: dict[str, Any], out_dir: Path) -> list[Path]:
     return [md, *files]
 
 
-def _settings(detail: dict[str, Any], res: dict[str, Any]) -> str:
+def _settings(spec: dict[str, Any], res: dict[str, Any]) -> str:
+    """The report's first line from the sweep's settings (``spec``: :func:`.vc_raid_collect.settings_of`)."""
     from .store import source_commit
 
-    from .vc_raid_collect import settings_of
-
-    runs = detail.get("runs", [])
-    spec = settings_of([r["spec"] for r in runs if "spec" in r])
     pm = ", ".join(f"{s['name']} {s['files']}/{s['transactions']}" for s in spec.get("postmark", []))
     return (f"**This run:** PostMark {pm} (files/transactions), each configuration {res.get('repeats', '?')} times; "
             f"members of {next((a for i, a in enumerate(spec.get('create', [])) if i and spec['create'][i - 1] == '--disk-size'), '?')}, "
@@ -133,19 +130,19 @@ def _log_table(res: dict[str, Any]) -> list[str]:
 
 def markdown(res: dict[str, Any], detail: dict[str, Any], *, plotted: bool = False) -> str:
     from . import vc_raid_notes
+    from .vc_raid_collect import settings_of
 
     configs = _configs(res)
     runs = detail.get("runs", [])
+    settings = settings_of([r["spec"] for r in runs if "spec" in r])  # once: the first line and the PostMark table
     lines = ["# vc-raid: paper 002 (VC-RAID) Table 2, Fig. 7 and Fig. 8 on a real mount", "",
-             _settings(detail, res), ""]
+             _settings(settings, res), ""]
     lines += vc_raid_notes.setup(detail) + [""]
     lines += ["## PostMark, transactions per second (Table 2): median (lowest-highest) of the runs", "",
               "| configuration (files / transactions) | " + " | ".join(LABEL.get(c, c) for c in configs)
               + " | paper RAID 0 | paper SCD | paper RAID 5 |",
               "|---|" + "--:|" * (len(configs) + 3)]
-    from .vc_raid_collect import settings_of
-
-    shape = {s["name"]: s for s in settings_of([r["spec"] for r in runs if "spec" in r]).get("postmark", [])}
+    shape = {s["name"]: s for s in settings.get("postmark", [])}
     for size in res.get("postmark", {}):
         s, p = shape.get(size, {}), TABLE2.get(size, {})
         lines.append(f"| {size} ({s.get('files', '?')} / {s.get('transactions', '?')}) | "

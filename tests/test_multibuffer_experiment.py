@@ -48,7 +48,7 @@ def small():
 def test_results_json_shape_of_a_shortened_quick_grid(small):
     res = small
     assert set(res) == {"write_sizes", "flush_sizes", "lw_fraction", "table1_runs", "hit_rate", "hit_rate_seeds", "by_wr",
-                        "by_skew", "cleaner", "dpsr_fallbacks", "ablations", "settings", "paper_vs_vraid"}
+                        "by_skew", "cleaner", "dpsr_fallbacks", "ablations", "logging", "settings", "paper_vs_vraid"}
     assert list(res["write_sizes"]) == [str(k) for k in range(1, 9)]
     assert res["lw_fraction"] > 0.8  # 400 requests: the final flush's small writes weigh more
     assert set(res["by_wr"]) == {"0.3", "0.7"} and set(res["by_skew"]) == {"0.1", "0.5", "0.9"}
@@ -131,11 +131,34 @@ def test_every_row_is_judged_by_the_one_rule_on_the_papers_accounting(small):
     best = _row(res, "max saving over RAID-5, skew 0.7")
     assert best.vraid == pytest.approx(max(100 * (1 - m / r) for m, r in zip(f5["multibuffer"], f5["raid5"])))
     assert "cleaner not counted" in best.cause and "vraid's rule" in best.cause and "whole array hot" in best.cause
-    assert {r.verdict for r in rows if r.verdict == V.NOT_RUN} == {V.NOT_RUN}
+    assert not [r for r in rows if r.verdict == V.NOT_RUN]  # the log-based rows run (sections 1 and 5)
     # Fig. 3 ran with three seeds: the LRW-vs-FIFO rows carry their run-to-run range
     assert res["hit_rate_seeds"]["seeds"] == [mb.SEED, *mb.FIG3_SEEDS]
     near = _row(res, "LRW gain over FIFO near uniform")
     assert near.spread is not None and near.spread[0] <= near.vraid <= near.spread[1]
+
+
+def test_the_log_based_rows_count_every_scheme_at_fig5s_points(small):
+    """Sections 1 and 5 against the log-based schemes: the paper's numbers (n-1 = 8 against
+    floor((n+1)/2) = 5; "twice"), ours from the logging runs at Fig. 5's points."""
+    res = small
+    lg = res["logging"]
+    assert lg["wr"] == [0.1, 0.9] and lg["skew"] == 0.7
+    assert set(lg) >= {"multibuffer", "dpsr", "raid5", "data-logging", "parity-logging", "log_disk"}
+    for s in ("raid5", "data-logging", "parity-logging"):  # in place: every block the user writes goes down
+        assert lg[s]["write_refs"] == lg[s]["blocks_written"]
+    assert max(lg["multibuffer"]["peak_blocks_per_access"]) == 8.0  # a large write: n-1 blocks in one access
+    for s in ("data-logging", "parity-logging"):  # two I/Os per block: nine members, at most nine blocks in two
+        assert max(lg[s]["peak_blocks_per_access"]) <= 4.5
+    peak = _row(res, "most data blocks one write access")
+    assert peak.paper == pytest.approx(8 / 5) and peak.vraid == pytest.approx(8 / 4.5)
+    dpsr = _row(res, "DPSR twice as efficient")
+    assert dpsr.paper == 2.0 and "requests only" in dpsr.cause
+    eff = {s: sum(lg[s]["write_refs"]) / (sum(lg[s]["write_accesses"]) + sum(lg[s]["background_paper"]))
+           for s in ("dpsr", "data-logging", "parity-logging")}
+    assert dpsr.vraid == pytest.approx(eff["dpsr"] / max(eff["data-logging"], eff["parity-logging"]))
+    # the log on a disk of its own serialises Data Logging's log writes
+    assert lg["log_disk"]["data-logging"]["peak_blocks_per_access"] < max(lg["data-logging"]["peak_blocks_per_access"])
 
 
 @pytest.mark.slow

@@ -13,7 +13,10 @@ with its own placement policies and stripe directory in an access-counting loop
   multibuffering (LRW), DPSR and RAID-5;
 * Figs. 6, 7, 8: accesses against the skew at W/R 0.1, 0.5 and 0.9;
 * Table 1: the sizes of the stripe writes multibuffering issued (all its runs, the
-  final buffer flushes included), and the fraction that were full large writes.
+  final buffer flushes included), and the fraction that were full large writes;
+* sections 1 and 5, the log-based schemes: Data Logging and Parity Logging, counted by the
+  same rule (:mod:`.multibuffer_logging`, vraid's models of sec. 1's descriptions), at
+  Fig. 5's points, and with the log on a disk of its own at the ablation point.
 
 Every access count is given three ways: the requests' own accesses (``multibuffer``,
 ``dpsr``, ``raid5``: what the paper's figures plot if its cleaner is not counted), and
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .multibuffer_logging import LOGGING
 from .multibuffer_sim import SIZE_SKEW
 
 NAME = "multibuffer"
@@ -57,6 +61,8 @@ BUFFERS = (50, 200)
 ABLATION_POINT = (0.7, 0.5)  # (skew, W/R)
 #: Fig. 3 is run again with these seeds: the run-to-run range of the LRW-vs-FIFO rows
 FIG3_SEEDS = (5, 6)
+#: the log-based schemes run at Fig. 5's points (this skew, every W/R)
+LOG_SKEW = 0.7
 
 
 def describe() -> str:
@@ -93,6 +99,9 @@ def runs(quick: bool, *, requests: int | None = None, warmup: int | None = None,
     if ABLATION_POINT not in have:  # a grid without the point: its runs with the defaults
         specs += [_spec(s, "lrw", z, w, base, "point") for s in SCHEMES]
     specs += [_spec(s, "lrw", z, w, base, f"size{k}", size_skew=k) for k in SIZE_SKEWS for s in SCHEMES]
+    # sections 1 and 5: the log-based schemes at Fig. 5's points; the log on a disk of its own at the point
+    specs += [_spec(s, "lrw", LOG_SKEW, w, base) for w in st["wrs"] for s in LOGGING]
+    specs += [_spec(s, "lrw", z, w, base, "logdisk", log_disk=True) for s in LOGGING]
     specs += [_spec("multibuffer", "lrw", z, w, base, f"buffer{b}", buffer=b) for b in BUFFERS]
     specs += [_spec("multibuffer", order, z, FIG3_WR, base, f"seed{k}", seed=k)
               for k in FIG3_SEEDS for z in st["skews"] for order in ("fifo", "lrw")]
@@ -104,7 +113,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
 
     return run_scheme(spec["scheme"], wr=spec["wr"], skew=spec["skew"], requests=spec["requests"],
                       warmup=spec["warmup"], seed=spec.get("seed", SEED), order=spec["order"], hot=spec["hot"],
-                      spare=spec["spare"], buffer=spec["buffer"], size_skew=spec["size_skew"])
+                      spare=spec["spare"], buffer=spec["buffer"], size_skew=spec["size_skew"],
+                      log_disk=spec.get("log_disk", False))
 
 
 # ---------------------------------------------------------------------- collect
@@ -165,6 +175,7 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
                                               "partial_releases", "small_writes")},
         "dpsr_fallbacks": sum(o["fallbacks"] for s, o in main if s["scheme"] == "dpsr"),
         "ablations": _ablations(results, wrs),
+        "logging": _logging(results, wrs),
         "hit_rate_seeds": _seeds(results, skews),
         "settings": {k: specs[0][k] for k in ("requests", "warmup", "hot", "spare", "buffer", "size_skew", "seed")},
     }
@@ -194,6 +205,24 @@ def _ablations(results, wrs: list[float]) -> dict[str, Any]:
             "size_skew": {"skew": z, "wr": w, **dict(sorted(size.items()))},
             "buffer": {"skew": z, "wr": w, **{b: {"hit_rate": o["hit_rate"], "lw": o["lw"], "pw": o["pw"]}
                                               for b, o in sorted(buffers.items(), key=lambda kv: int(kv[0]))}}}
+
+
+def _logging(results, wrs: list[float]) -> dict[str, Any]:
+    """Sections 1 and 5: every scheme's writes at Fig. 5's points (the user's blocks written,
+    the blocks put on the disks, the write accesses, the cleaner by the paper's rule, the most
+    blocks one access wrote), and the logging schemes with the log on a disk of its own."""
+    keys = ("write_refs", "blocks_written", "write_accesses", "background_paper", "peak_blocks_per_access",
+            "fallbacks", "cleanings")
+    have = {s["scheme"] for s, _ in results}
+    out: dict[str, Any] = {"skew": LOG_SKEW, "wr": wrs}
+    for scheme in (*SCHEMES, *LOGGING):
+        if scheme in have:
+            runs = [_get(results, scheme, LOG_SKEW, w) for w in wrs]
+            out[scheme] = {k: [o.get(k, 0) for o in runs] for k in keys}
+    z, w = ABLATION_POINT
+    out["log_disk"] = {"skew": z, "wr": w, **{s: {k: o.get(k, 0) for k in keys}
+                                              for s in LOGGING for o in [_get(results, s, z, w, variant="logdisk")]}}
+    return out
 
 
 def _seeds(results, skews: list[float]) -> dict[str, Any]:

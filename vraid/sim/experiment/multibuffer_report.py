@@ -16,6 +16,7 @@ from .store import source_commit
 from .verdict import from_json, markdown_table, tally
 
 _LABEL = {"multibuffer": "Multibuffering (LRW)", "dpsr": "DPSR", "raid5": "RAID-5"}
+_LOG_LABEL = {**_LABEL, "data-logging": "Data Logging", "parity-logging": "Parity Logging"}
 
 
 def summary(results: dict[str, Any]):
@@ -109,6 +110,7 @@ def _markdown(res: dict[str, Any], detail: list[dict[str, Any]], plots: bool, co
               "![Fig. 3](fig3.png) ![Table 1](table1.png)", "", "![Fig. 4](fig4.png)", "", "![Fig. 5](fig5.png)", "",
               "![Fig. 6](fig6.png)", "", "![Fig. 7](fig7.png)", "", "![Fig. 8](fig8.png)"]
     L += _cleaner_md(res)
+    L += _logging_md(res)
     if detail:
         L += ["", "## Every run", "", "| scheme | order | variant | skew | W/R | accesses | reads | writes | cleaner, "
               "paper's rule | cleaner, vraid's rule | hot swaps | cold swaps | hit rate | LW | PW | RAID-5 small writes |",
@@ -160,4 +162,38 @@ def _cleaner_md(res: dict[str, Any]) -> list[str]:
           "| buffer, blocks | hit rate | LW | PW |", "|---:|---:|---:|---:|"]
     L += [f"| {k} | {100 * v['hit_rate']:.1f} % | {v['lw']} | {v['pw']} |" for k, v in b.items()
           if k not in ("wr", "skew")]
+    return L
+
+
+def _logging_md(res: dict[str, Any]) -> list[str]:
+    """Sections 1 and 5: every scheme's writes at Fig. 5's points, the log-based ones beside."""
+    lg = res.get("logging")
+    if not lg:
+        return []
+    schemes = [s for s in _LOG_LABEL if s in lg]
+    L = ["", f"## The log-based schemes (sections 1 and 5), skew {lg['skew']:g}", "",
+         "Data Logging and Parity Logging are vraid's counting models of section 1's descriptions "
+         "(`vraid/sim/experiment/multibuffer_logging.py` says what each costs and where vraid chose): RAID-5's "
+         "layout, a log distributed over the nine disks with the space multibuffering gets for its spare stripes, "
+         "Parity Logging's images buffered in multibuffering's 100 blocks. Each cell: the user's blocks written per "
+         "write access, the cleaner counted by the paper's rule (the logs' cleanings by the one-block-per-member "
+         "rule), then the requests alone; the last row the most blocks one access put on the disks.", "",
+         "| W/R | " + " | ".join(_LOG_LABEL[s] for s in schemes) + " |", "|---:|" + "---:|" * len(schemes)]
+
+    def cell(d: dict[str, list[int]], i: int) -> str:
+        both = d["write_accesses"][i] + d["background_paper"][i]
+        alone = d["write_accesses"][i]
+        return (f"{d['write_refs'][i] / both:.2f} ({d['write_refs'][i] / alone:.2f})" if alone and both else "n/a")
+
+    L += [f"| {w:g} | " + " | ".join(cell(lg[s], i) for s in schemes) + " |" for i, w in enumerate(lg["wr"])]
+    L.append("| most per access | " + " | ".join(f"{max(lg[s]['peak_blocks_per_access']):.2f}" for s in schemes)
+             + " |")
+    ld = lg["log_disk"]
+    L += ["", f"With the log on a disk of its own (W/R {ld['wr']:g}, skew {ld['skew']:g}): " + "; ".join(
+        f"{_LOG_LABEL[s]} {ld[s]['write_refs'] / max(ld[s]['write_accesses'], 1):.2f} blocks per write access "
+        f"(requests only), at most {ld[s]['peak_blocks_per_access']:.2f} per access" for s in ld
+        if s not in ("wr", "skew")) + ". Data Logging fell back to RAID-5 small writes for "
+        + ", ".join(str(x) for x in lg["data-logging"]["fallbacks"]) + " blocks (log full); the logs were cleaned "
+        + ", ".join(f"{_LOG_LABEL[s]} " + "/".join(str(x) for x in lg[s]["cleanings"])
+                    for s in ("data-logging", "parity-logging")) + " times (per W/R)."]
     return L

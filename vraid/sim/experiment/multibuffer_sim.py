@@ -54,6 +54,7 @@ from vraid.core.directory import LW, PW, Dirty, Release, StripeWrite, Swap
 from vraid.core.geometry import Geometry
 from vraid.policies import registry
 from vraid.policies.placement import InPlace
+from .multibuffer_logging import LOGGING, make as make_logging, small_write_io
 
 DISKS = 9
 BLOCKS = 10_000
@@ -107,43 +108,42 @@ class Counter:
         self.write_refs = self.write_hits = 0
         self.sizes: dict[int, int] = {}
         self.lw = self.pw = self.small = 0
+        #: data blocks the requests' writes put on the disks, and the most one access of them put
+        self.blocks_written = 0
+        self.peak = 0.0
+
+    def wrote(self, blocks: int, accesses: int) -> None:
+        """A write operation put ``blocks`` data blocks on the disks in ``accesses`` accesses."""
+        if self.on and not self.flushing and blocks:
+            self.blocks_written += blocks
+            self.peak = max(self.peak, blocks / max(accesses, 1))
 
 
 def _small_write_cost(d: Any, strips: list[int], n: int) -> int:
     """Concurrent accesses of RAID-5 small writes of ``strips`` at their slots."""
     reads, writes = [0] * n, [0] * n
-    by_stripe: dict[int, list[int]] = {}
-    for L in strips:
-        s, m = d.loc[L]
-        by_stripe.setdefault(s, []).append(m)
-    for s, ms in by_stripe.items():
-        p = d.parity[s]
-        k = len(ms)
-        if 2 * (k + 1) <= n:  # read-modify-write: old data and parity, then both written
-            for m in ms + [p]:
-                reads[m] += 1
-                writes[m] += 1
-        else:  # reconstruct-write: the other data, then data and parity
-            for m in d.columns(s)[:-1]:
-                if m not in ms:
-                    reads[m] += 1
-            for m in ms + [p]:
-                writes[m] += 1
+    small_write_io(d, strips, n, reads, writes)
     return max(reads) + max(writes)
 
 
 def run_scheme(scheme: str, *, wr: float, skew: float, requests: int, warmup: int, seed: int,
                buffer: int = 100, order: str = "lrw", spare: float = 0.05, hot: float = 0.1,
-               blocks: int = BLOCKS, disks: int = DISKS, size_skew: float = SIZE_SKEW) -> dict[str, Any]:
-    """One run: ``scheme`` is ``raid5``, ``multibuffer`` or ``dpsr``; ``hot`` (multibuffering's
-    hot region, a fraction of the stripes) and ``size_skew`` (the access-size skew) are varied
-    by the experiment's ablations."""
+               blocks: int = BLOCKS, disks: int = DISKS, size_skew: float = SIZE_SKEW,
+               log_disk: bool = False) -> dict[str, Any]:
+    """One run: ``scheme`` is ``raid5``, ``multibuffer``, ``dpsr`` or one of the logging
+    schemes (:data:`.multibuffer_logging.LOGGING`: RAID-5's layout with a log of ``spare``
+    times the data, Parity Logging's buffer ``buffer`` images; ``log_disk``: the log on one
+    more disk of its own); ``hot`` (multibuffering's hot region, a fraction of the stripes)
+    and ``size_skew`` (the access-size skew) are varied by the experiment's ablations."""
+    logging = scheme in LOGGING
     spec = {"raid5": "static", "multibuffer": f"multibuffer:buffer={buffer},order={order},hot={hot},spare={spare}",
-            "dpsr": f"dpsr:buffer={buffer},spare={spare}"}[scheme]
+            "dpsr": f"dpsr:buffer={buffer},spare={spare}", **{k: "static" for k in LOGGING}}[scheme]
     policy = registry.create("placement", spec)
-    g, logical = geometry_for(0.0 if scheme == "raid5" else spare, blocks, disks)
+    g, logical = geometry_for(0.0 if scheme == "raid5" or logging else spare, blocks, disks)
     d = policy.make_directory(g, logical)
     policy.attach(d)
+    log = make_logging(scheme, d, disks, log_blocks=int(np.ceil(spare * blocks)), buffer=buffer,
+                       log_disk=log_disk) if logging else None
     c = Counter(disks)
     first, is_write, size = workload(requests, wr, skew, seed, blocks=blocks, size_skew=size_skew)
     n = disks
@@ -161,9 +161,12 @@ def run_scheme(scheme: str, *, wr: float, skew: float, requests: int, warmup: in
                     else:
                         c.pw += 1
                 cost += 1 if st.kind == LW else 2
+                c.wrote(st.size, 1 if st.kind == LW else 2)
             elif isinstance(st, InPlace):
-                cost += _small_write_cost(d, list(st.strips), n)
+                small = _small_write_cost(d, list(st.strips), n)
+                cost += small
                 c.small += c.on
+                c.wrote(len(st.strips), small)
             elif isinstance(st, Swap) and c.on:
                 c.background += 3
                 if d.is_hot(st.stripe) and d.is_hot(st.partner):  # sec. 2.2: a directory change only
@@ -190,6 +193,13 @@ def run_scheme(scheme: str, *, wr: float, skew: float, requests: int, warmup: in
             cost = 0
             if scheme == "raid5":
                 cost = _small_write_cost(d, list(strips), n)
+                c.wrote(len(strips), cost)
+            elif log is not None:
+                cost, cleaning = log.write(list(strips))
+                c.wrote(len(strips), cost)
+                if c.on:
+                    c.background += cleaning
+                    c.background_paper += cleaning
             else:
                 before = policy.stats["write_hits"]
                 for L in strips:
@@ -201,6 +211,8 @@ def run_scheme(scheme: str, *, wr: float, skew: float, requests: int, warmup: in
             if c.on:
                 c.write_accesses += cost
                 c.block_refs += len(strips)
+                if scheme == "raid5" or log is not None:  # the placements' writes count theirs above
+                    c.write_refs += len(strips)
         else:
             hits = policy.read(strips)
             if c.on:
@@ -234,6 +246,9 @@ def run_scheme(scheme: str, *, wr: float, skew: float, requests: int, warmup: in
             "write_hit_rate": c.write_hits / c.write_refs if c.write_refs else 0.0,
             "read_hit_rate": (c.hits - c.write_hits) / (c.block_refs - c.write_refs) if c.block_refs > c.write_refs else 0.0, "sizes": {str(k): v for k, v in sorted(c.sizes.items())},
             "lw": c.lw, "pw": c.pw, "small_writes": c.small,
-            "fallbacks": policy.stats.get("fallbacks", 0) if hasattr(policy, "stats") else 0,
-            "cleanings": policy.stats.get("cleanings", 0) if hasattr(policy, "stats") else 0,
+            "blocks_written": c.blocks_written, "write_refs": c.write_refs, "peak_blocks_per_access": c.peak,
+            "fallbacks": (getattr(log, "fallbacks", 0) if log is not None else
+                          policy.stats.get("fallbacks", 0) if hasattr(policy, "stats") else 0),
+            "cleanings": (log.log.cleanings if log is not None else
+                          policy.stats.get("cleanings", 0) if hasattr(policy, "stats") else 0),
             "free_stripes_end": len(d.free_stripes)}

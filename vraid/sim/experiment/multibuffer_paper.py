@@ -190,10 +190,10 @@ def _logging_rows(res: dict[str, Any]) -> list[V.Comparison]:
     better = max(logs, key=lambda s: eff[s])
     better_req = max(logs, key=lambda s: req[s])
     rows.append(V.compare(ROW_DPSR, 2.0, eff["dpsr"] / eff[better] if eff[better] else 0.0, unit="x", baseline=1.0,
-                          cause=f"the user's blocks per write access over Fig. 5's points, cleaner counted (DPSR's "
-                                f"collector by the paper's rule, the logs' cleanings): " + ", ".join(
+                          cause="the user's blocks per write access over Fig. 5's points, cleaner counted (DPSR's "
+                                "collector by the paper's rule, the logs' cleanings): " + ", ".join(
                                     f"{_NAMES[s]} {eff[s]:.2f}" for s in eff)
-                                + f"; ablation, requests only: " + ", ".join(f"{_NAMES[s]} {req[s]:.2f}" for s in req)
+                                + "; ablation, requests only: " + ", ".join(f"{_NAMES[s]} {req[s]:.2f}" for s in req)
                                 + f", DPSR over {_NAMES[better_req]} {req['dpsr'] / req[better_req]:.2f}x; " + rule))
     return rows
 

@@ -230,6 +230,73 @@ def test_rows_of_every_workload_exist_and_carry_verdicts(results):
             assert r.verdict == verdict.judge(r.paper, r.vraid, baseline=r.baseline), r.item
 
 
+def test_same_claims_are_ratios_against_one(results):
+    """"Almost the same", "same", "almost equal": adaptive over HLWM against 1.00x, by the rule's 25 %
+    (a change against 0 % would get the rule's absolute 0.25 points)."""
+    from vraid.sim.experiment import verdict
+
+    rows = verdict.from_json(results["paper_vs_vraid"])
+    same = [r for r in rows if any(w in r.item for w in ("almost the same", "almost equal", "\"the same\"",
+                                                          "the same as at T1"))]
+    assert len(same) >= 4 + 2 + 2 + 6  # read hits, T4/T8 traffic, W_traced^2's two, Fig. 4's marks as at T1
+    assert all(r.paper == 1.0 and r.unit == "x" and r.baseline == 1.0 for r in same)
+    assert not [r for r in rows if r.paper == 0 and r.verdict != verdict.NOT_RUN]
+
+
+def test_figure_4_to_6_period_claims_are_rows(results):
+    from vraid.sim.experiment import verdict
+
+    rows = {r.item: r for r in verdict.from_json(results["paper_vs_vraid"])}
+    for n in ("T3", "T4", "T5", "T7", "T8"):
+        assert any(i.startswith(f"Fig. 5, {n}: adaptive overwrite ratio") for i in rows), n
+    for n in ("T3", "T7"):
+        assert any(i.startswith(f"Fig. 6, {n}: adaptive destage traffic above") for i in rows), n
+    for n in ("T3", "T5", "T7"):
+        for m in ("HWM", "LWM"):
+            assert f"Fig. 4, {n}: adaptive {m} the same as at T1 (median, {n} over T1)" in rows
+    assert rows["Fig. 4, T6: adaptive HWM \"remains nearby at 50 percent\" (median)"].paper == 50.0
+    assert any("LWM's fall at T8 smaller than its rise at T6" in i for i in rows)
+    assert "W_traced^2 stand-in over W_synth^1: i_B (\"lighter IO traffic than the synthetic workloads\")" in rows
+
+
+def _by_from_detail(quick: Path) -> dict:
+    runs = json.loads((quick / "detail.json").read_text())["runs"]
+    return {k: {"periods": v["periods"], "scheduler": v["scheduler"], "setup": v["setup"]} for k, v in runs.items()}
+
+
+def test_period_rows_follow_the_counters_both_ways(quick):
+    """Each yes/no row says what the two runs' counters say, and says the opposite when they flip."""
+    from vraid.sim.experiment import verdict
+    from vraid.sim.experiment.adaptive_hlwm_periods import period_rows
+
+    by = _by_from_detail(quick)
+    st = {r["name"]: r for r in by["static"]["periods"]}
+    ad = {r["name"]: r for r in by["adaptive"]["periods"]}
+    for n in ("T3", "T7"):
+        st[n]["overwrite_ratio"], ad[n]["overwrite_ratio"] = 0.10, 0.20
+        st[n]["destage_blocks"], ad[n]["destage_blocks"] = 1000, 900
+    st["T4"]["overwrite_ratio"], ad["T4"]["overwrite_ratio"] = 0.10, 0.05
+    ad["T1"]["hwm_median"], ad["T3"]["hwm_median"] = 0.50, 0.90   # 1.8x T1's: not the same
+    ad["T5"]["lwm_median"], ad["T6"]["lwm_median"] = 0.10, 0.30   # rise 20 points
+    ad["T7"]["lwm_median"], ad["T8"]["lwm_median"] = 0.10, 0.08   # fall 2 points
+    rows = {r.item: r for r in period_rows(by, lambda run, name: None)}
+
+    def row(prefix: str) -> verdict.Comparison:
+        return next(r for i, r in rows.items() if i.startswith(prefix))
+
+    assert row("Fig. 5, T3").verdict == verdict.REPRODUCED and "static 0.100, adaptive 0.200" in row("Fig. 5, T3").cause
+    assert row("Fig. 5, T4").verdict == verdict.REPRODUCED
+    assert row("Fig. 6, T7").verdict == verdict.NOT_REPRODUCED and "static 1000, adaptive 900" in row("Fig. 6, T7").cause
+    assert row("Fig. 4, T3: adaptive HWM").vraid == pytest.approx(1.8)
+    assert row("Fig. 4, T3: adaptive HWM").verdict == verdict.NOT_REPRODUCED
+    assert row("Fig. 4: the LWM's fall").verdict == verdict.REPRODUCED
+    ad["T8"]["lwm_median"] = -0.5  # a fall of 60 points, more than the rise
+    st["T4"]["overwrite_ratio"] = 0.01
+    rows = {r.item: r for r in period_rows(by, lambda run, name: None)}
+    assert row("Fig. 4: the LWM's fall").verdict == verdict.NOT_REPRODUCED
+    assert row("Fig. 5, T4").verdict == verdict.NOT_REPRODUCED
+
+
 def test_every_miss_names_a_measured_cause(results):
     from vraid.sim.experiment import verdict
 
@@ -257,7 +324,7 @@ def test_results_md_prints_the_rule_and_the_stand_ins(quick):
     from vraid.sim.experiment import verdict
 
     md = (quick / "results.md").read_text()
-    assert verdict.rule_text() in md and "tolerance 25 %" in md and "±0.25 percentage points" in md
+    assert verdict.rule_text() in md and "tolerance 25 %" in md and "within ±25 % of equal" in md
     assert "stand-in" in md and "not the traces" in md and "Inputs taken from the paper" in md
     assert "W_synth^2" in md and "| W_traced^1 stand-in | static |" in md
 

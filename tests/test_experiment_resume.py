@@ -148,3 +148,57 @@ def test_a_report_prints_the_code_meta_json_records(monkeypatch, identity, print
 
     monkeypatch.setattr(store, "code_identity", lambda: identity)
     assert store.source_commit() == printed
+
+
+# ---------------------------------------------------------------------- a re-analysis (--runs-of)
+OLD = "feedface" * 5  # the code that made the stored runs (a commit, as code_identity gives one)
+
+
+def _as_if_made_by(out: Path, experiment: str, identity: str) -> None:
+    """Move every stored run of ``out`` to ``identity``'s keys, as if that code had made them."""
+    here = RunStore(out, experiment)
+    there = RunStore(out, experiment, identity)
+    for path in list(here.dir.glob("*.json")):
+        rec = json.loads(path.read_text())
+        if rec["code"] == here.identity:
+            there.save(rec["spec"], rec["output"], worker=rec["worker"], seconds=rec["seconds"])
+            path.unlink()
+
+
+def test_runs_of_writes_the_report_from_another_codes_runs(tmp_path, monkeypatch, small):
+    made = run_experiment("stride", tmp_path, size="quick", jobs=1)
+    before = outputs(tmp_path)
+    _as_if_made_by(tmp_path, "stride", OLD)
+    for f in before:
+        (tmp_path / f).unlink()
+
+    def no_run(spec):  # a re-analysis runs nothing
+        raise AssertionError(f"ran {spec['id']}")
+
+    monkeypatch.setattr(stride, "run", no_run)
+    again = run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=OLD[:7])
+    assert again.ran == 0 and again.resumed == made.ran
+    after = outputs(tmp_path)
+    assert after["results.json"] == before["results.json"]  # the rows are the same code's here
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["runs_code"] == OLD and meta["code"] == code_identity()
+    md = after["results.md"].decode()
+    assert f"{OLD[:7]} (the runs); " in md and "(this report's rows)" in md
+    from vraid.sim.experiment.store import source_commit
+
+    assert "(the runs)" not in source_commit()  # only while the report is written
+
+
+def test_runs_of_refuses_what_it_cannot_report(tmp_path, small):
+    run_experiment("stride", tmp_path, size="quick", jobs=1)
+    _as_if_made_by(tmp_path, "stride", OLD)
+    with pytest.raises(VraidError, match="was made by code 'beefcafe'"):
+        run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of="beefcafe")
+    with pytest.raises(VraidError, match="--runs-of with --fresh"):
+        run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=OLD, fresh=True)
+    gone = next(RunStore(tmp_path, "stride", OLD).dir.glob("*.json"))
+    gone_id = json.loads(gone.read_text())["id"]
+    gone.unlink()
+    with pytest.raises(VraidError, match=f"1 of {len(small)} runs of stride \\(quick\\) are not stored.*{gone_id}"):
+        run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=OLD)
+    assert len(list(RunStore(tmp_path, "stride", OLD).dir.glob("*.json"))) == len(small) - 1  # nothing made

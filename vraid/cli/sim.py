@@ -51,6 +51,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="run on Dask instead: local:N (a LocalCluster of N workers here) or tcp://HOST:PORT (a running "
                         "`dask scheduler`); needs pip install 'vraid[cluster]'")
     p.add_argument("--fresh", action="store_true", help="forget the runs finished by earlier sessions and start over")
+    p.add_argument("--runs-of", metavar="COMMIT",
+                   help="a re-analysis: run nothing, and write the report with this code from the runs that "
+                        "COMMIT's code stored under DIR/runs/ (every run of the sweep must be there); results.md and "
+                        "meta.json name both commits")
     p.add_argument("--estimate", action="store_true",
                    help="run nothing: time a short calibration run here and print how long each size would take")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="options",
@@ -451,7 +455,7 @@ def cmd_experiment(args) -> int:
     try:
         with progress_bar(args.name) as progress:
             done = run_experiment(args.name, out, size=size, jobs=args.jobs, progress=progress, options=options,
-                                  cluster=args.cluster, fresh=args.fresh)
+                                  cluster=args.cluster, fresh=args.fresh, runs_of=args.runs_of)
     except KeyboardInterrupt:
         print(f"{args.name}: interrupted; the finished runs are kept in {out}/runs, and the same command "
               "continues with the rest", file=sys.stderr)

@@ -13,12 +13,15 @@ down here), then writes ``DIR/results.json`` (``module.collect``), any extra JSO
 ``DIR/meta.json`` (the settings, the code and the wall time of this run: the one file that
 differs between identical runs). Every output reaches ``collect`` as the store keeps it (JSON),
 whether it ran now or in an earlier session, so results are byte-identical either way and
-between ``--jobs 1``, ``--jobs N`` and a cluster.
+between ``--jobs 1``, ``--jobs N`` and a cluster. ``runs_of="COMMIT"`` runs nothing: it
+writes the report with this code from the runs another commit's code stored (a re-analysis,
+e.g. new rows over a paper-size sweep that took a day to make).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import itertools
 import json
 import os
@@ -36,7 +39,7 @@ from vraid import __version__
 from vraid.errors import VraidError
 from . import get
 from .sizes import check_size, specs_for
-from .store import RunStore, code_identity
+from .store import RunStore, code_identity, runs_made_by, stored_identity
 from .task import timed_run
 
 #: the worker name of a run in this process (``jobs=1``)
@@ -76,7 +79,7 @@ def _in_pool(module_path: str, specs: list[dict[str, Any]], pending: list[int],
 def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str | None = None,
                    jobs: int | None = None, progress: Progress | None = None,
                    options: dict[str, Any] | None = None, cluster: str | None = None,
-                   fresh: bool = False) -> ExperimentRun:
+                   fresh: bool = False, runs_of: str | None = None) -> ExperimentRun:
     """Run experiment ``name`` and write its results to ``out_dir`` (created if missing).
 
     ``size``: ``quick``, ``default`` or ``paper`` (:mod:`.sizes`; ``quick=True`` is
@@ -84,10 +87,15 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     the size's (e.g. ``{"nw": 1024}`` for ``adaptive-hlwm``); recorded in meta.json.
     ``cluster``: run on Dask (:func:`.cluster.parse_address`) instead of ``jobs`` processes.
     ``fresh``: forget the runs stored under ``out_dir`` by earlier sessions.
+    ``runs_of``: a re-analysis: run nothing, and write the report with this code from the runs
+    that commit's code stored under ``out_dir`` (every run of the sweep must be there); meta.json
+    records both (``code``: this report's, ``runs_code``: the runs').
 
     Raises:
         VraidError: for an unknown experiment or size, a bad ``jobs`` or ``cluster``, an
-            ``out_dir`` that cannot be written, or a cluster that cannot run the sweep.
+            ``out_dir`` that cannot be written, or a cluster that cannot run the sweep; with
+            ``runs_of``, for ``fresh`` or ``cluster`` beside it, a code with no stored runs, or a
+            sweep with runs missing.
     """
     module = get(name)
     size = check_size(size or ("quick" if quick else "default"))
@@ -116,11 +124,23 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     if len(set(ids)) != len(ids):  # pragma: no cover - a bug in the experiment module
         raise ValueError(f"experiment {name}: run ids are not unique")
     identity = code_identity()
-    store = RunStore(out_dir, name, identity)
+    runs_code = None
+    if runs_of is not None:
+        if fresh or address is not None:
+            raise VraidError(f"--runs-of with {'--fresh' if fresh else '--cluster'}",
+                             "--runs-of runs nothing: it writes the report from runs already stored")
+        runs_code = stored_identity(out_dir, name, runs_of)
+    store = RunStore(out_dir, name, runs_code or identity)
     if fresh:
         store.clear()
     records: list[dict[str, Any] | None] = [store.load(spec) for spec in specs]
     pending = [i for i, r in enumerate(records) if r is None]
+    if runs_code is not None and pending:
+        missing = [specs[i]["id"] for i in pending]
+        raise VraidError(f"{len(missing)} of {len(specs)} runs of {name} ({size}) are not stored for code "
+                         f"{runs_code[:12]}: {', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}",
+                         "make them with that code (e.g. a git worktree at that commit, the same command without "
+                         "--runs-of), then write the report again")
     pending.sort(key=lambda i: bool(specs[i].get("mount")))  # runs that mount last, one at a time
     tell = progress or (lambda done, total, run_id, worker: None)
     started = time.perf_counter()
@@ -155,19 +175,20 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     if here and pending:
         tell(len(specs), len(specs), specs[pending[-1]]["id"], HERE)
     pairs = [(spec, rec["output"]) for spec, rec in zip(specs, records)]
-    results = module.collect(pairs)
-    files = [_write_json(out_dir / "results.json", results)]
-    extras = getattr(module, "extras", None)
-    if extras is not None:
-        for fname, data in extras(pairs).items():
-            files.append(_write_json(out_dir / fname, data))
-    files += list(module.report(results, out_dir))
+    with runs_made_by(runs_code) if runs_code else contextlib.nullcontext():
+        results = module.collect(pairs)
+        files = [_write_json(out_dir / "results.json", results)]
+        extras = getattr(module, "extras", None)
+        if extras is not None:
+            for fname, data in extras(pairs).items():
+                files.append(_write_json(out_dir / fname, data))
+        files += list(module.report(results, out_dir))
     wall = time.perf_counter() - started
     meta = {"experiment": name, "size": size, "quick": size == "quick", **({"options": options} if options else {}),
             **({"cluster": cluster} if address is not None else {"jobs": jobs}),
             "runs": len(specs), "resumed": resumed,
             "wall_seconds": round(wall, 3), "run_seconds": round(sum(r["seconds"] for r in records), 3),
-            "vraid": __version__, "code": identity}
+            "vraid": __version__, "code": identity, **({"runs_code": runs_code} if runs_code else {})}
     files.append(_write_json(out_dir / "meta.json", meta))
     return ExperimentRun(name, out_dir, results, files, wall, resumed, len(pending))
 

@@ -11,6 +11,12 @@ plain JSON: committed with a partial sweep, they let another session or machine 
 Each file holds the run's output as JSON and, beside it, where and how long it ran (the
 worker, the seconds), which :mod:`.runner` sums into meta.json. Files are written whole
 (a temporary file renamed over the target), so an interruption never leaves half a run.
+
+A re-analysis (``vraid experiment NAME --runs-of COMMIT``) reads the runs another commit's
+code stored and writes the report with this code: :func:`stored_identity` finds that code's
+identity among the stored records, and while the report is written :func:`runs_made_by`
+makes :func:`source_commit` name both commits, so every results.md says which code made the
+runs and which wrote the rows.
 """
 
 from __future__ import annotations
@@ -73,15 +79,67 @@ def code_identity() -> str:
     return commit if dirty == "" else f"{commit}+src:{source_hash()}"
 
 
-def source_commit() -> str:
-    """The code a run ran as a report prints it: :func:`code_identity`'s commit, short, with
-    ``+ uncommitted changes`` when the sources differ from it (the same code ``meta.json``'s
-    ``code`` records); ``src:HASH`` outside git."""
-    identity = code_identity()
+#: the code that made the runs of a re-analysis being reported (:func:`runs_made_by`), else None
+_RUNS_CODE: list[str] = []
+
+
+def _short(identity: str) -> str:
     if identity.startswith("src:"):
         return identity
     commit, _, changed = identity.partition("+")
     return commit[:7] + (" + uncommitted changes" if changed else "")
+
+
+def source_commit() -> str:
+    """The code a run ran as a report prints it: :func:`code_identity`'s commit, short, with
+    ``+ uncommitted changes`` when the sources differ from it (the same code ``meta.json``'s
+    ``code`` records); ``src:HASH`` outside git. During a re-analysis (:func:`runs_made_by`):
+    ``RUNS (the runs); REPORT (this report's rows)``."""
+    here = _short(code_identity())
+    if _RUNS_CODE:
+        return f"{_short(_RUNS_CODE[-1])} (the runs); {here} (this report's rows)"
+    return here
+
+
+class runs_made_by:
+    """``with runs_made_by(identity):`` the report written inside names ``identity`` as the code
+    that made its runs (:func:`source_commit`)."""
+
+    def __init__(self, identity: str) -> None:
+        self.identity = identity
+
+    def __enter__(self) -> "runs_made_by":
+        _RUNS_CODE.append(self.identity)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _RUNS_CODE.pop()
+
+
+def stored_identity(out_dir: Path, experiment: str, commit: str) -> str:
+    """The full code identity of the runs stored under ``out_dir`` whose code starts with
+    ``commit`` (a commit, short or whole, or an identity as meta.json's ``code`` prints it).
+
+    Raises:
+        VraidError: no stored run of that code, or a prefix that names more than one.
+    """
+    found: set[str] = set()
+    for path in (Path(out_dir) / STORE_DIR / experiment).glob("*.json"):
+        try:
+            code = json.loads(path.read_text()).get("code")
+        except (OSError, ValueError):
+            continue
+        if isinstance(code, str) and commit and code.startswith(commit):
+            found.add(code)
+    if not found:
+        raise VraidError(f"no run of {experiment} stored in {Path(out_dir) / STORE_DIR / experiment} was made by "
+                         f"code {commit!r}",
+                         "give the commit that made the stored runs (each run's file names it under \"code\"), "
+                         "or --out the directory that holds them")
+    if len(found) > 1:
+        raise VraidError(f"code {commit!r} names {len(found)} stored codes: {', '.join(sorted(found))}",
+                         "give more of the commit")
+    return found.pop()
 
 
 def run_key(experiment: str, spec: dict[str, Any], identity: str) -> str:
@@ -132,4 +190,5 @@ class RunStore:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-__all__ = ["PACKAGES", "STORE_DIR", "RunStore", "code_identity", "run_key", "source_hash"]
+__all__ = ["PACKAGES", "STORE_DIR", "RunStore", "code_identity", "run_key", "runs_made_by", "source_commit",
+           "source_hash", "stored_identity"]

@@ -61,6 +61,33 @@ def _log(o: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def size_writes(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, dict[str, list[list[float]]]]:
+    """Per PostMark size and configuration, ``[TPS, blocks]`` of each PostMark run: its TPS beside
+    the blocks the host wrote to the array during it (the growth of the log's
+    ``host_write_blocks`` from the status read before the run to the one read after it; the
+    runs go size by size, repetition after repetition). A configuration with no log (RAID-0,
+    RAID-5) has none. A PostMark run that meets ext4's commits and writeback hands the array
+    its files' blocks; one that ends in memory does not, so these pairs are the measured cause
+    of the small size's spread."""
+    out: dict[str, dict[str, list[list[float]]]] = {}
+    for spec, o in results:
+        snaps, pm = o.get("log") or {}, o.get("postmark") or {}
+        after = snaps.get("postmark") if isinstance(snaps.get("postmark"), list) else None
+        sizes = [s["name"] for s in spec.get("postmark", [])]
+        if not o.get("available") or not snaps.get("start") or not after or not sizes or len(after) % len(sizes):
+            continue
+        before = snaps["start"]
+        for k, snap in enumerate(after):
+            size, rep = sizes[k % len(sizes)], k // len(sizes)
+            runs_ = _runs(pm[size]) if pm.get(size) is not None else []
+            grown = log_growth(before, [snap])
+            if grown is not None and rep < len(runs_):
+                out.setdefault(size, {}).setdefault(spec["config"], []).append(
+                    [runs_[rep]["tps"], grown["host_write_blocks"]])
+            before = snap or before
+    return out
+
+
 def _add_growth(into: dict[str, Any], more: dict[str, Any]) -> None:
     """``into`` += ``more``, two rounds' growth of one part (counters add, the fullest is the larger)."""
     for k in LOG_COUNTERS:
@@ -122,12 +149,14 @@ def merge_rounds(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[t
 
 def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     """results.json: ``postmark`` {size: {config: median TPS}}, ``postmark_runs`` {size: {config:
-    [TPS of each run]}}, ``untar_s``/``copy_s``/``remove_s`` (-o sync) and ``untar_async_s``...
+    [TPS of each run]}}, ``postmark_log_writes`` (:func:`size_writes`, where the runs read the log
+    after each size), ``untar_s``/``copy_s``/``remove_s`` (-o sync) and ``untar_async_s``...
     (asynchronous), ``bonnie`` {config: {block_write_kBps, seeks_per_s}}, ``log`` {config: {part:
     growth}}, ``paper_vs_vraid``; a configuration that could not be built has "not available" in
     its place, a part a configuration does not run (the ablation's) is left out."""
     from . import vc_raid_rows
 
+    writes = size_writes(results)
     results = merge_rounds(results)
     sizes = [s["name"] for s in results[0][0]["postmark"]] if results else []
     postmark: dict[str, dict[str, Any]] = {size: {} for size in sizes}
@@ -160,6 +189,7 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
         if ok and grown:
             logs[name] = grown
     res: dict[str, Any] = {"postmark": postmark, "postmark_runs": pm_runs, **times, "bonnie": bonnie, "log": logs,
+                           **({"postmark_log_writes": writes} if writes else {}),
                            # PostMark's runs per configuration (the rounds made; an older run's repeats)
                            "repeats": max((len(v) for by in pm_runs.values() for v in by.values()), default=0),
                            "ram_mb": (results[0][0].get("ram") or 0) >> 20 if results else 0}
@@ -167,4 +197,4 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     return res
 
 
-__all__ = ["LOG_COUNTERS", "NOT_AVAILABLE", "collect", "log_growth", "median", "merge_rounds", "settings_of"]
+__all__ = ["LOG_COUNTERS", "NOT_AVAILABLE", "collect", "log_growth", "median", "merge_rounds", "settings_of", "size_writes"]

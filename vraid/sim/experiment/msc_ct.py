@@ -220,6 +220,7 @@ def _tiobench_run(spec: dict[str, Any]) -> dict[str, Any]:
             "rotation_wait_seconds": metrics.get("rotation_wait_seconds", 0.0),
             "disk_busy": round(sum(busy) / len(busy), 4) if busy else 0.0,
             "max_response_ms": metrics.get("max_response_ms", 0.0),
+            "mean_response_ms": metrics.get("mean_response_ms", 0.0),
             "pbg_rmw": metrics["pbg_rmw"], "pbg_rcw": metrics["pbg_rcw"], "pbg_full": metrics["pbg_full"],
             **stats.to_dict()}
 
@@ -265,7 +266,10 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
 def comparisons(collected: dict[str, Any], results: list[tuple[dict[str, Any], dict[str, Any]]]
                 ) -> list[verdict.Comparison]:
     """Fig. 11's statements (as throughput ratios) beside ours, for every host run, each with a
-    verdict (baseline 1: a gain or a loss) and the measured pattern behind ours."""
+    verdict (baseline 1: a gain or a loss) and the measured pattern behind ours; then the host's
+    shape, the CT gain falling with the workspace and never below 1 (:func:`.msc_ct_trends.fig11_rows`)."""
+    from .msc_ct_trends import fig11_rows
+
     runs_ = {(spec["host"], spec["workspace_gb"], spec["policy"]): out for spec, out in results}
     ct = collected.get("setup", {}).get("ct", "?")
     rows = []
@@ -292,6 +296,12 @@ def comparisons(collected: dict[str, Any], results: list[tuple[dict[str, Any], d
                 cause += gap_cause(collected.get("more", {}), s[b][i])
             rows.append(verdict.compare(f"{_LABEL[key]}, {gb} GB, {label}", round(paper, 3), round(ours, 3),
                                         baseline=1.0, unit="x", cause=cause))
+        # the shape ("the gain of MSC-CT over SC decreases but will not be negative"): yes/no rows
+        per_ws: dict[int, dict[str, Any]] = {}
+        for (h, gb, key), out in runs_.items():
+            if h == host:
+                per_ws.setdefault(gb, {})[key] = out
+        rows += fig11_rows(s, ws, label, per_ws)
     return rows
 
 

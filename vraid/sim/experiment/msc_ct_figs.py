@@ -161,15 +161,23 @@ def table2_run(spec: dict[str, Any]) -> dict[str, Any]:
     seconds = m["virtual_seconds"] + m["drain_seconds"]
     return {"mb_s": spec["requests"] * spec["request"] / 1e6 / seconds if seconds > 0 else 0.0, "seconds": seconds,
             "member_requests": m["disk_write_requests"] + m["disk_read_requests"],
-            "missed_rotations": m["missed_rotations"]}
+            "missed_rotations": m["missed_rotations"],
+            # the members' seeks (Table II's write against read, msc_ct_trends)
+            "seeks": m.get("seeks", 0), "seek_seconds": m.get("seek_seconds", 0.0),
+            "rotation_wait_seconds": m.get("rotation_wait_seconds", 0.0)}
 
 
 # ---------------------------------------------------------------------- rows
 def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
     """``{"ablations": {name: {policy: run}}, "eq1": {"queue"|"one": ...}, "fig12": {"writes": [...],
-    policy: [MB/s...], "max_response_ms": {policy: [...]}}, "table2": {bench: {policy: MB/s}}}``."""
+    policy: [MB/s...], "max_response_ms": {policy: [...]}, ...}, "table2": {bench: {policy: MB/s}}}``;
+    ``fig12`` also keeps, per policy and write count, the counters the trend rows read
+    (:mod:`.msc_ct_trends`: ``mean_response_ms``, ``member_requests``, ``missed_rotations``,
+    ``dirty_blocks_per_plan``, and ``run_writes``, the writes each run made), and
+    ``table2_counters`` each block-level run's member requests, missed revolutions and seeks."""
     out: dict[str, Any] = {"ablations": {}, "eq1": {}, "fig12": {}, "table2": {}}
     f12: dict[int, dict[str, Any]] = {}
+    run_writes: dict[int, int] = {}
     for spec, r in results:
         kind = spec.get("kind")
         if kind == "ablation":
@@ -178,14 +186,26 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
             out["eq1"]["one" if "tcq=off" in spec["disk_model"] else "queue"] = r
         elif kind == "fig12":
             f12.setdefault(spec["paper_writes"], {})[spec["policy"]] = r
+            run_writes[spec["paper_writes"]] = spec["writes"]
         elif kind == "table2":
             out["table2"].setdefault(spec["bench"], {})[spec["policy"]] = round(r["mb_s"], 4)
             out.setdefault("table2_requests", {}).setdefault(spec["bench"], {})[spec["policy"]] = r["member_requests"]
+            out.setdefault("table2_counters", {}).setdefault(spec["bench"], {})[spec["policy"]] = {
+                k: (round(r[k], 4) if isinstance(r[k], float) else r[k])
+                for k in ("member_requests", "missed_rotations", "seeks", "seek_seconds") if k in r}
     if f12:
         ws = sorted(f12)
-        out["fig12"] = {"writes": ws, **{k: [round(f12[w][k]["mb_s"], 4) for w in ws] for k in ("pbgc", "sc", "msc_ct")},
-                        "max_response_ms": {k: [f12[w][k].get("max_response_ms", 0.0) for w in ws]
-                                            for k in ("pbgc", "sc", "msc_ct")}}
+        keys = ("pbgc", "sc", "msc_ct")
+        out["fig12"] = {"writes": ws, **{k: [round(f12[w][k]["mb_s"], 4) for w in ws] for k in keys},
+                        "max_response_ms": {k: [f12[w][k].get("max_response_ms", 0.0) for w in ws] for k in keys},
+                        # the counters behind the trend rows (msc_ct_trends): the writes each run made (paper / scale)
+                        "run_writes": [run_writes[w] for w in ws],
+                        "mean_response_ms": {k: [f12[w][k].get("mean_response_ms", 0.0) for w in ws] for k in keys},
+                        "member_requests": {k: [f12[w][k]["disk_write_requests"] + f12[w][k]["disk_read_requests"]
+                                                for w in ws] for k in keys},
+                        "missed_rotations": {k: [f12[w][k]["missed_rotations"] for w in ws] for k in keys},
+                        "dirty_blocks_per_plan": {k: [f12[w][k].get("dirty_blocks_per_plan", 0.0) for w in ws]
+                                                  for k in keys}}
     return out
 
 
@@ -418,8 +438,12 @@ def not_run_rows() -> list[verdict.Comparison]:
 
 
 def rows(more: dict[str, Any], main_1gb: dict[str, Any]) -> list[verdict.Comparison]:
-    """Every row of this module; ``main_1gb``: the 1 GB page-cache Fig. 11 runs by policy."""
-    return ablation_rows(more, main_1gb) + eq1_rows(more) + fig12_rows(more) + table2_rows(more) + not_run_rows()
+    """Every row of this module; ``main_1gb``: the 1 GB page-cache Fig. 11 runs by policy. Fig. 12's and
+    Table II's trend claims (yes/no rows) are :mod:`.msc_ct_trends`'."""
+    from . import msc_ct_trends as trends
+
+    return (ablation_rows(more, main_1gb) + eq1_rows(more) + fig12_rows(more) + trends.fig12_rows(more)
+            + table2_rows(more) + trends.table2_rows(more) + not_run_rows())
 
 
 __all__ = ["ABLATIONS", "CONCURRENCY", "PBGC_EVERY_GROUP", "FIG12", "NOT_RUN", "TABLE2", "collect", "eq1_run", "rows", "specs", "table2_run"]

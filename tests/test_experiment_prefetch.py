@@ -29,7 +29,7 @@ def test_registered_and_run_specs():
     fig8 = [s for s in quick if not pf.paper.is_extra(s)]
     assert len(fig8) == len(pf.STRIPS) * len(pf.SERIES) * len(pf.QUICK["streams"])
     kinds = {s["kind"] for s in quick if pf.paper.is_extra(s)}
-    assert kinds == {"tcq-off", "antic", "fig8c", "fig8f", "fig9", "webserver"}
+    assert kinds == {"tcq-off", "antic", "fig8c", "fig8f", "fig9", "webserver", "msp512"}
     assert all("tcq=off" not in s["disk_model"] for s in fig8)  # the headline is judged on the queued model
     assert {s["disk_model"] for s in quick if s.get("kind") == "tcq-off"} == {pf.paper.ONE_COMMAND}
     assert {s["antic"] for s in quick if s.get("kind") == "antic"} == set(pf.paper.ANTIC)

@@ -9,7 +9,12 @@ own file, over a fixed aggregate file size of 8 GB, cold caches; Linux 2.6.18's 
 "MSP+SASEQP128 outperforms SASEQP128 by 2.4 times for a single stream in Fig. 8a. ... With
 64 streams, SASEQP outperforms SEQP by 12 percent in Fig. 8a, 69 percent in Fig. 8b, 108
 percent in Fig. 8d, and 82 percent in Fig. 8e. ... SEQP512 outperforms SEQP128 by 56 percent
-for a single stream ... SEQP512 is inferior to SEQP128 by 43 percent" (at 64 streams).
+for a single stream ... SEQP512 is inferior to SEQP128 by 43 percent" (at 64 streams). Sec. 5.2
+also says, without numbers, that SASEQP and SEQP trail the MSP combinations at one stream (Figs.
+8a, 8b, 8d, 8e), that SEQP is "notably inferior" to SASEQP from eight streams on, and that
+SASEQP512 and SASEQP128 are very similar; the abstract and sec. 6 put MSP+SASEQP 2.4 times over
+Linux's SEQP (SEQP128, Linux's default maximum) for one sequential read. Each is a row
+(:data:`CLAIMS`, :func:`eight_or_more`, :func:`msp_one_stream`, :func:`saseqp_similar`).
 
 vraid runs the same in virtual time: ``vraid sim`` with the ``readers`` workload (N files,
 contiguous, back to back, each read once in 4 KiB records), the host model of
@@ -37,7 +42,7 @@ from . import figures
 from . import prefetch_paper as paper
 from .store import source_commit
 from .runner import load_json
-from .verdict import Comparison, compare, from_json, holds, markdown_table, not_run, paper_vs_vraid
+from .verdict import YES_NO, Comparison, compare, from_json, holds, markdown_table, not_run, paper_vs_vraid
 
 NAME = "prefetch"
 KIB, MIB = 1 << 10, 1 << 20
@@ -71,7 +76,14 @@ CLAIMS: list[tuple[str, int, str, str, int, float]] = [
     ("SASEQP512 over SEQP512, 64 streams (Fig. 8e, strip 256 KiB)", 256 * KIB, "SASEQP512", "SEQP512", 64, 1.82),
     ("SEQP512 over SEQP128, 1 stream (Fig. 8a vs 8b)", 128 * KIB, "SEQP512", "SEQP128", 1, 1.56),
     ("SEQP128 over SEQP512, 64 streams (Fig. 8a vs 8b)", 128 * KIB, "SEQP128", "SEQP512", 64, 1.43),
+    # the abstract and sec. 6: "outperforms the SEQP of Linux by ... 2.4 times for a single sequential
+    # read". Linux 2.6.18's SEQP is SEQP128 (VM_MAX_READAHEAD, 128 KiB), and the one 2.4x of sec. 5 is
+    # Fig. 8a's one stream (max 128 KiB, strip 128 KiB), where the paper compares with SASEQP128
+    ("MSP+SASEQP128 over SEQP128, 1 stream (abstract, sec. 6: Linux's SEQP, its default 128 KiB max; Fig. 8a)",
+     128 * KIB, "MSP+SASEQP128", "SEQP128", 1, 2.4),
 ]
+#: Figs. 8a, 8b, 8d, 8e: (figure, strip, maximum prefetch in KiB)
+FIG8 = (("8a", 128 * KIB, 128), ("8b", 128 * KIB, 512), ("8d", 256 * KIB, 128), ("8e", 256 * KIB, 512))
 
 
 def describe() -> str:
@@ -109,7 +121,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     # no_data: only the timing matters here, and members that keep no bytes hold the paper's 8 GB
     # aggregate in kilobytes instead of gigabytes (a paper-size worker grew past 14 GB with them;
     # the outputs are the same either way, tests/test_experiment_prefetch.py)
-    config = SimConfig(level=0, disks=spec.get("disks", DISKS), strip=spec["strip"], capacity=spec["total"],
+    config = SimConfig(level=spec.get("level", 0), disks=spec.get("disks", DISKS), strip=spec["strip"],
+                       capacity=spec.get("capacity") or spec["total"],
                        disk_model=spec["disk_model"], workload=workload, no_data=True,
                        requests=spec.get("requests") or spec["total"] // spec["record"] + spec["streams"],
                        host_readahead=spec["host_readahead"],
@@ -189,9 +202,101 @@ def _claims(by_strip: dict[int, dict[str, Any]], main: list[dict[str, Any]] | No
                          + (f"; counter: MSP's ramp to SC_thresh = 38 strips is {38 * 128 * KIB / msp1['total']:.0%} "
                             f"of the one file, {msp1['controller_prefetches']} stripe prefetches after it"
                             if msp1 else "")))
+    if missing:  # rows over several figures: in results.json only, not in results-256k.json
+        out += [eight_or_more(by_strip, main, extra), msp_one_stream(by_strip, main, extra),
+                saseqp_similar(by_strip, main)]
     if extra:
         out += paper.rows(extra)
     return paper_vs_vraid(out)
+
+
+def eight_or_more(by_strip: dict[int, dict[str, Any]], main: list[dict[str, Any]],
+                  extra: list[dict[str, Any]]) -> Comparison:
+    """Sec. 5.2: "For eight or more streams, SEQP is notably inferior to SASEQP" (Figs. 8a, 8b,
+    8d, 8e): SASEQPm faster than SEQPm at every stream count from 8 on in every figure this run
+    has; the misses with their counters and the one-command ablation at the most streams."""
+    points = []  # (figure, strip, max, streams, ratio)
+    for fig, strip, m in FIG8:
+        res = by_strip.get(strip)
+        for n in (res or {}).get("streams", []):
+            r = ratio(res, f"SASEQP{m}", f"SEQP{m}", n) if n >= 8 else None
+            if r is not None:
+                points.append((fig, strip, m, n, r))
+    figs = sorted({p[0] for p in points})
+    counts = sorted({p[3] for p in points})
+    item = (f"SEQP notably inferior to SASEQP for eight or more streams: SASEQP faster at "
+            f"{', '.join(map(str, counts)) or '8 or more'} streams (Figs. {', '.join(figs) or '8a, 8b, 8d, 8e'}) "
+            "(sec. 5.2)")
+    if not points:
+        return not_run(item, 1.0, "this run has no Fig. 8 run at 8 or more streams", unit=YES_NO)
+    ok = all(p[4] > 1 for p in points)
+    listed = "; ".join(f"{fig} " + "/".join(_near1(p[4]) for p in points if p[0] == fig) + "x" for fig in figs)
+    cause = f"SASEQP over SEQP at {'/'.join(map(str, counts))} streams: {listed}"
+    if not ok:
+        fig, strip, m, n, worst = min(points, key=lambda p: p[4])
+        misses = [f"{f} at " + "/".join(str(k) for g, _, _, k, r in points if g == f and r <= 1)
+                  for f in figs if any(g == f and r <= 1 for g, _, _, _, r in points)]
+        a, b = _run({"runs": main}, strip, f"SASEQP{m}", n), _run({"runs": main}, strip, f"SEQP{m}", n)
+        most = max(counts)
+        offs = [(f, paper.one_command_ratio(extra, st, f"SASEQP{mm}", f"SEQP{mm}", most))
+                for f, st, mm in FIG8 if any(x[0] == f and x[4] <= 1 for x in points)]
+        offs = [(f, r) for f, r in offs if r is not None]
+        cause += (f"; misses: {', '.join(misses)} streams"
+                  + (f"; counters at the worst ({fig}, {n} streams, {worst:.2f}x): member reads per MiB "
+                     f"SASEQP{m} {_per_mib(a)}, SEQP{m} {_per_mib(b)}; members busy {_busy(a):.0%} against "
+                     f"{_busy(b):.0%}; mean rotational wait per member read {_rot_ms(a)} against {_rot_ms(b)} ms"
+                     if a and b else "")
+                  + (f"; ablation, one command at a time (tcq=off) at {most} streams: "
+                     + ", ".join(f"{f} {r:.2f}x" for f, r in offs) if offs else ""))
+    return holds(item, True, ok, cause=cause)
+
+
+def msp_one_stream(by_strip: dict[int, dict[str, Any]], main: list[dict[str, Any]],
+                   extra: list[dict[str, Any]]) -> Comparison:
+    """Sec. 5.2: "SASEQP and SEQP are significantly inferior to the combinations with MSP for a
+    single stream" in Figs. 8b, 8d and 8e (Fig. 8a is the row "MSP combinations best"): at one
+    stream both MSP combinations of a figure's maximum faster than its SEQP and SASEQP. Fig. 8d's
+    MSP runs are the sweep's; Figs. 8b's and 8e's the ``msp512`` runs of :mod:`.prefetch_paper`."""
+    item = "SASEQP and SEQP significantly inferior to both MSP combinations at one stream (Figs. 8b, 8d, 8e) (sec. 5.2)"
+    parts, margins, missing = [], [], []
+    for fig, strip, m in FIG8[1:]:
+        plain = {n: _run({"runs": main}, strip, n, 1) for n in (f"SEQP{m}", f"SASEQP{m}")}
+        msp = {n: (_run({"runs": main}, strip, n, 1) if m == 128 else
+                   paper._find(extra, kind="msp512", strip=strip, series=n, streams=1))
+               for n in (f"MSP+SEQP{m}", f"MSP+SASEQP{m}")}
+        if not all({**plain, **msp}.values()):
+            missing.append(fig)
+            continue
+        margin = min(r["mb_s"] for r in msp.values()) / max(r["mb_s"] for r in plain.values())
+        margins.append((fig, margin))
+        parts.append(f"{fig}: " + " / ".join(f"{n} {r['mb_s']:.0f}" for n, r in {**msp, **plain}.items())
+                     + " MB/s, stripe prefetches " + "/".join(str(r["controller_prefetches"]) for r in msp.values())
+                     + ", members busy " + "/".join(f"{_busy(r):.0%}" for r in {**msp, **plain}.values()))
+    if missing:
+        return not_run(item, 1.0, f"the one-stream runs of Fig(s). {', '.join(missing)} are missing", unit=YES_NO)
+    ok = all(x > 1 for _, x in margins)
+    return holds(item, True, ok, cause="; ".join(parts) + "; smallest margin (slower MSP combination over faster "
+                 "plain one): " + ", ".join(f"{f} {x:.2f}x" for f, x in margins))
+
+
+def saseqp_similar(by_strip: dict[int, dict[str, Any]], main: list[dict[str, Any]]) -> Comparison:
+    """Sec. 5.2: "SASEQP512 and SASEQP128 show the very similar throughput" (strip 128 KiB,
+    Figs. 8a and 8b): SASEQP512 over SASEQP128 at the stream count where it is farthest from 1
+    (paper: 1, the baseline: no difference either way), every stream count in the cause."""
+    item = ("SASEQP512 over SASEQP128, the stream count farthest from 1: very similar throughput (Figs. 8a, 8b) "
+            "(sec. 5.2)")
+    res = by_strip.get(128 * KIB)
+    got = [(n, ratio(res, "SASEQP512", "SASEQP128", n)) for n in (res or {}).get("streams", [])]
+    got = [(n, r) for n, r in got if r is not None]
+    if not got:
+        return not_run(item, 1.0, "this run has no SASEQP128 and SASEQP512 at a 128 KiB strip", unit="x")
+    n, far = max(got, key=lambda x: abs(x[1] - 1))
+    a, b = _run({"runs": main}, 128 * KIB, "SASEQP512", n), _run({"runs": main}, 128 * KIB, "SASEQP128", n)
+    cause = (f"by streams {'/'.join(str(k) for k, _ in got)}: {'/'.join(_near1(r) for _, r in got)}x"
+             + (f"; counters at {n} streams: windows SASEQP512 {a['windows']} ({a['shrunk_windows']} shrunk to the "
+                f"strip), SASEQP128 {b['windows']} ({b['shrunk_windows']} shrunk); member reads per MiB {_per_mib(a)} "
+                f"against {_per_mib(b)}" if a and b else ""))
+    return compare(item, 1.0, far, baseline=1.0, unit="x", cause=cause)
 
 
 def _cause(main: list[dict[str, Any]], extra: list[dict[str, Any]], strip: int, num: str, den: str, at: int,
@@ -220,8 +325,24 @@ def _split(results: list[tuple[dict[str, Any], dict[str, Any]]]):
              "disk_model": s["disk_model"], **o} for s, o in main]
     extra = [{k: v for k, v in s.items() if k not in ("workload", "requests")} | o
              for s, o in results if paper.is_extra(s)]
+    if extra:  # a whole sweep: sec. 3's worked example too, on the sweep's member model
+        extra += worked_example(rows[0]["disk_model"] if rows else DISK_MODEL)
     most = max((s["streams"] for s, _ in main), default=1)
     return main, rows, paper.with_refs(rows, extra, most) if extra else []
+
+
+_WORKED: dict[str, list[dict[str, Any]]] = {}
+
+
+def worked_example(disk_model: str = DISK_MODEL) -> list[dict[str, Any]]:
+    """Sec. 3's worked example (Figs. 3 and 4; :func:`.prefetch_paper.worked_runs`) run by
+    :func:`run` as every run of the sweep is: a 20-block file, well under a second for both
+    policies, so it is made where the rows are collected (once per process and member model)
+    rather than as runs of the sweep, whose size it does not take."""
+    if disk_model not in _WORKED:
+        _WORKED[disk_model] = [{k: v for k, v in s.items() if k not in ("workload", "requests")} | run(s)
+                               for s in paper.worked_runs(disk_model)]
+    return [dict(r) for r in _WORKED[disk_model]]
 
 
 def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
@@ -382,7 +503,10 @@ def _extra_table(extra: list[dict[str, Any]], plots: bool) -> list[str]:
                      f"| {r['prefetch']} | `{r['disk_model']}` | {r['mb_s']:.1f} | {r.get('mean_response_ms', 0):.3f} |")
     lines += ["", "Fig. 9 runs read with no host read-ahead (the paper's direct I/O) in requests of 1..5 strips; "
               "web server runs (`webserver` workload: 32 threads, whole 4 MiB files unless the id names another "
-              "size, 4 KiB reads) over a workspace of at least 128 MiB.", ""]
+              "size, 4 KiB reads) over a workspace of at least 128 MiB; `fig8-...-MSP+...512-1`: the MSP "
+              "combinations at the 512 KiB maximum, one stream (Figs. 8b, 8e); `fig3-...`/`fig4-...`: the worked "
+              "example of sec. 3 (the 20-block file at B16..B35 of Fig. 1's RAID-5 of five disks, strips of four "
+              "4 KiB blocks, windows of 1, 2, 4 blocks), whose member requests are two rows of the table.", ""]
     if plots:
         lines += ["![Fig. 10a/10b](fig10.png)", ""]
     return lines
@@ -395,6 +519,16 @@ def _run(detail: dict[str, Any], strip: int, series: str, streams: int) -> dict[
 
 def _per_mib(r: dict[str, Any] | None) -> str:
     return f"{r['disk_read_requests'] / (r['file_read_bytes'] / MIB):.1f}" if r else "?"
+
+
+def _near1(r: float) -> str:
+    """A ratio with two decimals, three where two would print a value off 1 as 1.00."""
+    return f"{r:.3f}" if r != 1 and f"{r:.2f}" == "1.00" else f"{r:.2f}"
+
+
+def _busy(r: dict[str, Any]) -> float:
+    """The members' mean busy share of a run."""
+    return sum(r["disk_busy"]) / len(r["disk_busy"]) if r.get("disk_busy") else 0.0
 
 
 def _rot_ms(r: dict[str, Any]) -> str:

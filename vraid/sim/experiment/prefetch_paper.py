@@ -9,6 +9,15 @@ strip, 3.2x/1.3x/2.6x/1.8x/1.2x at 64 KiB, the file-size sweep of Figs. 10d-f) a
 abstract and sec. 6 (MSP+SASEQP over SEQP 3.2x for 32 threads). Each is one or more runs
 here (``kind`` in the spec) and a row judged by :mod:`.verdict`.
 
+Two more sets of runs serve Fig. 8's rows in :mod:`.prefetch`: MSP+SEQP512 and
+MSP+SASEQP512 at one stream (``kind`` ``msp512``; the sweep's MSP series have the 128 KiB
+maximum only, and sec. 5.2 says SASEQP and SEQP trail the MSP combinations at one stream in
+Figs. 8b and 8e too); and the worked example of sec. 3, Figs. 3 and 4 (``kind`` ``fig3-4``,
+:func:`worked_runs`): the 20-block file at B16..B35 of Fig. 1's array (RAID-5 of five disks,
+four blocks per strip) read by SEQP and by SASEQP with windows of 1, 2, 4 blocks, through the
+same host model and engine as every other run, whatever the sweep's size; its rows count the
+member requests (paper: 11 and 7).
+
 Two ablations name the causes of the Fig. 8 misses: the one-command disk model
 (``tcq=off``, how results/prefetch/ was measured before the drive queue) for the headline,
 and the host's anticipatory scheduler (:mod:`vraid.sim.host.anticipatory`, 6 ms and 4 ms)
@@ -33,6 +42,14 @@ FILE_SIZES = (128 * KIB, 256 * KIB, 512 * KIB, 1 * MIB, 4 * MIB)
 FIG9_STRIPS = (1, 2, 3, 4, 5)
 FIG8C_MAX = (32, 64, 256)  # KiB; 128 and 512 are Fig. 8's own series
 ANTIC = ("6ms", "4ms")
+#: the MSP combinations at the 512 KiB maximum (Figs. 8b and 8e), run at one stream only
+MSP512 = {"MSP+SEQP512": "seqp:max=512K", "MSP+SASEQP512": "saseqp:max=512K"}
+#: sec. 3, Figs. 3 and 4: Fig. 1's array (RAID-5, five disks, strips of four 4 KiB blocks), the
+#: 20-block file at B16..B35 (byte 64K of the array: the first block of stripe 1), windows
+#: ramping 1, 2, 4 blocks (init 4K, max 16K); the paper's member (disk) requests per policy
+WORKED = {"strip": 16 * KIB, "level": 5, "disks": 5, "capacity": 256 * KIB, "file": 80 * KIB, "start": 64 * KIB,
+          "readahead": "max=16K,init=4K", "first_block": 16}
+WORKED_PAPER = {"seqp": 11, "saseqp": 7}
 
 
 def _readers(ident: str, strip: int, ra: str | None, prefetch: str, streams: int, total: int, record: int,
@@ -89,7 +106,22 @@ def extra_runs(quick: bool, total: int, most: int, disk_model: str) -> list[dict
         for pol in ("seqp", "saseqp"):
             out.append(_web(f"fig10d-{size >> 10}k-{pol}64", s128, f"{pol}:max=64K", "none", web, size, disk_model,
                             policy=pol, max_kib=64))
+    for strip in (s128, 256 * KIB):  # Figs. 8b and 8e at one stream: the MSP combinations at max 512 KiB
+        out += [_readers(f"fig8-{strip >> 10}k-{name}-1", strip, ra, "msp", 1, total, rec, disk_model, "msp512",
+                         series=name) for name, ra in MSP512.items()]
     return out
+
+
+def worked_runs(disk_model: str) -> list[dict[str, Any]]:
+    """The worked example of sec. 3 (Figs. 3 and 4, :data:`WORKED`): one run per policy. Not
+    runs of the sweep (they do not grow with its size): :func:`.prefetch.worked_example` makes
+    them where the rows are collected."""
+    w = WORKED
+    return [_readers(f"fig{3 if pol == 'seqp' else 4}-{pol}-b16-b35", w["strip"], f"{pol}:{w['readahead']}", "none",
+                     1, w["file"], 4 * KIB, disk_model, "fig3-4", policy=pol, level=w["level"], disks=w["disks"],
+                     capacity=w["capacity"],
+                     workload=f"readers:streams=1,size={4 * KIB},total={w['file']},start={w['start']}")
+            for pol in ("seqp", "saseqp")]
 
 
 def is_extra(spec: dict[str, Any]) -> bool:
@@ -165,6 +197,29 @@ def antic_cause(extra: list[dict[str, Any]], base: float | None) -> tuple[str, l
              "seek distance (short-stroked members, mean seek in detail.json); not modelled: one AS per "
              "member disk, the drives' segmented cache")
     return cause, rows
+
+
+def worked_rows(extra: list[dict[str, Any]]) -> list[Comparison]:
+    """Sec. 3, Figs. 3 and 4: "SEQP generates 11 disk requests to sequentially read the file,
+    while SASEQP requires seven": the member read requests of the two ``fig3-4`` runs. The
+    baseline gives each its direction: SEQP's count against the seven prefetch requests both
+    policies make (more: windows split at strip boundaries), SASEQP's against SEQP's 11 (fewer)."""
+    out = []
+    w = WORKED
+    where = (f"the 20-block file B{w['first_block']}..B{w['first_block'] + w['file'] // (4 * KIB) - 1}, RAID-5 of "
+             f"{w['disks']} disks, strips of {w['strip'] // (4 * KIB)} blocks, windows 1, 2, 4 blocks")
+    for pol, fig, base in (("seqp", 3, 7), ("saseqp", 4, WORKED_PAPER["seqp"])):
+        label = f"{pol.upper()}: disk requests to read {where} (sec. 3, Fig. {fig} worked example)"
+        r = _find(extra, kind="fig3-4", policy=pol)
+        if r is None:
+            out.append(not_run(label, WORKED_PAPER[pol], "the worked example's run is missing"))
+            continue
+        out.append(compare(label, WORKED_PAPER[pol], r["disk_read_requests"], baseline=base,
+                           cause=f"counters: member read requests {r['disk_read_requests']} for {r['windows']} "
+                                 f"windows ({r['array_reads']} array reads), {r['crossing_windows']} crossing a "
+                                 f"strip, {r['shrunk_windows']} shrunk; baseline {base}: "
+                                 + ("the seven prefetch requests" if pol == "seqp" else "the paper's SEQP count")))
+    return out
 
 
 def rows(extra: list[dict[str, Any]]) -> list[Comparison]:
@@ -288,7 +343,7 @@ def rows(extra: list[dict[str, Any]]) -> list[Comparison]:
     out.append(compare(label, 3.2, r, baseline=1.0, unit="x",
                        cause=_web_ablation(extra, 64 * KIB, "msp+saseqp", 32) + _web_cause(sq32, msp)) if r is not None
                else not_run(label, 3.2, "run missing", unit="x"))
-    return out
+    return out + worked_rows(extra)
 
 
 def extra_ref(extra: list[dict[str, Any]], series: str) -> float | None:
@@ -325,5 +380,6 @@ def with_refs(main: list[dict[str, Any]], extra: list[dict[str, Any]], most: int
     return extra + refs
 
 
-__all__ = ["ANTIC", "FIG10", "FILE_SIZES", "ONE_COMMAND", "antic_cause", "extra_runs", "headline_cause", "is_extra",
-           "one_command_ratio", "rows", "with_refs"]
+__all__ = ["ANTIC", "FIG10", "FILE_SIZES", "MSP512", "ONE_COMMAND", "WORKED", "WORKED_PAPER", "antic_cause",
+           "extra_runs", "headline_cause", "is_extra", "one_command_ratio", "rows", "with_refs", "worked_rows",
+           "worked_runs"]

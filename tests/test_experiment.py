@@ -45,7 +45,8 @@ def test_registry():
 
 def test_results_json_has_exactly_the_schema(quick):
     results = json.loads((quick / "results.json").read_text())
-    assert set(results) == {"disks", "fig15", "paper_vs_vraid"}
+    assert set(results) == {"disks", "fig15", "ablation_tcq_off", "paper_vs_vraid"}
+    assert set(results["ablation_tcq_off"]["disks"]) == set(results["disks"])  # every Fig. 9 disk, one command
     assert all(set(r) >= {"item", "paper", "vraid", "verdict"} and r["verdict"] in
                ("reproduced", "direction", "not reproduced", "input") for r in results["paper_vs_vraid"])
     # one rule (verdict.py): every row reads back as a Comparison, and one off the paper names its cause
@@ -70,6 +71,24 @@ def test_results_json_has_exactly_the_schema(quick):
         # the limits are the 1.2 rule applied to the curves written beside them
         assert (d["sw_max"], d["sw_except"]) == derive_limits(d["write"]["S"], d["write"]["normalized"])
         assert (d["sr_max"], d["sr_except"]) == derive_limits(d["read"]["S"], d["read"]["normalized"])
+
+
+def test_queue_ablation_turns_the_queue_causes_into_counts(quick):
+    """The rows whose cause is the drive's queue quote the one-command model's count beside ours:
+    there every disk has a write threshold, reads are never below one and stride 2 misses a
+    revolution per block (seed 000 Fig. 2, eq. (1))."""
+    results = json.loads((quick / "results.json").read_text())
+    abl = results["ablation_tcq_off"]
+    assert all(d["sw_max"] > 1 for d in abl["disks"].values())
+    assert min(min(d["read"]["normalized"]) for d in abl["disks"].values()) >= 0.98
+    rows = {r.item: r for r in from_json(results["paper_vs_vraid"])}
+    fig2 = rows["Fig. 2: stride 2 with queued commands misses a revolution every other block"]
+    assert "ablation, one command at a time (tcq=off)" in fig2.cause and "(1.000 per block)" in fig2.cause
+    reads = rows["Fig. 9: reads are never below one"]
+    if reads.verdict != "reproduced":
+        assert "the drive's queue is the cause" in reads.cause
+    assert "ablation, one command at a time" in rows["Fig. 1 (ST373454LC): fragmented writes always slower than "
+                                                       "contiguous"].cause
 
 
 def test_fig1_shape_small_strides_are_slow_with_write_on_arrival(quick):

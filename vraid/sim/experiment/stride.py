@@ -33,6 +33,10 @@ in a fresh virtual clock, so points do not depend on one another; a point is ``p
 consecutive repetitions of the pass, each on the next ``span`` bytes (fresh blocks: no pass
 is served from what the on-board cache kept of the one before).
 
+**The queue ablation** (``abl-tcqoff-...``): every Fig. 9 run, and Fig. 1 on ST373454LC, again
+on the one-command model (``tcq=off``: the drive takes the next command only when it has
+finished one), so the rows whose cause is the drive's queue quote what changes without it.
+
 This module runs the benchmark and collects; :mod:`.stride_report` draws the terminal's table
 and writes results.md and the plots, :mod:`.stride_paper` holds the paper's claims.
 """
@@ -189,16 +193,24 @@ def runs(quick: bool) -> list[dict[str, Any]]:
         specs.append({"id": f"fig15-{FIG15_PRESET}-{op}", "kind": "fig15", "preset": FIG15_PRESET, "op": op,
                       "limits": list(FIG15_LIMITS), "mean": FIG15_MEAN, "max": FIG15_MAX, "span": st["fig15_span"],
                       "passes": st["fig15_passes"], "seed": 0, "depth": st["depth"]})
+    # the queue ablation: the same Fig. 9 and Fig. 1 runs on the one-command model (tcq=off)
+    specs += [{**s, "id": f"abl-tcqoff-{s['id']}", "tcq": "off"} for s in list(specs)
+              if s["kind"] == "fig9" or (s["kind"] == "fig1" and s["preset"] == FIG15_PRESET)]
     return specs
+
+
+def _model(spec: dict[str, Any]) -> str:
+    """The preset as the benchmark's model spec names it: ``PRESET`` or ``PRESET,tcq=off``."""
+    return spec["preset"] + (",tcq=off" if spec.get("tcq") == "off" else "")
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     depth = spec.get("depth", DEPTH)
     if spec["kind"] == "fig9":
-        return stride_curve(spec["preset"], spec["op"], spec["strides"], span=spec["span"], passes=spec["passes"],
+        return stride_curve(_model(spec), spec["op"], spec["strides"], span=spec["span"], passes=spec["passes"],
                             depth=depth)
     if spec["kind"] == "fig1":
-        return exp_stride_curve(spec["preset"], spec["means"], smax=spec["max"], span=spec["span"],
+        return exp_stride_curve(_model(spec), spec["means"], smax=spec["max"], span=spec["span"],
                                 passes=spec["passes"], seed=spec["seed"], depth=depth)
     if spec["kind"] == "fig15":
         return ct_limit_curve(spec["preset"], spec["op"], spec["limits"], mean=spec["mean"], smax=spec["max"],
@@ -214,10 +226,27 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     """results.json: ``{"disks": {PRESET: {"write": {"S", "normalized"}, "read": ..., "sw_max",
     "sr_max", "sw_except", "sr_except"}}, "fig15": {"preset", "mean", "max", "write": {"limit",
     "normalized", "fastest"}, "read": ...}, "paper_vs_vraid": [{"item", "paper", "vraid",
-    "verdict", "cause", ...}, ...]}`` (:mod:`.stride_paper`, the one rule's rows); the limits are
-    derived from the rounded values written beside them, so the file is self-consistent."""
+    "verdict", "cause", ...}, ...], "ablation_tcq_off": {"disks", "fig1"}}`` (:mod:`.stride_paper`,
+    the one rule's rows; the ablation: the Fig. 9 and Fig. 1 runs on the one-command model, whose
+    counts the rows' causes quote); the limits are derived from the rounded values written
+    beside them, so the file is self-consistent."""
     from .stride_paper import paper_vs_vraid
 
+    main = [(spec, out) for spec, out in results if spec.get("tcq") != "off"]
+    disks, fig1, fig15, facts = _gather(main)
+    out: dict[str, Any] = {"disks": disks}
+    if fig15:
+        out["fig15"] = {"preset": FIG15_PRESET, "mean": FIG15_MEAN, "max": FIG15_MAX, **fig15}
+    abl = _gather([(spec, o) for spec, o in results if spec.get("tcq") == "off"])
+    ablation = {"disks": abl[0], "fig1": abl[1], "facts": abl[3]} if abl[0] else None
+    if ablation:
+        out["ablation_tcq_off"] = {"disks": abl[0], "fig1": abl[1]}
+    out["paper_vs_vraid"] = paper_vs_vraid(disks, fig1, fig15, facts, ablation)
+    return out
+
+
+def _gather(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[dict, dict, dict, dict]:
+    """(disks, fig1, fig15, facts) of :func:`collect` from one model's runs."""
     disks: dict[str, dict[str, Any]] = {}
     fig1: dict[str, Any] = {}
     fig15: dict[str, Any] = {}
@@ -251,11 +280,7 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
             entry[f"{key}_max"] = s_max
             entry[f"{key}_except"] = regions
         disks[preset] = {k: entry[k] for k in ("write", "read", "sw_max", "sr_max", "sw_except", "sr_except")}
-    out: dict[str, Any] = {"disks": disks}
-    if fig15:
-        out["fig15"] = {"preset": FIG15_PRESET, "mean": FIG15_MEAN, "max": FIG15_MAX, **fig15}
-    out["paper_vs_vraid"] = paper_vs_vraid(disks, fig1, fig15, facts)
-    return out
+    return disks, fig1, fig15, facts
 
 
 def _avg_write_seek(preset: str) -> float:

@@ -24,17 +24,19 @@ from .verdict import paper_vs_vraid as as_json
 
 
 def paper_vs_vraid(disks: dict[str, Any], fig1: dict[str, Any], fig15: dict[str, Any],
-                   facts: dict[str, Any]) -> list[dict[str, Any]]:
+                   facts: dict[str, Any], ablation: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The rows as results.json keeps them. ``disks``: results.json's Fig. 9 entries; ``fig1``:
     preset -> {"mean", "normalized"}; ``fig15``: op -> {"limit", "normalized", "fastest"};
     ``facts``: per preset the model's revolution and average write seek and the S = 1 and
-    S = 2 write points (seconds, requests, missed rotations)."""
-    return as_json(rows(disks, fig1, fig15, facts))
+    S = 2 write points (seconds, requests, missed rotations); ``ablation``: the same
+    ``{"disks", "fig1", "facts"}`` on the one-command model (``tcq=off``), or None."""
+    return as_json(rows(disks, fig1, fig15, facts, ablation))
 
 
 def rows(disks: dict[str, Any], fig1: dict[str, Any], fig15: dict[str, Any],
-         facts: dict[str, Any]) -> list[Comparison]:
+         facts: dict[str, Any], ablation: dict[str, Any] | None = None) -> list[Comparison]:
     """The rows (see :func:`paper_vs_vraid`)."""
+    abl = ablation or {}
     out: list[Comparison] = []
     st = facts.get("st373454lc", {})
     if st:
@@ -54,26 +56,33 @@ def rows(disks: dict[str, Any], fig1: dict[str, Any], fig15: dict[str, Any],
                          cause=f"ours: S_r^max = {d['sr_max']}, S = 2 at {r2:.2f} of the contiguous time"
                                + ("" if d["sr_max"] > 1 else "; no stride misses a sector in the model")))
     if disks:
-        out += _fig9_rows(disks)
+        out += _fig9_rows(disks, abl.get("disks") or {})
     if "st373454lc" in fig1:
         c = fig1["st373454lc"]
         frag = [v for m, v in zip(c["mean"], c["normalized"]) if m > 1]
         faster = [f"{m:g}" for m, v in zip(c["mean"], c["normalized"]) if m > 1 and v <= 1.0]
+        a = (abl.get("fig1") or {}).get("st373454lc")
+        afrag = [v for m, v in zip(a["mean"], a["normalized"]) if m > 1] if a else []
         out.append(holds("Fig. 1 (ST373454LC): fragmented writes always slower than contiguous", True, min(frag) > 1.0,
                          cause=f"ours: {min(frag):.2f} to {max(frag):.2f} of the contiguous time"
                                + ("" if min(frag) > 1.0 else f"; at or below 1 at mean stride {', '.join(faster)}: "
-                                  "long strides skip tracks (the Fig. 9 read row)")))
+                                  "long strides skip tracks (the Fig. 9 read row)")
+                               + (f"; ablation, one command at a time (tcq=off): {min(afrag):.2f} to {max(afrag):.2f}"
+                                  if afrag else "")))
         out.append(holds("Fig. 1 (ST373454LC): the smaller the stride distance, the slower", True, frag[-1] < max(frag),
                          cause=f"ours: {max(frag):.2f} at the peak, {frag[-1]:.2f} at mean {c['mean'][-1]:g}"))
     if st and st.get("s2_requests"):
         per = st["s2_missed"] / st["s2_requests"]
+        ast = (abl.get("facts") or {}).get("st373454lc") or {}
+        one = (f"; ablation, one command at a time (tcq=off): {ast['s2_missed']} in {ast['s2_requests']} requests "
+               f"({ast['s2_missed'] / ast['s2_requests']:.3f} per block)" if ast.get("s2_requests") else "")
         out.append(compare("Fig. 2: stride 2 with queued commands misses a revolution every other block", 0.5, per,
                            unit="per block",
                            cause=f"ours: {st['s2_missed']} missed revolution{'' if st['s2_missed'] == 1 else 's'} in "
                                  f"{st['s2_requests']} requests (SPTF, "
                                  f"{st['depth']} outstanding): the drive serves other queued blocks while a missed "
                                  "sector comes round, so a missed sector costs part of a revolution, rarely all of "
-                                 "it"))
+                                 "it" + one))
         t_c, t_d = st["s1_seconds"], st["s2_seconds"]
         pred = t_c + st["revolution"] * st["s2_missed"]
         ratio = t_d / pred
@@ -103,8 +112,20 @@ def rows(disks: dict[str, Any], fig1: dict[str, Any], fig15: dict[str, Any],
     return out
 
 
-def _fig9_rows(disks: dict[str, Any]) -> list[Comparison]:
-    """The Fig. 9 rows of the other disks (judged on vraid's presets, which are not the paper's)."""
+def _fig9_rows(disks: dict[str, Any], abl: dict[str, Any] | None = None) -> list[Comparison]:
+    """The Fig. 9 rows of the other disks (judged on vraid's presets, which are not the paper's);
+    ``abl``: the same entries on the one-command model, whose counts each row's cause quotes."""
+    abl = abl or {}
+
+    def one(text: str, holds_there: bool | None = None) -> str:
+        """The ablation's count for a row; whether the claim holds on the one-command model decides
+        if the queue is the measured cause."""
+        if not abl:
+            return ""
+        verdict = {True: ": the claim holds there, so the drive's queue is the cause",
+                   False: ": it fails there too, so the queue is not the (whole) cause"}.get(holds_there, "")
+        return f"; ablation, one command at a time (tcq=off): {text}{verdict}"
+
     n = len(disks)
     unnamed = "; the paper does not name the disks of Fig. 9(b)-(d), so this is judged on vraid's presets"
     slow = [p for p, d in disks.items() if d["sw_max"] > 1]
@@ -113,24 +134,36 @@ def _fig9_rows(disks: dict[str, Any]) -> list[Comparison]:
                   cause=f"ours: {len(slow)} of {n} presets have S_w^max > 1" + (
                       f"; not {', '.join(fast)}: with the commands queued, only the drive's setup of the next transfer "
                       "(its command overhead) falls between two blocks, and on these disks the one-block gap of S = 2 "
-                      "is at least as long as that setup, so no sector is missed" if fast else "") + unnamed)]
+                      "is at least as long as that setup, so no sector is missed" if fast else "")
+                  + one(f"{sum(d['sw_max'] > 1 for d in abl.values())} of {len(abl)} presets have S_w^max > 1"
+                        + (" (" + ", ".join(f"{p}: {abl[p]['sw_max']}" for p in fast if p in abl) + ")"
+                           if any(p in abl for p in fast) else ""),
+                        None if not fast else all(d["sw_max"] > 1 for d in abl.values()))
+                  + unnamed)]
     sr1 = [p for p, d in disks.items() if d["sr_max"] == 1]
     rows.append(holds("Figs. 9(b), 9(c): some disks have S_r^max = 1 (2 of the paper's 4)", True, bool(sr1),
                       cause=f"ours: {len(sr1)} of {n} presets" + (f" ({', '.join(sr1)})" if sr1 else
                                                                   ": every preset's reads miss at small strides")
                       + unnamed))
     exc = [p for p, d in disks.items() if d["sw_except"] or d["sr_except"]]
+    aexc = [p for p, d in abl.items() if d["sw_except"] or d["sr_except"]]
     rows.append(holds("Fig. 9(d): a disk with an excluded region below S^max (1 of the paper's 4)", True, bool(exc),
                       cause=f"ours: {len(exc)} of {n} presets" + (f" ({', '.join(exc)})" if exc else
                           ": in the model a stride below the threshold always loses time to missed sectors and none "
-                          "above it does, so the curves have no fast stride below S^max") + unnamed))
+                          "above it does, so the curves have no fast stride below S^max")
+                      + one(f"{len(aexc)} of {len(abl)} presets" + (f" ({', '.join(aexc)})" if aexc else ""),
+                            None if exc else bool(aexc))
+                      + unnamed))
     low, where = min((min(d["read"]["normalized"]), p) for p, d in disks.items())
+    alow = min(((min(d["read"]["normalized"]), p) for p, d in abl.items()), default=None)
     rows.append(holds("Fig. 9: reads are never below one", True, low >= 1.0 - 0.02,
                       cause=f"ours: the smallest normalized read {low:.2f} ({where})" + (
                           "" if low >= 0.98 else "; once a stride skips more than a track, or the queue holds blocks "
                           "of several tracks of a cylinder, the drive reads them without passing over every skipped "
                           "sector (head switches, SPTF across surfaces), so the fragmented pass takes less time than "
-                          "the contiguous one")))
+                          "the contiguous one")
+                      + (one(f"the smallest normalized read {alow[0]:.2f} ({alow[1]})",
+                             None if low >= 0.98 else alow[0] >= 0.98) if alow else "")))
     return rows
 
 

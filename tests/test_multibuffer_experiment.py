@@ -168,3 +168,20 @@ def test_quick_run_writes_the_files_and_large_writes_dominate(tmp_path):
     assert (tmp_path / "fig5.png").exists() and (tmp_path / "table1.png").exists()
     md = (tmp_path / "results.md").read_text()
     assert "Paper vs vraid" in md and "tolerance 25 %" in md and "Produced by commit" in md
+
+
+def test_size_skew_row_names_the_counter_behind_a_swap():
+    """Where two schemes swap places between the lowest and the highest size skew, the row's cause
+    says how each one's requests and cleaner grew (the ablation's split)."""
+    from vraid.sim.experiment.multibuffer_paper import _size_skew_split
+
+    order = {"0.0": ["raid5", "multibuffer", "dpsr"], "0.6": ["raid5", "dpsr", "multibuffer"]}
+    parts = {"0.0": {"multibuffer": {"requests": 100, "cleaner": 60}, "dpsr": {"requests": 90, "cleaner": 75},
+                     "raid5": {"requests": 89, "cleaner": 0}},
+             "0.6": {"multibuffer": {"requests": 120, "cleaner": 90}, "dpsr": {"requests": 110, "cleaner": 80},
+                     "raid5": {"requests": 110, "cleaner": 0}}}
+    text = _size_skew_split(parts, order)
+    assert text == ("; counter, size skew 0.0 -> 0.6: multibuffer's requests 100 -> 120 (1.20x), its cleaner 60 -> 90 "
+                    "(1.50x); dpsr's requests 90 -> 110 (1.22x), its cleaner 75 -> 80 (1.07x)")
+    assert _size_skew_split(parts, {"0.0": order["0.0"], "0.6": order["0.0"]}) == ""  # no swap, no counter
+    assert _size_skew_split(None, order) == ""

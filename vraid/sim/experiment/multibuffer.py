@@ -188,7 +188,8 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
 
 def _ablations(results, wrs: list[float]) -> dict[str, Any]:
     """The ablation runs: spare 50 % at Fig. 5's points; access-size skew and buffer size at
-    :data:`ABLATION_POINT`; each with the cleaner by the paper's rule."""
+    :data:`ABLATION_POINT`; each with the cleaner by the paper's rule (the size skew's also split
+    into the requests' accesses and the cleaner's, ``size_skew_parts``)."""
     def total(o: dict[str, Any]) -> int:
         return o["accesses"] + o["background_paper"]
 
@@ -199,12 +200,21 @@ def _ablations(results, wrs: list[float]) -> dict[str, Any]:
     at = "point" if "point" in point else ""
     size = {str(k): {s: total(_get(results, s, z, w, variant=f"size{k}")) for s in SCHEMES} for k in SIZE_SKEWS}
     size[str(SIZE_SKEW)] = {s: total(_get(results, s, z, w, variant=at)) for s in SCHEMES}
+    # the same totals split: the requests' own accesses and the cleaner's (by the paper's rule)
+    parts = {str(k): {s: _parts(_get(results, s, z, w, variant=f"size{k}")) for s in SCHEMES} for k in SIZE_SKEWS}
+    parts[str(SIZE_SKEW)] = {s: _parts(_get(results, s, z, w, variant=at)) for s in SCHEMES}
     buffers = {str(b): _get(results, "multibuffer", z, w, variant=f"buffer{b}") for b in BUFFERS}
     buffers[str(BUFFER)] = _get(results, "multibuffer", z, w, variant=at)
     return {"spare": {"spare": SPARE_ABLATION, "wr": wrs, **spare},
             "size_skew": {"skew": z, "wr": w, **dict(sorted(size.items()))},
+            "size_skew_parts": dict(sorted(parts.items())),
             "buffer": {"skew": z, "wr": w, **{b: {"hit_rate": o["hit_rate"], "lw": o["lw"], "pw": o["pw"]}
                                               for b, o in sorted(buffers.items(), key=lambda kv: int(kv[0]))}}}
+
+
+def _parts(o: dict[str, Any]) -> dict[str, int]:
+    """A run's accesses as the requests' own and the cleaner's by the paper's rule."""
+    return {"requests": o["accesses"], "cleaner": o["background_paper"]}
 
 
 def _logging(results, wrs: list[float]) -> dict[str, Any]:

@@ -57,6 +57,26 @@ def view(res: dict[str, Any], rule: str) -> View:
     return get
 
 
+def _size_skew_split(parts: dict[str, Any] | None, order: dict[str, list[str]]) -> str:
+    """The counter behind the size-skew row: for the two schemes whose order changes between the
+    lowest and the highest size skew, how their requests' accesses and their cleaner's grew."""
+    if not parts or len(order) < 2:
+        return ""
+    lo, hi = min(order, key=float), max(order, key=float)
+    swapped = [(a, b) for i, a in enumerate(order[lo]) for b in order[lo][i + 1:]
+               if order[hi].index(a) > order[hi].index(b)]
+    if not swapped:
+        return ""
+    a, b = swapped[0]
+
+    def grew(s: str, k: str) -> str:
+        x, y = parts[lo][s][k], parts[hi][s][k]
+        return f"{x} -> {y} ({y / x:.2f}x)" if x else f"{x} -> {y}"
+
+    return (f"; counter, size skew {lo} -> {hi}: {a}'s requests {grew(a, 'requests')}, its cleaner "
+            f"{grew(a, 'cleaner')}; {b}'s requests {grew(b, 'requests')}, its cleaner {grew(b, 'cleaner')}")
+
+
 def _points(v: View, res: dict[str, Any]) -> list[tuple[int, int, int]]:
     """(multibuffering, DPSR, RAID-5) at every point of Figs. 4-8."""
     out = []
@@ -257,7 +277,8 @@ def _figures(r: _Rows, res: dict[str, Any], cleaner: str) -> None:
                           True, len({tuple(o) for o in order.values()}) == 1,
                           cause="accesses with the cleaner by the paper's rule: " + "; ".join(
                               f"size skew {k}: " + " < ".join(f"{n} {size[k][n]}" for n in o)
-                              for k, o in sorted(order.items()))))
+                              for k, o in sorted(order.items()))
+                          + _size_skew_split(res["ablations"].get("size_skew_parts"), order)))
 
 
 def _hits(r: _Rows, res: dict[str, Any]) -> None:

@@ -27,7 +27,8 @@ from vraid.tui.render import rich_table
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
 NAMES = [f"T{k}" for k in range(1, 9)]
 IDS = ["static", "adaptive", "synth2-static", "synth2-adaptive", "traced1-static", "traced1-adaptive",
-       "traced2-static", "traced2-adaptive", "ablation-rmw-adaptive"]
+       "traced2-static", "traced2-adaptive", "ablation-rmw-adaptive", "ablation-loc0.002-traced1-static",
+       "ablation-loc0.002-traced1-adaptive", "ablation-loc0.0004-traced1-static", "ablation-loc0.0004-traced1-adaptive"]
 PROGRESS: list[tuple[int, int, str, str]] = []  # what run_experiment told the quick run's callback
 
 
@@ -39,7 +40,7 @@ def quick(tmp_path_factory) -> Path:
 
 
 def test_progress_of_a_pool_run(quick):
-    # nine runs in a pool: the start, then each run as it finishes, in any order, with its worker (host:pid)
+    # the runs in a pool: the start, then each run as it finishes, in any order, with its worker (host:pid)
     n = len(IDS)
     assert PROGRESS[0] == (0, n, "", "") and [c[:2] for c in PROGRESS[1:]] == [(k, n) for k in range(1, n + 1)]
     assert sorted(c[2] for c in PROGRESS[1:]) == sorted(IDS)
@@ -228,6 +229,26 @@ def test_rows_of_every_workload_exist_and_carry_verdicts(results):
     for r in rows:
         if r.verdict not in (verdict.NOT_RUN, verdict.INPUT):
             assert r.verdict == verdict.judge(r.paper, r.vraid, baseline=r.baseline), r.item
+
+
+def test_locality_ablation_measures_the_standins_overwrite_level(quick, results):
+    """W_traced^1's stand-in with its local processes kept to less of the space: the rows that
+    named the locality as their cause quote how far it moves the overwrite ratio and traffic."""
+    from vraid.sim.experiment import verdict
+
+    detail = json.loads((quick / "detail.json").read_text())["runs"]
+    own = detail["traced1-static"]["setup"]["stand_in"]["locality"]
+    assert own == 0.004 and detail["ablation-loc0.0004-traced1-static"]["setup"]["stand_in"]["locality"] == 0.0004
+    rows = {r.item: r for r in verdict.from_json(results["paper_vs_vraid"])}
+    for item in ("W_traced^1 stand-in: HLWM overwrite ratio (Fig. 8)",
+                 "W_traced^1 stand-in: overwrite ratio, adaptive minus HLWM, points (Fig. 8)",
+                 "W_traced^1 stand-in: destage traffic, adaptive vs HLWM (Fig. 9)"):
+        cause = rows[item].cause
+        assert "ablation, the local processes kept to less of the space (locality 0.4 %: " in cause, item
+        assert "0.2 %: HLWM overwrite ratio" in cause and "0.04 %: HLWM overwrite ratio" in cause, item
+    # the ablation's runs are not workloads of their own: no timeline, no rows
+    timeline = json.loads((quick / "timeline.json").read_text())
+    assert not any(k.startswith("ablation-loc") for k in timeline.get("workloads", {}))
 
 
 def test_same_claims_are_ratios_against_one(results):

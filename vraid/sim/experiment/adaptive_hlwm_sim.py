@@ -50,6 +50,7 @@ class Setup:
     seed: int = 0
     read_fraction: float = 0.6
     workload_name: str = "synth1"
+    locality: float = standin.LOCALITY
 
     @property
     def is_standin(self) -> bool:
@@ -117,7 +118,7 @@ class Setup:
                 "organisation": "pbg", "destage_order": DESTAGE_ORDER, "queue_order": QUEUE_ORDER,
                 "read_cache_bytes": self.cache_bytes, "max_destages": MAX_DESTAGES,
                 "read_fraction": self.read_fraction, "seed": self.seed,
-                **({"stand_in": standin.describe(self.workload_name)} if self.is_standin else {}),
+                **({"stand_in": standin.describe(self.workload_name, self.locality)} if self.is_standin else {}),
                 "static": self.destage("static"), "adaptive": self.destage("adaptive")}
 
 
@@ -133,13 +134,14 @@ class SparseMemoryStore(MemoryStore):
 # ---------------------------------------------------------------------- one run
 def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
              read_fraction: float | None = None, workload: str = "synth1", writes: str = "entry",
-             until: int | None = None) -> dict[str, Any]:
+             until: int | None = None, locality: float | None = None) -> dict[str, Any]:
     """Run ``workload`` with ``scheduler`` ("static" or "adaptive") in virtual time.
 
     ``workload``: "synth1", "synth2" (W_synth^1, W_synth^2: the eight periods of Table 1) or
     a stand-in "traced1", "traced2" (open loop: ``loop`` must be "open"); ``read_fraction``
     overrides W_synth's. ``writes="block"``: every write is one 4 KiB block at the start of
     its entry (the destage-cost ablation). ``until``: run only the first ``until`` periods.
+    ``locality``: a stand-in's (the locality ablation; default :data:`.standin.LOCALITY`).
     Returns per-period aggregates (``periods``), the occupancy and marks over time
     (``timeline``), what the scheduler learned and the final drain. Deterministic: the same
     arguments give the same result.
@@ -153,15 +155,17 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
     if writes not in ("entry", "block"):
         raise ValueError(f"writes must be 'entry' or 'block', not {writes!r}")
     fraction = read_fraction if read_fraction is not None else SYNTH.get(workload, 0.6)
-    setup = Setup(nw, seed, fraction, workload)
+    if locality is not None and workload not in STANDINS:
+        raise ValueError("locality is a stand-in's: W_synth's is Table 1's")
+    setup = Setup(nw, seed, fraction, workload, standin.LOCALITY if locality is None else locality)
     g = setup.geometry()
     pools: list[list[list[tuple[bool, int, int]]]]
     stamped: list[tuple[float, bool, int, int]] = []
     write_size = BLOCK if writes == "block" else ENTRY
     if setup.is_standin:
-        periods: tuple = standin.periods(workload, setup.period)
+        periods: tuple = standin.periods(workload, setup.period, setup.locality)
         pools = [[[] for _ in range(5)] for _ in periods]
-        stamped = list(standin.requests(workload, g.capacity, len(periods) * setup.period, seed))
+        stamped = list(standin.requests(workload, g.capacity, len(periods) * setup.period, seed, setup.locality))
     else:
         # the closed loop needs up to (period / THINK*iat) requests per process and period; the
         # workload offers (pool period / 5*iat): 1.5 x what it needs

@@ -170,3 +170,17 @@ def test_msp_one_stream_needs_the_512_kib_msp_runs_of_figs_8b_and_8e():
     assert row.verdict == verdict.REPRODUCED and "8b 1.25x" in row.cause
     extra[0]["mb_s"] = 150.0  # one MSP combination below SEQP512 in Fig. 8b
     assert pf.msp_one_stream(by_strip, main, extra).verdict == verdict.NOT_REPRODUCED
+
+
+def test_file_size_row_names_the_counters_where_it_fails():
+    """Figs. 10d-f's "noticeable only from files 4x the strip": where it fails, each policy's member
+    reads per MiB and rotational wait at that file size, from the sweep's own web-server runs."""
+    from vraid.sim.experiment import prefetch_paper as pp
+
+    detail = json.loads((RESULTS / "prefetch" / "detail.json").read_text())
+    row = next(r for r in pp.rows(detail["extra"]) if "4x the strip" in r.item)
+    if row.verdict != "reproduced":
+        assert "counters where it fails: " in row.cause and "member reads per MiB SASEQP" in row.cause
+        assert "rotational wait per member read" in row.cause
+    gains = {128 << 10: 1.0, 512 << 10: 1.2, 4096 << 10: 1.3}
+    assert pp._file_size_counters([], gains).startswith("; cause not found in this run")

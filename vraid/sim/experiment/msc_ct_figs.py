@@ -200,11 +200,12 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
                         "max_response_ms": {k: [f12[w][k].get("max_response_ms", 0.0) for w in ws] for k in keys},
                         # the counters behind the trend rows (msc_ct_trends): the writes each run made (paper / scale)
                         "run_writes": [run_writes[w] for w in ws],
-                        "mean_response_ms": {k: [f12[w][k].get("mean_response_ms", 0.0) for w in ws] for k in keys},
+                        # None where a run did not keep it (runs made before the trend rows, --runs-of)
+                        "mean_response_ms": {k: [f12[w][k].get("mean_response_ms") for w in ws] for k in keys},
                         "member_requests": {k: [f12[w][k]["disk_write_requests"] + f12[w][k]["disk_read_requests"]
                                                 for w in ws] for k in keys},
                         "missed_rotations": {k: [f12[w][k]["missed_rotations"] for w in ws] for k in keys},
-                        "dirty_blocks_per_plan": {k: [f12[w][k].get("dirty_blocks_per_plan", 0.0) for w in ws]
+                        "dirty_blocks_per_plan": {k: [f12[w][k].get("dirty_blocks_per_plan") for w in ws]
                                                   for k in keys}}
     return out
 

@@ -82,6 +82,8 @@ def _fig12(f: dict[str, Any]) -> list[str]:
     if not f:
         return []
     mean = f.get("mean_response_ms", {})  # kept since the trend rows (msc_ct_trends); older results lack it
+    if not any(v is not None for vs in mean.values() for v in vs):
+        mean = {}  # runs that kept none (a re-analysis of older runs): no column rather than zeros
     out = ["## Fig. 12: the number of writes (1.5 GB workspace, page-cache host)", "",
            "| writes (paper scale) | PBGC MB/s | SC MB/s | MSC-CT MB/s | MSC-CT over SC | SC over PBGC | "
            "max response ms PBGC / SC / MSC-CT |" + (" mean response ms PBGC / SC / MSC-CT |" if mean else ""),
@@ -91,10 +93,15 @@ def _fig12(f: dict[str, Any]) -> list[str]:
         out.append(f"| {w // 1000}k | {f['pbgc'][i]:.3f} | {f['sc'][i]:.3f} | {f['msc_ct'][i]:.3f} | "
                    f"{f['msc_ct'][i] / f['sc'][i]:.2f}x | {f['sc'][i] / f['pbgc'][i]:.2f}x | "
                    + " / ".join(f"{lat.get(k, [0] * (i + 1))[i]:.0f}" for k in ("pbgc", "sc", "msc_ct")) + " |"
-                   + (" " + " / ".join(f"{mean.get(k, [0] * (i + 1))[i]:.0f}" for k in ("pbgc", "sc", "msc_ct")) + " |"
-                      if mean else ""))
+                   + (" " + " / ".join(_ms((mean.get(k) or [None] * (i + 1))[i]) for k in ("pbgc", "sc", "msc_ct"))
+                      + " |" if mean else ""))
     return out + ["", "The response times are the array's writes (the page cache's write-back), not Tiobench's "
                   "write() latency: the host model does not time the write() calls.", ""]
+
+
+def _ms(v: float | None) -> str:
+    """A response time in ms as the Fig. 12 table prints it; "n/a" where the run kept none."""
+    return "n/a" if v is None else f"{v:.0f}"
 
 
 def _table2(t2: dict[str, Any]) -> list[str]:

@@ -198,7 +198,7 @@ def _saturation_cause(f: dict[str, Any], p: str, how: str) -> str:
         if per and all(v > 0 for v in per):
             series.append((f"{name} per write", per, [1 / v for v in per]))
     dirty = (f.get("dirty_blocks_per_plan") or {}).get(p)
-    if dirty and len(dirty) == len(f[p]) and all(v > 0 for v in dirty):
+    if dirty and len(dirty) == len(f[p]) and all(v is not None and v > 0 for v in dirty):
         series.append(("dirty blocks per destaged unit", dirty, dirty))
     if not series:
         return "the runs' counters are not in this result"

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from . import verdict
-from .msc_ct_figs import TABLE2
+from .msc_ct_figs import TABLE2, per_write as _per_write
 from .msc_ct_mount_report import NOT_MOUNTED, disk_note
 
 YES = verdict.YES_NO
@@ -167,13 +167,6 @@ def fig12_rows(more: dict[str, Any]) -> list[verdict.Comparison]:
         return [verdict.not_run(FIG12_SATURATION, 1.0, NOT_IN_RUN, unit=YES),
                 verdict.not_run(FIG12_LATENCY, 1.0, NOT_IN_RUN, unit=YES)]
     return [_saturation_row(f), _latency_row(f)]
-
-
-def _per_write(f: dict[str, Any], key: str, p: str) -> list[float] | None:
-    vals, writes = (f.get(key) or {}).get(p), f.get("run_writes")
-    if not vals or not writes or len(vals) != len(writes):
-        return None
-    return [v / n for v, n in zip(vals, writes)]
 
 
 def _saturation_row(f: dict[str, Any]) -> verdict.Comparison:

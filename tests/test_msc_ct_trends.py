@@ -226,3 +226,20 @@ def test_every_trend_claim_is_a_row_in_the_experiment_s_tables():
                  T.FIG13_STRIP_SC):
         assert item in items
     assert any(i.startswith(T.FIG14_SIZE) for i in items)
+
+
+def test_fig12_ratio_rows_quote_their_counters_per_write():
+    """Fig. 12(a)'s 'CT gain grows' and 'SC slightly below PBGC' rows: member requests and missed
+    revolutions per write at each write count, the first driver's over the second's."""
+    from vraid.sim.experiment import msc_ct_figs as figs
+
+    f = {"writes": [40_000, 160_000], "run_writes": [100, 400], "pbgc": [3.0, 3.0], "sc": [6.0, 6.5],
+         "msc_ct": [8.0, 8.6], "member_requests": {"pbgc": [200, 800], "sc": [200, 800], "msc_ct": [150, 600]},
+         "missed_rotations": {"pbgc": [60, 240], "sc": [10, 40], "msc_ct": [5, 20]}}
+    rows = {r.item: r for r in figs.fig12_rows({"fig12": f})}
+    grows = rows["Fig. 12(a): the CT gain grows with the number of writes"].cause
+    assert "SC's member requests per write over MSC-CT's 40k 1.33x, 160k 1.33x" in grows
+    below = rows["Fig. 12(a): SC slightly below PBGC (the paper blames its SC's full-stripe allocation)"]
+    assert below.verdict == "not reproduced" and "PBGC's missed revolutions per write over SC's 40k 6.00x" in below.cause
+    f["missed_rotations"]["sc"] = [None, None]  # runs that did not keep the counter: no ratio for it
+    assert "missed revolutions" not in figs._fig12_counters(f, "pbgc", "sc")

@@ -21,6 +21,11 @@ Run from the checkout that made the store (its code is every record's ``code``):
 
     .venv/bin/python results/vc-raid/paper/lanes.py OUT_DIR   # one lane; start N for N lanes
 
+With ``--longest-first`` a lane takes the rounds of the configuration whose stored rounds took
+longest first (the mean of its stored rounds' seconds; a configuration with none stored comes
+first), so N lanes end close together (session 9: three RAID-5 rounds of 100 minutes beside
+nine of 40-60).
+
 The report is then written by ``vraid experiment vc-raid --size paper`` (which finds every
 round stored and runs only the rest).
 """
@@ -56,9 +61,29 @@ def claim(out: Path, specs: list[dict], store: RunStore) -> dict | None:
     return None
 
 
-def main(out: Path) -> None:
+def config_of(spec: dict) -> str:
+    """The configuration a round belongs to: its id without the round (``raid5-r3`` -> ``raid5``)."""
+    return spec["id"].rsplit("-r", 1)[0]
+
+
+def longest_first(specs: list[dict], store: RunStore) -> list[dict]:
+    """The specs, rounds of the slowest configuration (by its stored rounds' mean) first."""
+    took: dict[str, list[float]] = {}
+    for spec in specs:
+        rec = store.load(spec) if spec.get("round") else None
+        if rec is not None:
+            took.setdefault(config_of(spec), []).append(rec["seconds"])
+    mean = {c: sum(s) / len(s) for c, s in took.items()}
+    return sorted(specs, key=lambda spec: -mean.get(config_of(spec), float("inf")))
+
+
+def main(out: Path, order: str = "") -> None:
     specs = specs_for(vc_raid, "vc-raid", "paper", {})
     store = RunStore(out, "vc-raid", code_identity())
+    if order == "--longest-first":
+        specs = longest_first(specs, store)
+    elif order:
+        raise SystemExit(f"lanes.py: unknown option {order!r}; the only option is --longest-first")
     while not (HERE / "STOP").exists():
         spec = claim(out, specs, store)
         if spec is None:
@@ -70,4 +95,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), *sys.argv[2:3])

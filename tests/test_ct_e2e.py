@@ -32,7 +32,7 @@ def test_ext4_on_a_stripe_cache_with_ct(tmp_path, session):
     run("mkfs.ext4", "-q", "-F", dev)
     session.mount_fs(dev, fs)
     _write_files(fs, random.Random(21))
-    run("sync")
+    run("sync", "-f", fs)
     before = file_sums(fs)
     st = _status(mnt)
     assert st["cache"]["destages_finished"] > 0 and st["metrics"]["plans"] > 0

@@ -95,7 +95,7 @@ def _ext4_session(array_dir, fuse_mnt, ext4_mnt, console, step, *, source: Path 
             step(f"copy {source} onto the filesystem, and a 16 MiB file of random bytes")
             shutil.copytree(source, ext4_mnt / source.name, dirs_exist_ok=True)
             (ext4_mnt / "random.bin").write_bytes(os.urandom(16 << 20))
-            _run(["sync"])
+            _run(["sync", "-f", str(ext4_mnt)])  # this file system only
         sums = _checksums(ext4_mnt)
         if verify is not None and sums != verify:
             bad = sorted(k for k in verify.keys() | sums.keys() if verify.get(k) != sums.get(k))

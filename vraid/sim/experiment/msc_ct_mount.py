@@ -216,7 +216,7 @@ def _workload(spec: dict[str, Any], rig: Any, work: Path) -> dict[str, Any]:
                 b.fio_file(f, "write", mb, 1 << 20)
             res[f"{key}_write"] = b.fio_file(f, rw, mb, bs, probe=probe)
             remount()
-            b.drop_caches()
+            b.drop_caches(ext)
             res[f"{key}_read"] = b.fio_file(f, "read" if key == "seq" else "randread", mb, bs, probe=probe)
             f.unlink()
             _log(f"{spec['id']}: {key} write {res[f'{key}_write']['mb_s']} MB/s, read {res[f'{key}_read']['mb_s']} MB/s")

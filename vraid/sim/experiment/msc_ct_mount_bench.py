@@ -37,7 +37,7 @@ from typing import Any, Callable
 from vraid.errors import VraidError
 
 from .vc_raid_bench import MemoryCap
-from .vc_raid_mount import disk_use, sh
+from .vc_raid_mount import disk_use, sh, sync_fs
 
 MIB = 1 << 20
 #: a snapshot of the mount's status (``vraid status --json``), taken outside a step's time
@@ -58,9 +58,10 @@ def with_disks(out: dict[str, Any], disks: dict[str, Any] | None) -> dict[str, A
     return {**out, "disks": disks} if disks else out
 
 
-def drop_caches() -> None:
-    """Write back and drop the page cache, so that the next reads reach the array."""
-    sh(["sync"], timeout=3600)
+def drop_caches(fs: Path) -> None:
+    """Write back the file system ``fs`` (only it: :func:`.vc_raid_mount.sync_fs`) and drop the
+    page cache, so that the next reads reach the array."""
+    sync_fs(fs)
     try:
         Path("/proc/sys/vm/drop_caches").write_text("3\n")
     except OSError:  # pragma: no cover - a container that forbids it: the remount still drops ext3's
@@ -87,17 +88,17 @@ def write_files(root: Path, sizes: list[int], *, seed: int, chunk: int = MIB) ->
 def self_copy(ext: Path, name: str, make: Callable[[Path], None], remount: Callable[[], None],
               probe: Probe | None = None) -> dict[str, Any]:
     """``make(ext/name)`` builds the tree; after a remount and a dropped cache, ``cp -a`` of it to
-    ``ext/name-copy`` plus ``sync``, timed; both trees are removed afterwards."""
+    ``ext/name-copy`` plus the ``sync -f`` of ``ext``, timed; both trees are removed afterwards."""
     src = ext / name
     make(src)
-    sh(["sync"], timeout=3600)
+    sync_fs(ext)
     remount()
-    drop_caches()
+    drop_caches(ext)
     mb = int(sh(["du", "-sb", src]).stdout.split()[0]) / 1e6
     _, seconds, disks = probed(probe, lambda: (sh(["cp", "-a", src, ext / f"{name}-copy"], timeout=7200),
-                                               sh(["sync"], timeout=3600)))
+                                               sync_fs(ext)))
     sh(["rm", "-rf", src, ext / f"{name}-copy"], timeout=3600)
-    sh(["sync"], timeout=3600)
+    sync_fs(ext)
     return with_disks({"seconds": round(seconds, 3), "mb": round(mb, 2),
                        "mb_s": round(mb / seconds, 3) if seconds else 0.0}, disks)
 
@@ -195,12 +196,12 @@ def age(ext: Path, *, mean: int, cycles: int, fill: float = 0.9, delete: float =
                 budget += victim.stat().st_size
                 victim.unlink()
                 files.remove(victim)
-            sh(["sync"], timeout=3600)
+            sync_fs(ext)
         sizes = aging_sizes(rng, mean, max(0, budget))
         directory = root / f"c{cycle:03d}"
-        drop_caches()
+        drop_caches(ext)
         written, seconds, disks = probed(probe, lambda: (write_files(directory, sizes, seed=seed + cycle),
-                                                         sh(["sync"], timeout=3600))[0])
+                                                         sync_fs(ext))[0])
         files += sorted(directory.iterdir())
         out.append(with_disks({"cycle": cycle, "files": len(sizes), "mb": round(written / 1e6, 2),
                                "seconds": round(seconds, 3), "mb_s": round(written / 1e6 / seconds, 3) if seconds else 0.0},

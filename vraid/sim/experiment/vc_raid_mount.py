@@ -46,6 +46,13 @@ def sh(cmd: Sequence[str], *, timeout: float = 600, check: bool = True) -> subpr
     return result
 
 
+def sync_fs(path: Path | str, *, timeout: float = 3600) -> subprocess.CompletedProcess:
+    """Write back the file system holding ``path`` (``sync -f``, syncfs(2)): this file system
+    only. A plain ``sync`` waits for every mount of the machine, so a timed step would also
+    wait for other experiments' or tests' arrays to drain."""
+    return sh(["sync", "-f", str(path)], timeout=timeout)
+
+
 def create_array(array_dir: Path, create_args: Sequence[str]) -> str:
     """``vraid create ARRAY_DIR ARGS --force``; returns its summary line.
 

@@ -178,9 +178,10 @@ def test_eq1_holds_one_command_at_a_time_and_the_queue_is_what_breaks_it():
 
 def test_every_claim_of_the_paper_is_a_row():
     """Fig. 11's ratios, Fig. 12, Table II (12 benchmarks x 2 ratios), Figs. 13 and 14, eq. (1)."""
-    from vraid.sim.experiment import msc_ct_figs, msc_ct_mount_report
+    from vraid.sim.experiment import msc_ct_figs
+    from vraid.sim.experiment.msc_ct_trends import more_rows, mount_rows
 
-    rows = msc_ct_figs.rows({}, {}) + msc_ct_mount_report.rows({})  # the file-system rows: the mount part's
+    rows = more_rows({}, {}) + mount_rows({})  # the file-system rows: the mount part's
     items = " | ".join(r.item for r in rows)
     for bench in msc_ct_figs.TABLE2:
         assert f"Table II {bench}: SC over PBGC" in items and f"Table II {bench}: MSC-CT over SC" in items

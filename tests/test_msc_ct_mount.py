@@ -93,10 +93,13 @@ def test_rows_come_from_the_runs_by_the_one_verdict_rule():
 
 
 def test_without_mount_runs_every_such_row_is_not_run_with_the_reason():
-    rows = rep.rows(rep.collect([]))
+    from vraid.sim.experiment.msc_ct_trends import mount_rows
+
+    rows = mount_rows(rep.collect([]))
     assert rows and all(r.verdict == verdict.NOT_RUN for r in rows)
     assert all("mount part did not run" in r.cause for r in rows)
     assert len(rows) == 2 * len(rep.TABLE2_FS) + 1 + 5 + 5 + 4  # + the trend rows of Figs. 13 (3) and 14 (1)
+    assert len(rep.rows(rep.collect([]))) == len(rows) - 4  # the module's own, without the trends above it
 
 
 def _status(busy: list[float], reads: int, writes: int, mb: float) -> dict:

@@ -219,9 +219,7 @@ def test_fig14_smaller_files_larger_gain_both_ways():
 
 
 def test_every_trend_claim_is_a_row_in_the_experiment_s_tables():
-    from vraid.sim.experiment import msc_ct_figs, msc_ct_mount_report
-
-    items = [r.item for r in msc_ct_figs.rows({}, {}) + msc_ct_mount_report.rows({})]
+    items = [r.item for r in T.more_rows({}, {}) + T.mount_rows({})]
     for item in (T.FIG12_SATURATION, T.FIG12_LATENCY, T.TABLE2_ITEM, T.FIG13_OUTPERFORMS, T.FIG13_STRIP_GAIN,
                  T.FIG13_STRIP_SC):
         assert item in items

@@ -258,7 +258,9 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     out_["more"] = more
     out_["mount"] = mounted
     main_1gb = {spec["policy"]: out for spec, out in results if spec["host"] == "page-cache" and spec["workspace_gb"] == 1}
-    rows = comparisons(out_, results) + msc_ct_figs.rows(more, main_1gb) + msc_ct_mount_report.rows(mounted)
+    from .msc_ct_trends import more_rows, mount_rows
+
+    rows = comparisons(out_, results) + more_rows(more, main_1gb) + mount_rows(mounted)
     out_["paper_vs_vraid"] = verdict.paper_vs_vraid(rows)
     return out_
 

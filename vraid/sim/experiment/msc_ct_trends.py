@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from . import verdict
+from . import msc_ct_figs, msc_ct_mount_report
 from .msc_ct_figs import TABLE2, per_write as _per_write
 from .msc_ct_mount_report import NOT_MOUNTED, disk_note
 
@@ -414,5 +415,22 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
     return [verdict.holds(FIG14_SIZE + " (mount)", True, g16 > g2, cause=cause, spread=held)]
 
 
+def more_rows(more: dict[str, Any], main_1gb: dict[str, Any]) -> list[verdict.Comparison]:
+    """The simulated parts' rows beyond Fig. 11 (:func:`.msc_ct_figs.rows`' own), each trend row
+    beside the rows of its figure: the ablations, eq. (1), Fig. 12 and its trends, Table II and its
+    trend, the claims not run."""
+    f = msc_ct_figs
+    return (f.ablation_rows(more, main_1gb) + f.eq1_rows(more) + f.fig12_rows(more) + fig12_rows(more)
+            + f.table2_rows(more) + table2_rows(more) + f.not_run_rows())
+
+
+def mount_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
+    """The mount part's rows (:func:`.msc_ct_mount_report.rows`' own), each trend row beside the rows
+    of its figure: Table II (fs), Fig. 13 and its trends, Fig. 14 and its trend."""
+    r = msc_ct_mount_report
+    return r.table2_rows(m) + r.fig13_rows(m) + fig13_rows(m) + r.fig14_rows(m) + fig14_rows(m)
+
+
 __all__ = ["FIG12_LATENCY", "FIG12_SATURATION", "FIG13_OUTPERFORMS", "FIG13_STRIP_GAIN", "FIG13_STRIP_SC", "FIG14_SIZE",
-           "TABLE2_ITEM", "fig11_rows", "fig12_rows", "fig13_rows", "fig14_rows", "table2_rows"]
+           "TABLE2_ITEM", "fig11_rows", "fig12_rows", "fig13_rows", "fig14_rows", "more_rows", "mount_rows",
+           "table2_rows"]

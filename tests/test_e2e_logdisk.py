@@ -164,7 +164,13 @@ def test_a_log_damaged_in_the_middle_is_refused_and_force_reports_the_loss(tmp_p
         if h is not None and h.seq >= tail:
             seqs[h.seq] = (off, h)
     assert len(seqs) >= 6, f"the log should hold the fsynced chunks: {sorted(seqs)}"
-    middle = sorted(seqs)[len(seqs) // 2]
+    # the middle segment (neither end: a torn tail is normal) that has a second data block for the
+    # flip to land in (a segment of one block, which a loaded machine can write, has none: the
+    # bytes would fall outside what its checksum covers)
+    order = sorted(seqs)
+    inner = [q for q in order[1:-1] if len(seqs[q][1].blocks) >= 2]
+    assert inner, f"no segment in the middle holds two data blocks: {[len(seqs[q][1].blocks) for q in order]}"
+    middle = min(inner, key=lambda q: abs(order.index(q) - len(order) // 2))
     off, header = seqs[middle]
     with open(log, "r+b") as f:  # 16 bytes flipped in its second data block
         f.seek(off + 2 * 4096 + 100)

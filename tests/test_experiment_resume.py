@@ -202,3 +202,6 @@ def test_runs_of_refuses_what_it_cannot_report(tmp_path, small):
     with pytest.raises(VraidError, match=f"1 of {len(small)} runs of stride \\(quick\\) are not stored.*{gone_id}"):
         run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=OLD)
     assert len(list(RunStore(tmp_path, "stride", OLD).dir.glob("*.json"))) == len(small) - 1  # nothing made
+    with pytest.raises(VraidError, match="no run of stride stored"):  # and no directory made for nothing
+        run_experiment("stride", tmp_path / "none", size="quick", jobs=1, runs_of=OLD)
+    assert not (tmp_path / "none").exists()

@@ -115,6 +115,12 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
         jobs = 1
     specs = specs_for(module, name, size, options)  # before the output directory is made
     out_dir = Path(out_dir)
+    runs_code = None
+    if runs_of is not None:  # before the output directory is made too: a bad one changes nothing
+        if fresh or address is not None:
+            raise VraidError(f"--runs-of with {'--fresh' if fresh else '--cluster'}",
+                             "--runs-of runs nothing: it writes the report from runs already stored")
+        runs_code = stored_identity(out_dir, name, runs_of)
     created = not out_dir.exists()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -124,12 +130,6 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     if len(set(ids)) != len(ids):  # pragma: no cover - a bug in the experiment module
         raise ValueError(f"experiment {name}: run ids are not unique")
     identity = code_identity()
-    runs_code = None
-    if runs_of is not None:
-        if fresh or address is not None:
-            raise VraidError(f"--runs-of with {'--fresh' if fresh else '--cluster'}",
-                             "--runs-of runs nothing: it writes the report from runs already stored")
-        runs_code = stored_identity(out_dir, name, runs_of)
     store = RunStore(out_dir, name, runs_code or identity)
     if fresh:
         store.clear()

@@ -53,9 +53,8 @@ def period_rows(by: dict[str, dict[str, Any]],
             continue
         for key, name in (("hwm", "HWM"), ("lwm", "LWM")):
             base, here = ad["T1"][f"{key}_median"], ad[n][f"{key}_median"]
-            rows.append(verdict.compare(
-                f"Fig. 4, {n}: adaptive {name} the same as at T1 (median, {n} over T1)", 1.0,
-                here / base if base else float("nan"), baseline=1.0, unit="x",
+            rows.append(verdict.same(
+                f"Fig. 4, {n}: adaptive {name} the same as at T1 (median, {n} over T1)", here, base,
                 cause=f"counter: median {name} {100 * here:.0f} % in {n}, {100 * base:.0f} % in T1 (range in {n} "
                       f"{100 * ad[n][f'{key}_min']:.0f}-{100 * ad[n][f'{key}_max']:.0f} %); i(t)/i_B averaged "
                       f"{_r(ad[n], 'i_ratio')}, delta(t)/delta_B {_r(ad[n], 'delta_ratio')} in {n}: the marks "

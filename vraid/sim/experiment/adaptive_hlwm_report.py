@@ -123,9 +123,8 @@ def comparisons(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
         why = (f"member blocks of destages: static {st[n]['destage_blocks']}, adaptive {ad[n]['destage_blocks']}; "
                f"each destage writes a full stripe (5 blocks), so traffic = 5 x destages"
                + _carry_cause(by, n, paper or 0.0, ow_paper.get(n)))
-        if paper is None:  # "almost the same": the ratio against 1.00x, by the rule's 25 %
-            a, b = st[n]["destage_blocks"], ad[n]["destage_blocks"]
-            rows.append(verdict.compare(item, 1.0, b / a if a else float("nan"), baseline=1.0, unit="x", cause=why))
+        if paper is None:  # "almost the same"
+            rows.append(verdict.same(item, ad[n]["destage_blocks"], st[n]["destage_blocks"], cause=why))
         else:
             rows.append(verdict.compare(item, paper, change(n, "destage_blocks"), unit="%", cause=why))
     return rows + period_rows(by, carried) + read_hit_rows(by) + synth2_rows(by) + standin_rows(by)

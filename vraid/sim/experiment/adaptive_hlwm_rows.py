@@ -177,19 +177,15 @@ def standin_rows(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
                   f"{change(1 - ts['overwrite_ratio'], 1 - ta['overwrite_ratio']):+.1f} % (traffic = the entries not "
                   "overwritten), so the gap is the stand-in's low overwrite level, whose locality is vraid's choice"
                   + loc)
-        if p["overwrite_change"] == 0:  # "the same": adaptive over HLWM against 1.00x, the rule's 25 %
-            rows.append(verdict.compare(
-                f"{label}: overwrite ratio, adaptive over HLWM (Fig. 8, \"the same\")", 1.0,
-                ta["overwrite_ratio"] / ts["overwrite_ratio"] if ts["overwrite_ratio"] else float("nan"),
-                baseline=1.0, unit="x", cause=ow_why))
+        if p["overwrite_change"] == 0:  # "the same"
+            rows.append(verdict.same(f"{label}: overwrite ratio, adaptive over HLWM (Fig. 8, \"the same\")",
+                                     ta["overwrite_ratio"], ts["overwrite_ratio"], cause=ow_why))
         else:
             rows.append(verdict.compare(f"{label}: overwrite ratio, adaptive minus HLWM, points (Fig. 8)",
                                         p["overwrite_change"], ow, unit="%", cause=ow_why))
         if p["traffic_change"] == 0:
-            rows.append(verdict.compare(
-                f"{label}: destage traffic, adaptive over HLWM (Fig. 9, \"almost the same\")", 1.0,
-                ta["destage_blocks"] / ts["destage_blocks"] if ts["destage_blocks"] else float("nan"),
-                baseline=1.0, unit="x", cause=tr_why))
+            rows.append(verdict.same(f"{label}: destage traffic, adaptive over HLWM (Fig. 9, \"almost the same\")",
+                                     ta["destage_blocks"], ts["destage_blocks"], cause=tr_why))
         else:
             rows.append(verdict.compare(f"{label}: destage traffic, adaptive vs HLWM (Fig. 9)", p["traffic_change"],
                                         tr, unit="%", cause=tr_why))
@@ -258,10 +254,9 @@ def read_hit_rows(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
             continue
         ts, ta = totals(by[prefix + "static"]), totals(by[prefix + "adaptive"])
         note = "; judged on the stand-in" if w in STANDINS else ""
-        rows.append(verdict.compare(
-            f"{WORKLOAD_LABEL[w]}: read cache hit ratio, adaptive over HLWM (\"almost equal\")", 1.0,
-            ta["read_hit_ratio"] / ts["read_hit_ratio"] if ts["read_hit_ratio"] else float("nan"), baseline=1.0,
-            unit="x",
+        rows.append(verdict.same(
+            f"{WORKLOAD_LABEL[w]}: read cache hit ratio, adaptive over HLWM (\"almost equal\")",
+            ta["read_hit_ratio"], ts["read_hit_ratio"],
             cause=f"counter: read-hit ratio static {ts['read_hit_ratio']:.4f}, adaptive {ta['read_hit_ratio']:.4f}"
                   f"{note}; cause not found: the read cache is the same in both runs (size, policy); what differs is "
                   "the write cache's dirty entries, which also serve reads, and the runs' timing; not ablated"))

@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import verdict
-from .msc_ct_paper import BLOCK, DISK_MODEL, DISKS, GIB, PAPER_CACHE, PAPER_DIRTY, POLICIES, QUEUE, STRIP
+from .msc_ct_paper import BLOCK, DISK_MODEL, DISKS, GIB, PAPER_CACHE, PAPER_DIRTY, NAMES, POLICIES, QUEUE, STRIP
 
 #: the ablation of SC over PBGC with PBGC at md's own bound (SC as in the main run)
 PBGC_EVERY_GROUP = "pbgc-every-group"
@@ -231,12 +231,11 @@ def per_write(f: dict[str, Any], key: str, p: str) -> list[float] | None:
 def _fig12_counters(f: dict[str, Any], a: str, b: str) -> str:
     """``a``'s member requests and missed revolutions per write over ``b``'s at each write count:
     the counters a Fig. 12 ratio row's cause quotes ("" where the runs did not keep them)."""
-    names = {"pbgc": "PBGC", "sc": "SC", "msc_ct": "MSC-CT"}
     parts = []
     for what, key in (("member requests", "member_requests"), ("missed revolutions", "missed_rotations")):
         x, y = per_write(f, key, a), per_write(f, key, b)
         if x and y and all(y):
-            parts.append(f"{names[a]}'s {what} per write over {names[b]}'s "
+            parts.append(f"{NAMES[a]}'s {what} per write over {NAMES[b]}'s "
                          + ", ".join(f"{w // 1000}k {u / v:.2f}x" for w, u, v in zip(f["writes"], x, y)))
     return ("; counter: " + "; ".join(parts)) if parts else ""
 

@@ -21,8 +21,9 @@ Numbers vraid takes *from* the paper (a disk's revolution time, a buffer size) a
 reproduction: :func:`given` lists them with the verdict ``input``, which :func:`tally`
 does not count and :func:`markdown_table` prints apart. A yes/no claim ("multibuffering
 is best at every point") is judged by the same rule on 1 (holds) and 0 (does not), with
-baseline 0.5 (:func:`holds`). Every results.md prints :func:`rule_text`, the tolerance
-included.
+baseline 0.5 (:func:`holds`); a claim that two numbers are the same ("almost equal") is
+their ratio against 1.00x (:func:`same`). Every results.md prints :func:`rule_text`, the
+tolerance included.
 
 Where ours differs, the experiment names the cause (a measured physical reason, an
 ablation, or a deviation of vraid's own); :func:`markdown_table` prints it beside the
@@ -152,6 +153,13 @@ def compare(item: str, paper: float, vraid: float, *, tolerance: float = TOLERAN
     rng = None if spread is None else (float(min(spread)), float(max(spread)))
     verdict = judge(float(paper), float(vraid), tolerance=tolerance, baseline=baseline, spread=rng)
     return Comparison(item, float(paper), float(vraid), verdict, cause, unit, float(tolerance), float(baseline), rng)
+
+
+def same(item: str, ours: float, against: float, *, cause: str = "") -> Comparison:
+    """A claim that two of ours are the same ("almost the same", "almost equal"): ``ours /
+    against`` judged against 1.00x, within the tolerance like every ratio (as a change against
+    0 % it would get the rule's absolute tolerance for a zero, far stricter than the words)."""
+    return compare(item, 1.0, ours / against if against else float("nan"), baseline=1.0, unit="x", cause=cause)
 
 
 def holds(item: str, paper: bool, vraid: bool, *, cause: str = "",

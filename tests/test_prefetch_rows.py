@@ -14,6 +14,7 @@ from vraid.sim.experiment import prefetch_paper as pp
 from vraid.sim.experiment import verdict
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
+MIB = 1 << 20
 
 #: one fragment of each claim's item: Fig. 8 (sec. 5.2), 8c, 8f, 9, 10a-f, the abstract, the ablations
 CLAIMS = ("MSP+SASEQP128 over SASEQP128, 1 stream (Fig. 8a)", "(Fig. 8b)", "(Fig. 8d", "(Fig. 8e",
@@ -184,3 +185,21 @@ def test_file_size_row_names_the_counters_where_it_fails():
         assert "rotational wait per member read" in row.cause
     gains = {128 << 10: 1.0, 512 << 10: 1.2, 4096 << 10: 1.3}
     assert pp._file_size_counters([], gains).startswith("; cause not found in this run")
+
+
+def test_a_one_command_sweep_makes_no_copy_of_itself_as_the_queue_ablation():
+    """results/prefetch-tcq runs every run one command at a time: its 'ablation, one command at
+    a time' would be the same runs again (a ratio 2.05x -> 2.05x). It makes none, and its rows
+    name the queued sweep as their other model."""
+    queued = pp.extra_runs(True, 2 * MIB, 8, pf.DISK_MODEL)
+    alone = pp.extra_runs(True, 2 * MIB, 8, pp.ONE_COMMAND)
+    assert any(s["kind"] == "tcq-off" for s in queued) and any(s.get("ablation") for s in queued)
+    assert not any(s["kind"] == "tcq-off" or s.get("ablation") for s in alone)
+    assert {s["disk_model"] for s in alone} == {pp.ONE_COMMAND}
+    assert {s["id"] for s in alone} < {s["id"] for s in queued}  # the same runs, less the copies
+    sweep = [{**s, "mb_s": 1.0} for s in alone if s["kind"] == "fig8c"]
+    assert pp.one_command_sweep(sweep) and not pp.one_command_sweep([{**s, "mb_s": 1.0} for s in queued])
+    assert pp.headline_cause(sweep, 2.0) == pp.QUEUED_SWEEP and "results/prefetch" in pp.QUEUED_SWEEP
+    rows = pp.rows(sweep)
+    assert not any("(ablation of Fig. 8a)" in r.item for r in rows)  # the sweep's own Fig. 8a row is it
+    assert not any("2.05x -> 2.05x" in r.cause for r in rows)

@@ -45,7 +45,7 @@ from vraid.engine.events import PlanEvent
 from . import verdict
 from .msc_ct_paper import (BLOCK, DISK_MODEL, DISKS, GIB, HOSTS, LABEL as _LABEL, ONE_COMMAND, PAPER,  # noqa: F401
                            PAPER_CACHE, PAPER_DIRTY, PAPER_RATIOS, PAPER_WORKSPACES_GB, PAPER_WRITES, POLICIES,
-                           QUEUE, STRIP, gains, shape_problems)
+                           QUEUE, STRIP, gains)
 
 NAME = "msc-ct"
 def describe() -> str:

@@ -50,17 +50,3 @@ def gains(results: dict[str, Any], host: str | None = None) -> dict[str, list[fl
         return [round(x / y - 1, 4) if y else 0.0 for x, y in zip(s[a], s[b])]
 
     return {"msc_ct_over_sc": g("msc_ct", "sc"), "msc_ct_over_pbgc": g("msc_ct", "pbgc"), "sc_over_pbgc": g("sc", "pbgc")}
-
-
-def shape_problems(results: dict[str, Any], host: str | None = None) -> list[str]:
-    """Where the paper's claimed shape does not hold (empty: all of it holds): MSC-CT never
-    below SC, and its gain over SC falling as the workspace grows (sec. IV-B, Fig. 11)."""
-    gn = gains(results, host)["msc_ct_over_sc"]
-    problems = []
-    if any(x < 0 for x in gn):
-        problems.append("MSC-CT below SC at " + ", ".join(f"{w} GB" for w, x in zip(results["workspace"], gn) if x < 0))
-    rises = [f"{a} -> {b} GB ({x:+.0%} -> {y:+.0%})" for a, b, x, y in
-             zip(results["workspace"], results["workspace"][1:], gn, gn[1:]) if y > x]
-    if rises:
-        problems.append("the gain over SC rises from " + ", ".join(rises))
-    return problems

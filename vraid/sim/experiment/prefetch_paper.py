@@ -21,7 +21,9 @@ member requests (paper: 11 and 7).
 Two ablations name the causes of the Fig. 8 misses: the one-command disk model
 (``tcq=off``, how results/prefetch/ was measured before the drive queue) for the headline,
 and the host's anticipatory scheduler (:mod:`vraid.sim.host.anticipatory`, 6 ms and 4 ms)
-for SEQP128 over SEQP512 at 64 streams.
+for SEQP128 over SEQP512 at 64 streams. A sweep whose own model is the one-command one
+(results/prefetch-tcq) makes no copy of it as an ablation: its rows name the queued sweep,
+results/prefetch, as their other model (:func:`one_command_sweep`).
 """
 
 from __future__ import annotations
@@ -71,10 +73,13 @@ def _web(ident: str, strip: int, ra: str, prefetch: str, total: int, filesize: i
 def extra_runs(quick: bool, total: int, most: int, disk_model: str) -> list[dict[str, Any]]:
     """The runs behind the rows of this module (module docstring)."""
     s128, rec = 128 * KIB, 4 * KIB
+    # the queue's ablation, one command at a time: none where the sweep itself is that model
+    queued = not is_one_command(disk_model)
     out = [_readers(f"abl-tcqoff-{name}-1", s128, ra, pf, 1, total, rec, ONE_COMMAND, "tcq-off", series=name)
            for name, ra, pf in (("SASEQP128", "saseqp:max=128K", "none"), ("MSP+SASEQP128", "saseqp:max=128K", "msp"),
-                                ("SEQP128", "seqp:max=128K", "none"), ("SEQP512", "seqp:max=512K", "none"))]
-    for strip in (s128, 256 * KIB):  # the 64-stream rows of Fig. 8, one command at a time
+                                ("SEQP128", "seqp:max=128K", "none"), ("SEQP512", "seqp:max=512K", "none"))
+           if queued]
+    for strip in (s128, 256 * KIB) if queued else ():  # the 64-stream rows of Fig. 8, one command at a time
         out += [_readers(f"abl-tcqoff-{strip >> 10}k-{pol.upper()}{m}-{most}", strip, f"{pol}:max={m}K", "none", most,
                          total, rec, ONE_COMMAND, "tcq-off", series=f"{pol.upper()}{m}")
                 for pol in ("seqp", "saseqp") for m in (128, 512)]
@@ -94,7 +99,7 @@ def extra_runs(quick: bool, total: int, most: int, disk_model: str) -> list[dict
         out.append(_readers(f"fig9-{n}-1x256k", 256 * KIB, None, "none", n, total, 256 * KIB, disk_model, "fig9",
                             strips=1, threads=n))
     web = max(total, 128 * MIB)  # at least one 4 MiB file per thread
-    for model, tag in ((disk_model, ""), (ONE_COMMAND, "-tcqoff")):  # the second: the queue's ablation
+    for model, tag in ((disk_model, ""), (ONE_COMMAND, "-tcqoff"))[:2 if queued else 1]:  # the queue's ablation
         for strip, pairs in FIG10.items():
             for m, _ in pairs:
                 for pol in ("seqp", "saseqp"):
@@ -126,6 +131,23 @@ def worked_runs(disk_model: str) -> list[dict[str, Any]]:
 
 def is_extra(spec: dict[str, Any]) -> bool:
     return "kind" in spec
+
+
+def is_one_command(disk_model: str) -> bool:
+    """Whether ``disk_model`` serves one command at a time (``tcq=off``)."""
+    return "tcq=off" in disk_model.split(",")
+
+
+def one_command_sweep(extra: list[dict[str, Any]]) -> bool:
+    """Whether the sweep behind ``extra`` is itself the one-command model (results/prefetch-tcq):
+    the model of its Fig. 8c runs, which always run on the sweep's model."""
+    r = _find(extra, kind="fig8c")
+    return bool(r) and is_one_command(r.get("disk_model", ""))
+
+
+#: where a one-command sweep's rows find their other model
+QUEUED_SWEEP = ("this sweep is itself the queue's ablation, one command at a time (tcq=off); the queued "
+                "model of the paper's SCSI disks is results/prefetch")
 
 
 # ---------------------------------------------------------------------- rows
@@ -160,12 +182,22 @@ def headline_cause(extra: list[dict[str, Any]], queued: float | None) -> str:
     base, msp = (_find(extra, kind="tcq-off", series=n, streams=1) for n in ("SASEQP128", "MSP+SASEQP128"))
     off = _ratio(msp, base)
     if off is None:
-        return ""
+        return QUEUED_SWEEP if one_command_sweep(extra) else ""
     return (f"ablation, one command at a time (tcq=off): {off:.2f}x, so the drive's queue moves the ratio "
             f"{off:.2f}x -> {queued:.2f}x; counter: mean rotational wait per member read of MSP+SASEQP128 "
             f"{_rot(msp)} ms one command at a time against {_rot(_find(extra, kind='queued-ref'))} ms queued "
             "(the queue starts each consecutive prefetch command without a missed revolution); the paper's "
             "2.4x lies between the two models")
+
+
+def _queue_not_it(extra: list[dict[str, Any]], ablation: str | None) -> str:
+    """A miss's cause where the drive queue is the suspect ruled out: ``ablation`` says what the
+    one-command runs measured (None: there are none)."""
+    if ablation is not None:
+        return f"; cause not found; ruled out the drive queue ({ablation})"
+    if one_command_sweep(extra):
+        return f"; cause not found; {QUEUED_SWEEP}"
+    return "; cause not found; the one-command ablation was not run"
 
 
 def _rot(r: dict[str, Any] | None) -> str:
@@ -193,7 +225,9 @@ def antic_cause(extra: list[dict[str, Any]], base: float | None) -> tuple[str, l
         return "", rows
     cause = (f"ablation, the host's anticipatory scheduler (sim/host/anticipatory.py) moves it {base:.2f}x -> "
              + ", ".join(parts) + "; cause not found: ruled out the scheduler as modelled (one host queue, "
-             "no think-time heuristics), the drive queue (one command at a time: results/prefetch-tcq), and "
+             "no think-time heuristics), the drive queue ("
+             + ("this sweep serves one command at a time; queued: results/prefetch" if one_command_sweep(extra) else
+                "one command at a time: results/prefetch-tcq") + "), and "
              "seek distance (short-stroked members, mean seek in detail.json); not modelled: one AS per "
              "member disk, the drives' segmented cache")
     return cause, rows
@@ -230,10 +264,12 @@ def rows(extra: list[dict[str, Any]]) -> list[Comparison]:
     base, msp = (_find(extra, kind="tcq-off", series=n, streams=1) for n in ("SASEQP128", "MSP+SASEQP128"))
     label = "MSP+SASEQP128 over SASEQP128, 1 stream, one command at a time (tcq=off) (ablation of Fig. 8a)"
     off = _ratio(msp, base)
-    out.append(compare(label, 2.4, off, baseline=1.0, unit="x",
-                       cause=f"members busy {sum(msp['disk_busy']) / len(msp['disk_busy']):.0%}; mean rotational "
-                             f"wait per member read {_rot(msp)} ms (SASEQP128 alone {_rot(base)} ms)")
-               if off is not None else not_run(label, 2.4, "the one-command runs are missing", unit="x"))
+    if off is not None:
+        out.append(compare(label, 2.4, off, baseline=1.0, unit="x",
+                           cause=f"members busy {sum(msp['disk_busy']) / len(msp['disk_busy']):.0%}; mean "
+                                 f"rotational wait per member read {_rot(msp)} ms (SASEQP128 alone {_rot(base)} ms)"))
+    elif not one_command_sweep(extra):  # a one-command sweep's own Fig. 8a row is this ablation
+        out.append(not_run(label, 2.4, "the one-command runs are missing", unit="x"))
     # Fig. 8c
     seqp = {r["max_kib"]: r["mb_s"] for r in extra if r.get("kind") == "fig8c"}
     seqp.update({k: v for k, v in ((128, extra_ref(extra, "SEQP128")), (512, extra_ref(extra, "SEQP512"))) if v})
@@ -241,9 +277,9 @@ def rows(extra: list[dict[str, Any]]) -> list[Comparison]:
         best = max(seqp, key=seqp.get)
         off = one_command_ratio(extra, 128 * KIB, "SEQP512", "SEQP128", most)
         out.append(holds(f"SEQP best where max prefetch = strip (128 KiB), {most} streams (Fig. 8c)", True, best == 128,
-                         cause="" if best == 128 else f"vraid's best: SEQP{best}; cause not found; ruled out the drive "
-                         "queue (one command at a time SEQP512 is still "
-                         + (f"{off:.2f}x SEQP128)" if off is not None else "faster: not run here)")))
+                         cause="" if best == 128 else f"vraid's best: SEQP{best}" + _queue_not_it(
+                             extra, None if off is None else f"one command at a time SEQP512 is still {off:.2f}x "
+                             "SEQP128")))
         out.append(holds(f"away from the strip size, a larger max is faster: SEQP64 > SEQP32 and SEQP512 > SEQP256, "
                          f"{most} streams (Fig. 8c)", True, seqp[64] > seqp[32] and seqp[512] > seqp[256],
                          cause=" / ".join(f"SEQP{k} {v:.0f} MB/s" for k, v in sorted(seqp.items()))))
@@ -303,9 +339,8 @@ def rows(extra: list[dict[str, Any]]) -> list[Comparison]:
             off_best = max(off, key=off.get) if off else None
             out.append(holds(f"web server, strip {strip >> 10} KiB: SEQP best where max = strip (Fig. {fig})", True,
                              best == strip >> 10, cause=" / ".join(f"SEQP{k} {v:.0f}" for k, v in sorted(bw.items()))
-                             + " MB/s" + ("" if best == strip >> 10 else
-                                          "; cause not found; ruled out the drive queue (one command at a time the "
-                                          f"best is SEQP{off_best})")))
+                             + " MB/s" + ("" if best == strip >> 10 else _queue_not_it(
+                                 extra, None if off_best is None else f"one command at a time the best is SEQP{off_best}"))))
     out.append(not_run("web server, max prefetch 128 KiB against the strip size (Fig. 10c)", 1.0,
                        "the text gives no number for Fig. 10c; its one statement (SEQP best where strip = prefetch "
                        "size) is judged on Figs. 10a and 10b above", unit="yes/no"))
@@ -395,6 +430,6 @@ def with_refs(main: list[dict[str, Any]], extra: list[dict[str, Any]], most: int
     return extra + refs
 
 
-__all__ = ["ANTIC", "FIG10", "FILE_SIZES", "MSP512", "ONE_COMMAND", "WORKED", "WORKED_PAPER", "antic_cause",
-           "extra_runs", "headline_cause", "is_extra", "one_command_ratio", "rows", "with_refs", "worked_rows",
-           "worked_runs"]
+__all__ = ["ANTIC", "FIG10", "FILE_SIZES", "MSP512", "ONE_COMMAND", "QUEUED_SWEEP", "WORKED", "WORKED_PAPER",
+           "antic_cause", "extra_runs", "headline_cause", "is_extra", "is_one_command", "one_command_ratio",
+           "one_command_sweep", "rows", "with_refs", "worked_rows", "worked_runs"]

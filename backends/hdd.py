@@ -138,6 +138,8 @@ class HddModel(TaggedCommandQueue, OnBoardCache, DiskMechanism, TimedStore):
         self._overhead = params.overhead
         self._bus_per_byte = 1.0 / (params.bus_rate * 1e6)
         self._sec_bus = SECTOR * self._bus_per_byte
+        self._bus_serial = bool(params.bus_serial)
+        self._bus_free = -math.inf  # bus_serial: when the bus has moved every transfer booked so far
         self._head_switch = params.head_switch
         s = self.seek
         self._knee, self._sa, self._sb, self._lc, self._le, self._wx = s.knee, s.a, s.b, s.c, s.e, s.write_extra

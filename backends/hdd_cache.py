@@ -57,7 +57,7 @@ class OnBoardCache:
             for s, e in self._segs:
                 if s <= lba and end <= e:  # buffered: the head goes on with what it does
                     self.stats.cache_hits += 1
-                    return t + bus
+                    return self._book_bus(t, bus) + bus if self._bus_serial else t + bus
             if slim >= 0:
                 self._stop_stream(t)
             mf = self._media_free
@@ -72,10 +72,25 @@ class OnBoardCache:
         if start < t:
             start = t
         done = media_end + self._sec_bus
-        return done if done > start + bus else start + bus
+        if done < start + bus:
+            done = start + bus
+        if self._bus_serial:  # the transfer to the host waits for the bus
+            if done < self._bus_free + bus:
+                done = self._bus_free + bus
+            self._bus_free = done
+        return done
 
-    def _write(self, now: float, lba: int, n: int, nbytes: int) -> float:
-        """Completion time of a write of sectors [lba, lba+n) arriving at ``now``."""
+    def _book_bus(self, t: float, seconds: float) -> float:
+        """``bus_serial``: book ``seconds`` of the bus from ``t`` or when it is free, whichever is
+        later, and return when the transfer starts. Bookings are served in the order the model
+        makes them (a read's transfer is booked when its media transfer is scheduled)."""
+        start = t if t >= self._bus_free else self._bus_free
+        self._bus_free = start + seconds
+        return start
+
+    def _write(self, now: float, lba: int, n: int, nbytes: int, moved: float | None = None) -> float:
+        """Completion time of a write of sectors [lba, lba+n) arriving at ``now``; ``moved``:
+        when its data began to cross the bus, if already booked (``bus_serial``)."""
         if self._slim >= 0:
             self._stop_stream(now)
         if self._segs:
@@ -83,14 +98,16 @@ class OnBoardCache:
             self._segs = [(s, e) for s, e in self._segs if e <= lba or s >= end]
         t = now + self._overhead
         bus = nbytes * self._bus_per_byte
+        if moved is None:  # the data moves when the bus is free
+            moved = self._book_bus(t, bus) if self._bus_serial else t
         # media writing may start once the first sector is in the buffer and the
         # bus can stay ahead of the head (write-on-arrival)
         lag = bus - n * self.geometry.mean_sector_time
-        earliest = t + self._sec_bus + (lag if lag > 0 else 0.0)
+        earliest = moved + self._sec_bus + (lag if lag > 0 else 0.0)
         if self._write_back and n <= self._cache_sectors:
             short = self._dirty + n > self._cache_sectors
             self._drain(now, n)
-            done = t + bus
+            done = moved + bus
             if short and self._media_free > done:
                 done = self._media_free
                 earliest = done

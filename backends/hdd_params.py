@@ -43,6 +43,11 @@ class HddParams:
     #: command processing per request (host completion + next command + drive decode)
     overhead: float = 0.2e-3
     bus_rate: float = 40.0
+    #: the interface moves one command's data at a time, first booked first served (a SCSI
+    #: bus between the drive and its host adapter). Off (the default): each command's bus
+    #: transfer overlaps the others', so the bus never limits the drive (seed 000 sec. III-D
+    #: names the bus cost of CT's added I/O; the stride experiment's ablation turns this on)
+    bus_serial: bool = False
     cache_size: int = 2 << 20
     segments: int = 8
     #: "off", "track" (to the end of the track holding the next sector) or

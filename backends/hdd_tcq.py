@@ -30,11 +30,12 @@ class QueuedCommand:
     """One command in the drive's queue (model seconds)."""
 
     __slots__ = ("write", "lba", "n", "nbytes", "arrival", "seq", "earliest", "after", "dispatched", "queued",
-                 "free", "done", "event")
+                 "free", "done", "event", "moved")
 
     def __init__(self, write: bool, lba: int, n: int, nbytes: int, arrival: float, seq: int) -> None:
         self.write, self.lba, self.n, self.nbytes, self.arrival, self.seq = write, lba, n, nbytes, arrival, seq
         self.earliest = 0.0  # a write's media transfer may not start before its data is in the buffer
+        self.moved: float | None = None  # bus_serial: when its data began to cross the bus (booked)
         self.after: QueuedCommand | None = None  # an earlier queued command it overlaps (served first)
         self.dispatched = False
         self.queued = False  # waited in the queue (False: served at once from the buffer)
@@ -76,14 +77,20 @@ class TaggedCommandQueue:
                 cmd.dispatched = True
                 self._busy(now, cmd.done)
                 return cmd
-            lag = length * self._bus_per_byte - n * self.geometry.mean_sector_time
-            cmd.earliest = now + self._overhead + self._sec_bus + (lag if lag > 0 else 0.0)
+            bus = length * self._bus_per_byte
+            lag = bus - n * self.geometry.mean_sector_time
+            t = now + self._overhead
+            if self._bus_serial:  # the data moves when the bus is free
+                t = cmd.moved = self._book_bus(t, bus)
+            cmd.earliest = t + self._sec_bus + (lag if lag > 0 else 0.0)
         else:
             end = lba + n
             for s, e in self._segs:
                 if s <= lba and end <= e:  # buffered: no need for the head
                     st.cache_hits += 1
-                    cmd.done = cmd.free = now + self._overhead + length * self._bus_per_byte
+                    bus = length * self._bus_per_byte
+                    t = now + self._overhead
+                    cmd.done = cmd.free = (self._book_bus(t, bus) if self._bus_serial else t) + bus
                     cmd.dispatched = True
                     self._busy(now, cmd.done)
                     return cmd
@@ -143,7 +150,7 @@ class TaggedCommandQueue:
             self.stats.reordered += 1
         lba, n = cmd.lba, cmd.n
         if cmd.arrival >= t:  # served on arrival by an idle drive: the one-command model
-            done = self._write(t, lba, n, cmd.nbytes) if cmd.write else self._read(t, lba, n, cmd.nbytes)
+            done = self._write(t, lba, n, cmd.nbytes, cmd.moved) if cmd.write else self._read(t, lba, n, cmd.nbytes)
         else:
             ov = self._overhead
             ready = t if lba == self._end_lba and cmd.arrival + ov <= t else t + ov

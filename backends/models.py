@@ -152,6 +152,8 @@ _HDD_KEYS: dict[str, _Key] = {
     "head_switch": _Key("head_switch", "time", "switch to another surface of the cylinder"),
     "overhead": _Key("overhead", "time", "command processing per request"),
     "bus": _Key("bus_rate", "rate", "interface rate, MB/s"),
+    "bus_serial": _Key("bus_serial", "bool", "the bus moves one command's data at a time (on), or every "
+                       "command's transfer overlaps the others' (off, the default)"),
     "cache": _Key("cache_size", "size", "on-board buffer"),
     "segments": _Key("segments", "int", "buffer segments"),
     "read_ahead": _Key("read_ahead", "choice", "read-ahead after a read", ("off", "track", "segment")),

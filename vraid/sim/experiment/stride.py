@@ -37,6 +37,14 @@ is served from what the on-board cache kept of the one before).
 on the one-command model (``tcq=off``: the drive takes the next command only when it has
 finished one), so the rows whose cause is the drive's queue quote what changes without it.
 
+**The bus ablation** (``abl-bus...-fig15-...``): Fig. 15 again with the drive's bus serial
+(``bus_serial=on``: one command's data at a time, as on a SCSI bus; the disk model's default
+lets the transfers of queued commands overlap) at the preset's 320 MB/s (Ultra320) and at
+:data:`FIG15_BUS`'s slower rates. Sec. III-D sets the 1.2 threshold above 1.0 partly for "the
+performance degradation caused by additional I/Os that occupy additional bus resources such as
+the SCSI bus"; the ablation measures how slow the bus must be before that cost moves the fastest
+L. The memory bus is not modelled.
+
 This module runs the benchmark and collects; :mod:`.stride_report` draws the terminal's table
 and writes results.md and the plots, :mod:`.stride_paper` holds the paper's claims.
 """
@@ -68,6 +76,10 @@ FIG1_MAX = 32
 FIG15_PRESET = "st373454lc"
 FIG15_MEAN, FIG15_MAX = 10.0, 64
 FIG15_LIMITS = tuple(range(1, 21))
+#: the bus ablation of Fig. 15 (MB/s; None: the preset's own, Ultra320's 320): Ultra320 shared by
+#: the 2.5 disks per host adapter of the paper's machine (sec. IV-A: two adapters, five disks),
+#: then two-thirds and a third of the outer zone's 96 MB/s media rate
+FIG15_BUS = (None, 128, 64, 32)
 
 
 def describe() -> str:
@@ -196,12 +208,22 @@ def runs(quick: bool) -> list[dict[str, Any]]:
     # the queue ablation: the same Fig. 9 and Fig. 1 runs on the one-command model (tcq=off)
     specs += [{**s, "id": f"abl-tcqoff-{s['id']}", "tcq": "off"} for s in list(specs)
               if s["kind"] == "fig9" or (s["kind"] == "fig1" and s["preset"] == FIG15_PRESET)]
+    # the bus ablation: Fig. 15 with the bus serial, at the preset's rate and slower ones
+    specs += [{**s, "id": f"abl-bus{bus or 'preset'}-{s['id']}", "bus_serial": True, "bus": bus}
+              for bus in FIG15_BUS for s in list(specs) if s["kind"] == "fig15"]
     return specs
 
 
 def _model(spec: dict[str, Any]) -> str:
-    """The preset as the benchmark's model spec names it: ``PRESET`` or ``PRESET,tcq=off``."""
-    return spec["preset"] + (",tcq=off" if spec.get("tcq") == "off" else "")
+    """The preset as the benchmark's model spec names it: ``PRESET``, ``PRESET,tcq=off`` (the
+    queue ablation) or ``PRESET,bus_serial=on[,bus=MB/s]`` (the bus ablation)."""
+    return (spec["preset"] + (",tcq=off" if spec.get("tcq") == "off" else "")
+            + (",bus_serial=on" if spec.get("bus_serial") else "") + (f",bus={spec['bus']}" if spec.get("bus") else ""))
+
+
+def bus_rate(spec: dict[str, Any]) -> float:
+    """The run's bus rate, MB/s: the spec's ``bus`` or the preset's own."""
+    return float(spec.get("bus") or PRESETS[spec["preset"]].bus_rate)
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
@@ -213,7 +235,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         return exp_stride_curve(_model(spec), spec["means"], smax=spec["max"], span=spec["span"],
                                 passes=spec["passes"], seed=spec["seed"], depth=depth)
     if spec["kind"] == "fig15":
-        return ct_limit_curve(spec["preset"], spec["op"], spec["limits"], mean=spec["mean"], smax=spec["max"],
+        return ct_limit_curve(_model(spec), spec["op"], spec["limits"], mean=spec["mean"], smax=spec["max"],
                               span=spec["span"], passes=spec["passes"], seed=spec["seed"], depth=depth)
     raise ValueError(f"unknown run kind {spec['kind']!r}")
 
@@ -226,13 +248,16 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     """results.json: ``{"disks": {PRESET: {"write": {"S", "normalized"}, "read": ..., "sw_max",
     "sr_max", "sw_except", "sr_except"}}, "fig15": {"preset", "mean", "max", "write": {"limit",
     "normalized", "fastest"}, "read": ...}, "paper_vs_vraid": [{"item", "paper", "vraid",
-    "verdict", "cause", ...}, ...], "ablation_tcq_off": {"disks", "fig1"}}`` (:mod:`.stride_paper`,
-    the one rule's rows; the ablation: the Fig. 9 and Fig. 1 runs on the one-command model, whose
-    counts the rows' causes quote); the limits are derived from the rounded values written
-    beside them, so the file is self-consistent."""
+    "verdict", "cause", ...}, ...], "ablation_tcq_off": {"disks", "fig1"}, "ablation_bus_serial":
+    {MB/s: {"write": {"limit", "normalized", "fastest", "bus_busy"}, "read": ...}}}`` (:mod:`.stride_paper`,
+    the one rule's rows; the ablations: the Fig. 9 and Fig. 1 runs on the one-command model, and
+    Fig. 15 with a serial bus, whose counts the rows' causes quote); the limits are derived from
+    the rounded values written beside them, so the file is self-consistent. ``bus_busy``: the
+    share of the fastest L's run the bus spends moving its blocks at that rate."""
     from .stride_paper import paper_vs_vraid
 
-    main = [(spec, out) for spec, out in results if spec.get("tcq") != "off"]
+    buses = [(spec, out) for spec, out in results if spec.get("bus_serial")]
+    main = [(spec, out) for spec, out in results if spec.get("tcq") != "off" and not spec.get("bus_serial")]
     disks, fig1, fig15, facts = _gather(main)
     out: dict[str, Any] = {"disks": disks}
     if fig15:
@@ -241,8 +266,22 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     ablation = {"disks": abl[0], "fig1": abl[1], "facts": abl[3]} if abl[0] else None
     if ablation:
         out["ablation_tcq_off"] = {"disks": abl[0], "fig1": abl[1]}
-    out["paper_vs_vraid"] = paper_vs_vraid(disks, fig1, fig15, facts, ablation)
+    bus: dict[str, dict[str, Any]] = {}
+    for spec, o in buses:
+        rate = bus_rate(spec)
+        bus.setdefault(f"{rate:g}", {})[spec["op"]] = _fig15_entry(o, rate)
+    if bus:
+        out["ablation_bus_serial"] = dict(sorted(bus.items(), key=lambda kv: -float(kv[0])))
+    out["paper_vs_vraid"] = paper_vs_vraid(disks, fig1, fig15, facts, ablation, bus or None)
     return out
+
+
+def _fig15_entry(out: dict[str, Any], rate: float) -> dict[str, Any]:
+    """A Fig. 15 curve as results.json keeps it; ``bus_busy``: the share of the fastest L's run
+    a bus of ``rate`` MB/s spends moving that run's blocks."""
+    best = next(p for p in out["points"] if p["limit"] == out["fastest"])
+    return {"limit": [p["limit"] for p in out["points"]], "normalized": [_round(p["normalized"]) for p in out["points"]],
+            "fastest": out["fastest"], "bus_busy": _round(best["blocks"] * BLOCK / (rate * 1e6) / best["seconds"])}
 
 
 def _gather(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[dict, dict, dict, dict]:
@@ -257,9 +296,7 @@ def _gather(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[dict,
                                     "normalized": [_round(p["normalized"]) for p in out["points"]]}
             continue
         if spec["kind"] == "fig15":
-            fig15[spec["op"]] = {"limit": [p["limit"] for p in out["points"]],
-                                 "normalized": [_round(p["normalized"]) for p in out["points"]],
-                                 "fastest": out["fastest"]}
+            fig15[spec["op"]] = _fig15_entry(out, bus_rate(spec))
             continue
         if spec["kind"] != "fig9":
             continue

@@ -205,3 +205,60 @@ def test_runs_of_refuses_what_it_cannot_report(tmp_path, small):
     with pytest.raises(VraidError, match="no run of stride stored"):  # and no directory made for nothing
         run_experiment("stride", tmp_path / "none", size="quick", jobs=1, runs_of=OLD)
     assert not (tmp_path / "none").exists()
+
+
+def test_fill_makes_the_missing_runs_with_this_code_once_it_remakes_one_the_same(tmp_path, monkeypatch, small):
+    """--runs-of OLD --fill: the runs OLD did not store (new runs new rows need) are made by this
+    code, but first it remakes OLD's quickest stored run and must find every number the same."""
+    run_experiment("stride", tmp_path, size="quick", jobs=1)
+    before = outputs(tmp_path)
+    _as_if_made_by(tmp_path, "stride", OLD)
+    old = RunStore(tmp_path, "stride", OLD)
+    gone = sorted(old.dir.glob("*.json"))[0]
+    gone_id = json.loads(gone.read_text())["id"]
+    gone.unlink()
+    real = stride.run
+    ran: list[str] = []
+
+    def counted(spec):
+        ran.append(spec["id"])
+        return real(spec)
+
+    monkeypatch.setattr(stride, "run", counted)
+    again = run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=OLD, fill=True)
+    checked = ran[0]
+    assert len(ran) == 2 and ran[1] == gone_id and checked != gone_id and again.ran == 1
+    assert outputs(tmp_path)["results.json"] == before["results.json"]  # the same numbers either way
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["runs_code"] == OLD and meta["filled"] == {"runs": [gone_id], "checked": checked}
+    md = (tmp_path / "results.md").read_text()
+    assert f"1 of them ({gone_id}) made by this code, which remade the stored run {checked}" in md
+    assert RunStore(tmp_path, "stride").load(next(s for s in stride.runs(True) if s["id"] == gone_id))
+    ran.clear()  # stored under this code's key: the same command again makes only the check
+    assert run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=OLD, fill=True).ran == 0
+    assert ran == [checked]
+
+
+def test_fill_refuses_a_code_that_remakes_a_run_differently(tmp_path, monkeypatch, small):
+    run_experiment("stride", tmp_path, size="quick", jobs=1)
+    _as_if_made_by(tmp_path, "stride", OLD)
+    old = RunStore(tmp_path, "stride", OLD)
+    next(iter(sorted(old.dir.glob("*.json")))).unlink()
+    stored = len(list(old.dir.glob("*.json")))
+    with pytest.raises(VraidError, match="--fill without --runs-of"):
+        run_experiment("stride", tmp_path, size="quick", jobs=1, fill=True)
+    real = stride.run
+
+    def changed(spec):  # a code whose engine moved: one number differs
+        out = real(spec)
+        out["points"][-1]["seconds"] *= 1.01
+        return out
+
+    monkeypatch.setattr(stride, "run", changed)
+    with pytest.raises(VraidError, match="remade run .* and its points\\[.*\\]\\.seconds differs"):
+        run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=OLD, fill=True)
+    assert len(list(old.dir.glob("*.json"))) == stored  # nothing made (the store holds every code's runs)
+    monkeypatch.setattr(stride, "run", real)
+    monkeypatch.setattr(stride, "SERIAL", True, raising=False)  # runs in real time: never the same twice
+    with pytest.raises(VraidError, match="--fill for runs of stride in real time"):
+        run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=OLD, fill=True)

@@ -55,6 +55,10 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="a re-analysis: run nothing, and write the report with this code from the runs that "
                         "COMMIT's code stored under DIR/runs/ (every run of the sweep must be there); results.md and "
                         "meta.json name both commits")
+    p.add_argument("--fill", action="store_true",
+                   help="with --runs-of: make the runs COMMIT did not store with this code, once it has remade the "
+                        "quickest stored run with every number the same (refused for runs on a mount); results.md "
+                        "names the runs made so")
     p.add_argument("--estimate", action="store_true",
                    help="run nothing: time a short calibration run here and print how long each size would take")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="options",
@@ -455,7 +459,8 @@ def cmd_experiment(args) -> int:
     try:
         with progress_bar(args.name) as progress:
             done = run_experiment(args.name, out, size=size, jobs=args.jobs, progress=progress, options=options,
-                                  cluster=args.cluster, fresh=args.fresh, runs_of=args.runs_of)
+                                  cluster=args.cluster, fresh=args.fresh, runs_of=args.runs_of,
+                                  fill=args.fill)
     except KeyboardInterrupt:
         print(f"{args.name}: interrupted; the finished runs are kept in {out}/runs, and the same command "
               "continues with the rest", file=sys.stderr)

@@ -15,7 +15,9 @@ differs between identical runs). Every output reaches ``collect`` as the store k
 whether it ran now or in an earlier session, so results are byte-identical either way and
 between ``--jobs 1``, ``--jobs N`` and a cluster. ``runs_of="COMMIT"`` runs nothing: it
 writes the report with this code from the runs another commit's code stored (a re-analysis,
-e.g. new rows over a paper-size sweep that took a day to make).
+e.g. new rows over a paper-size sweep that took a day to make); with ``fill=True`` the runs
+that commit did not store (new runs the new rows need) are made by this code, after it has
+remade the quickest stored run and found every number of that run's output unchanged.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from vraid import __version__
 from vraid.errors import VraidError
 from . import get
 from .sizes import check_size, specs_for
-from .store import RunStore, code_identity, runs_made_by, stored_identity
+from .store import RunStore, code_identity, runs_made_by, same_output, stored_identity
 from .task import timed_run
 
 #: the worker name of a run in this process (``jobs=1``)
@@ -79,7 +81,7 @@ def _in_pool(module_path: str, specs: list[dict[str, Any]], pending: list[int],
 def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str | None = None,
                    jobs: int | None = None, progress: Progress | None = None,
                    options: dict[str, Any] | None = None, cluster: str | None = None,
-                   fresh: bool = False, runs_of: str | None = None) -> ExperimentRun:
+                   fresh: bool = False, runs_of: str | None = None, fill: bool = False) -> ExperimentRun:
     """Run experiment ``name`` and write its results to ``out_dir`` (created if missing).
 
     ``size``: ``quick``, ``default`` or ``paper`` (:mod:`.sizes`; ``quick=True`` is
@@ -89,13 +91,16 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     ``fresh``: forget the runs stored under ``out_dir`` by earlier sessions.
     ``runs_of``: a re-analysis: run nothing, and write the report with this code from the runs
     that commit's code stored under ``out_dir`` (every run of the sweep must be there); meta.json
-    records both (``code``: this report's, ``runs_code``: the runs').
+    records both (``code``: this report's, ``runs_code``: the runs'). ``fill``: with ``runs_of``,
+    make the runs that code did not store with this code (:func:`_check_fill` first; meta.json's
+    ``filled`` lists them).
 
     Raises:
         VraidError: for an unknown experiment or size, a bad ``jobs`` or ``cluster``, an
             ``out_dir`` that cannot be written, or a cluster that cannot run the sweep; with
             ``runs_of``, for ``fresh`` or ``cluster`` beside it, a code with no stored runs, or a
-            sweep with runs missing.
+            sweep with runs missing (without ``fill``); with ``fill``, for runs in real time (their
+            outputs differ every time) or this code remaking a stored run differently.
     """
     module = get(name)
     size = check_size(size or ("quick" if quick else "default"))
@@ -116,6 +121,9 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     specs = specs_for(module, name, size, options)  # before the output directory is made
     out_dir = Path(out_dir)
     runs_code = None
+    if fill and runs_of is None:
+        raise VraidError("--fill without --runs-of", "--fill makes the runs a re-analysis lacks: give --runs-of "
+                         "COMMIT, the code that stored the others")
     if runs_of is not None:  # before the output directory is made too: a bad one changes nothing
         if fresh or address is not None:
             raise VraidError(f"--runs-of with {'--fresh' if fresh else '--cluster'}",
@@ -135,12 +143,19 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
         store.clear()
     records: list[dict[str, Any] | None] = [store.load(spec) for spec in specs]
     pending = [i for i, r in enumerate(records) if r is None]
-    if runs_code is not None and pending:
+    checked, filled = None, []
+    if runs_code is not None and pending and fill:
+        checked = _check_fill(module, name, specs, records, pending, runs_code)
+        store = RunStore(out_dir, name, identity)  # the filled runs: this code's, under its own key
+        records = [r if r is not None else store.load(spec) for spec, r in zip(specs, records)]
+        filled = [specs[i]["id"] for i in pending]
+        pending = [i for i, r in enumerate(records) if r is None]
+    elif runs_code is not None and pending:
         missing = [specs[i]["id"] for i in pending]
         raise VraidError(f"{len(missing)} of {len(specs)} runs of {name} ({size}) are not stored for code "
                          f"{runs_code[:12]}: {', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}",
                          "make them with that code (e.g. a git worktree at that commit, the same command without "
-                         "--runs-of), then write the report again")
+                         "--runs-of), then write the report again; or --fill to make them with this code")
     pending.sort(key=lambda i: bool(specs[i].get("mount")))  # runs that mount last, one at a time
     tell = progress or (lambda done, total, run_id, worker: None)
     started = time.perf_counter()
@@ -175,7 +190,7 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     if here and pending:
         tell(len(specs), len(specs), specs[pending[-1]]["id"], HERE)
     pairs = [(spec, rec["output"]) for spec, rec in zip(specs, records)]
-    with runs_made_by(runs_code) if runs_code else contextlib.nullcontext():
+    with runs_made_by(runs_code, filled, checked) if runs_code else contextlib.nullcontext():
         results = module.collect(pairs)
         files = [_write_json(out_dir / "results.json", results)]
         extras = getattr(module, "extras", None)
@@ -188,9 +203,38 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
             **({"cluster": cluster} if address is not None else {"jobs": jobs}),
             "runs": len(specs), "resumed": resumed,
             "wall_seconds": round(wall, 3), "run_seconds": round(sum(r["seconds"] for r in records), 3),
-            "vraid": __version__, "code": identity, **({"runs_code": runs_code} if runs_code else {})}
+            "vraid": __version__, "code": identity, **({"runs_code": runs_code} if runs_code else {}),
+            **({"filled": {"runs": filled, "checked": checked}} if checked else {})}
     files.append(_write_json(out_dir / "meta.json", meta))
     return ExperimentRun(name, out_dir, results, files, wall, resumed, len(pending))
+
+
+def _check_fill(module: Any, name: str, specs: list[dict[str, Any]], records: list[dict[str, Any] | None],
+                pending: list[int], runs_code: str) -> str:
+    """Before ``--fill`` mixes this code's runs with ``runs_code``'s: remake the stored run that
+    took the least time and compare (:func:`.store.same_output`). Returns its id.
+
+    Raises:
+        VraidError: runs in real time (never the same twice), no stored run to remake, or a
+            number of the remade run that differs."""
+    if getattr(module, "SERIAL", False) or any(specs[i].get("mount") for i in pending):
+        raise VraidError(f"--fill for runs of {name} in real time",
+                         "a mounted run's output differs every time, so this code cannot be checked against "
+                         f"{runs_code[:12]}'s: make the missing runs with that code (a git worktree at that commit)")
+    stored = [i for i, r in enumerate(records) if r is not None]
+    if not stored:  # pragma: no cover - stored_identity found a run of that code
+        raise VraidError(f"--fill with no run of {name} stored for code {runs_code[:12]}",
+                         "without one to remake, nothing shows that this code gives what that code gave: run the "
+                         "sweep without --runs-of")
+    i = min(stored, key=lambda k: (records[k] or {}).get("seconds", 0.0))
+    old = (records[i] or {})["output"]
+    new = json.loads(json.dumps(timed_run(module.__name__, specs[i], worker=HERE)["output"]))
+    where = same_output(old, new)
+    if where is not None:
+        raise VraidError(f"--fill: this code remade run {specs[i]['id']} of {runs_code[:12]} and its {where} differs",
+                         "the two codes do not give the same runs, so they cannot share a report: make the missing "
+                         "runs with that code (a git worktree at that commit), or the whole sweep with this one")
+    return specs[i]["id"]
 
 
 def _here(module_path: str, specs: list[dict[str, Any]], pending: list[int],

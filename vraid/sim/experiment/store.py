@@ -16,7 +16,10 @@ A re-analysis (``vraid experiment NAME --runs-of COMMIT``) reads the runs anothe
 code stored and writes the report with this code: :func:`stored_identity` finds that code's
 identity among the stored records, and while the report is written :func:`runs_made_by`
 makes :func:`source_commit` name both commits, so every results.md says which code made the
-runs and which wrote the rows.
+runs and which wrote the rows. With ``--fill`` the runs the sweep lacks are made by this code
+(stored under its own identity), once it has remade one of the stored runs and found every
+number that run's output holds unchanged (:func:`same_output`); the report names those runs'
+code and the run the check remade.
 """
 
 from __future__ import annotations
@@ -79,8 +82,9 @@ def code_identity() -> str:
     return commit if dirty == "" else f"{commit}+src:{source_hash()}"
 
 
-#: the code that made the runs of a re-analysis being reported (:func:`runs_made_by`), else None
-_RUNS_CODE: list[str] = []
+#: the code that made the runs of a re-analysis being reported, and what ``--fill`` added
+#: (:func:`runs_made_by`); empty outside one
+_RUNS_CODE: list[tuple[str, str]] = []
 
 
 def _short(identity: str) -> str:
@@ -97,19 +101,24 @@ def source_commit() -> str:
     ``RUNS (the runs); REPORT (this report's rows)``."""
     here = _short(code_identity())
     if _RUNS_CODE:
-        return f"{_short(_RUNS_CODE[-1])} (the runs); {here} (this report's rows)"
+        runs, filled = _RUNS_CODE[-1]
+        return f"{_short(runs)} (the runs{filled}); {here} (this report's rows)"
     return here
 
 
 class runs_made_by:
     """``with runs_made_by(identity):`` the report written inside names ``identity`` as the code
-    that made its runs (:func:`source_commit`)."""
+    that made its runs (:func:`source_commit`); ``filled``: the ids of the runs this code made
+    in their place (``--fill``), ``checked``: the stored run it remade to check it first."""
 
-    def __init__(self, identity: str) -> None:
+    def __init__(self, identity: str, filled: list[str] | None = None, checked: str | None = None) -> None:
         self.identity = identity
+        self.note = (f"; {len(filled)} of them ({', '.join(filled[:4])}{' ...' if len(filled) > 4 else ''}) made by "
+                     f"this code, which remade the stored run {checked} with every number the same"
+                     if filled else "")
 
     def __enter__(self) -> "runs_made_by":
-        _RUNS_CODE.append(self.identity)
+        _RUNS_CODE.append((self.identity, self.note))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -140,6 +149,31 @@ def stored_identity(out_dir: Path, experiment: str, commit: str) -> str:
         raise VraidError(f"code {commit!r} names {len(found)} stored codes: {', '.join(sorted(found))}",
                          "give more of the commit")
     return found.pop()
+
+
+def same_output(old: Any, new: Any, path: str = "") -> str | None:
+    """Where ``new`` differs from ``old`` in what ``old`` holds (None: nowhere): every key of
+    an old mapping must be in the new one with the same value, recursively; keys only the new
+    one has (a counter added since) are allowed; lists and values must be equal."""
+    if isinstance(old, dict):
+        if not isinstance(new, dict):
+            return path or "(the output)"
+        for k, v in old.items():
+            if k not in new:
+                return f"{path}.{k}".lstrip(".")
+            where = same_output(v, new[k], f"{path}.{k}")
+            if where is not None:
+                return where.lstrip(".")
+        return None
+    if isinstance(old, list):
+        if not isinstance(new, list) or len(old) != len(new):
+            return path or "(the output)"
+        for i, (a, b) in enumerate(zip(old, new)):
+            where = same_output(a, b, f"{path}[{i}]")
+            if where is not None:
+                return where
+        return None
+    return None if old == new else (path or "(the output)")
 
 
 def run_key(experiment: str, spec: dict[str, Any], identity: str) -> str:
@@ -190,5 +224,5 @@ class RunStore:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-__all__ = ["PACKAGES", "STORE_DIR", "RunStore", "code_identity", "run_key", "runs_made_by", "source_commit",
-           "source_hash", "stored_identity"]
+__all__ = ["PACKAGES", "STORE_DIR", "RunStore", "code_identity", "run_key", "runs_made_by", "same_output",
+           "source_commit", "source_hash", "stored_identity"]

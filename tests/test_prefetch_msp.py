@@ -159,7 +159,12 @@ def test_registry_and_parameters():
     with pytest.raises(VraidError, match="bogus"):
         load_prefetch("msp:bogus=1", g)
     assert "msp" in registry.family("prefetch").names()
-    assert p.state() == {"sc": 0, "sps": 0, "sn_p": 0, "sn_pp": 0, "active": False}
+    assert p.state() == {"sc": 0, "sps": 0, "sn_p": 0, "sn_pp": 0, "active": False, "strip_changes": 0,
+                         "sequential_changes": 0, "active_changes": 0}
+    for strip in (1, 2, 3, 2, 9):  # SC 1 2 3 (sequential), 4 (SN_pp: semisequential), 3
+        p.step(strip * g.u)
+    st = p.state()
+    assert (st["strip_changes"], st["sequential_changes"], st["active_changes"]) == (5, 3, 3)  # SC >= 3 thrice
 
 
 def test_msp_in_an_array_reads_whole_stripes_ahead_of_one_stream():

@@ -91,6 +91,9 @@ class MspPrefetch(PrefetchPolicy):
         self.sps = 0  # SPS
         #: the detector's state after each strip change of the last host read (events, tests)
         self.steps: list[MspState] = []
+        #: counters over the whole run: strip changes seen, those that were sequential, and
+        #: those after which SC stood at or above SC_thresh (MSP on)
+        self.changes = self.sequential_changes = self.active_changes = 0
 
     # -- Fig. 7 ------------------------------------------------------------------------
     def step(self, block: int) -> list[BlockRange]:
@@ -114,7 +117,11 @@ class MspPrefetch(PrefetchPolicy):
         elif sequential:  # line 28
             out = self._stripes(sn_c)
             self.sps = min(self.sps_max, self.sps + 1)  # line 34
-        self.steps.append(MspState(sn_c, self.sc, self.sps, sequential, self.sc >= self.sc_thresh))
+        active = self.sc >= self.sc_thresh
+        self.changes += 1
+        self.sequential_changes += sequential
+        self.active_changes += active
+        self.steps.append(MspState(sn_c, self.sc, self.sps, sequential, active))
         return out
 
     def _stripes(self, strip: int) -> list[BlockRange]:
@@ -139,7 +146,8 @@ class MspPrefetch(PrefetchPolicy):
     def state(self) -> dict[str, Any]:
         """The detector now (``vraid status``)."""
         return {"sc": self.sc, "sps": self.sps, "sn_p": self.sn_p, "sn_pp": self.sn_pp,
-                "active": self.sc >= self.sc_thresh}
+                "active": self.sc >= self.sc_thresh, "strip_changes": self.changes,
+                "sequential_changes": self.sequential_changes, "active_changes": self.active_changes}
 
     def describe(self) -> str:
         return f"msp:sc_max={self.sc_max},sc_thresh={self.sc_thresh},sps_max={self.sps_max}"

@@ -142,7 +142,10 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         out["anticipation"] = h["anticipation"]
     pf = m.get("prefetch") or {}
     out["controller_prefetches"] = pf.get("prefetches", 0)
-    out["msp_active"] = bool((pf.get("policy_state") or {}).get("active", False))
+    state = pf.get("policy_state") or {}
+    out["msp_active"] = bool(state.get("active", False))
+    if "strip_changes" in state:  # MSP's detector over the run: strip changes, sequential, MSP on after
+        out["msp_changes"] = {k: state[k] for k in ("strip_changes", "sequential_changes", "active_changes")}
     out["prefetch_hit_ratio"] = pf.get("prefetch_hit_ratio", 0.0)
     return out
 

@@ -119,7 +119,7 @@ def test_report_files(quick):
     assert meta["quick"] is True and meta["experiment"] == "stride"
     if not HAVE_MPL:
         pytest.skip("matplotlib is not installed: no plots")
-    for png in ("fig9.png", "fig1.png"):
+    for png in ("fig9.png", "fig1.png", "fig15.png"):
         data = (quick / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
 

@@ -121,7 +121,10 @@ def _fig15_bus_cause(op: str, f: dict[str, Any], bus: dict[str, Any], smax: int)
     the added blocks; the bus ablation (a serial bus, one transfer at a time) says at which rate
     that cost moves the fastest L."""
     busy = f.get("bus_busy")
-    text = ("the curve is nearly flat past S^max (a filled gap's sectors pass under the head anyway)"
+    low = min(f["normalized"])
+    near = min(lim for lim, v in zip(f["limit"], f["normalized"]) if v <= low * 1.01)
+    text = (f"the curve is nearly flat past S^max (a filled gap's sectors pass under the head anyway): within 1 % of "
+            f"its minimum first at L = {near}"
             + (f"; counter: the preset's bus (320 MB/s) is busy {busy:.0%} of the fastest run" if busy is not None
                else ""))
     if not bus:

@@ -3,7 +3,8 @@
 Split from :mod:`.stride` (which runs the benchmark and collects): :func:`summary` is the
 terminal's S^max table (seed 000 Fig. 9 and the 1.2 rule of sec. III-D), :func:`report` writes
 ``results.md`` (setup, the :mod:`.stride_paper` verdicts, S^max and excluded regions, the Fig. 9,
-Fig. 1 and Fig. 15 curves, the comparison with the paper's prose) and ``fig9.png`` / ``fig1.png``.
+Fig. 1 and Fig. 15 curves, the comparison with the paper's prose) and ``fig9.png`` / ``fig1.png`` /
+``fig15.png``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ _NOT_IN_PAPER = "not measured in paper 000 (Fig. 9(b)-(d) do not name their disk
 
 
 def report(results: dict[str, Any], out_dir: Path) -> list[Path]:
-    """results.md, fig9.png and fig1.png (plots only when matplotlib is installed)."""
+    """results.md, fig9.png, fig1.png and fig15.png (plots only when matplotlib is installed)."""
     out_dir = Path(out_dir)
     fig1 = load_json(out_dir / "fig1.json")
     detail = load_json(out_dir / "detail.json")
@@ -125,6 +126,8 @@ def _markdown(results: dict[str, Any], fig1: dict[str, Any], detail: dict[str, A
     lines += ["", "## Against the paper", ""] + _comparison(disks, fig1, detail)
     if plots:
         lines += ["", "![Fig. 9](fig9.png)", "", "![Fig. 1](fig1.png)"]
+        if results.get("fig15"):
+            lines += ["", "![Fig. 15](fig15.png)"]
     else:
         lines += ["", "(No plots: matplotlib is not installed.)"]
     return "\n".join(lines) + "\n"
@@ -266,7 +269,41 @@ def _plots(results: dict[str, Any], fig1: dict[str, Any], out_dir: Path) -> list
         ax.set_title("paper 000 Fig. 1 on vraid's hdd model")
         ax.legend(fontsize=8)
         files.append(figures.save(fig, out_dir / "fig1.png"))
+    if results.get("fig15"):
+        files.append(_fig15_plot(plt, results, out_dir))
     return files
+
+
+def _fig15_plot(plt: Any, results: dict[str, Any], out_dir: Path) -> Path:
+    """Fig. 15: normalized turnaround against the CT limit L, ours beside the paper's claim (the
+    fastest L is the stride benchmark's S^max: the dotted line, a cross where the paper puts the
+    minimum), with the bus ablation's curves (a serial bus at each rate) thin and dashed."""
+    f15, bus = results["fig15"], results.get("ablation_bus_serial") or {}
+    disk = results["disks"].get(f15["preset"], {})
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), squeeze=False)
+    for ax, (op, key) in zip(axes.flat, (("write", "sw_max"), ("read", "sr_max"))):
+        if op not in f15:
+            ax.set_visible(False)
+            continue
+        c = f15[op]
+        ax.plot(c["limit"], c["normalized"], "-o", markersize=3, color="C0", label=f"vraid (fastest L = {c['fastest']})")
+        for k, (rate, curves) in enumerate(bus.items()):
+            if op in curves and float(rate) < 320:
+                ax.plot(curves[op]["limit"], curves[op]["normalized"], "--", linewidth=0.9, color=f"C{k + 2}",
+                        label=f"ablation: serial bus {rate} MB/s (fastest {curves[op]['fastest']})")
+        smax = disk.get(key)
+        if smax:
+            ax.axvline(smax, color="grey", linestyle=":", linewidth=1)
+            at = dict(zip(c["limit"], c["normalized"])).get(smax)
+            if at is not None:
+                ax.plot([smax], [at], "x", color="red", markersize=9, mew=2,
+                        label=f"paper: fastest at S^max = {smax} (Fig. 9(a))")
+        ax.set_xlabel("CT limit L (blocks)")
+        ax.set_ylabel("normalized turnaround (L = 1: no CT)")
+        ax.set_title(f"{f15['preset']}, {op}s", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"paper 000 Fig. 15 on vraid's hdd model (exponential strides, mean {f15['mean']:g})")
+    return figures.save(fig, out_dir / "fig15.png")
 
 
 __all__ = ["PAPER", "report", "summary"]

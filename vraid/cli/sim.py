@@ -57,7 +57,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                         "meta.json name both commits")
     p.add_argument("--fill", action="store_true",
                    help="with --runs-of: make the runs COMMIT did not store with this code, once it has remade the "
-                        "quickest stored run with every number the same (refused for runs on a mount); results.md "
+                        "stored run most like them with every number the same (refused for runs on a mount); results.md "
                         "names the runs made so")
     p.add_argument("--estimate", action="store_true",
                    help="run nothing: time a short calibration run here and print how long each size would take")

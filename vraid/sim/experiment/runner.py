@@ -17,7 +17,7 @@ between ``--jobs 1``, ``--jobs N`` and a cluster. ``runs_of="COMMIT"`` runs noth
 writes the report with this code from the runs another commit's code stored (a re-analysis,
 e.g. new rows over a paper-size sweep that took a day to make); with ``fill=True`` the runs
 that commit did not store (new runs the new rows need) are made by this code, after it has
-remade the quickest stored run and found every number of that run's output unchanged.
+remade a stored run like them and found every number of that run's output unchanged.
 """
 
 from __future__ import annotations
@@ -211,8 +211,10 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
 
 def _check_fill(module: Any, name: str, specs: list[dict[str, Any]], records: list[dict[str, Any] | None],
                 pending: list[int], runs_code: str) -> str:
-    """Before ``--fill`` mixes this code's runs with ``runs_code``'s: remake the stored run that
-    took the least time and compare (:func:`.store.same_output`). Returns its id.
+    """Before ``--fill`` mixes this code's runs with ``runs_code``'s: remake one stored run and
+    compare (:func:`.store.same_output`). Returns its id. The run remade is the stored one most
+    like a missing one (the most spec settings in common with any of them, so that it goes
+    through the code the missing runs need: an MSP run for MSP runs), the quickest of those.
 
     Raises:
         VraidError: runs in real time (never the same twice), no stored run to remake, or a
@@ -226,7 +228,12 @@ def _check_fill(module: Any, name: str, specs: list[dict[str, Any]], records: li
         raise VraidError(f"--fill with no run of {name} stored for code {runs_code[:12]}",
                          "without one to remake, nothing shows that this code gives what that code gave: run the "
                          "sweep without --runs-of")
-    i = min(stored, key=lambda k: (records[k] or {}).get("seconds", 0.0))
+    def settings(spec: dict[str, Any]) -> set[tuple[str, str]]:
+        return {(k, json.dumps(v, sort_keys=True)) for k, v in spec.items() if k != "id"}
+
+    wanted = [settings(specs[j]) for j in pending]
+    i = min(stored, key=lambda k: (-max(len(settings(specs[k]) & w) for w in wanted),
+                                   (records[k] or {}).get("seconds", 0.0)))
     old = (records[i] or {})["output"]
     new = json.loads(json.dumps(timed_run(module.__name__, specs[i], worker=HERE)["output"]))
     where = same_output(old, new)

@@ -143,7 +143,8 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
         store.clear()
     records: list[dict[str, Any] | None] = [store.load(spec) for spec in specs]
     pending = [i for i, r in enumerate(records) if r is None]
-    checked, filled = None, []
+    checked: list[str] = []
+    filled: list[str] = []
     if runs_code is not None and pending and fill:
         checked = _check_fill(module, name, specs, records, pending, runs_code)
         store = RunStore(out_dir, name, identity)  # the filled runs: this code's, under its own key
@@ -209,16 +210,21 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     return ExperimentRun(name, out_dir, results, files, wall, resumed, len(pending))
 
 
+#: at most this many stored runs are remade by ``--fill``'s check
+FILL_CHECKS = 3
+
+
 def _check_fill(module: Any, name: str, specs: list[dict[str, Any]], records: list[dict[str, Any] | None],
-                pending: list[int], runs_code: str) -> str:
-    """Before ``--fill`` mixes this code's runs with ``runs_code``'s: remake one stored run and
-    compare (:func:`.store.same_output`). Returns its id. The run remade is the stored one most
-    like a missing one (the most spec settings in common with any of them, so that it goes
-    through the code the missing runs need: an MSP run for MSP runs), the quickest of those.
+                pending: list[int], runs_code: str) -> list[str]:
+    """Before ``--fill`` mixes this code's runs with ``runs_code``'s: remake stored runs and
+    compare (:func:`.store.same_output`). Returns their ids. The runs remade are the stored ones
+    most like a missing one (the most spec settings in common with any of them, so that they go
+    through the code the missing runs need), every one that ties, the quickest first, at most
+    :data:`FILL_CHECKS`.
 
     Raises:
         VraidError: runs in real time (never the same twice), no stored run to remake, or a
-            number of the remade run that differs."""
+            number of a remade run that differs."""
     if getattr(module, "SERIAL", False) or any(specs[i].get("mount") for i in pending):
         raise VraidError(f"--fill for runs of {name} in real time",
                          "a mounted run's output differs every time, so this code cannot be checked against "
@@ -228,20 +234,25 @@ def _check_fill(module: Any, name: str, specs: list[dict[str, Any]], records: li
         raise VraidError(f"--fill with no run of {name} stored for code {runs_code[:12]}",
                          "without one to remake, nothing shows that this code gives what that code gave: run the "
                          "sweep without --runs-of")
+
     def settings(spec: dict[str, Any]) -> set[tuple[str, str]]:
         return {(k, json.dumps(v, sort_keys=True)) for k, v in spec.items() if k != "id"}
 
     wanted = [settings(specs[j]) for j in pending]
-    i = min(stored, key=lambda k: (-max(len(settings(specs[k]) & w) for w in wanted),
-                                   (records[k] or {}).get("seconds", 0.0)))
-    old = (records[i] or {})["output"]
-    new = json.loads(json.dumps(timed_run(module.__name__, specs[i], worker=HERE)["output"]))
-    where = same_output(old, new)
-    if where is not None:
-        raise VraidError(f"--fill: this code remade run {specs[i]['id']} of {runs_code[:12]} and its {where} differs",
-                         "the two codes do not give the same runs, so they cannot share a report: make the missing "
-                         "runs with that code (a git worktree at that commit), or the whole sweep with this one")
-    return specs[i]["id"]
+    alike = {k: max(len(settings(specs[k]) & w) for w in wanted) for k in stored}
+    most = max(alike.values())
+    chosen = sorted((k for k in stored if alike[k] == most),
+                    key=lambda k: (records[k] or {}).get("seconds", 0.0))[:FILL_CHECKS]
+    for i in chosen:
+        old = (records[i] or {})["output"]
+        new = json.loads(json.dumps(timed_run(module.__name__, specs[i], worker=HERE)["output"]))
+        where = same_output(old, new)
+        if where is not None:
+            raise VraidError(f"--fill: this code remade run {specs[i]['id']} of {runs_code[:12]} and its {where} "
+                             "differs", "the two codes do not give the same runs, so they cannot share a report: "
+                             "make the missing runs with that code (a git worktree at that commit), or the whole "
+                             "sweep with this one")
+    return [specs[i]["id"] for i in chosen]
 
 
 def _here(module_path: str, specs: list[dict[str, Any]], pending: list[int],

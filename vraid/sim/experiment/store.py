@@ -109,12 +109,13 @@ def source_commit() -> str:
 class runs_made_by:
     """``with runs_made_by(identity):`` the report written inside names ``identity`` as the code
     that made its runs (:func:`source_commit`); ``filled``: the ids of the runs this code made
-    in their place (``--fill``), ``checked``: the stored run it remade to check it first."""
+    in their place (``--fill``), ``checked``: the stored runs it remade to check it first."""
 
-    def __init__(self, identity: str, filled: list[str] | None = None, checked: str | None = None) -> None:
+    def __init__(self, identity: str, filled: list[str] | None = None, checked: list[str] | None = None) -> None:
         self.identity = identity
+        remade = f"run {checked[0]}" if checked and len(checked) == 1 else f"runs {', '.join(checked or [])}"
         self.note = (f"; {len(filled)} of them ({', '.join(filled[:4])}{' ...' if len(filled) > 4 else ''}) made by "
-                     f"this code, which remade the stored run {checked} with every number the same"
+                     f"this code, which remade the stored {remade} with every number the same"
                      if filled else "")
 
     def __enter__(self) -> "runs_made_by":

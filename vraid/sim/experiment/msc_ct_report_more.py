@@ -95,8 +95,12 @@ def _fig12(f: dict[str, Any]) -> list[str]:
                    + " / ".join(f"{lat.get(k, [0] * (i + 1))[i]:.0f}" for k in ("pbgc", "sc", "msc_ct")) + " |"
                    + (" " + " / ".join(_ms((mean.get(k) or [None] * (i + 1))[i]) for k in ("pbgc", "sc", "msc_ct"))
                       + " |" if mean else ""))
+    zero = any(v == 0 for vs in lat.values() for v in vs)
     return out + ["", "The response times are the array's writes (the page cache's write-back), not Tiobench's "
-                  "write() latency: the host model does not time the write() calls.", ""]
+                  "write() latency: the host model does not time the write() calls."
+                  + (" A 0 means no write of that run waited: the cache took every one at once (PBGC keeps blocks, "
+                     "SC and MSC-CT whole stripes, so a small run's dirty blocks can fit PBGC's cache whole)."
+                     if zero else ""), ""]
 
 
 def _ms(v: float | None) -> str:

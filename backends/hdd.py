@@ -69,7 +69,10 @@ positioning like any other); reads of data still dirty in the write-back cache
 are served from the media; the write-back destager writes in arrival order,
 merging contiguous pieces that have arrived; cache segments are replaced
 FIFO; the bus transfer of a read overlaps the media transfer, and bus transfers
-of queued commands never contend with one another; the cylinder skew allows
+of queued commands never contend with one another unless ``bus_serial`` is on
+(then the bus moves one command's data at a time, first booked first served: a
+write's at its arrival, a read's when its media transfer is scheduled, so a write
+may wait behind a read booked for later); the cylinder skew allows
 for the single-cylinder *write* seek, head switches cost the same for reads
 and writes. Model time is ``clock.now() / clock.scale`` so a scaled real clock
 (``--time real:0.1``) keeps the platter consistent with the sleeps.

@@ -163,6 +163,13 @@ def test_prefetch_summary_without_a_read_cache_or_state():
     assert rows == {"policy": "none", "req/read": "1.50", "split": "50%", "idle-waiting": "0%"}
 
 
+def test_prefetch_summary_shows_how_often_msp_was_on():
+    state = {**READS["policy_state"], "strip_changes": 200, "sequential_changes": 190, "active_changes": 150}
+    rows = dict(panels.prefetch_summary({**READS, "policy_state": state}))
+    assert rows["SC"] == "40(on)" and rows["on"] == "75%"
+    assert "on" not in dict(panels.prefetch_summary(READS))  # a state without the counters: no column
+
+
 def test_extras_row_appears_only_with_data():
     snap = fixed_snapshot()
     assert not panels.has_extras(snap)

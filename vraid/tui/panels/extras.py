@@ -18,7 +18,8 @@ EXTRA_KEYS = (("prefetch", "prefetch windows"), ("log_disk", "log disk"), ("plac
 
 def prefetch_summary(reads: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, value) pairs of the read path's status (``status()["reads"]``): the prefetch
-    policy and its state (MSP: SC, SPS), the read cache's prefetch hit ratio, prefetched blocks
+    policy and its state (MSP: SC, SPS, the share of its strip changes after which it was on),
+    the read cache's prefetch hit ratio, prefetched blocks
     never read, member requests per host read, split reads (independency loss) and idle
     members while a host read waits (parallelism loss); docs/metrics.md defines each."""
     out = [("policy", str(reads.get("prefetch", "none")).split(":")[0])]
@@ -27,6 +28,8 @@ def prefetch_summary(reads: dict[str, Any]) -> list[tuple[str, str]]:
         out.append(("SC", f"{state['sc']}{'(on)' if state.get('active') else ''}"))
     if "sps" in state:
         out.append(("SPS", str(state["sps"])))
+    if state.get("strip_changes"):  # MSP's detector since the mount: on after this share of its steps
+        out.append(("on", pct(state.get("active_changes", 0) / state["strip_changes"])))
     if "lookups" in reads:
         out.append(("hit", pct(reads.get("hit_ratio"))))
         out.append(("prefetch-hit", pct(reads.get("prefetch_hit_ratio"))))

@@ -258,7 +258,24 @@ class PrefetchingLab(Lab):
         ]
         qs += self.msp_questions(seed, d)
         qs += self.sim_questions(d)
+        qs.append(self.msp_on_question(d))
         return qs
+
+    def msp_on_question(self, d: Dealt) -> Question:
+        """Part 2 again: MSP's own count of its steps after which it was on, the counter a mount's
+        ``vraid status`` shows (``active_changes`` of ``strip_changes``) and ``vraid top`` as `on`."""
+        msp = MspPrefetch(d.geometry, sc_max=d.sc_max, sc_thresh=d.sc_thresh, sps_max=d.sps_max)
+        for b in d.blocks:
+            msp.step(b)
+        st = msp.state()
+        return Question("q13", "Part 2 again: after how many of MSP's steps was it on (SC >= SC_thresh)?",
+                        st["active_changes"],
+                        explanation=(f"{st['active_changes']} of the {st['strip_changes']} steps (the SC list of q6 at "
+                                     f"or above {d.sc_thresh}); {st['sequential_changes']} of them were sequential. On "
+                                     "a mount `vraid status` counts these since the mount (`policy_state`: "
+                                     "`strip_changes`, `sequential_changes`, `active_changes`) and `vraid top` shows "
+                                     "the share as `on`: interleaved streams count SC down and keep it low, which is "
+                                     "what SC_thresh tunes (Fig. 8f)."))
 
     def sim_questions(self, d: Dealt) -> list[Question]:
         a, b = simulate(d.sim, "seqp"), simulate(d.sim, "saseqp")

@@ -218,6 +218,7 @@ def test_prefetching_seed_0_is_fig_3_4_and_the_section_4_sequence(tmp_path, caps
     assert by["q1"] == 11 and by["q2"] == 7
     assert by["q3"] == frozenset({19, 23, 27, 31})
     assert by["q5"] == (4, 0, 4, 5, 0, 5, 6, 0, 6) and by["q6"] == (1, 2, 3, 4, 3, 4, 5, 4, 5)
+    assert by["q13"] == 7  # SC at or above SC_thresh 3 after 7 of the 9 steps
     # the simulator run: SEQP's windows cross strips, SASEQP's (shrunk) do not, and cost fewer member reads
     seqp, saseqp = by["q10"]
     assert by["q9"] == "seqp" and seqp > 0 and saseqp < seqp and by["q11"][0] > by["q11"][1]

@@ -260,7 +260,9 @@ def untar_copy_remove(tar_path: Path, ext4: Path, *, sync_after: bool, ram: int 
     finally:
         if cap is not None:
             cap.close()
-    sh(["rm", "-rf", ext4 / "copy", dest])
+    # untimed cleanup, as slow as the timed programs: under -o sync on RAID-5 the paper's tree took
+    # more than the default 600 s to remove (raid5-fig7-8 at 1c58995 failed so, 2026-11-29)
+    sh(["rm", "-rf", ext4 / "copy", dest], timeout=7200)
     sync_fs(ext4)
     return out
 

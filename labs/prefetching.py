@@ -256,17 +256,14 @@ class PrefetchingLab(Lab):
                                   "with many readers that is independency loss." if first_cross else
                                   "no SEQP request crosses a strip here: the file and windows fit the strips.")),
         ]
-        qs += self.msp_questions(seed, d)
-        qs += self.sim_questions(d)
-        qs.append(self.msp_on_question(d))
-        return qs
+        msp_qs, msp_on = self.msp_questions(seed, d)
+        return qs + msp_qs + self.sim_questions(d) + [msp_on]
 
-    def msp_on_question(self, d: Dealt) -> Question:
-        """Part 2 again: MSP's own count of its steps after which it was on, the counter a mount's
-        ``vraid status`` shows (``active_changes`` of ``strip_changes``) and ``vraid top`` as `on`."""
-        msp = MspPrefetch(d.geometry, sc_max=d.sc_max, sc_thresh=d.sc_thresh, sps_max=d.sps_max)
-        for b in d.blocks:
-            msp.step(b)
+    @staticmethod
+    def msp_on_question(msp: MspPrefetch, d: Dealt) -> Question:
+        """Part 2 again: MSP's own count of its steps after which it was on (``msp`` has run the
+        part's accesses), the counter a mount's ``vraid status`` shows (``active_changes`` of
+        ``strip_changes``) and ``vraid top`` as `on`."""
         st = msp.state()
         return Question("q13", "Part 2 again: after how many of MSP's steps was it on (SC >= SC_thresh)?",
                         st["active_changes"],
@@ -317,7 +314,8 @@ class PrefetchingLab(Lab):
                                     "file size).")),
         ]
 
-    def msp_questions(self, seed: int, d: Dealt) -> list[Question]:
+    def msp_questions(self, seed: int, d: Dealt) -> tuple[list[Question], Question]:
+        """Part 2's questions q5-q8, and q13 (asked after part 3) from the same MSP run."""
         g, u = d.geometry, d.geometry.u
         msp = MspPrefetch(g, sc_max=d.sc_max, sc_thresh=d.sc_thresh, sps_max=d.sps_max)
         steps, fired = [], None
@@ -367,7 +365,7 @@ class PrefetchingLab(Lab):
                                   "the one stream (no parallelism loss)."
                                   + (" The paper's SC_max 42 / SC_thresh 38 need a long read; this example's small "
                                      "thresholds let a 16-access sequence reach them." if seed == 0 else ""))),
-        ]
+        ], self.msp_on_question(msp, d)
 
 
 LAB = PrefetchingLab(

@@ -461,11 +461,4 @@ def not_run_rows() -> list[verdict.Comparison]:
     return [verdict.not_run(item, paper, why, unit=unit) for item, paper, unit, why in NOT_RUN]
 
 
-def rows(more: dict[str, Any], main_1gb: dict[str, Any]) -> list[verdict.Comparison]:
-    """Every row of this module; ``main_1gb``: the 1 GB page-cache Fig. 11 runs by policy. Fig. 12's and
-    Table II's trend claims (yes/no rows) are :mod:`.msc_ct_trends`', which sits above this module
-    and puts them among these (:func:`.msc_ct_trends.more_rows`)."""
-    return ablation_rows(more, main_1gb) + eq1_rows(more) + fig12_rows(more) + table2_rows(more) + not_run_rows()
-
-
-__all__ = ["ABLATIONS", "CONCURRENCY", "PBGC_EVERY_GROUP", "FIG12", "NOT_RUN", "TABLE2", "collect", "eq1_run", "rows", "specs", "table2_run"]
+__all__ = ["ABLATIONS", "CONCURRENCY", "PBGC_EVERY_GROUP", "FIG12", "NOT_RUN", "TABLE2", "collect", "eq1_run", "specs", "table2_run"]

@@ -416,9 +416,9 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
 
 
 def more_rows(more: dict[str, Any], main_1gb: dict[str, Any]) -> list[verdict.Comparison]:
-    """The simulated parts' rows beyond Fig. 11 (:func:`.msc_ct_figs.rows`' own), each trend row
-    beside the rows of its figure: the ablations, eq. (1), Fig. 12 and its trends, Table II and its
-    trend, the claims not run."""
+    """The simulated parts' rows beyond Fig. 11 (:mod:`.msc_ct_figs`' own and this module's), each
+    trend row beside the rows of its figure: the ablations, eq. (1), Fig. 12 and its trends, Table
+    II and its trend, the claims not run; ``main_1gb``: the 1 GB page-cache Fig. 11 runs by policy."""
     f = msc_ct_figs
     return (f.ablation_rows(more, main_1gb) + f.eq1_rows(more) + f.fig12_rows(more) + fig12_rows(more)
             + f.table2_rows(more) + table2_rows(more) + f.not_run_rows())

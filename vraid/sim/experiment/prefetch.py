@@ -476,7 +476,7 @@ def _markdown(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any],
                 if total and total < FULL["total"] else "")
              + f" (aggregate {format_size(total)}, disk "
              f"model `{disk_model_of(detail)}`). The drive's command queue is "
-             + ("off here (`tcq=off`, the one-command ablation of the whole sweep)." if "tcq=off" in disk_model_of(detail)
+             + ("off here (`tcq=off`, the one-command ablation of the whole sweep)." if paper.is_one_command(disk_model_of(detail))
                 else "on, as on the paper's SCSI disks; the one-command model is an ablation row."), ""]
     for r, fig in ((res, "8a/8b"), (r256, "8d/8e")):
         if not r:
@@ -586,7 +586,7 @@ def _notes(res: dict[str, Any], r256: dict[str, Any], detail: dict[str, Any]) ->
                    f"{msp['file_read_bytes'] // strip} strips). "
                    + ("Here the model serves one command at a time (tcq=off): a contiguous command decoded after "
                       "its first sector passed waits a revolution (backends/hdd.py)."
-                      if "tcq=off" in msp.get("disk_model", "") else
+                      if paper.is_one_command(msp.get("disk_model", "")) else
                       "The drive's command queue (on here) starts each next contiguous command without that "
                       "missed revolution; the one-command ablation is a row of the table."))
     two = {k: v[1] for k, v in res["series"].items()} if len(res["streams"]) > 1 and res["streams"][1] == 2 else {}

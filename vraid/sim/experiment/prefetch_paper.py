@@ -99,7 +99,8 @@ def extra_runs(quick: bool, total: int, most: int, disk_model: str) -> list[dict
         out.append(_readers(f"fig9-{n}-1x256k", 256 * KIB, None, "none", n, total, 256 * KIB, disk_model, "fig9",
                             strips=1, threads=n))
     web = max(total, 128 * MIB)  # at least one 4 MiB file per thread
-    for model, tag in ((disk_model, ""), (ONE_COMMAND, "-tcqoff"))[:2 if queued else 1]:  # the queue's ablation
+    models = [(disk_model, "")] + ([(ONE_COMMAND, "-tcqoff")] if queued else [])  # the second: the queue's ablation
+    for model, tag in models:
         for strip, pairs in FIG10.items():
             for m, _ in pairs:
                 for pol in ("seqp", "saseqp"):

@@ -207,6 +207,45 @@ def test_runs_of_refuses_what_it_cannot_report(tmp_path, small):
     assert not (tmp_path / "none").exists()
 
 
+NEW = "beefcafe" * 5  # a second code that made the runs the first could not (vc-raid's paper store)
+
+
+def test_runs_of_two_codes_reads_each_run_from_the_first_code_that_has_it(tmp_path, monkeypatch, small):
+    """--runs-of OLD,NEW: a sweep made partly by one code and partly by another (a fix in the
+    middle of a day-long real-time sweep) is reported from both, results.md naming each code's
+    share and meta.json which runs each made; a code named twice, or one that adds nothing, is
+    refused, and a run neither stored is missing."""
+    run_experiment("stride", tmp_path, size="quick", jobs=1)
+    before = outputs(tmp_path)
+    _as_if_made_by(tmp_path, "stride", OLD)
+    old, new = RunStore(tmp_path, "stride", OLD), RunStore(tmp_path, "stride", NEW)
+    specs = stride.runs(True)
+    moved = specs[-1]
+    rec = old.load(moved)
+    new.save(moved, rec["output"], worker=rec["worker"], seconds=rec["seconds"])
+    old.path(moved).unlink()
+    for f in before:
+        (tmp_path / f).unlink()
+    monkeypatch.setattr(stride, "run", lambda spec: pytest.fail(f"ran {spec['id']}"))
+    with pytest.raises(VraidError, match=f"1 of {len(specs)} runs .* not stored for code feedfacefeed: {moved['id']}"):
+        run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=OLD[:7])
+    again = run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=f"{OLD[:7]}, {NEW[:8]}")
+    assert again.ran == 0 and outputs(tmp_path)["results.json"] == before["results.json"]
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["runs_code"] == [OLD, NEW]
+    assert meta["runs_by"] == {OLD: [s["id"] for s in specs[:-1]], NEW: [moved["id"]]}
+    md = (tmp_path / "results.md").read_text()
+    assert len(specs) == 5  # more than 4 runs: OLD's share is counted, NEW's named
+    assert f"{OLD[:7]} (4 of the 5 runs), {NEW[:7]} (1: {moved['id']}) (the runs); " in md
+    with pytest.raises(VraidError, match="names code beefcafebeef twice"):
+        run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=f"{NEW},{OLD},{NEW[:9]}")
+    with pytest.raises(VraidError, match="names an empty commit"):
+        run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=f"{OLD},")
+    old.save(moved, rec["output"], worker=rec["worker"], seconds=rec["seconds"])  # OLD has every run now
+    with pytest.raises(VraidError, match="code beefcafebeef stored no run of this sweep"):
+        run_experiment("stride", tmp_path, size="quick", jobs=1, runs_of=f"{OLD},{NEW}")
+
+
 def test_fill_makes_the_missing_runs_with_this_code_once_it_remakes_one_the_same(tmp_path, monkeypatch, small):
     """--runs-of OLD --fill: the runs OLD did not store (new runs new rows need) are made by this
     code, but first it remakes the stored runs of OLD most like them (every one that ties, at most

@@ -51,10 +51,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                    help="run on Dask instead: local:N (a LocalCluster of N workers here) or tcp://HOST:PORT (a running "
                         "`dask scheduler`); needs pip install 'vraid[cluster]'")
     p.add_argument("--fresh", action="store_true", help="forget the runs finished by earlier sessions and start over")
-    p.add_argument("--runs-of", metavar="COMMIT",
+    p.add_argument("--runs-of", metavar="COMMIT[,COMMIT...]",
                    help="a re-analysis: run nothing, and write the report with this code from the runs that "
-                        "COMMIT's code stored under DIR/runs/ (every run of the sweep must be there); results.md and "
-                        "meta.json name both commits")
+                        "COMMIT's code stored under DIR/runs/ (every run of the sweep must be there); several commits, "
+                        "comma-separated: each run from the first that stored it (a sweep made partly by one code, "
+                        "partly by a later one); results.md and meta.json name every commit and the runs each made")
     p.add_argument("--fill", action="store_true",
                    help="with --runs-of: make the runs COMMIT did not store with this code, once it has remade the "
                         "stored run most like them with every number the same (refused for runs on a mount); results.md "

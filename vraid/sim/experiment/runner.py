@@ -15,7 +15,8 @@ differs between identical runs). Every output reaches ``collect`` as the store k
 whether it ran now or in an earlier session, so results are byte-identical either way and
 between ``--jobs 1``, ``--jobs N`` and a cluster. ``runs_of="COMMIT"`` runs nothing: it
 writes the report with this code from the runs another commit's code stored (a re-analysis,
-e.g. new rows over a paper-size sweep that took a day to make); with ``fill=True`` the runs
+e.g. new rows over a paper-size sweep that took a day to make; ``"A,B"``: the runs of two
+codes, each from the first that stored it); with ``fill=True`` the runs
 that commit did not store (new runs the new rows need) are made by this code, after it has
 remade a stored run like them and found every number of that run's output unchanged.
 """
@@ -91,7 +92,9 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     ``fresh``: forget the runs stored under ``out_dir`` by earlier sessions.
     ``runs_of``: a re-analysis: run nothing, and write the report with this code from the runs
     that commit's code stored under ``out_dir`` (every run of the sweep must be there); meta.json
-    records both (``code``: this report's, ``runs_code``: the runs'). ``fill``: with ``runs_of``,
+    records both (``code``: this report's, ``runs_code``: the runs'). Several commits separated
+    by commas: each run from the first that stored it (:func:`_stored_codes`); ``runs_code``
+    then lists the codes and ``runs_by`` the ids of the runs each made. ``fill``: with ``runs_of``,
     make the runs that code did not store with this code (:func:`_check_fill` first; meta.json's
     ``filled`` lists them).
 
@@ -120,7 +123,7 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
         jobs = 1
     specs = specs_for(module, name, size, options)  # before the output directory is made
     out_dir = Path(out_dir)
-    runs_code = None
+    runs_codes: list[str] = []
     if fill and runs_of is None:
         raise VraidError("--fill without --runs-of", "--fill makes the runs a re-analysis lacks: give --runs-of "
                          "COMMIT, the code that stored the others")
@@ -128,7 +131,8 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
         if fresh or address is not None:
             raise VraidError(f"--runs-of with {'--fresh' if fresh else '--cluster'}",
                              "--runs-of runs nothing: it writes the report from runs already stored")
-        runs_code = stored_identity(out_dir, name, runs_of)
+        runs_codes = _stored_codes(out_dir, name, runs_of)
+    runs_code = runs_codes[0] if runs_codes else None
     created = not out_dir.exists()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -142,6 +146,15 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     if fresh:
         store.clear()
     records: list[dict[str, Any] | None] = [store.load(spec) for spec in specs]
+    made_by: dict[str, list[str]] = {}
+    if len(runs_codes) > 1:  # runs of several codes: each run from the first code, in the order given, that has it
+        records = _load_first(out_dir, name, specs, runs_codes)
+        made_by = {c: [s["id"] for s, r in zip(specs, records) if r is not None and r["code"] == c] for c in runs_codes}
+        idle = [c for c, ids in made_by.items() if not ids]
+        if idle:
+            raise VraidError(f"--runs-of: code {idle[0][:12]} stored no run of this sweep of {name} ({size}) that "
+                             "an earlier code of the list did not", "leave it out of --runs-of, or give the size "
+                             "and --set options its runs were made with")
     pending = [i for i, r in enumerate(records) if r is None]
     checked: list[str] = []
     filled: list[str] = []
@@ -154,7 +167,8 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     elif runs_code is not None and pending:
         missing = [specs[i]["id"] for i in pending]
         raise VraidError(f"{len(missing)} of {len(specs)} runs of {name} ({size}) are not stored for code "
-                         f"{runs_code[:12]}: {', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}",
+                         f"{' or '.join(c[:12] for c in runs_codes)}: {', '.join(missing[:8])}"
+                         f"{' ...' if len(missing) > 8 else ''}",
                          "make them with that code (e.g. a git worktree at that commit, the same command without "
                          "--runs-of), then write the report again; or --fill to make them with this code")
     pending.sort(key=lambda i: bool(specs[i].get("mount")))  # runs that mount last, one at a time
@@ -191,7 +205,7 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     if here and pending:
         tell(len(specs), len(specs), specs[pending[-1]]["id"], HERE)
     pairs = [(spec, rec["output"]) for spec, rec in zip(specs, records)]
-    with runs_made_by(runs_code, filled, checked) if runs_code else contextlib.nullcontext():
+    with runs_made_by(made_by or runs_code, filled, checked) if runs_code else contextlib.nullcontext():
         results = module.collect(pairs)
         files = [_write_json(out_dir / "results.json", results)]
         extras = getattr(module, "extras", None)
@@ -204,7 +218,9 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
             **({"cluster": cluster} if address is not None else {"jobs": jobs}),
             "runs": len(specs), "resumed": resumed,
             "wall_seconds": round(wall, 3), "run_seconds": round(sum(r["seconds"] for r in records), 3),
-            "vraid": __version__, "code": identity, **({"runs_code": runs_code} if runs_code else {}),
+            "vraid": __version__, "code": identity,
+            **({"runs_code": list(made_by), "runs_by": made_by} if made_by else {"runs_code": runs_code} if runs_code
+               else {}),
             **({"filled": {"runs": filled, "checked": checked}} if checked else {})}
     files.append(_write_json(out_dir / "meta.json", meta))
     return ExperimentRun(name, out_dir, results, files, wall, resumed, len(pending))
@@ -212,6 +228,31 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
 
 #: at most this many stored runs are remade by ``--fill``'s check
 FILL_CHECKS = 3
+
+
+def _stored_codes(out_dir: Path, name: str, runs_of: str) -> list[str]:
+    """The code identities ``runs_of`` names: one commit, or several separated by commas (the
+    runs of a sweep made partly by one code and partly by another; each run is read from the
+    first code in this order that stored it).
+
+    Raises:
+        VraidError: an empty name, a code with no stored run, or one code named twice."""
+    names = [c.strip() for c in runs_of.split(",")]
+    if not all(names):
+        raise VraidError(f"--runs-of {runs_of!r} names an empty commit",
+                         "give one commit, or several separated by commas: --runs-of 1c58995,414e901")
+    codes = [stored_identity(out_dir, name, c) for c in names]
+    twice = [c for k, c in enumerate(codes) if c in codes[:k]]
+    if twice:
+        raise VraidError(f"--runs-of names code {twice[0][:12]} twice", "give each commit once")
+    return codes
+
+
+def _load_first(out_dir: Path, name: str, specs: list[dict[str, Any]],
+                codes: list[str]) -> list[dict[str, Any] | None]:
+    """Each spec's stored record from the first of ``codes`` that has one (None: none has)."""
+    stores = [RunStore(out_dir, name, c) for c in codes]
+    return [next((r for r in (s.load(spec) for s in stores) if r is not None), None) for spec in specs]
 
 
 def _check_fill(module: Any, name: str, specs: list[dict[str, Any]], records: list[dict[str, Any] | None],
@@ -248,7 +289,8 @@ def _check_fill(module: Any, name: str, specs: list[dict[str, Any]], records: li
         new = json.loads(json.dumps(timed_run(module.__name__, specs[i], worker=HERE)["output"]))
         where = same_output(old, new)
         if where is not None:
-            raise VraidError(f"--fill: this code remade run {specs[i]['id']} of {runs_code[:12]} and its {where} "
+            raise VraidError(f"--fill: this code remade run {specs[i]['id']} of {(records[i] or {})['code'][:12]} "
+                             f"and its {where} "
                              "differs", "the two codes do not give the same runs, so they cannot share a report: "
                              "make the missing runs with that code (a git worktree at that commit), or the whole "
                              "sweep with this one")

@@ -82,8 +82,8 @@ def code_identity() -> str:
     return commit if dirty == "" else f"{commit}+src:{source_hash()}"
 
 
-#: the code that made the runs of a re-analysis being reported, and what ``--fill`` added
-#: (:func:`runs_made_by`); empty outside one
+#: the code that made the runs of a re-analysis being reported (as printed), and what ``--fill``
+#: added (:func:`runs_made_by`); empty outside one
 _RUNS_CODE: list[tuple[str, str]] = []
 
 
@@ -102,19 +102,34 @@ def source_commit() -> str:
     here = _short(code_identity())
     if _RUNS_CODE:
         runs, filled = _RUNS_CODE[-1]
-        return f"{_short(runs)} (the runs{filled}); {here} (this report's rows)"
+        return f"{runs} (the runs{filled}); {here} (this report's rows)"
     return here
+
+
+def _ids(ids: list[str], most: int = 4) -> str:
+    return ", ".join(ids[:most]) + (" ..." if len(ids) > most else "")
 
 
 class runs_made_by:
     """``with runs_made_by(identity):`` the report written inside names ``identity`` as the code
     that made its runs (:func:`source_commit`); ``filled``: the ids of the runs this code made
-    in their place (``--fill``), ``checked``: the stored runs it remade to check it first."""
+    in their place (``--fill``), ``checked``: the stored runs it remade to check it first.
 
-    def __init__(self, identity: str, filled: list[str] | None = None, checked: list[str] | None = None) -> None:
-        self.identity = identity
+    ``identity`` may be a mapping of several codes to the ids of the runs each made (``--runs-of
+    A,B``): the report then names each code and its share, e.g. ``1c58995 (37 of the 39 runs),
+    414e901 (2: raid5-fig7-8, raid0-fig7-8) (the runs); ...``."""
+
+    def __init__(self, identity: str | dict[str, list[str]], filled: list[str] | None = None,
+                 checked: list[str] | None = None) -> None:
+        if isinstance(identity, dict):
+            total = sum(len(ids) for ids in identity.values()) + len(filled or [])
+            identity = ", ".join(f"{_short(code)} ({len(ids)}: {_ids(ids)})" if len(ids) <= 3 else
+                                 f"{_short(code)} ({len(ids)} of the {total} runs)" for code, ids in identity.items())
+        else:
+            identity = _short(identity)
+        self.identity = identity  # as the report prints it
         remade = f"run {checked[0]}" if checked and len(checked) == 1 else f"runs {', '.join(checked or [])}"
-        self.note = (f"; {len(filled)} of them ({', '.join(filled[:4])}{' ...' if len(filled) > 4 else ''}) made by "
+        self.note = (f"; {len(filled)} of them ({_ids(filled)}) made by "
                      f"this code, which remade the stored {remade} with every number the same"
                      if filled else "")
 

@@ -185,6 +185,37 @@ def test_bonnie_block_write_cause_is_the_log_counters_and_the_cache_disk_scaling
     assert "write blocks 2.15x as fast as scd's one" in cause
     assert got["Bonnie block write: mcd / RAID-0 (Fig. 8a, 'comparable')"].cause.startswith("measured: mcd's log")
     assert rows.bonnie_cause({"bonnie": {}}, "scd") == rows.CAUSE_BONNIE
+    assert "which it writes as full stripes (not counted in this run)" in cause  # a run without cycle counters
+    res["cycles"] = {"raid5": {"bonnie": {"pbg_full": 600, "pbg_rmw": 150, "pbg_rcw": 50, "host_write_bytes": 1 << 27}}}
+    counted = rows.bonnie_cause(res, "scd")
+    assert "which it wrote as 75% full-stripe parity groups (RAID-5 during bonnie++: 600 full-stripe, 150 " \
+           "read-modify-write, 50 reconstruct-write)" in counted
+
+
+def test_the_array_write_cycles_grow_per_part_and_add_over_a_configurations_runs():
+    """Each run reads the array's write cycles after each part (``cycles``); results.json has their
+    growth per part, a configuration's runs (its rounds and its fig7-8 run) added together."""
+    from vraid.sim.experiment.vc_raid_collect import cycle_growth, merge_rounds
+
+    def snap(full, rmw=0, rcw=0, nbytes=0):
+        return {"host_writes": 0, "host_write_bytes": nbytes, "pbg_full": full, "pbg_rmw": rmw, "pbg_rcw": rcw}
+
+    run = {"cycles": {"start": snap(10), "bonnie": snap(110, 5, 1, 4096), "sync": snap(120, 25, 3, 8192)}}
+    grown = cycle_growth(run)
+    assert grown["bonnie"] == snap(100, 5, 1, 4096) and grown["sync"] == snap(10, 20, 2, 4096)
+    assert cycle_growth({}) == {} and cycle_growth({"cycles": {"start": None, "bonnie": snap(3)}}) == {}
+    a = ({"id": "raid5-r1", "config": "raid5", "round": 1, "parts": ["postmark"]},
+         {"config": "raid5", "available": True, "cycles": {"start": snap(0), "postmark": snap(7)}})
+    b = ({"id": "raid5-fig7-8", "config": "raid5", "parts": ["bonnie", "sync"]}, {"config": "raid5", "available": True, **run})
+    c = ({"id": "raid5-r2", "config": "raid5", "round": 2, "parts": ["postmark"]},
+         {"config": "raid5", "available": True, "cycles": {"start": snap(1), "postmark": snap(4)}})
+    (_, merged), = merge_rounds([a, b, c])
+    assert merged["cycle_parts"]["postmark"]["pbg_full"] == 10 and merged["cycle_parts"]["bonnie"]["pbg_full"] == 100
+    assert "cycles" not in merged
+    from vraid.sim.experiment.vc_raid_report import _cycle_table
+
+    table = _cycle_table({"cycles": {"raid5": {"bonnie": snap(1200, 150, 50, 100 << 20)}}})
+    assert "| RAID-5 | bonnie | 0 | 100.0 | 1,200 | 150 | 50 |" in table and _cycle_table({}) == []
 
 
 def test_the_log_counters_grow_per_part_with_the_blocks_the_log_took():

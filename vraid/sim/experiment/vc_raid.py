@@ -15,8 +15,9 @@ each configuration ``repeats`` times, round by round, each round on an array of 
 and range in the report); bonnie++'s block write
 and random seeks (sec. 4.3.3, Fig. 8, :mod:`.vc_raid_bonnie`); untar / copy / remove with ext4
 as mounted by default under the memory cap (asynchronous mode) and remounted ``-o sync`` (the
-synchronous mode). After each part the log disk's counters are read from ``vraid status
---json``. ``scd-fill`` is vraid's ablation: scd with a log small enough to fill during PostMark;
+synchronous mode). After each part the log disk's counters and the array's write cycles (parity
+groups written full-stripe, by read-modify-write, by reconstruct-write) are read from ``vraid
+status --json``. ``scd-fill`` is vraid's ablation: scd with a log small enough to fill during PostMark;
 ``raid0-floor`` and ``raid5-floor`` are the floor ablation: RAID-0 and RAID-5 mounted with ``--time
 none`` (no disk time: what a PostMark transaction costs in the mount itself, FUSE, the loop
 device and the daemon), PostMark only, so that the disks' share of each transaction can be set
@@ -210,6 +211,7 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             _log(f"{spec['config']}: {exc}")
             return {**out, "available": False, "reason": str(exc)}
         out["log"] = {"start": rig.log_status()}
+        out["cycles"] = {"start": rig.cycle_status()}
         if "postmark" in parts:
             out["postmark"] = {s["name"]: [] for s in spec["postmark"]}
             out["log"]["postmark"] = []
@@ -223,23 +225,27 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                     out["log"]["postmark"].append(rig.log_status())
                     _log(f"{spec['config']}: postmark {setting.name} #{rep + 1} ({setting.files} files, "
                          f"{setting.transactions} transactions): {one['tps']} TPS")
+            out["cycles"]["postmark"] = rig.cycle_status()
         if "bonnie" in parts:
             mb = int(spec["bonnie_mb"])
             _log(f"{spec['config']}: bonnie++ -s {mb}")
             out["bonnie"] = _part(lambda: run_bonnie(rig.ext4 / "bonnie", mb, ram=bonnie_ram(spec.get("ram"), mb)))
             out["log"]["bonnie"] = rig.log_status()
+            out["cycles"]["bonnie"] = rig.cycle_status()
             _log(f"{spec['config']}: bonnie++ {out['bonnie']}")
         if "async" in parts:
             _log(f"{spec['config']}: untar/copy/remove of {tree['files']} files, ext4 async, memory cap")
             out["async"] = _part(lambda: untar_copy_remove(work / "tree.tar", rig.ext4, sync_after=False,
                                                            ram=spec.get("ram"), settle=True))
             out["log"]["async"] = rig.log_status()
+            out["cycles"]["async"] = rig.cycle_status()
             _log(f"{spec['config']}: {out['async']}")
         if "sync" in parts:
             rig.remount("sync")
             _log(f"{spec['config']}: untar/copy/remove of {tree['files']} files, ext4 -o sync")
             out["sync"] = _part(lambda: untar_copy_remove(work / "tree.tar", rig.ext4, sync_after=False))
             out["log"]["sync"] = rig.log_status()
+            out["cycles"]["sync"] = rig.cycle_status()
             _log(f"{spec['config']}: {out['sync']}")
         out["loadavg_end"] = round(os.getloadavg()[0], 2)
         return out

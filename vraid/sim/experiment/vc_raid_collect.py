@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from .vc_raid_mount import CYCLE_COUNTERS
 from .vc_raid_paper import PROGRAMS
 
 NOT_AVAILABLE = "not available"
@@ -58,6 +59,20 @@ def _log(o: dict[str, Any]) -> dict[str, Any]:
         if grown is not None:
             out[part] = grown
         prev = next((a for a in reversed(after) if a), prev)
+    return out
+
+
+def cycle_growth(o: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Per part, the growth of the array's write cycles during it (:data:`.vc_raid_mount.CYCLE_COUNTERS`,
+    read after each part; runs made before 2026-11-29's evening have none: empty)."""
+    snaps = o.get("cycles") or {}
+    out: dict[str, dict[str, int]] = {}
+    prev = snaps.get("start")
+    for part in ("postmark", "bonnie", "async", "sync"):
+        cur = snaps.get(part)
+        if prev and cur:
+            out[part] = {k: (cur.get(k) or 0) - (prev.get(k) or 0) for k in CYCLE_COUNTERS}
+        prev = cur or prev
     return out
 
 
@@ -130,19 +145,25 @@ def merge_rounds(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[t
             continue
         out: dict[str, Any] = {"config": name, "available": True, "parts": parts}
         logs: dict[str, Any] = {}
+        cycles: dict[str, dict[str, int]] = {}
         for s, o in pairs:
             for key, value in o.items():
                 if key == "postmark":
                     for size, runs_ in value.items():
                         out.setdefault("postmark", {}).setdefault(size, []).extend(_runs(runs_))
-                elif key not in ("log", "parts", "available", "config") and key not in out:
+                elif key not in ("log", "cycles", "parts", "available", "config") and key not in out:
                     out[key] = value
             for part, grown in _log(o).items():
                 if part in logs:
                     _add_growth(logs[part], grown)
                 else:
                     logs[part] = dict(grown)
+            for part, grown in cycle_growth(o).items():
+                into = cycles.setdefault(part, {})
+                for k, v in grown.items():
+                    into[k] = into.get(k, 0) + v
         out["log_parts"] = logs
+        out["cycle_parts"] = cycles
         merged.append((spec, out))
     return merged
 
@@ -152,7 +173,8 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     [TPS of each run]}}, ``postmark_log_writes`` (:func:`size_writes`, where the runs read the log
     after each size), ``untar_s``/``copy_s``/``remove_s`` (-o sync) and ``untar_async_s``...
     (asynchronous), ``bonnie`` {config: {block_write_kBps, seeks_per_s}}, ``log`` {config: {part:
-    growth}}, ``paper_vs_vraid``; a configuration that could not be built has "not available" in
+    growth}}, ``cycles`` {config: {part: growth of the array's write cycles}} (:func:`cycle_growth`;
+    runs that read them only), ``paper_vs_vraid``; a configuration that could not be built has "not available" in
     its place, a part a configuration does not run (the ablation's) is left out."""
     from . import vc_raid_rows
 
@@ -164,6 +186,7 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     times: dict[str, dict[str, Any]] = {f"{p}_s": {} for p in PROGRAMS} | {f"{p}_async_s": {} for p in PROGRAMS}
     bonnie: dict[str, Any] = {}
     logs: dict[str, Any] = {}
+    cycles: dict[str, Any] = {}
     for spec, o in results:
         name = spec["config"]
         parts = spec.get("parts", ["postmark", "sync"])
@@ -188,8 +211,12 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
         grown = o["log_parts"] if "log_parts" in o else _log(o)
         if ok and grown:
             logs[name] = grown
+        counted = o["cycle_parts"] if "cycle_parts" in o else cycle_growth(o)
+        if ok and counted:
+            cycles[name] = counted
     res: dict[str, Any] = {"postmark": postmark, "postmark_runs": pm_runs, **times, "bonnie": bonnie, "log": logs,
                            **({"postmark_log_writes": writes} if writes else {}),
+                           **({"cycles": cycles} if cycles else {}),
                            # PostMark's runs per configuration (the rounds made; an older run's repeats)
                            "repeats": max((len(v) for by in pm_runs.values() for v in by.values()), default=0),
                            "ram_mb": (results[0][0].get("ram") or 0) >> 20 if results else 0}
@@ -197,4 +224,4 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     return res
 
 
-__all__ = ["LOG_COUNTERS", "NOT_AVAILABLE", "collect", "log_growth", "median", "merge_rounds", "settings_of", "size_writes"]
+__all__ = ["LOG_COUNTERS", "NOT_AVAILABLE", "collect", "cycle_growth", "log_growth", "median", "merge_rounds", "settings_of", "size_writes"]

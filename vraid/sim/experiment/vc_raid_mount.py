@@ -30,6 +30,9 @@ from typing import Any, Callable, Iterator, Sequence
 from vraid.errors import VraidError
 
 VRAID = [sys.executable, "-m", "vraid"]
+#: the array's counters :meth:`Rig.cycle_status` reads after each part (``Metrics``): what the
+#: host wrote and how the array wrote it, per parity group (PBG) and cycle
+CYCLE_COUNTERS = ("host_writes", "host_write_bytes", "pbg_full", "pbg_rmw", "pbg_rcw")
 
 
 class Unavailable(Exception):
@@ -194,6 +197,13 @@ class Rig:
         import json
 
         return json.loads(sh([*VRAID, "status", "--json", self.fuse], timeout=120).stdout)
+
+    def cycle_status(self) -> dict | None:
+        """The array's write cycles so far from ``vraid status --json`` of the running mount (None:
+        no metrics): the host's written bytes and the parity groups written by each cycle of paper
+        000 sec. II-A, full stripe, read-modify-write and reconstruct-write (:data:`CYCLE_COUNTERS`)."""
+        m = self.status().get("metrics")
+        return {k: m.get(k) for k in CYCLE_COUNTERS} if isinstance(m, dict) else None
 
     def log_status(self) -> dict | None:
         """The log disk's occupancy and counters from ``vraid status --json`` of the running mount

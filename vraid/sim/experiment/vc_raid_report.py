@@ -128,6 +128,22 @@ def _log_table(res: dict[str, Any]) -> list[str]:
     return lines + [""]
 
 
+def _cycle_table(res: dict[str, Any]) -> list[str]:
+    """The array's write cycles during each part (runs that read them: since 2026-11-29's evening)."""
+    cycles = res.get("cycles", {})
+    if not cycles:
+        return []
+    lines = ["## The array's write cycles during each part (`vraid status --json`; paper 000 sec. II-A)", "",
+             "| configuration | part | host writes | MiB written | full-stripe PBGs | read-modify-write PBGs | "
+             "reconstruct-write PBGs |", "|---|---|--:|--:|--:|--:|--:|"]
+    for c, parts in cycles.items():
+        for part, g in parts.items():
+            lines.append(f"| {LABEL.get(c, c)} | {part} | {g.get('host_writes', 0):,} | "
+                         f"{(g.get('host_write_bytes') or 0) / (1 << 20):,.1f} | {g.get('pbg_full', 0):,} | "
+                         f"{g.get('pbg_rmw', 0):,} | {g.get('pbg_rcw', 0):,} |")
+    return lines + [""]
+
+
 def markdown(res: dict[str, Any], detail: dict[str, Any], *, plotted: bool = False) -> str:
     from . import vc_raid_notes
     from .vc_raid_collect import settings_of
@@ -164,7 +180,7 @@ def markdown(res: dict[str, Any], detail: dict[str, Any], *, plotted: bool = Fal
             vals = [(b or {}).get(k) if isinstance(b, dict) else b
                     for k in ("block_write_kBps", "rewrite_kBps", "block_read_kBps", "seeks_per_s")]
             lines.append(f"| {LABEL.get(c, c)} | " + " | ".join(_cell(v, ".0f") for v in vals) + " |")
-    lines += [""] + _log_table(res)
+    lines += [""] + _log_table(res) + _cycle_table(res)
     if plotted:
         lines += ["![PostMark TPS with ranges; every ratio of ours beside the paper's](vc-raid.png)", ""]
     rows = from_json(res.get("paper_vs_vraid", []))

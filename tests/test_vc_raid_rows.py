@@ -77,14 +77,20 @@ def test_fill_ablation_row_and_measured_cause():
     assert "did NOT fill" in none
 
 
-def test_mcd_cause_names_the_ceiling_or_says_not_found():
+def test_the_ceiling_cause_names_raid5s_extra_cost_or_says_not_found():
     res = {"untar_s": {"raid0": 10.0, "raid5": 13.0, "mcd": 9.0}, "log": {"mcd": {"sync": {"log_full_waits": 0}}}}
-    text = rows.mcd_cause(res, "untar")
+    text = rows.ceiling_cause(res, "untar")
     assert "RAID-5 takes 1.30x RAID-0's time" in text and "not a full log" in text
     assert "mcd 0.90x (mcd is faster than RAID-0)" in text and "extra cost here is 30%" in text
     assert "bounded" not in text  # a log can beat RAID-0: RAID-5's extra cost is no bound on its gain
     slow = {"untar_s": {"raid0": 10.0, "raid5": 30.0, "mcd": 20.0}, "log": {"mcd": {"sync": {"log_full_waits": 0}}}}
-    assert rows.mcd_cause(slow, "untar").startswith("cause not found") and "ruled out: a full log" in rows.mcd_cause(slow, "untar")
+    assert rows.ceiling_cause(slow, "untar").startswith("cause not found") and "ruled out: a full log" in rows.ceiling_cause(slow, "untar")
+    # scd's rows get the same measured ceiling (they once said "the stdlib tree", stale at the paper's tree)
+    scd = {"untar_s": {"raid0": 10.0, "raid5": 13.0, "scd": 11.0}, "log": {"scd": {"sync": {"log_full_waits": 3}}}}
+    assert "and scd 1.10x;" in rows.ceiling_cause(scd, "untar", config="scd")
+    assert "and the log filled (scd: log" in rows.ceiling_cause(scd, "untar", config="scd")
+    got = {r.item: r for r in rows.fig7_rows(scd)}
+    assert got["untar, sync: RAID-5 time / scd time (Fig. 7)"].cause == rows.ceiling_cause(scd, "untar", config="scd")
 
 
 def test_every_serverbench_claim_is_a_not_run_row_with_its_reason():

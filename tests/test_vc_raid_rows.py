@@ -73,6 +73,11 @@ def test_fill_ablation_row_and_measured_cause():
     abl = got["PostMark medium: scd with a 4M log that fills / RAID-0 TPS (ablation of the row above)"]
     assert base.vraid == 1.5 and abl.vraid == pytest.approx(0.667, abs=1e-3)
     assert "1.50x -> 0.67x" in base.cause and "the log filled" in base.cause and "12 level-1 destages" in base.cause
+    # scd / RAID-5 too: its own ablation row, and the ablation as its cause (90/30 -> 40/30)
+    r5 = got["PostMark medium: scd / RAID-5 TPS (Table 2; paper: 67.7 % to 110 % gain)"]
+    r5abl = got["PostMark medium: scd with a 4M log that fills / RAID-5 TPS (ablation of the row above)"]
+    assert r5.vraid == 3.0 and r5abl.vraid == pytest.approx(1.333, abs=1e-3)
+    assert "with a 4M log, scd / RAID-5 = 3.00x -> 1.33x (the log filled" in r5.cause == r5abl.cause
     none = rows.fill_cause(_res([60], [30], [90], fill=[40], full_waits=0), "medium")
     assert "did NOT fill" in none
 

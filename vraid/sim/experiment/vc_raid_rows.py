@@ -139,14 +139,16 @@ def _log_note(res: dict[str, Any], config: str, part: str) -> str:
             f"level-2 destages, {g.get('ram_full_waits', 0)} writes waited for a full RAM buffer")
 
 
-def fill_cause(res: dict[str, Any], size: str) -> str:
-    """The measured cause of the scd / RAID-0 row: how far the ratio moves when the log fills."""
-    base, fill = _ratio(res, size, "scd", "raid0"), _ratio(res, size, "scd-fill", "raid0")
+def fill_cause(res: dict[str, Any], size: str, bottom: str = "raid0") -> str:
+    """The measured cause of the scd / RAID-0 and scd / RAID-5 rows (``bottom``): how far the
+    ratio moves when the log fills (the ``scd-fill`` ablation)."""
+    base, fill = _ratio(res, size, "scd", bottom), _ratio(res, size, "scd-fill", bottom)
+    name = {"raid0": "RAID-0", "raid5": "RAID-5"}.get(bottom, bottom)
     if base is None or fill is None:
-        return ("scd, scd-fill or RAID-0 did not run, so the log-fill ablation cannot say: the cause 'a log that "
+        return (f"scd, scd-fill or {name} did not run, so the log-fill ablation cannot say: the cause 'a log that "
                 "never fills' is untested here")
     filled = (res.get("log", {}).get("scd-fill", {}).get("postmark") or {}).get("log_full_waits", 0) > 0
-    return (f"log-fill ablation: with a 4M log, scd / RAID-0 = {base[0]:.2f}x -> {fill[0]:.2f}x "
+    return (f"log-fill ablation: with a 4M log, scd / {name} = {base[0]:.2f}x -> {fill[0]:.2f}x "
             f"({'the log filled' if filled else 'the log did NOT fill'}; {_log_note(res, 'scd-fill', 'postmark')}; "
             f"{_log_note(res, 'scd', 'postmark')})")
 
@@ -183,13 +185,17 @@ def postmark_rows(res: dict[str, Any]) -> list[Comparison]:
         for top, bottom, label, p in (
                 ("raid5", "raid0", "RAID-5 / RAID-0 TPS (Table 2)", paper["raid5"] / paper["raid0"]),
                 ("scd", "raid5", "scd / RAID-5 TPS (Table 2; paper: 67.7 % to 110 % gain)", paper["scd"] / paper["raid5"]),
+                ("scd-fill", "raid5", "scd with a 4M log that fills / RAID-5 TPS (ablation of the row above)",
+                 paper["scd"] / paper["raid5"]),
                 ("scd", "raid0", "scd / RAID-0 TPS (Table 2; 'comparable')", paper["scd"] / paper["raid0"]),
                 ("scd-fill", "raid0", "scd with a 4M log that fills / RAID-0 TPS (ablation of the row above)",
                  paper["scd"] / paper["raid0"])):
             r = _ratio(res, size, top, bottom)
             if r is None:
                 continue
-            why = fill_cause(res, size) if top.startswith("scd") and bottom == "raid0" else cause
+            # scd's rows: the log-fill ablation (small's too, beside its spread's cause)
+            why = fill_cause(res, size, bottom) if top.startswith("scd") and size != "small" else \
+                fill_cause(res, size) if top.startswith("scd") and bottom == "raid0" else cause
             floor = floor_cause(res, size) if (top, bottom) == ("raid5", "raid0") else ""
             if floor:
                 why = floor if size != "small" else f"{cause}; {floor}"

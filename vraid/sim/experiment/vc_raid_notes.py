@@ -40,8 +40,9 @@ def setup(detail: dict[str, Any]) -> list[str]:
         f"{tree.get('files', '?')} files in {tree.get('dirs', '?')} directories, {tree.get('mb', '?')} MB "
         f"({tree.get('mean_kb', '?')} KB per file on average; the paper's tree: 12322 files in 952 directories, "
         "122 MB, 9.9 KB), first with ext4 as mounted by default, each program in the memory cap and timed until it "
-        "returns, after an untimed `sync` (asynchronous mode), then with ext4 remounted `-o sync` (the paper's "
-        "synchronous mode).",
+        "returns, after an untimed write-back of the file system, `sync -f` (a plain `sync` in runs of code "
+        "before 119b7db, 2026-11-29, `1c58995` among them) (asynchronous mode), then with ext4 remounted "
+        "`-o sync` (the paper's synchronous mode).",
         "",
         f"Bonnie: `bonnie++ -s {spec.get('bonnie_mb', '?')} -r {int(spec.get('bonnie_mb', 0) or 0) // 2} -n 0 -f` "
         "(block write, rewrite, block read, random seeks; Bonnie 2.0.6 is not packaged, bonnie++ 2.00 runs the same "

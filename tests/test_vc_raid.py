@@ -281,7 +281,12 @@ def test_quick_run_through_a_real_mount_on_raid5(tmp_path):
     stored = [json.loads(p.read_text())["spec"]["id"] for p in (tmp_path / "out" / "runs" / "vc-raid").glob("*.json")]
     assert sorted(stored) == ["raid5-fig7-8", "raid5-r1", "raid5-r2"]  # each stored as it finished: a rerun resumes there
     assert all(res[k]["raid5"] > 0 for k in ("untar_s", "copy_s", "remove_s"))
-    assert (tmp_path / "out" / "results.md").exists()
+    # the array's write cycles, read after each part: the bonnie++ part wrote parity groups
+    cycles = res["cycles"]["raid5"]
+    assert {"postmark", "bonnie", "async", "sync"} <= set(cycles)
+    assert cycles["bonnie"]["host_write_bytes"] > 0
+    assert cycles["bonnie"]["pbg_full"] + cycles["bonnie"]["pbg_rmw"] + cycles["bonnie"]["pbg_rcw"] > 0
+    assert "## The array's write cycles during each part" in (tmp_path / "out" / "results.md").read_text()
     # the results returned are the ones written; compared as JSON text, where a not-run row's NaN
     # equals itself (two NaN objects never compare equal in a dict)
     assert json.dumps(done.results, sort_keys=True) == json.dumps(res, sort_keys=True)

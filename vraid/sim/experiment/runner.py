@@ -145,10 +145,10 @@ def run_experiment(name: str, out_dir: Path, *, quick: bool = False, size: str |
     store = RunStore(out_dir, name, runs_code or identity)
     if fresh:
         store.clear()
-    records: list[dict[str, Any] | None] = [store.load(spec) for spec in specs]
+    # each run from the first code, in the order given, that has it (this code's alone without --runs-of)
+    records = _load_first(out_dir, name, specs, runs_codes or [identity])
     made_by: dict[str, list[str]] = {}
-    if len(runs_codes) > 1:  # runs of several codes: each run from the first code, in the order given, that has it
-        records = _load_first(out_dir, name, specs, runs_codes)
+    if len(runs_codes) > 1:  # runs of several codes: which made which
         made_by = {c: [s["id"] for s, r in zip(specs, records) if r is not None and r["code"] == c] for c in runs_codes}
         idle = [c for c, ids in made_by.items() if not ids]
         if idle:

@@ -210,11 +210,18 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
         except Unavailable as exc:
             _log(f"{spec['config']}: {exc}")
             return {**out, "available": False, "reason": str(exc)}
-        out["log"] = {"start": rig.log_status()}
-        out["cycles"] = {"start": rig.cycle_status()}
+        out["log"], out["cycles"] = {}, {}
+
+        def snapshot(part: str) -> None:
+            """The log's and the array's counters after ``part``, from one ``vraid status``."""
+            st = rig.status()
+            out["log"][part], out["cycles"][part] = rig.log_status(st), rig.cycle_status(st)
+
+        snapshot("start")
         if "postmark" in parts:
             out["postmark"] = {s["name"]: [] for s in spec["postmark"]}
             out["log"]["postmark"] = []
+            st = None  # each size's status, the last one the part's end
             # one round (``round``); a spec without one (an older store's) ran all its repeats on one mount
             rounds = [int(spec["round"]) - 1] if "round" in spec else range(int(spec.get("repeats", 1)))
             for rep in rounds:
@@ -222,30 +229,28 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
                     setting = Setting(s["name"], s["files"], s["transactions"], s["block"])
                     one = run_postmark(setting, rig.ext4 / f"pm-{setting.name}-{rep}", work, ram=spec.get("ram"))
                     out["postmark"][setting.name].append(one)
-                    out["log"]["postmark"].append(rig.log_status())
+                    st = rig.status()
+                    out["log"]["postmark"].append(rig.log_status(st))
                     _log(f"{spec['config']}: postmark {setting.name} #{rep + 1} ({setting.files} files, "
                          f"{setting.transactions} transactions): {one['tps']} TPS")
-            out["cycles"]["postmark"] = rig.cycle_status()
+            out["cycles"]["postmark"] = rig.cycle_status(st)
         if "bonnie" in parts:
             mb = int(spec["bonnie_mb"])
             _log(f"{spec['config']}: bonnie++ -s {mb}")
             out["bonnie"] = _part(lambda: run_bonnie(rig.ext4 / "bonnie", mb, ram=bonnie_ram(spec.get("ram"), mb)))
-            out["log"]["bonnie"] = rig.log_status()
-            out["cycles"]["bonnie"] = rig.cycle_status()
+            snapshot("bonnie")
             _log(f"{spec['config']}: bonnie++ {out['bonnie']}")
         if "async" in parts:
             _log(f"{spec['config']}: untar/copy/remove of {tree['files']} files, ext4 async, memory cap")
             out["async"] = _part(lambda: untar_copy_remove(work / "tree.tar", rig.ext4, sync_after=False,
                                                            ram=spec.get("ram"), settle=True))
-            out["log"]["async"] = rig.log_status()
-            out["cycles"]["async"] = rig.cycle_status()
+            snapshot("async")
             _log(f"{spec['config']}: {out['async']}")
         if "sync" in parts:
             rig.remount("sync")
             _log(f"{spec['config']}: untar/copy/remove of {tree['files']} files, ext4 -o sync")
             out["sync"] = _part(lambda: untar_copy_remove(work / "tree.tar", rig.ext4, sync_after=False))
-            out["log"]["sync"] = rig.log_status()
-            out["cycles"]["sync"] = rig.cycle_status()
+            snapshot("sync")
             _log(f"{spec['config']}: {out['sync']}")
         out["loadavg_end"] = round(os.getloadavg()[0], 2)
         return out

@@ -198,18 +198,20 @@ class Rig:
 
         return json.loads(sh([*VRAID, "status", "--json", self.fuse], timeout=120).stdout)
 
-    def cycle_status(self) -> dict | None:
+    def cycle_status(self, status: dict | None = None) -> dict | None:
         """The array's write cycles so far from ``vraid status --json`` of the running mount (None:
         no metrics): the host's written bytes and the parity groups written by each cycle of paper
-        000 sec. II-A, full stripe, read-modify-write and reconstruct-write (:data:`CYCLE_COUNTERS`)."""
-        m = self.status().get("metrics")
+        000 sec. II-A, full stripe, read-modify-write and reconstruct-write (:data:`CYCLE_COUNTERS`).
+        ``status``: one :meth:`status` already read (so the log and the cycles share one call)."""
+        m = (status if status is not None else self.status()).get("metrics")
         return {k: m.get(k) for k in CYCLE_COUNTERS} if isinstance(m, dict) else None
 
-    def log_status(self) -> dict | None:
+    def log_status(self, status: dict | None = None) -> dict | None:
         """The log disk's occupancy and counters from ``vraid status --json`` of the running mount
         (None: the array has no log): segments in all and in use, segment writes, and the
-        ``LogMetrics`` counters (level-2 destages, level-1 destages that waited for a full log...)."""
-        log = self.status().get("log")
+        ``LogMetrics`` counters (level-2 destages, level-1 destages that waited for a full log...).
+        ``status``: as :meth:`cycle_status`'s."""
+        log = (status if status is not None else self.status()).get("log")
         if not isinstance(log, dict):
             return None
         keep = ("log_segments", "log_used_segments", "segment_writes", "ram_blocks", "ram_used_blocks")

@@ -11,7 +11,7 @@ listed as such, not judged. The PNG draws the paper's value beside every ratio o
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import figures
 from .vc_raid_paper import FIG7_SYNC, PROGRAMS, TABLE2, number as _num
@@ -113,35 +113,34 @@ def _settings(spec: dict[str, Any], res: dict[str, Any]) -> str:
             "with `vraid experiment vc-raid` (the settings above are its `--set` options; see docs/experiments.md).")
 
 
-def _log_table(res: dict[str, Any]) -> list[str]:
-    logs = res.get("log", {})
-    if not logs:
+def _part_table(title: str, columns: str, data: dict[str, dict[str, dict[str, Any]]],
+                cells: Callable[[dict[str, Any]], str]) -> list[str]:
+    """A table of one row per configuration and part (``data`` {config: {part: counters}}), under
+    ``title``; ``columns``: the header after "configuration | part", ``cells`` a row's cells after them."""
+    if not data:
         return []
-    lines = ["## The log disk during each part (`vraid status --json`)", "",
-             "| configuration | part | segments in use at most / all | level-1 destages | level-2 destages | "
-             "level-1 waits for a full log | writes waiting for RAM |", "|---|---|--:|--:|--:|--:|--:|"]
-    for c, parts in logs.items():
-        for part, g in parts.items():
-            lines.append(f"| {LABEL.get(c, c)} | {part} | {g.get('max_used_segments')} / {g.get('log_segments')} | "
-                         f"{g.get('level1_destages')} | {g.get('level2_destages')} | {g.get('log_full_waits')} | "
-                         f"{g.get('ram_full_waits')} |")
+    lines = [title, "", f"| configuration | part | {columns} |", "|---|---|" + "--:|" * (columns.count("|") + 1)]
+    lines += [f"| {LABEL.get(c, c)} | {part} | {cells(g)} |" for c, parts in data.items() for part, g in parts.items()]
     return lines + [""]
+
+
+def _log_table(res: dict[str, Any]) -> list[str]:
+    return _part_table(
+        "## The log disk during each part (`vraid status --json`)",
+        "segments in use at most / all | level-1 destages | level-2 destages | level-1 waits for a full log | "
+        "writes waiting for RAM", res.get("log", {}),
+        lambda g: f"{g.get('max_used_segments')} / {g.get('log_segments')} | {g.get('level1_destages')} | "
+                  f"{g.get('level2_destages')} | {g.get('log_full_waits')} | {g.get('ram_full_waits')}")
 
 
 def _cycle_table(res: dict[str, Any]) -> list[str]:
     """The array's write cycles during each part (runs that read them: since 2026-11-29's evening)."""
-    cycles = res.get("cycles", {})
-    if not cycles:
-        return []
-    lines = ["## The array's write cycles during each part (`vraid status --json`; paper 000 sec. II-A)", "",
-             "| configuration | part | host writes | MiB written | full-stripe PBGs | read-modify-write PBGs | "
-             "reconstruct-write PBGs |", "|---|---|--:|--:|--:|--:|--:|"]
-    for c, parts in cycles.items():
-        for part, g in parts.items():
-            lines.append(f"| {LABEL.get(c, c)} | {part} | {g.get('host_writes', 0):,} | "
-                         f"{(g.get('host_write_bytes') or 0) / (1 << 20):,.1f} | {g.get('pbg_full', 0):,} | "
-                         f"{g.get('pbg_rmw', 0):,} | {g.get('pbg_rcw', 0):,} |")
-    return lines + [""]
+    return _part_table(
+        "## The array's write cycles during each part (`vraid status --json`; paper 000 sec. II-A)",
+        "host writes | MiB written | full-stripe PBGs | read-modify-write PBGs | reconstruct-write PBGs",
+        res.get("cycles", {}),
+        lambda g: f"{g.get('host_writes', 0):,} | {(g.get('host_write_bytes') or 0) / (1 << 20):,.1f} | "
+                  f"{g.get('pbg_full', 0):,} | {g.get('pbg_rmw', 0):,} | {g.get('pbg_rcw', 0):,}")
 
 
 def markdown(res: dict[str, Any], detail: dict[str, Any], *, plotted: bool = False) -> str:

@@ -36,7 +36,7 @@ def take(spec: str, count: int, seed: int = 1, capacity: int = CAP, block: int =
 # ---------------------------------------------------------------- registry and parsing
 def test_registry_has_every_workload_of_the_brief():
     assert set(WORKLOADS) == {"random-write", "random-read", "stride", "exp-stride", "zipf", "hlwm-periods",
-                              "sequential", "semisequential", "readers", "replay", "page-cache", "postmark", "webserver"}
+                              "sequential", "semisequential", "readers", "replay", "page-cache", "postmark", "webserver", "seeks"}
     for name, cls in WORKLOADS.items():
         assert cls.name == name
 
@@ -134,6 +134,8 @@ def test_requests_inside_capacity_and_block_aligned(name):
     cap = 64 << 20 if name != "zipf" else 10000 * BLOCK
     if name == "hlwm-periods":
         w = parse_workload("hlwm-periods:scale=0.01")
+    if name == "seeks":  # the paper's 100 MB file does not fit 64 MiB
+        w = parse_workload("seeks:file=32M")
     reqs = list(w.requests(cap, BLOCK, 20000, 3))
     assert reqs
     for r in reqs:
@@ -484,3 +486,31 @@ def test_generators_are_lazy():
         it = w.requests(CAP, BLOCK, 10**9, 1)
         assert isinstance(it, Iterator), name
         assert len(list(itertools.islice(it, 10))) == 10, name
+
+
+# ---------------------------------------------------------------- seeks (paper 002, Bonnie)
+def test_seeks_reads_random_chunks_and_writes_a_share_back_in_place():
+    reqs = take("seeks:procs=4,seeks=20000,file=64M,chunk=8K,update=0.1", 10**6)
+    reads = [r for r in reqs if r.op == "read"]
+    assert len(reads) == 20000                                  # seeks counts the reads; the workload ends
+    writes = [(i, r) for i, r in enumerate(reqs) if r.op == "write"]
+    assert 0.09 < len(writes) / len(reads) < 0.11               # Bonnie's 10 %
+    for i, w in writes:                                         # each right after its read, same chunk, same process
+        r = reqs[i - 1]
+        assert (r.op, r.offset, r.length, r.stream) == ("read", w.offset, 8192, w.stream)
+    assert all(r.offset % 8192 == 0 and r.offset + 8192 <= 64 << 20 for r in reqs)
+    assert {r.stream for r in reqs} == {0, 1, 2, 3}
+    assert parse_workload("seeks:procs=4").closed_loop == 4
+    assert len({r.offset for r in reads}) > 0.9 * len(reads) * (1 - len(reads) / (2 * 8192))
+
+
+def test_seeks_without_write_back_and_its_bad_input():
+    assert all(r.op == "read" for r in take("seeks:seeks=3000,file=16M,update=0", 10**6))
+    assert all(r.op == "read" for r in take("seeks:seeks=10,file=16M,update=1", 10**6)[0::2])
+    for spec, what in (("seeks:update=1.5", "update"), ("seeks:procs=0", "procs"), ("seeks:seeks=0", "seeks")):
+        with pytest.raises(VraidError, match=what):
+            parse_workload(spec)
+    with pytest.raises(VraidError, match="does not fit"):
+        take("seeks", 10, capacity=64 << 20)                    # the paper's 100 MB file
+    with pytest.raises(VraidError, match="does not fit"):
+        take("seeks:file=32M,start=48M", 10, capacity=64 << 20)

@@ -25,6 +25,7 @@ from .pagecache import PageCache
 from .postmark import PostMark
 from .readers import Readers
 from .replay import Replay
+from .seeks import Seeks
 from .sequential import Semisequential, Sequential
 from .stride import ExpStride, Stride
 from .uniform import RandomRead, RandomWrite
@@ -33,7 +34,7 @@ from .zipf import Zipf, zipf_pmf
 
 WORKLOADS: dict[str, type[Workload]] = {cls.name: cls for cls in (
     RandomWrite, RandomRead, Stride, ExpStride, Zipf, HlwmPeriods, Sequential, Semisequential, Readers, Replay, PageCache, PostMark,
-    WebServer)}
+    WebServer, Seeks)}
 
 
 def parse_workload(spec: str) -> Workload:

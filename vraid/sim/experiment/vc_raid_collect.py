@@ -174,11 +174,15 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     after each size), ``untar_s``/``copy_s``/``remove_s`` (-o sync) and ``untar_async_s``...
     (asynchronous), ``bonnie`` {config: {block_write_kBps, seeks_per_s}}, ``log`` {config: {part:
     growth}}, ``cycles`` {config: {part: growth of the array's write cycles}} (:func:`cycle_growth`;
-    runs that read them only), ``paper_vs_vraid``; a configuration that could not be built has "not available" in
+    runs that read them only), ``seeks_sim`` (the simulated ablation of bonnie++'s random seeks,
+    :func:`.vc_raid_seeks.from_specs`; runs with a bonnie++ result only), ``paper_vs_vraid``; a configuration that could not be built has "not available" in
     its place, a part a configuration does not run (the ablation's) is left out."""
     from . import vc_raid_rows
+    from .vc_raid_seeks import from_specs as seeks_ablation
 
     writes = size_writes(results)
+    seeks = seeks_ablation([s for s, o in results if o.get("available") and isinstance(o.get("bonnie"), dict)
+                            and "error" not in o["bonnie"]])
     results = merge_rounds(results)
     sizes = [s["name"] for s in results[0][0]["postmark"]] if results else []
     postmark: dict[str, dict[str, Any]] = {size: {} for size in sizes}
@@ -217,6 +221,7 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     res: dict[str, Any] = {"postmark": postmark, "postmark_runs": pm_runs, **times, "bonnie": bonnie, "log": logs,
                            **({"postmark_log_writes": writes} if writes else {}),
                            **({"cycles": cycles} if cycles else {}),
+                           **({"seeks_sim": seeks} if seeks else {}),
                            # PostMark's runs per configuration (the rounds made; an older run's repeats)
                            "repeats": max((len(v) for by in pm_runs.values() for v in by.values()), default=0),
                            "ram_mb": (results[0][0].get("ram") or 0) >> 20 if results else 0}

@@ -205,17 +205,25 @@ def _plot(res: dict[str, Any], path: Path) -> Path:
                              gridspec_kw={"width_ratios": [1, 1.6]})
     sizes = list(res.get("postmark", {}))
     width = 0.8 / max(len(configs), 1)
+    marked = False  # the paper's diamonds are named in the legend once
     for i, c in enumerate(configs):
         med = [_num(res["postmark"][s].get(c)) or 0.0 for s in sizes]
         runs = [res.get("postmark_runs", {}).get(s, {}).get(c) or [m] for s, m in zip(sizes, med)]
         err = [[m - min(r) for m, r in zip(med, runs)], [max(r) - m for m, r in zip(med, runs)]]
         axes[0].bar([x + i * width for x in range(len(sizes))], med, width, yerr=err, capsize=2,
                     label=LABEL.get(c, c), color=COLOUR.get(c))
+        # the paper's TPS of the same configuration and size (Table 2: RAID 0, SCD, RAID 5) on the bar
+        paper = [(x + i * width, TABLE2[s][c]) for x, s in enumerate(sizes) if c in TABLE2.get(s, {})]
+        if paper:
+            axes[0].scatter(*zip(*paper), marker="D", color="black", edgecolors="white", zorder=3,
+                            label=None if marked else "paper (Table 2)")
+            marked = True
     axes[0].set_xticks([x + 0.4 - width / 2 for x in range(len(sizes))], sizes)
     axes[0].set_ylabel("transactions per second (median, bar: range)")
     axes[0].set_yscale("log")
-    axes[0].set_title("PostMark on vraid (ext4, log scale)", fontsize=10)
-    axes[0].legend(fontsize=7)
+    axes[0].set_title("PostMark TPS, log scale: vraid (bars)\nand the paper (diamonds: ext2, 1999's disks)",
+                      fontsize=9)
+    axes[0].legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=2)
     ax = axes[1]
     ys = list(range(len(rows)))[::-1]
     ours = [r.vraid for r in rows]

@@ -25,8 +25,9 @@ def test_the_mount_part_is_chosen_not_default():
     specs = _mount_specs()
     assert specs and all(s["mount"] is True for s in specs)
     assert {s["bench"] for s in specs} >= {"table2", "dbench", "aging-16k", "aging-2048k"}
-    assert {s["config"] for s in specs if s["bench"] == "table2"} == {"pbgc", "sc", "msc_ct"}
-    assert {s["config"] for s in specs if s["bench"].startswith("aging")} == {"sc", "msc_ct"}  # Fig. 14: SC vs MSC-CT
+    assert {s["config"] for s in specs if s["bench"] == "table2"} == {"pbgc", "sc", "msc_ct", "sc-floor"}
+    # Fig. 14: SC vs MSC-CT (and the floor ablation)
+    assert {s["config"] for s in specs if s["bench"].startswith("aging")} == {"sc", "msc_ct", "sc-floor"}
     assert all(s["strip"] == "128K" for s in specs if s["bench"] == "table2")  # Table II's 512 KiB stripe
     ct = {s["config"]: s["ct"] for s in specs if s["bench"] == "dbench"}
     assert ct["sc"] == ct["pbgc"] == "none" and ct["msc_ct"].startswith("msc:sr_max=")
@@ -57,10 +58,13 @@ def test_without_root_the_run_says_so(monkeypatch):
 
 
 def _outputs(times, mbs, dbench, aging):
-    """Run outputs shaped as msc_ct_mount.run's, one per spec, from the given numbers."""
+    """Run outputs shaped as msc_ct_mount.run's, one per spec, from the given numbers (the floor
+    ablation's runs, config ``sc-floor``, only where the numbers name it)."""
     out = []
     for spec in _mount_specs():
         c = spec["config"]
+        if c not in times and c not in dbench and c not in aging:
+            continue
         if spec["bench"] == "table2":
             t = times[c]
             r = {"mkfs_seconds": t, **{k: {"seconds": t, "mb": 1.0, "mb_s": 1 / t} for k in ("video", "music", "src")},
@@ -163,6 +167,20 @@ def test_quick_aging_run_through_a_real_mount(tmp_path):
         assert str(tmp_path) not in f.read()
 
 
+@requires_mount
+@pytest.mark.mount
+@pytest.mark.slow
+def test_floor_ablation_run_through_a_real_mount(tmp_path):
+    """The floor ablation's run: SC mounted with no disk time ages ext3 as the others do; its
+    members take the writes, busy only for the member files' own I/O (no modelled disk time)."""
+    spec = next(s for s in _mount_specs(work=str(tmp_path)) if s["id"] == "mount-aging-16k-sc-floor")
+    out = msc_ct.run(spec)
+    cycles = out["aging"]
+    assert [c["cycle"] for c in cycles] == [1, 2] and all(c["mb_s"] > 0 for c in cycles)
+    assert all(c["disks"]["write_mb"] > 0 and c["disks"]["busy"] < 0.5 for c in cycles)
+    assert not list(tmp_path.iterdir())
+
+
 def test_destage_concurrency_ablation_rows_and_cause_come_from_the_runs():
     """SC over PBGC's ablation (16 destages in flight): its rows and the main row's measured cause."""
     from vraid.sim.experiment import msc_ct_figs as figs
@@ -199,8 +217,8 @@ def test_results_md_section_names_the_sizes_and_every_number():
 def test_repeats_go_round_by_round_and_rows_carry_the_range():
     """``repeats``: every mount run made N times (round by round), each number the median and
     each ratio's range the widest the runs allow; one run gives no range."""
-    specs = _mount_specs(repeats=3)
-    one = _mount_specs()
+    specs = _mount_specs(repeats=3, floor=False)
+    one = _mount_specs(floor=False)
     assert len(specs) == 3 * len(one) and [s["repeat"] for s in specs[: len(one)]] == [1] * len(one)
     assert specs[len(one)]["id"] == one[0]["id"] + "-r2" and len({s["id"] for s in specs}) == len(specs)
     with pytest.raises(VraidError, match="repeats 0"):
@@ -265,3 +283,57 @@ def test_pbgc_at_md_s_own_bound_is_an_ablation_row_and_part_of_the_cause():
     cause = figs.concurrency_cause(more, 1, main)
     assert "5.00 -> 10.00 MB/s (missed revolutions 700 -> 50), SC over it 0.90x" in cause
     assert figs.concurrency_cause(more, 8, main) == ""
+
+
+def test_the_floor_ablation_mounts_sc_with_no_disk_time_beside_each_step():
+    specs = _mount_specs()
+    floor = [s for s in specs if s["config"] == msc_ct_mount.FLOOR]
+    assert {s["bench"] for s in floor} == {"table2", "dbench", "aging-16k", "aging-2048k"}
+    assert all(s["no_disk_time"] and s["cache"] == "stripe" and s["ct"] == "none" for s in floor)
+    assert not [s for s in specs if s["config"] != msc_ct_mount.FLOOR and s.get("no_disk_time")]
+    assert not [s for s in _mount_specs(floor=False) if s["config"] == msc_ct_mount.FLOOR]
+
+
+def test_floor_ablation_sets_the_mount_s_own_time_apart_in_the_mount_rows():
+    """A step's time less the floor's (SC with no disk time) is the disks' share; its ratio between
+    the drivers is judged against the paper's, and decides what the busy share alone left open."""
+    f = rep.floor_share({"pbgc": 30.0, "sc": 20.0, "sc-floor": 10.0}, "sc", "pbgc", "s")
+    assert f["share"] == pytest.approx(2.0) and not f["at_floor"]  # (30 - 10) / (20 - 10)
+    note = rep.floor_note({"pbgc": 30.0, "sc": 20.0, "sc-floor": 10.0}, "sc", "pbgc", 1.45, "s")
+    assert "10.00 s in the mount alone, SC 20.00 s and PBGC 30.00 s with the disks" in note
+    assert note.endswith("SC over PBGC = 2.00x (paper 1.45x); the rest: cause not found (ruled out: the mount's floor)")
+    held = rep.floor_note({"pbgc": 25.0, "sc": 20.0, "sc-floor": 10.0}, "sc", "pbgc", 1.45, "s")
+    assert "= 1.50x (paper 1.45x): the disks' share alone holds the paper's claim" in held
+    at = rep.floor_note({"sc": 60.0, "msc_ct": 61.0, "sc-floor": 62.0}, "msc_ct", "sc", 1.3, "MB/s")
+    assert "MSC-CT and SC took within 25 % of the mount's own time" in at and "ruled out as the cause" in at
+    assert rep.floor_note({"sc": 1.0, "pbgc": 2.0}, "sc", "pbgc", 1.0, "s") == ""
+    # through collect: the floor's runs come in as config sc-floor, every compared row carries the note,
+    # and the busy share's middle case no longer says nothing is ruled out
+    part = {"busy": 0.6, "requests": 1000, "read_mb": 1.0, "write_mb": 2.0}
+    pairs = _outputs(times={"pbgc": 30.0, "sc": 20.0, "msc_ct": 10.0, "sc-floor": 5.0},
+                     mbs={"pbgc": 50.0, "sc": 60.0, "msc_ct": 60.0, "sc-floor": 200.0},
+                     dbench={"pbgc": 10.0, "sc": 12.0, "msc_ct": 15.0, "sc-floor": 40.0},
+                     aging={"sc": [10.0, 2.0], "msc_ct": [9.0, 8.0], "sc-floor": [50.0, 45.0]})
+    for spec, r in pairs:
+        for v in r.values():
+            for p in (v if isinstance(v, list) else [v]):
+                if isinstance(p, dict):
+                    p["disks"] = part
+    m = rep.collect(pairs)
+    assert m["table2"]["video self-copy"]["sc-floor"] == 5.0 and m["dbench"]["sc-floor"] == [40.0, 80.0]
+    rows = {r.item: r for r in rep.rows(m)}
+    video = rows["Table II video self-copy: SC over PBGC (mount)"]
+    assert "5.00 s in the mount alone" in video.cause and "SC over PBGC = 1.67x" in video.cause  # 25 / 15
+    assert "neither is ruled out" not in " ".join(r.cause for r in rows.values())
+    aged = next(r for k, r in rows.items() if k.startswith("Fig. 14(a) aged ext3, 16 KiB files"))
+    assert "floor ablation" in aged.cause and "MSC-CT over SC" in aged.cause
+    loss = next(r for k, r in rows.items() if k.startswith("Fig. 14(b)") and "SC's loss" in k)
+    assert "the mount alone loses 10.0 % from cycle 1 to 2" in loss.cause and "ruled out" in loss.cause
+    md = "\n".join(rep.markdown(m))
+    assert "vraid SC, no disk time (floor ablation)" in md and "The floor ablation (vraid's)" in md
+    # the trend rows above them: DBench's "MSC-CT outperforms SC" and Fig. 14's size claim
+    from vraid.sim.experiment.msc_ct_trends import mount_rows
+
+    trends = {r.item: r for r in mount_rows(m) if r.item not in rows}
+    causes = " ".join(r.cause for r in trends.values())
+    assert "(the claim: above 1)" in causes and "the disks' share alone gives MSC-CT over SC 16 KiB" in causes

@@ -27,7 +27,10 @@ drained by one), every member and the NVS file in /dev/shm. The workloads
   benchmark for a few cycles; Fig. 14(b)'s 20th-cycle loss is judged on the last cycle run.
 
 Each is made ``repeats`` times (:data:`FULL`: 5, round by round), and the rows are judged on the
-medians with the run-to-run range (:mod:`.msc_ct_mount_report`).
+medians with the run-to-run range (:mod:`.msc_ct_mount_report`). With ``floor`` (the default),
+Table II's, DBench's and the aging runs are made once more per round as the floor ablation
+(:data:`FLOOR`: SC with no disk time), whose times set the mount's own cost apart from the
+disks' share in each row's cause (:func:`.msc_ct_mount_report.floor_note`).
 
 Every run needs root (mount, losetup) and runs alone in real time: its spec carries
 ``"mount": True``, which the runner runs one at a time after the simulations and the cluster
@@ -49,6 +52,10 @@ from .msc_ct_paper import DISK_MODEL, DISKS, POLICIES
 
 #: the three drivers the paper compares, on a mount: name -> (``--cache``, ``--ct`` policy)
 CONFIGS = {k: POLICIES[k] for k in ("pbgc", "sc", "msc_ct")}
+#: the floor ablation (vraid's): SC mounted with ``--time none``, no disk time, so that a step's time
+#: there is the mount's own (FUSE, the loop device, the daemon's Python, ext3 and the page cache);
+#: the timed step less it is the disks' share (:func:`.msc_ct_mount_report.floor_note`)
+FLOOR = "sc-floor"
 #: Fig. 14 compares SC and MSC-CT only
 AGING_CONFIGS = ("sc", "msc_ct")
 #: scaled real time of the disk model (``--time real:F``): vc-raid's 0.5 (below it the mount's
@@ -63,12 +70,12 @@ FULL: dict[str, Any] = {"disk_size": "64M", "cache_size": "16M", "video_mb": 48,
                         "tree": "full", "fio_mb": 64, "dbench_disk_size": "128M", "dbench_clients": [1, 4, 8, 16],
                         "dbench_seconds": 20,
                         "dbench_strips": ["16K", "256K"], "dbench_ram": "64M", "aging_disk_size": "32M",
-                        "aging_cycles": 4, "repeats": 5}
+                        "aging_cycles": 4, "repeats": 5, "floor": True}
 QUICK: dict[str, Any] = {"disk_size": "32M", "cache_size": "4M", "video_mb": 8, "music_files": 4, "music_mb": 1,
                          "tree": "quick", "fio_mb": 8, "dbench_disk_size": "32M", "dbench_clients": [1, 4],
                          "dbench_seconds": 5,
                          "dbench_strips": [], "dbench_ram": "32M", "aging_disk_size": "16M", "aging_cycles": 2,
-                         "repeats": 1}
+                         "repeats": 1, "floor": True}
 #: ``repeats``: every mount run is made this many times (vc-raid's PostMark too), the rows judged on
 #: the medians with the run-to-run range (one run of a DBench ratio moved 0.81x -> 2.04x between
 #: two sweeps); the runs go round by round (every run once, then again), so a change in the
@@ -108,16 +115,20 @@ def specs(quick: bool, options: dict[str, Any] | None = None) -> list[dict[str, 
     if not (isinstance(repeats, int) and not isinstance(repeats, bool) and repeats >= 1):
         raise VraidError(f"mount repeats {repeats!r} is not a whole number of at least 1",
                          "e.g. --set 'mount={\"repeats\": 3}'")
+    if not isinstance(base["floor"], bool):
+        raise VraidError(f"mount floor {base['floor']!r} is not true or false",
+                         "e.g. --set 'mount={\"floor\": false}' (no floor ablation: the disks' share is not set apart)")
     common = {"kind": "mount", "mount": True, "disk_model": DISK_MODEL, "disks": DISKS, "time_scale": scale,
               "cache_size": base["cache_size"], **({"work": str(base["work"])} if base["work"] else {})}
     out: list[dict[str, Any]] = []
 
     def add(bench: str, config: str, **kw: Any) -> None:
-        cache, ct = CONFIGS[config]
+        cache, ct = CONFIGS["sc" if config == FLOOR else config]
         strip = kw.pop("strip", STRIP)
         name = f"mount-{bench}-{config}" + (f"-{strip}" if bench == "dbench-strip" else "")
         out.append({**common, "id": name + (f"-r{repeat}" if repeats > 1 else ""), "repeat": repeat,
-                    "bench": bench, "config": config, "cache": cache, "ct": ct_spec(ct), "strip": strip, **kw})
+                    "bench": bench, "config": config, "cache": cache, "ct": ct_spec(ct), "strip": strip,
+                    **({"no_disk_time": True} if config == FLOOR else {}), **kw})
 
     for repeat in range(1, repeats + 1):
         _round(add, base)
@@ -125,11 +136,13 @@ def specs(quick: bool, options: dict[str, Any] | None = None) -> list[dict[str, 
 
 
 def _round(add: Callable[..., None], base: dict[str, Any]) -> None:
-    """Every mount run once (``add(bench, config, **spec)`` each; ``add`` numbers the round)."""
-    for config in CONFIGS:
+    """Every mount run once (``add(bench, config, **spec)`` each; ``add`` numbers the round); the
+    floor ablation (:data:`FLOOR`) beside Table II, Fig. 13(a) and Fig. 14 when ``floor`` is on."""
+    floor = [FLOOR] if base["floor"] else []
+    for config in [*CONFIGS, *floor]:
         add("table2", config, strip=TABLE2_STRIP, disk_size=base["disk_size"], video_mb=base["video_mb"],
             music_files=base["music_files"], music_mb=base["music_mb"], tree=base["tree"], fio_mb=base["fio_mb"])
-    for config in CONFIGS:
+    for config in [*CONFIGS, *floor]:
         add("dbench", config, disk_size=base["dbench_disk_size"], clients=list(base["dbench_clients"]),
             seconds=base["dbench_seconds"], ram=base["dbench_ram"])
     for strip in base["dbench_strips"]:
@@ -137,7 +150,7 @@ def _round(add: Callable[..., None], base: dict[str, Any]) -> None:
             add("dbench-strip", config, strip=strip, disk_size=base["dbench_disk_size"],
                 clients=[max(base["dbench_clients"])], seconds=base["dbench_seconds"], ram=base["dbench_ram"])
     for mean, bench in ((16 << 10, "aging-16k"), (2048 << 10, "aging-2048k")):
-        for config in AGING_CONFIGS:
+        for config in [*AGING_CONFIGS, *floor]:
             add(bench, config, disk_size=base["aging_disk_size"], mean=mean, cycles=base["aging_cycles"])
 
 
@@ -175,7 +188,8 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
     parent = Path(spec["work"]) if spec.get("work") else default_work()
     parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"vraid-msc-{spec['bench']}-{spec['config']}-", dir=parent))
-    rig = Rig(work, disk_model=spec["disk_model"], time_scale=spec["time_scale"], log=_log,
+    rig = Rig(work, disk_model=spec["disk_model"], time_scale=0.0 if spec.get("no_disk_time") else spec["time_scale"],
+              log=_log,
               mount_args=mount_args(spec, work), mkfs=mkfs_args(spec))
     create = ["--level", "5", "--disks", str(spec["disks"]), "--strip", spec["strip"], "--disk-size", spec["disk_size"]]
     out: dict[str, Any] = {"bench": spec["bench"], "config": spec["config"], "loadavg_start": round(os.getloadavg()[0], 2)}

@@ -8,6 +8,7 @@ import statistics
 from typing import Any
 
 from . import verdict
+from .msc_ct_mount import FLOOR
 
 #: Table II's file-system rows (sec. IV-E): benchmark -> (PBGC, SC, MSC-CT, unit); "s" is a time
 TABLE2_FS = {
@@ -113,10 +114,11 @@ BUSY_DISKS = 0.8
 _NAMES = {"pbgc": "PBGC", "sc": "SC", "msc_ct": "MSC-CT"}
 
 
-def disk_note(uses: dict[str, Any]) -> str:
+def disk_note(uses: dict[str, Any], *, floor: bool = False) -> str:
     """The measured part of a mount row's cause: what the members did during the step under each
     driver (``uses``: config -> :func:`.msc_ct_mount_bench.disk_use`), and what that rules out;
-    "" where the run did not measure it."""
+    "" where the run did not measure it. ``floor``: the row carries the floor ablation too
+    (:func:`floor_note`), which decides the case the busy share alone leaves open."""
     got = {c: u for c, u in uses.items() if u and u.get("busy") is not None}
     if not got:
         return ""
@@ -133,8 +135,73 @@ def disk_note(uses: dict[str, Any]) -> str:
     if most >= BUSY_DISKS:
         return text + ("; cause not found beyond these counters (the disks were busy most of the step: ruled out, "
                        "the mount's floor)")
+    if floor:
+        return text
     return text + ("; cause not found: the disks were busy for part of the step and the mount for the rest, so "
                    "neither is ruled out")
+
+
+def _per_unit(value: float | None, unit: str) -> float | None:
+    """A step's time per unit of work: a time as it is, a throughput inverted (s per MB)."""
+    if not value:
+        return None
+    return float(value) if unit == "s" else 1.0 / float(value)
+
+
+def floor_share(values: dict[str, Any], top: str, bottom: str, unit: str) -> dict[str, Any] | None:
+    """The floor ablation's arithmetic for one step (:data:`.msc_ct_mount.FLOOR`: SC with no disk
+    time): the step's time (per MB for a throughput, ``unit`` not "s") in the mount alone
+    (``floor``), under ``top`` and ``bottom`` with the disks, the drivers that took within the
+    verdict's tolerance of the floor (``at_floor``: their disks' share is noise), and ``share``,
+    the throughput ratio ``top`` over ``bottom`` of the disks' shares (the times less the floor;
+    None when a driver is at the floor). None where the floor did not run."""
+    floor = _per_unit(values.get(FLOOR), unit)
+    t_top, t_bottom = _per_unit(values.get(top), unit), _per_unit(values.get(bottom), unit)
+    if floor is None or t_top is None or t_bottom is None:
+        return None
+    d_top, d_bottom = t_top - floor, t_bottom - floor
+    at_floor = [_NAMES[c] for c, d in ((top, d_top), (bottom, d_bottom)) if d <= verdict.TOLERANCE * floor]
+    return {"floor": floor, "top": t_top, "bottom": t_bottom, "at_floor": at_floor,
+            "share": None if at_floor else d_bottom / d_top}
+
+
+def floor_note(values: dict[str, Any], top: str, bottom: str, paper: float | None, unit: str) -> str:
+    """The floor ablation's part of a mount row's cause (:func:`floor_share`): the step in the mount
+    alone against the timed ones, and the ratio of the disks' shares judged against ``paper`` by
+    the verdict rule (None: a yes/no claim that ``top`` is above ``bottom``). "" where the floor
+    did not run."""
+    f = floor_share(values, top, bottom, unit)
+    if f is None:
+        return ""
+    show = (lambda t: f"{t:.2f} s") if unit == "s" else (lambda t: f"{1 / t:.2f} MB/s")
+    head = (f"floor ablation (SC with `--time none`, no disk time): {show(f['floor'])} in the mount alone, "
+            f"{_NAMES[top]} {show(f['top'])} and {_NAMES[bottom]} {show(f['bottom'])} with the disks")
+    if f["at_floor"]:
+        return head + (f"; {' and '.join(f['at_floor'])} took within {verdict.TOLERANCE * 100:.0f} % of the mount's "
+                       "own time: the disks' share of the step is within the noise, so the mount, not the driver, "
+                       "set its pace (ruled out as the cause: the drivers' policies)")
+    share = f["share"]
+    text = head + (f"; the disks' share alone gives {_NAMES[top]} over {_NAMES[bottom]} = {share:.2f}x "
+                   + (f"(paper {paper:.2f}x)" if paper is not None else "(the claim: above 1)"))
+    held = share > 1.0 if paper is None else verdict.compare("", paper, share, baseline=1.0).verdict == "reproduced"
+    if held:
+        return text + ": the disks' share alone holds the paper's claim, so what sets the timed ratio apart is the mount's floor"
+    return text + "; the rest: cause not found (ruled out: the mount's floor)"
+
+
+def floor_loss_note(runs: dict[str, list[dict[str, Any]]], ours: float) -> str:
+    """Fig. 14(b)'s loss beside the floor ablation's over the same cycles: how much of the aged
+    file system's slowdown is the mount's own (its loss within the verdict's tolerance of ours:
+    all of it). "" where the floor did not age."""
+    cyc = runs.get(FLOOR)
+    if not cyc or len(cyc) < 2 or not cyc[0].get("mb_s"):
+        return ""
+    lost = round(100 * (1 - cyc[-1]["mb_s"] / cyc[0]["mb_s"]), 1)
+    text = (f"floor ablation (SC with no disk time): the mount alone loses {lost:.1f} % from cycle 1 to "
+            f"{len(cyc)} (MB/s {cyc[0]['mb_s']:.2f} -> {cyc[-1]['mb_s']:.2f})")
+    if abs(ours - lost) <= verdict.TOLERANCE * max(abs(ours), 1.0):
+        return text + ": the mount's own slowdown accounts for the loss (ruled out as the cause: the disks)"
+    return text + f"; the rest of the {ours:.1f} %: cause not found (ruled out: the mount's own slowdown)"
 
 
 def _join(*parts: str) -> str:
@@ -176,14 +243,16 @@ def table2_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         sc_pb = _ratio(got[sc_pb_of[0]], got[sc_pb_of[1]])
         ct_sc = _ratio(got[ct_sc_of[0]], got[ct_sc_of[1]])
         u = "s" if inv else "MB/s"
-        cause = _join(f"mount: {u} PBGC {got['pbgc']:.2f}, SC {got['sc']:.2f}, MSC-CT {got['msc_ct']:.2f} "
-                      f"(paper {pb:g}/{sc:g}/{ct:g} {unit}); ext3 on vraid, {_runs_text(m)}",
-                      disk_note(m.get("disks", {}).get(bench, {})))
+        head = (f"mount: {u} PBGC {got['pbgc']:.2f}, SC {got['sc']:.2f}, MSC-CT {got['msc_ct']:.2f} "
+                f"(paper {pb:g}/{sc:g}/{ct:g} {unit}); ext3 on vraid, {_runs_text(m)}")
+        note = disk_note(m.get("disks", {}).get(bench, {}), floor=FLOOR in got)
         rows.append(verdict.compare(f"Table II {bench}: SC over PBGC (mount)", round(p_sc_pb, 3), sc_pb,
-                                    baseline=1.0, unit="x", cause=cause,
+                                    baseline=1.0, unit="x",
+                                    cause=_join(head, note, floor_note(got, "sc", "pbgc", p_sc_pb, u)),
                                     spread=_spread(runs.get(sc_pb_of[0]), runs.get(sc_pb_of[1]))))
         rows.append(verdict.compare(f"Table II {bench}: MSC-CT over SC (mount)", round(p_ct_sc, 3), ct_sc,
-                                    baseline=1.0, unit="x", cause=cause,
+                                    baseline=1.0, unit="x",
+                                    cause=_join(head, note, floor_note(got, "msc_ct", "sc", p_ct_sc, u)),
                                     spread=_spread(runs.get(ct_sc_of[0]), runs.get(ct_sc_of[1]))))
     src = t2.get("src self-copy", {})
     item = "Conclusion: small-file copy, MSC-CT over MD (\"2.7 times\"; Table II's src self-copy gives 2.17x)"
@@ -193,7 +262,8 @@ def table2_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
                                     baseline=1.0, unit="x",
                                     spread=_spread(src_runs.get("pbgc"), src_runs.get("msc_ct")), cause=_join(
                                         f"src self-copy s PBGC {src['pbgc']:.2f}, MSC-CT {src['msc_ct']:.2f}",
-                                        disk_note(m.get("disks", {}).get("src self-copy", {})))))
+                                        disk_note(m.get("disks", {}).get("src self-copy", {}), floor=FLOOR in src),
+                                        floor_note(src, "msc_ct", "pbgc", FIG14["small_copy"], "s"))))
     else:
         rows.append(verdict.not_run(item, FIG14["small_copy"], NOT_MOUNTED, unit="x"))
     return rows
@@ -220,19 +290,28 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         def spread(top: str, bottom: str, i: int) -> tuple[float, float] | None:
             return _spread(dr[top][i], dr[bottom][i]) if top in dr and bottom in dr else None
 
-        def at(i: int) -> str:
-            return disk_note({c: (u[i] if u and i < len(u) else None) for c, u in uses.items()})
+        floored = FLOOR in d and len(d[FLOOR]) == len(cl)
+        if floored:
+            table += "; the floor ablation (SC, no disk time): " + ", ".join(f"{v:.1f}" for v in d[FLOOR])
+
+        def at(i: int, top: str, bottom: str, paper: float) -> str:
+            return _join(disk_note({c: (u[i] if u and i < len(u) else None) for c, u in uses.items()}, floor=floored),
+                         floor_note({c: v[i] for c, v in d.items() if c in (*_NAMES, FLOOR) and i < len(v)}, top,
+                                    bottom, paper, "MB/s"))
 
         rows.append(verdict.compare(items[0][0] + f" (mount, clients {', '.join(map(str, cl))})", items[0][1],
                                     over_sc[i_sc], baseline=1.0, unit="x", spread=spread("msc_ct", "sc", i_sc),
-                                    cause=_join(f"best at {cl[i_sc]} clients" + table, at(i_sc))))
+                                    cause=_join(f"best at {cl[i_sc]} clients" + table,
+                                                at(i_sc, "msc_ct", "sc", items[0][1]))))
         rows.append(verdict.compare(items[1][0] + " (mount)", items[1][1], over_pb[i_pb], baseline=1.0, unit="x",
                                     spread=spread("msc_ct", "pbgc", i_pb),
-                                    cause=_join(f"best at {cl[i_pb]} clients" + table, at(i_pb))))
+                                    cause=_join(f"best at {cl[i_pb]} clients" + table,
+                                                at(i_pb, "msc_ct", "pbgc", items[1][1]))))
         if 1 in cl:
             one = cl.index(1)
             rows.append(verdict.compare(items[2][0] + " (mount)", items[2][1], over_sc[one], baseline=1.0,
-                                        unit="x", spread=spread("msc_ct", "sc", one), cause=_join(table[2:], at(one))))
+                                        unit="x", spread=spread("msc_ct", "sc", one),
+                                        cause=_join(table[2:], at(one, "msc_ct", "sc", items[2][1]))))
         else:
             rows.append(verdict.not_run(items[2][0], items[2][1], "1 client not in this run", unit="x"))
     s = m.get("dbench_strip", {})
@@ -252,11 +331,20 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         by_strip = m.get("disks", {}).get("dbench_strip", {})
         sr = m.get("dbench_strip_runs", {})
         best_runs = sr.get(strips[best], {})
+        # the floor at the same client count (DBench's floor run, strip 64K: with no disk time the
+        # strip changes only how the daemon cuts requests, an assumption of ours)
+        cl = d.get("clients", [])
+        floor = d.get(FLOOR)
+        values = {"pbgc": s["pbgc"][best], "msc_ct": s["msc_ct"][best]}
+        if floor and s["clients"] in cl and len(floor) == len(cl):
+            values[FLOOR] = floor[cl.index(s["clients"])]
+        fnote = floor_note(values, "msc_ct", "pbgc", FIG13["strip_ct_over_pbgc_best"], "MB/s")
         rows.append(verdict.compare(item_b.replace("128 clients", f"{s['clients']} clients (mount; paper 128)"),
                                     FIG13["strip_ct_over_pbgc_best"], over[best], baseline=1.0, unit="x",
                                     spread=_spread(best_runs.get("msc_ct"), best_runs.get("pbgc")),
                                     cause=_join(f"best at strip {strips[best]}; " + table,
-                                                disk_note(by_strip.get(strips[best], {})))))
+                                                disk_note(by_strip.get(strips[best], {}), floor=bool(fnote)),
+                                                fnote + (" (the floor run's strip is 64K, DBench's)" if fnote else ""))))
         worst = min(range(len(strips)), key=lambda i: _ratio(s["sc"][i], s["pbgc"][i]))
         note = disk_note(by_strip.get(strips[worst], {}))
         # the range: whether it held with SC's worst run against PBGC's best at every strip, and best against worst
@@ -270,9 +358,18 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
     return rows
 
 
-def _cycle_note(runs: dict[str, list[dict[str, Any]]], n: int) -> str:
-    """:func:`disk_note` of aging cycle ``n`` (1-based) under each driver in ``runs``."""
-    return disk_note({c: (cyc[n - 1].get("disks") if len(cyc) >= n else None) for c, cyc in runs.items()})
+def _cycle_note(runs: dict[str, list[dict[str, Any]]], n: int, *, floor: bool | None = None) -> str:
+    """:func:`disk_note` of aging cycle ``n`` (1-based) under each driver in ``runs`` (``floor``: the
+    row carries the floor ablation; None: whether ``runs`` has a floor run of that cycle)."""
+    if floor is None:
+        floor = len(runs.get(FLOOR, [])) >= n
+    return disk_note({c: (cyc[n - 1].get("disks") if len(cyc) >= n else None) for c, cyc in runs.items()}, floor=floor)
+
+
+def _cycle_floor(runs: dict[str, list[dict[str, Any]]], n: int, paper: float) -> str:
+    """:func:`floor_note` of MSC-CT over SC at aging cycle ``n`` (1-based)."""
+    return floor_note({c: cyc[n - 1]["mb_s"] for c, cyc in runs.items() if len(cyc) >= n}, "msc_ct", "sc", paper,
+                      "MB/s")
 
 
 def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
@@ -290,7 +387,8 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         rows.append(verdict.compare(f"{item} (mount, cycle {n} of the paper's 50)", FIG14[key],
                                     _ratio(ct[n - 1]["mb_s"], sc[n - 1]["mb_s"]), baseline=1.0, unit="x",
                                     spread=_spread(ct[n - 1].get("runs"), sc[n - 1].get("runs")),
-                                    cause=_join(f"MB/s MSC-CT/SC per cycle: {per}", _cycle_note(runs, n))))
+                                    cause=_join(f"MB/s MSC-CT/SC per cycle: {per}", _cycle_note(runs, n),
+                                                _cycle_floor(runs, n, FIG14[key]))))
     runs = a.get("16k", {})
     for cfg, key, name in (("sc", "sc_loss", "SC"), ("msc_ct", "msc_ct_loss", "MSC-CT")):
         item = f"Fig. 14(b) 20th aging cycle over the 1st: {name}'s loss"
@@ -302,11 +400,13 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         firsts, lasts = cyc[0].get("runs", [cyc[0]["mb_s"]]), cyc[-1].get("runs", [cyc[-1]["mb_s"]])
         losses = [round(100 * (1 - b / a), 1) if a else float("nan") for a, b in zip(firsts, lasts)]
         loss = round(float(statistics.median(losses)), 1)
+        lnote = floor_loss_note(runs, loss)
         rows.append(verdict.compare(item.replace("20th", f"{len(cyc)}th (ours; paper: 20th)"), FIG14[key], loss,
                                     unit="%", spread=(min(losses), max(losses)) if len(losses) > 1 else None,
                                     cause=_join("judged on the cycles run, not the paper's 20: MB/s per cycle "
                                                           + ", ".join(f"{c['mb_s']:.2f}" for c in cyc),
-                                                          _cycle_note({cfg: cyc}, len(cyc)))))
+                                                          _cycle_note({cfg: cyc}, len(cyc), floor=bool(lnote)),
+                                                          lnote)))
     item = "Abstract/conclusion: aged file system, 16 KiB files, MSC-CT's gain (\"180 %\"; sec. IV-D says 2.3x)"
     if {"sc", "msc_ct"} <= set(runs):
         n = min(len(runs["sc"]), len(runs["msc_ct"]))
@@ -314,7 +414,8 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
                                     _ratio(runs["msc_ct"][n - 1]["mb_s"], runs["sc"][n - 1]["mb_s"]), baseline=1.0,
                                     unit="x", spread=_spread(runs["msc_ct"][n - 1].get("runs"),
                                                              runs["sc"][n - 1].get("runs")),
-                                    cause=_join(f"the Fig. 14(a) 16 KiB row, cycle {n}", _cycle_note(runs, n))))
+                                    cause=_join(f"the Fig. 14(a) 16 KiB row, cycle {n}", _cycle_note(runs, n),
+                                                _cycle_floor(runs, n, FIG14["abstract_16k"]))))
     else:
         rows.append(verdict.not_run(item, FIG14["abstract_16k"], NOT_MOUNTED, unit="x"))
     return rows
@@ -339,6 +440,10 @@ def markdown(m: dict[str, Any]) -> list[str]:
               "runs, and a row's range over them (ratios: the lowest top run over the highest bottom one, and the "
               "other way) is in the verdict table" if m.get("repeats", 1) > 1 else
               "one run per number: a few percent between two runs is noise")
+           + (". The floor ablation (vraid's) mounts SC with `--time none` (no disk time) for the same steps: its "
+              "time is the mount's own (FUSE, the loop device, the daemon, ext3), and a step's time less it is the "
+              "disks' share, whose ratio between the drivers each row names beside the paper's"
+              if _has_floor(m) else "")
            + ". Scaled down (paper in brackets):", ""]
     if t2s:
         out.append(f"- Table II: members of {t2s.get('disk_size')}, strip {t2s.get('strip')} (stripe 512 KiB as the "
@@ -357,19 +462,26 @@ def markdown(m: dict[str, Any]) -> list[str]:
                    "(paper 50; Fig. 14(b) to 20); each cycle's creation timed with its `sync`.")
     t2 = m.get("table2", {})
     if t2:
-        out += ["", "| Table II (fs) | paper PBGC / SC / MSC-CT | vraid PBGC / SC / MSC-CT |", "|---|---|---|"]
+        floored = any(FLOOR in g for g in t2.values())
+        out += ["", "| Table II (fs) | paper PBGC / SC / MSC-CT | vraid PBGC / SC / MSC-CT |"
+                + (" vraid SC, no disk time (floor ablation) |" if floored else ""),
+                "|---|---|---|" + ("---|" if floored else "")]
         for bench, (pb, sc, ct, unit) in TABLE2_FS.items():
             g = t2.get(bench, {})
             u = "s" if unit == "s" else "MB/s"
             out.append(f"| {bench} | {pb:g} / {sc:g} / {ct:g} {unit} | "
-                       + " / ".join(f"{g[k]:.2f}" if k in g else "n/a" for k in ("pbgc", "sc", "msc_ct")) + f" {u} |")
+                       + " / ".join(f"{g[k]:.2f}" if k in g else "n/a" for k in ("pbgc", "sc", "msc_ct")) + f" {u} |"
+                       + ((f" {g[FLOOR]:.2f} {u} |" if FLOOR in g else " n/a |") if floored else ""))
     d = m.get("dbench", {})
     if {"pbgc", "sc", "msc_ct"} <= set(d):
-        out += ["", "| DBench clients | PBGC MB/s | SC MB/s | MSC-CT MB/s | MSC-CT over SC | MSC-CT over PBGC |",
-                "|--:|--:|--:|--:|--:|--:|"]
+        floor = d.get(FLOOR) if len(d.get(FLOOR) or []) == len(d["clients"]) else None
+        out += ["", "| DBench clients | PBGC MB/s | SC MB/s | MSC-CT MB/s | MSC-CT over SC | MSC-CT over PBGC |"
+                + (" SC, no disk time (floor ablation) MB/s |" if floor else ""),
+                "|--:|--:|--:|--:|--:|--:|" + ("--:|" if floor else "")]
         for i, n in enumerate(d["clients"]):
             p, s_, c = d["pbgc"][i], d["sc"][i], d["msc_ct"][i]
-            out.append(f"| {n} | {p:.2f} | {s_:.2f} | {c:.2f} | {_ratio(c, s_):.2f}x | {_ratio(c, p):.2f}x |")
+            out.append(f"| {n} | {p:.2f} | {s_:.2f} | {c:.2f} | {_ratio(c, s_):.2f}x | {_ratio(c, p):.2f}x |"
+                       + (f" {floor[i]:.2f} |" if floor else ""))
     ds = m.get("dbench_strip", {})
     if ds.get("strips"):
         out += ["", f"| strip ({ds.get('clients')} DBench clients) | PBGC MB/s | SC MB/s | MSC-CT MB/s |", "|--:|--:|--:|--:|"]
@@ -379,12 +491,20 @@ def markdown(m: dict[str, Any]) -> list[str]:
     for key, label in (("16k", "16 KiB"), ("2048k", "2048 KiB")):
         a = m.get("aging", {}).get(key, {})
         if {"sc", "msc_ct"} <= set(a):
-            out += ["", f"| aging cycle, mean file {label} | files | SC MB/s | MSC-CT MB/s | MSC-CT over SC |",
-                    "|--:|--:|--:|--:|--:|"]
-            for s_, c in zip(a["sc"], a["msc_ct"]):
+            floor = a.get(FLOOR) if len(a.get(FLOOR) or []) >= len(a["sc"]) else None
+            out += ["", f"| aging cycle, mean file {label} | files | SC MB/s | MSC-CT MB/s | MSC-CT over SC |"
+                    + (" SC, no disk time (floor ablation) MB/s |" if floor else ""),
+                    "|--:|--:|--:|--:|--:|" + ("--:|" if floor else "")]
+            for i, (s_, c) in enumerate(zip(a["sc"], a["msc_ct"])):
                 out.append(f"| {s_['cycle']} | {s_.get('files', '')} | {s_['mb_s']:.2f} | {c['mb_s']:.2f} | "
-                           f"{_ratio(c['mb_s'], s_['mb_s']):.2f}x |")
+                           f"{_ratio(c['mb_s'], s_['mb_s']):.2f}x |" + (f" {floor[i]['mb_s']:.2f} |" if floor else ""))
     return out + [""]
+
+
+def _has_floor(m: dict[str, Any]) -> bool:
+    """Whether the mount runs had the floor ablation (:data:`.msc_ct_mount.FLOOR`)."""
+    return (any(FLOOR in g for g in m.get("table2", {}).values()) or FLOOR in m.get("dbench", {})
+            or any(FLOOR in a for a in m.get("aging", {}).values()))
 
 
 def rows(m: dict[str, Any]) -> list[verdict.Comparison]:
@@ -394,4 +514,5 @@ def rows(m: dict[str, Any]) -> list[verdict.Comparison]:
     return table2_rows(m) + fig13_rows(m) + fig14_rows(m)
 
 
-__all__ = ["FIG13", "FIG14", "NOT_MOUNTED", "TABLE2_FS", "collect", "markdown", "rows", "fig13_rows", "fig14_rows", "table2_rows"]
+__all__ = ["FIG13", "FIG14", "NOT_MOUNTED", "TABLE2_FS", "collect", "disk_note", "floor_loss_note", "floor_note", "floor_share",
+           "markdown", "rows", "fig13_rows", "fig14_rows", "table2_rows"]

@@ -30,7 +30,8 @@ from typing import Any, Callable, Sequence
 from . import verdict
 from . import msc_ct_figs, msc_ct_mount_report
 from .msc_ct_figs import TABLE2, per_write as _per_write
-from .msc_ct_mount_report import NOT_MOUNTED, disk_note
+from .msc_ct_mount import FLOOR
+from .msc_ct_mount_report import NOT_MOUNTED, disk_note, floor_note, floor_share
 
 YES = verdict.YES_NO
 #: Table II, block level (sec. IV-E): MSC-CT's bulky random write and read, MB/s
@@ -335,7 +336,10 @@ def _outperforms_row(m: dict[str, Any]) -> verdict.Comparison:
             if j:  # a round whose MSC-CT saturates at once judges nothing
                 per_round.append(all(c_r[i] > s_r[i] for i in j))
     uses = m.get("disks", {}).get("dbench", {})
-    note = disk_note({c: (u[worst] if u and worst < len(u) else None) for c, u in uses.items()})
+    fnote = floor_note({c: v[worst] for c, v in d.items() if c in ("sc", "msc_ct", FLOOR) and worst < len(v)},
+                       "msc_ct", "sc", None, "MB/s")
+    note = "; ".join(x for x in (disk_note({c: (u[worst] if u and worst < len(u) else None) for c, u in uses.items()},
+                                           floor=bool(fnote)), fnote) if x)
     cause = "; ".join(x for x in (
         f"judged at {', '.join(str(cl[i]) for i in judged)} clients ({where}); MSC-CT over SC "
         + ", ".join(f"{cl[i]} clients {over[i]:.2f}x" for i in judged), table,
@@ -405,13 +409,27 @@ def fig14_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
     rounds = _rounds(s16.get("runs"), c16.get("runs"), s2.get("runs"), c2.get("runs"))
     held = _held([c_a / s_a > c_b / s_b for s_a, c_a, s_b, c_b in rounds if s_a and s_b])
 
-    def note(runs: dict[str, Any], n: int) -> str:
-        return disk_note({c: (cyc[n - 1].get("disks") if len(cyc) >= n else None) for c, cyc in runs.items()})
+    def share(runs: dict[str, Any], n: int) -> float | None:
+        f = floor_share({c: cyc[n - 1]["mb_s"] for c, cyc in runs.items() if len(cyc) >= n}, "msc_ct", "sc", "MB/s")
+        return f["share"] if f else None
 
+    sh16, sh2 = share(small, n16), share(large, n2)
+    floored = sh16 is not None and sh2 is not None
+
+    def note(runs: dict[str, Any], n: int) -> str:
+        return disk_note({c: (cyc[n - 1].get("disks") if len(cyc) >= n else None) for c, cyc in runs.items()},
+                         floor=floored)
+
+    floor_text = ""
+    if floored:  # the claim in the disks' shares alone (the floor ablation: SC with no disk time)
+        floor_text = (f"floor ablation (SC with no disk time): the disks' share alone gives MSC-CT over SC 16 KiB "
+                      f"{sh16:.2f}x, 2048 KiB {sh2:.2f}x" + (": the claim holds in the disks' shares, so what sets "
+                                                             "the timed result apart is the mount's floor" if sh16 > sh2 else
+                                                             "; cause not found (ruled out: the mount's floor)"))
     cause = "; ".join(x for x in (
         f"MSC-CT over SC at the last cycle run: 16 KiB {g16:.3f}x (cycle {n16}), 2048 KiB {g2:.3f}x (cycle {n2})",
         f"16 KiB: {note(small, n16)}" if note(small, n16) else "",
-        f"2048 KiB: {note(large, n2)}" if note(large, n2) else "") if x)
+        f"2048 KiB: {note(large, n2)}" if note(large, n2) else "", floor_text) if x)
     return [verdict.holds(FIG14_SIZE + " (mount)", True, g16 > g2, cause=cause, spread=held)]
 
 

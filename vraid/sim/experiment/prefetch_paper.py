@@ -225,7 +225,8 @@ def _queue_not_it(extra: list[dict[str, Any]], ablation: str | None) -> str:
     if ablation is not None:
         return f"; cause not found; ruled out the drive queue ({ablation})"
     if one_command_sweep(extra):
-        return f"; cause not found; {QUEUED_SWEEP}"
+        return (f"; cause not found; ruled out the drive queue: the miss stands with no queue at all, since "
+                f"{QUEUED_SWEEP}")
     return "; cause not found; the one-command ablation was not run"
 
 

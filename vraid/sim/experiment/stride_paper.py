@@ -73,7 +73,7 @@ def rows(disks: dict[str, Any], fig1: dict[str, Any], fig15: dict[str, Any],
                                + (f"; ablation, one command at a time (tcq=off): {min(afrag):.2f} to {max(afrag):.2f}"
                                   + ("" if min(frag) > 1.0 else
                                      ": the claim holds there, so the drive's queue is the cause" if min(afrag) > 1.0
-                                     else ": it fails there too, so the queue is not the (whole) cause")
+                                     else ": it fails there too, so the queue is not the (whole) cause; cause not found beyond it (ruled out: the drive's queue as the whole cause)")
                                   if afrag else "")))
         out.append(holds("Fig. 1 (ST373454LC): the smaller the stride distance, the slower", True, frag[-1] < max(frag),
                          cause=f"ours: {max(frag):.2f} at the peak, {frag[-1]:.2f} at mean {c['mean'][-1]:g}"))
@@ -159,7 +159,7 @@ def _fig9_rows(disks: dict[str, Any], abl: dict[str, Any] | None = None) -> list
         if not abl:
             return ""
         verdict = {True: ": the claim holds there, so the drive's queue is the cause",
-                   False: ": it fails there too, so the queue is not the (whole) cause"}.get(holds_there, "")
+                   False: ": it fails there too, so the queue is not the (whole) cause; cause not found beyond it (ruled out: the drive's queue as the whole cause)"}.get(holds_there, "")
         return f"; ablation, one command at a time (tcq=off): {text}{verdict}"
 
     n = len(disks)

@@ -134,14 +134,16 @@ def test_seek_rows_carry_the_simulated_write_back_ablation():
                            "bonnie": {"raid0": 400.0, "raid5": 340.0, "scd": 450.0, "mcd": 452.0},
                            "cached": {"raid0": 370.0, "raid5": 300.0, "scd": 455.0, "mcd": 455.0}},
            "member_reads": {"bonnie": {"raid0": 8192, "raid5": 9868, "scd": 9722, "mcd": 9728}},
-           "member_writes": {"bonnie": {"raid0": 838, "raid5": 1676, "scd": 1785, "mcd": 1791}}}
+           "member_writes": {"bonnie": {"raid0": 838, "raid5": 1676, "scd": 1785, "mcd": 1791}},
+           "small_writes": {"bonnie": {"raid5": {"rmw": 0, "rcw": 1676}}}}
     res = {"bonnie": {c: {"seeks_per_s": v} for c, v in (("raid0", 120.0), ("raid5", 100.0), ("scd", 150.0),
                                                          ("mcd", 148.0))}, "seeks_sim": sim}
     got = {r.item: r for r in rows.bonnie_rows(res)}
     mount = got["Bonnie random seeks: scd / RAID-5 (Fig. 8b, 'very close'; no number printed)"]
     assert mount.vraid == 1.5 and mount.verdict == "not reproduced"
     for text in ("1.00x with no read written back", "1.32x with Bonnie's 10 %", "1.52x with 20 % of the reads",
-                 "32 MiB of the 64 MiB file", "9,868 member reads and 1,676 writes", "update=0.1"):
+                 "32 MiB of the 64 MiB file", "9,868 member reads and 1,676 writes", "update=0.1",
+                 "reconstruct-write: 1,676 parity groups, read-modify-write: 0"):
         assert text in mount.cause
     ablation = got["Bonnie random seeks, no write-back: scd / RAID-5 (simulator ablation of the row above)"]
     assert ablation.vraid == 1.002 and ablation.verdict == "reproduced" and ablation.cause == mount.cause
@@ -166,6 +168,8 @@ def test_seeks_ablation_runs_the_simulator_on_the_mounts_settings():
     assert per["none"]["scd"] == pytest.approx(per["none"]["raid5"], rel=0.01)
     assert per["bonnie"]["scd"] > 1.1 * per["bonnie"]["raid5"]
     assert got["member_reads"]["bonnie"]["raid5"] - 8192 == got["member_writes"]["bonnie"]["raid5"]
+    cycles = got["small_writes"]["bonnie"]["raid5"]  # 2 blocks per write-back, one parity group each
+    assert cycles["rmw"] + cycles["rcw"] == got["member_writes"]["bonnie"]["raid5"] and got["small_writes"]["none"]["raid5"] == {"rmw": 0, "rcw": 0}
     assert vc_raid_seeks.from_specs([{**specs[0], "parts": ["postmark"]}]) is None
 
 

@@ -305,6 +305,9 @@ def seeks_cause(sim: dict[str, Any] | None, config: str) -> str:
     if sim is None or None in cases.values():
         return ours + "; the simulated ablation of the write-backs was not run"
     reads, writes = sim["member_reads"]["bonnie"], sim["member_writes"]["bonnie"]
+    small = (sim.get("small_writes") or {}).get("bonnie", {}).get("raid5")
+    cycle = (f"reconstruct-write: {small['rcw']:,} parity groups, read-modify-write: {small['rmw']:,}" if small
+             else "not counted in this report")
     share = sim["workloads"]["cached"].rsplit("update=", 1)[1]
     return (f"simulator ablation (bonnie++'s seek test as block I/O, `{sim['workloads']['bonnie']}`, on the same "
             f"members, no page cache): {config} / RAID-5 = {cases['none']:.2f}x with no read written back, "
@@ -312,8 +315,9 @@ def seeks_cause(sim: dict[str, Any] | None, config: str) -> str:
             f"that reach the disks written back (the page cache holds {sim['ram'] >> 20 if sim.get('ram') else 'all'} "
             f"MiB of the {sim['bonnie_mb']} MiB file, its reads stay off the disks, its write-backs do not): the "
             f"write-backs are the gap. Under Bonnie's share RAID-5 makes {reads['raid5']:,} member reads and "
-            f"{writes['raid5']:,} writes for {SEEKS_SIM:,} seeks (each write-back a read-modify-write: old data "
-            f"and parity read again, both written), {config} {reads[config]:,} and {writes[config]:,}"
+            f"{writes['raid5']:,} writes for {SEEKS_SIM:,} seeks (each write-back a small write: the other data "
+            f"of its stripe read, data and parity written; {cycle}), {config} {reads[config]:,} and "
+            f"{writes[config]:,}"
             + ("" if config == "raid0" else " (the log appends the write-backs and destages them later)")
             + "; the paper has them 'in place write with no seek time involved'. " + ours)
 

@@ -50,7 +50,8 @@ def seeks_ablation(disk_size: str, file_mb: int, ram: int | None, disk_model: st
                    log_sizes: tuple[tuple[str, str], ...]) -> dict[str, Any]:
     """Seeks per second of each configuration under the three write-back shares (module docstring):
     ``{"workloads": {case: spec}, "seeks_per_s": {case: {config: n}}, "member_reads" and
-    "member_writes": {case: {config: n}}}``. ``log_sizes``: (config, ``--log-size``) of the
+    "member_writes": {case: {config: n}}, "small_writes": {case: {config: {"rmw": n, "rcw": n}}}}``
+    (parity groups written by read-modify-write and by reconstruct-write). ``log_sizes``: (config, ``--log-size``) of the
     configurations with a log, as their mount created them."""
     from vraid.core.units import parse_size
     from vraid.sim.simulator import SimConfig, run_sim
@@ -59,9 +60,9 @@ def seeks_ablation(disk_size: str, file_mb: int, ram: int | None, disk_model: st
     sizes = dict(log_sizes)
     cases = {"none": 0.0, "bonnie": UPDATE, "cached": cached_update(file_mb, ram)}
     out: dict[str, Any] = {"workloads": {c: workload(file_mb, u) for c, u in cases.items()},
-                           "seeks_per_s": {}, "member_reads": {}, "member_writes": {}}
+                           "seeks_per_s": {}, "member_reads": {}, "member_writes": {}, "small_writes": {}}
     for case, update in cases.items():
-        for key in ("seeks_per_s", "member_reads", "member_writes"):
+        for key in ("seeks_per_s", "member_reads", "member_writes", "small_writes"):
             out[key][case] = {}
         for config in CONFIGS:
             level, log = SIM_CONFIGS[config]
@@ -75,6 +76,9 @@ def seeks_ablation(disk_size: str, file_mb: int, ram: int | None, disk_model: st
             out["seeks_per_s"][case][config] = round(SEEKS / secs, 1) if secs else None
             out["member_reads"][case][config] = m.get("disk_read_requests")
             out["member_writes"][case][config] = m.get("disk_write_requests")
+            # parity groups written by a small write (read-modify-write or reconstruct-write), the
+            # array's write cycles (paper 000 sec. II-A) of the write-backs
+            out["small_writes"][case][config] = {k: m.get(f"pbg_{k}", 0) for k in ("rmw", "rcw")}
     return out
 
 

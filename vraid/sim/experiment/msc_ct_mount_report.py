@@ -118,7 +118,10 @@ def disk_note(uses: dict[str, Any], *, floor: bool = False) -> str:
     """The measured part of a mount row's cause: what the members did during the step under each
     driver (``uses``: config -> :func:`.msc_ct_mount_bench.disk_use`), and what that rules out;
     "" where the run did not measure it. ``floor``: the row carries the floor ablation too
-    (:func:`floor_note`), which decides the case the busy share alone leaves open."""
+    (:func:`floor_note`), which measures what the busy share only suggests, and decides: the
+    counters are given without a conclusion of their own. (The busy share is the members' mean:
+    a step that keeps one member of five busy at a time shows 20 % and may still wait for the
+    disks all along; the quick run's sequential read did, at 10 % busy and 20x the floor's time.)"""
     got = {c: u for c, u in uses.items() if u and u.get("busy") is not None}
     if not got:
         return ""
@@ -128,6 +131,8 @@ def disk_note(uses: dict[str, Any], *, floor: bool = False) -> str:
     requests = " / ".join(f"{got[c]['requests']:,}" for c in order)
     moved = " / ".join(f"{got[c]['read_mb'] + got[c]['write_mb']:.0f}" for c in order)
     text = f"measured (the members, over the step): busy {busy} of it, {requests} requests, {moved} MB ({names})"
+    if floor:
+        return text
     most = max(got[c]["busy"] for c in order)
     if most < IDLE_DISKS:
         return text + ("; the disks were idle most of the step, so the mount (FUSE, the loop device, the daemon), "
@@ -135,8 +140,6 @@ def disk_note(uses: dict[str, Any], *, floor: bool = False) -> str:
     if most >= BUSY_DISKS:
         return text + ("; cause not found beyond these counters (the disks were busy most of the step: ruled out, "
                        "the mount's floor)")
-    if floor:
-        return text
     return text + ("; cause not found: the disks were busy for part of the step and the mount for the rest, so "
                    "neither is ruled out")
 

@@ -438,7 +438,8 @@ def more_rows(more: dict[str, Any], main_1gb: dict[str, Any]) -> list[verdict.Co
     trend row beside the rows of its figure: the ablations, eq. (1), Fig. 12 and its trends, Table
     II and its trend, the claims not run; ``main_1gb``: the 1 GB page-cache Fig. 11 runs by policy."""
     f = msc_ct_figs
-    return (f.ablation_rows(more, main_1gb) + f.eq1_rows(more) + f.fig12_rows(more) + fig12_rows(more)
+    sc = (main_1gb.get("sc") or {}).get("mb_s")
+    return (f.ablation_rows(more, main_1gb) + f.eq1_rows(more) + f.fig12_rows(more, sc) + fig12_rows(more)
             + f.table2_rows(more) + table2_rows(more) + f.not_run_rows())
 
 

@@ -148,6 +148,8 @@ def test_seek_rows_carry_the_simulated_write_back_ablation():
     ablation = got["Bonnie random seeks, no write-back: scd / RAID-5 (simulator ablation of the row above)"]
     assert ablation.vraid == 1.002 and ablation.verdict == "reproduced" and ablation.cause == mount.cause
     assert not any(k.startswith("Bonnie random seeks, no write-back: raid0") for k in got)
+    uncapped = {r.item: r for r in rows.bonnie_rows({**res, "seeks_sim": {**sim, "ram": None}})}
+    assert "the page cache holds all of the 64 MiB file" in uncapped[mount.item].cause
     bare = {r.item: r for r in rows.bonnie_rows({"bonnie": res["bonnie"]})}
     assert len(bare) == 3 and all("was not run" in r.cause for r in bare.values())
 

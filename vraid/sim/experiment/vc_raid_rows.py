@@ -312,8 +312,9 @@ def seeks_cause(sim: dict[str, Any] | None, config: str) -> str:
     return (f"simulator ablation (bonnie++'s seek test as block I/O, `{sim['workloads']['bonnie']}`, on the same "
             f"members, no page cache): {config} / RAID-5 = {cases['none']:.2f}x with no read written back, "
             f"{cases['bonnie']:.2f}x with Bonnie's 10 %, {cases['cached']:.2f}x with {float(share) * 100:.3g} % of the reads "
-            f"that reach the disks written back (the page cache holds {sim['ram'] >> 20 if sim.get('ram') else 'all'} "
-            f"MiB of the {sim['bonnie_mb']} MiB file, its reads stay off the disks, its write-backs do not): the "
+            f"that reach the disks written back (the page cache holds "
+            + (f"{sim['ram'] >> 20} MiB of" if sim.get("ram") else "all of") +
+            f" the {sim['bonnie_mb']} MiB file, its reads stay off the disks, its write-backs do not): the "
             f"write-backs are the gap. Under Bonnie's share RAID-5 makes {reads['raid5']:,} member reads and "
             f"{writes['raid5']:,} writes for {SEEKS_SIM:,} seeks (each write-back a small write: the other data "
             f"of its stripe read, data and parity written; {cycle}), {config} {reads[config]:,} and "

@@ -45,6 +45,7 @@ from typing import Any
 
 from vraid.core.units import parse_size
 from . import vc_raid_report as rep
+from .vc_raid_bonnie import bonnie_ram
 from .vc_raid_postmark import settings as postmark_settings
 
 NAME = "vc-raid"
@@ -86,8 +87,6 @@ CONFIG_PARTS: dict[str, tuple[str, ...]] = {"scd-fill": ("postmark",), "raid0-fl
 #: the id suffix of a configuration's run of its parts besides PostMark (bonnie++, Fig. 8; the
 #: untar / copy / remove of Fig. 7)
 FILES_RUN = "fig7-8"
-#: the smallest memory cap bonnie++ runs in (:func:`bonnie_ram`)
-BONNIE_RAM_FLOOR = 32 << 20
 #: PostMark runs each configuration this many times (the table shows the median and the range)
 REPEATS = 5
 #: the time scale (``--time real:F``): every modelled disk time runs at F of its length. Not
@@ -254,13 +253,6 @@ def run(spec: dict[str, Any]) -> dict[str, Any]:
             _log(f"{spec['config']}: {out['sync']}")
         out["loadavg_end"] = round(os.getloadavg()[0], 2)
         return out
-
-
-def bonnie_ram(ram: int | None, size_mb: int) -> int | None:
-    """bonnie++'s memory cap: the experiment's, but not under a third of its file (the paper's 100 MB
-    file against 34 MB of file cache) nor under :data:`BONNIE_RAM_FLOOR`: an 8 MiB cap got bonnie++
-    killed by the cgroup's OOM killer (on mcd, twice) while its writeback waited for the array."""
-    return None if not ram else max(int(ram), (size_mb << 20) // 3, BONNIE_RAM_FLOOR)
 
 
 def _part(job) -> dict[str, Any]:

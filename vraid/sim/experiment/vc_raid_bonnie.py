@@ -25,6 +25,15 @@ FIELDS = {"format": 0, "size": 5, "block_write_kBps": 11, "rewrite_kBps": 13, "b
 #: the file size in MiB: the paper's 100 MB, and the quick run's (a member of 128M leaves room for it)
 FULL_MB = 100
 QUICK_MB = 64
+#: the smallest memory cap bonnie++ runs in (:func:`bonnie_ram`)
+BONNIE_RAM_FLOOR = 32 << 20
+
+
+def bonnie_ram(ram: int | None, size_mb: int) -> int | None:
+    """bonnie++'s memory cap: the experiment's, but not under a third of its file (the paper's 100 MB
+    file against 34 MB of file cache) nor under :data:`BONNIE_RAM_FLOOR`: an 8 MiB cap got bonnie++
+    killed by the cgroup's OOM killer (on mcd, twice) while its writeback waited for the array."""
+    return None if not ram else max(int(ram), (size_mb << 20) // 3, BONNIE_RAM_FLOOR)
 
 
 def bonnie_args(directory: Path, size_mb: int) -> list[str]:
@@ -78,4 +87,4 @@ def run_bonnie(location: Path, size_mb: int, *, ram: int | None = None) -> dict[
     return {**parse_csv(proc.stdout), "size_mb": size_mb, "ram": ram if capped else None}
 
 
-__all__ = ["FIELDS", "FULL_MB", "QUICK_MB", "bonnie_args", "parse_csv", "run_bonnie"]
+__all__ = ["BONNIE_RAM_FLOOR", "FIELDS", "FULL_MB", "QUICK_MB", "bonnie_args", "bonnie_ram", "parse_csv", "run_bonnie"]

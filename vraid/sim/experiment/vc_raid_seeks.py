@@ -12,7 +12,7 @@ chunks over the bonnie++ file, a share written back in place) on the mount's mem
 * ``bonnie``: 10 % of the reads written back, as the test does;
 * ``cached``: 10 % of the reads *that reach the disks* written back: the write-backs all reach
   the array (as dirty pages), while the reads of the part of the file the page cache holds (the
-  memory cap's share of the file, :func:`.vc_raid.bonnie_ram`) do not: 0.1 / (1 - cap / file).
+  memory cap's share of the file, :func:`.vc_raid_bonnie.bonnie_ram`) do not: 0.1 / (1 - cap / file).
 
 The simulator has no page cache, so ``cached`` stands for it by the share alone (vraid's
 assumption that the cached part is hit as often as the rest: the seeks are uniform). The
@@ -86,7 +86,7 @@ def from_specs(specs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The ablation for the bonnie++ runs among ``specs`` (the settings of the first of them;
     every configuration with a log gives its log size), or None when no spec ran bonnie++ on a
     mount."""
-    from .vc_raid import bonnie_ram
+    from .vc_raid_bonnie import bonnie_ram
 
     runs = [s for s in specs if "bonnie" in s.get("parts", []) and not s.get("sim")]
     if not runs:

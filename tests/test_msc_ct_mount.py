@@ -297,6 +297,11 @@ def test_the_floor_ablation_mounts_sc_with_no_disk_time_beside_each_step():
 def test_floor_ablation_sets_the_mount_s_own_time_apart_in_the_mount_rows():
     """A step's time less the floor's (SC with no disk time) is the disks' share; its ratio between
     the drivers is judged against the paper's, and decides what the busy share alone left open."""
+    from vraid.sim.experiment.floor import disk_shares  # the arithmetic vc-raid's floor rows share
+
+    both = disk_shares(12.0, 2.0, 7.0, 6.0)  # top 10 over its floor; bottom 1, within 25 % of its 6
+    assert (both.top, both.bottom, both.at_floor, both.ratio) == (10.0, 1.0, (False, True), None)
+    assert disk_shares(12.0, 2.0, 26.0, 6.0).ratio == 2.0
     f = rep.floor_share({"pbgc": 30.0, "sc": 20.0, "sc-floor": 10.0}, "sc", "pbgc", "s")
     assert f["share"] == pytest.approx(2.0) and not f["at_floor"]  # (30 - 10) / (20 - 10)
     note = rep.floor_note({"pbgc": 30.0, "sc": 20.0, "sc-floor": 10.0}, "sc", "pbgc", 1.45, "s")

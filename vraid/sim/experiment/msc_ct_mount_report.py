@@ -8,6 +8,7 @@ import statistics
 from typing import Any
 
 from . import verdict
+from .floor import disk_shares
 from .msc_ct_mount import FLOOR
 
 #: Table II's file-system rows (sec. IV-E): benchmark -> (PBGC, SC, MSC-CT, unit); "s" is a time
@@ -162,10 +163,9 @@ def floor_share(values: dict[str, Any], top: str, bottom: str, unit: str) -> dic
     t_top, t_bottom = _per_unit(values.get(top), unit), _per_unit(values.get(bottom), unit)
     if floor is None or t_top is None or t_bottom is None:
         return None
-    d_top, d_bottom = t_top - floor, t_bottom - floor
-    at_floor = [_NAMES[c] for c, d in ((top, d_top), (bottom, d_bottom)) if d <= verdict.TOLERANCE * floor]
-    return {"floor": floor, "top": t_top, "bottom": t_bottom, "at_floor": at_floor,
-            "share": None if at_floor else d_bottom / d_top}
+    shares = disk_shares(t_top, floor, t_bottom, floor)
+    return {"floor": floor, "top": t_top, "bottom": t_bottom, "share": shares.ratio,
+            "at_floor": [_NAMES[c] for c, at in zip((top, bottom), shares.at_floor) if at]}
 
 
 def floor_note(values: dict[str, Any], top: str, bottom: str, paper: float | None, unit: str) -> str:
@@ -293,7 +293,7 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         def spread(top: str, bottom: str, i: int) -> tuple[float, float] | None:
             return _spread(dr[top][i], dr[bottom][i]) if top in dr and bottom in dr else None
 
-        floored = FLOOR in d and len(d[FLOOR]) == len(cl)
+        floored = _dbench_floor(d) is not None
         if floored:
             table += "; the floor ablation (SC, no disk time): " + ", ".join(f"{v:.1f}" for v in d[FLOOR])
 
@@ -336,11 +336,10 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         best_runs = sr.get(strips[best], {})
         # the floor at the same client count (DBench's floor run, strip 64K: with no disk time the
         # strip changes only how the daemon cuts requests, an assumption of ours)
-        cl = d.get("clients", [])
-        floor = d.get(FLOOR)
+        floor = _dbench_floor(d)
         values = {"pbgc": s["pbgc"][best], "msc_ct": s["msc_ct"][best]}
-        if floor and s["clients"] in cl and len(floor) == len(cl):
-            values[FLOOR] = floor[cl.index(s["clients"])]
+        if floor and s["clients"] in d["clients"]:
+            values[FLOOR] = floor[d["clients"].index(s["clients"])]
         fnote = floor_note(values, "msc_ct", "pbgc", FIG13["strip_ct_over_pbgc_best"], "MB/s")
         rows.append(verdict.compare(item_b.replace("128 clients", f"{s['clients']} clients (mount; paper 128)"),
                                     FIG13["strip_ct_over_pbgc_best"], over[best], baseline=1.0, unit="x",
@@ -359,6 +358,13 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
                                   all(sc > p for sc, p in zip(s["sc"], s["pbgc"])), spread=held,
                                   cause=_join(table, f"at strip {strips[worst]}: {note}" if note else "")))
     return rows
+
+
+def _dbench_floor(d: dict[str, Any]) -> list[float] | None:
+    """The floor ablation's DBench MB/s at each client count of ``d`` (``m["dbench"]``), or None
+    where it did not run at every one of them."""
+    floor = d.get(FLOOR)
+    return floor if floor and len(floor) == len(d.get("clients", [])) else None
 
 
 def _cycle_note(runs: dict[str, list[dict[str, Any]]], n: int, *, floor: bool | None = None) -> str:
@@ -477,7 +483,7 @@ def markdown(m: dict[str, Any]) -> list[str]:
                        + ((f" {g[FLOOR]:.2f} {u} |" if FLOOR in g else " n/a |") if floored else ""))
     d = m.get("dbench", {})
     if {"pbgc", "sc", "msc_ct"} <= set(d):
-        floor = d.get(FLOOR) if len(d.get(FLOOR) or []) == len(d["clients"]) else None
+        floor = _dbench_floor(d)
         out += ["", "| DBench clients | PBGC MB/s | SC MB/s | MSC-CT MB/s | MSC-CT over SC | MSC-CT over PBGC |"
                 + (" SC, no disk time (floor ablation) MB/s |" if floor else ""),
                 "|--:|--:|--:|--:|--:|--:|" + ("--:|" if floor else "")]

@@ -26,6 +26,7 @@ from typing import Any
 
 from .vc_raid_paper import (BONNIE_SEEK_CLOSE, BONNIE_WRITE, FIG7_ASYNC, FIG7_SYNC, PROGRAMS, SERVERBENCH,
                             SERVERBENCH_REASON, TABLE2, number as _num)
+from .floor import disk_shares
 from .vc_raid_seeks import SEEKS as SEEKS_SIM
 from .verdict import TOLERANCE, YES_NO, Comparison, compare, given, holds, not_run, paper_vs_vraid, ratio_spread
 
@@ -52,23 +53,22 @@ def floor_cause(res: dict[str, Any], size: str) -> str:
     if not all(tps.values()):
         return ""
     ms = {c: 1e3 / v for c, v in tps.items()}
-    d0, d5 = ms["raid0"] - ms["raid0-floor"], ms["raid5"] - ms["raid5-floor"]
+    shares = disk_shares(ms["raid5"], ms["raid5-floor"], ms["raid0"], ms["raid0-floor"])
     head = (f"floor ablation (`--time none`, the same mounts with no disk time): a transaction takes "
             f"{ms['raid0-floor']:.2f} ms on RAID-0 and {ms['raid5-floor']:.2f} ms on RAID-5 in the mount alone, "
             f"{ms['raid0']:.2f} and {ms['raid5']:.2f} ms with the disks")
-    if d0 <= 0 or d5 <= 0:
+    if shares.top <= 0 or shares.bottom <= 0:
         return head + ("; the disks add nothing measurable over the mount's own time, so the ratio is the mount's "
                        "(the transactions ran from memory)")
     # a median within the verdict's tolerance of its floor: that run never waited for the disks, and
     # what is left over is noise, not the disks' share (PostMark small's runs, bimodal: some meet
     # ext4's write-back, some do not; writes_cause counts which)
-    at_floor = [name for c, name in (("raid0", "RAID-0"), ("raid5", "RAID-5"))
-                if ms[c] - ms[f"{c}-floor"] <= TOLERANCE * ms[f"{c}-floor"]]
+    at_floor = [name for name, at in (("RAID-0", shares.at_floor[1]), ("RAID-5", shares.at_floor[0])) if at]
     if at_floor:
         return head + (f"; {' and '.join(at_floor)}'s median run took within {TOLERANCE * 100:.0f} % of the mount's own "
                        "time (it never waited for the disks), so the disks' share has no ratio here")
     paper = TABLE2[size]["raid5"] / TABLE2[size]["raid0"] if size in TABLE2 else None
-    without = d0 / d5
+    without = shares.ratio
     text = head + f"; the disks' share alone gives RAID-5 / RAID-0 = {without:.2f}x (with the floor {tps['raid5'] / tps['raid0']:.2f}x"
     text += f", paper {paper:.2f}x)" if paper else ")"
     if paper and compare("", paper, without, baseline=1.0).verdict == "reproduced":

@@ -46,32 +46,24 @@ def cached_update(file_mb: int, ram: int | None) -> float:
 
 
 @functools.lru_cache(maxsize=8)
-def seeks_ablation(disk_size: str, file_mb: int, ram: int | None, disk_model: str,
-                   log_sizes: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+def seeks_ablation(creates: tuple[tuple[str, tuple[str, ...]], ...], file_mb: int, ram: int | None,
+                   disk_model: str) -> dict[str, Any]:
     """Seeks per second of each configuration under the three write-back shares (module docstring):
     ``{"workloads": {case: spec}, "seeks_per_s": {case: {config: n}}, "member_reads" and
     "member_writes": {case: {config: n}}, "small_writes": {case: {config: {"rmw": n, "rcw": n}}}}``
-    (parity groups written by read-modify-write and by reconstruct-write). ``log_sizes``: (config, ``--log-size``) of the
-    configurations with a log, as their mount created them."""
-    from vraid.core.units import parse_size
-    from vraid.sim.simulator import SimConfig, run_sim
-    from .vc_raid_sim import SIM_CONFIGS
+    (parity groups written by read-modify-write and by reconstruct-write). ``creates``: (config,
+    its ``vraid create`` arguments) of the configurations the mount ran, of :data:`CONFIGS`."""
+    from vraid.sim.simulator import run_sim
+    from .vc_raid_sim import sim_config
 
-    sizes = dict(log_sizes)
     cases = {"none": 0.0, "bonnie": UPDATE, "cached": cached_update(file_mb, ram)}
     out: dict[str, Any] = {"workloads": {c: workload(file_mb, u) for c, u in cases.items()},
                            "seeks_per_s": {}, "member_reads": {}, "member_writes": {}, "small_writes": {}}
     for case, update in cases.items():
         for key in ("seeks_per_s", "member_reads", "member_writes", "small_writes"):
             out[key][case] = {}
-        for config in CONFIGS:
-            level, log = SIM_CONFIGS[config]
-            extra: dict[str, Any] = {"log": log, "log_size": sizes[config]} if log and config in sizes else {}
-            if log and not extra:
-                continue
-            m = run_sim(SimConfig(level=level, disks=4, disk_size=parse_size(disk_size, "disk size"),
-                                  disk_model=disk_model, workload=workload(file_mb, update), requests=10**9,
-                                  policies={}, no_data=True, **extra)).metrics
+        for config, create in creates:
+            m = run_sim(sim_config(config, list(create), disk_model, workload(file_mb, update), no_data=True)).metrics
             secs = m["virtual_seconds"]
             out["seeks_per_s"][case][config] = round(SEEKS / secs, 1) if secs else None
             out["member_reads"][case][config] = m.get("disk_read_requests")
@@ -87,18 +79,20 @@ def from_specs(specs: list[dict[str, Any]]) -> dict[str, Any] | None:
     every configuration with a log gives its log size), or None when no spec ran bonnie++ on a
     mount."""
     from .vc_raid_bonnie import bonnie_ram
+    from .vc_raid_sim import SIM_CONFIGS, create_arg
 
     runs = [s for s in specs if "bonnie" in s.get("parts", []) and not s.get("sim")]
     if not runs:
         return None
     first = runs[0]
-    create = first["create"]
-    disk_size = create[create.index("--disk-size") + 1]
-    logs = tuple(sorted((s["config"], s["create"][s["create"].index("--log-size") + 1]) for s in runs
-                        if "--log-size" in s["create"] and s["config"] in CONFIGS))
+    # RAID-0 and RAID-5 on the first run's member size (the ablation's baselines, run even where the
+    # sweep left them out), the log configurations as their own mounts were created
+    creates = {c: ("--disk-size", create_arg(first["create"], "--disk-size")) for c in ("raid0", "raid5")}
+    creates |= {s["config"]: tuple(s["create"]) for s in runs if s["config"] in CONFIGS and SIM_CONFIGS[s["config"]][1]}
     mb = int(first["bonnie_mb"])
     ram = bonnie_ram(first.get("ram"), mb)
-    return {"bonnie_mb": mb, "ram": ram, **seeks_ablation(disk_size, mb, ram, first["disk_model"], logs)}
+    return {"bonnie_mb": mb, "ram": ram,
+            **seeks_ablation(tuple((c, creates[c]) for c in CONFIGS if c in creates), mb, ram, first["disk_model"])}
 
 
 __all__ = ["CHUNK", "CONFIGS", "PROCS", "SEEKS", "UPDATE", "cached_update", "from_specs", "seeks_ablation", "workload"]

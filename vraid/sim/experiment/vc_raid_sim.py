@@ -26,29 +26,38 @@ def log_supported() -> bool:
     return "log" in SimConfig.__dataclass_fields__
 
 
+def create_arg(create: list[str], flag: str) -> str | None:
+    """The value ``vraid create`` is given for ``flag`` in an argument list, or None."""
+    return create[create.index(flag) + 1] if flag in create else None
+
+
+def sim_config(config: str, create: list[str], disk_model: str, workload: str, **extra: Any):
+    """The :class:`~vraid.sim.simulator.SimConfig` of configuration ``config`` as its mount creates
+    it (``create``: its ``vraid create`` arguments: the level, members, disk size and the log's size,
+    the paper's 200 MB), driven by ``workload`` to its end; ``extra``: more SimConfig fields."""
+    from vraid.core.units import parse_size
+    from vraid.sim.simulator import SimConfig
+
+    level, log = SIM_CONFIGS[config]
+    if log is not None:
+        extra = {"log": log, **({"log_size": size} if (size := create_arg(create, "--log-size")) else {}), **extra}
+    return SimConfig(level=level, disks=4, disk_size=parse_size(create_arg(create, "--disk-size"), "disk size"),
+                     disk_model=disk_model, workload=workload, requests=10**9, policies={}, **extra)
+
+
 def run_sim_config(spec: dict[str, Any]) -> dict[str, Any]:
     """One configuration in the simulator: the three PostMark settings."""
-    from vraid.core.units import parse_size
-    from vraid.sim.simulator import SimConfig, run_sim
+    from vraid.sim.simulator import run_sim
 
-    level, log = SIM_CONFIGS[spec["config"]]
+    _, log = SIM_CONFIGS[spec["config"]]
     out: dict[str, Any] = {"config": spec["config"], "mode": "sim", "available": True}
     if log is not None and not log_supported():
         return {**out, "available": False,
                 "reason": f"the simulator has no log disk yet (SimConfig has no `log`; `vraid sim --log {log}`)"}
     out["postmark"] = {}
-    size = parse_size(spec["create"][spec["create"].index("--disk-size") + 1], "disk size")
     for s in spec["postmark"]:
-        kwargs: dict[str, Any] = {}
-        if log is not None:  # the same log size as the real mount's (CONFIGS: the paper's 200 MB)
-            create = spec["create"]
-            kwargs = {"log": log}
-            if "--log-size" in create:
-                kwargs["log_size"] = create[create.index("--log-size") + 1]
-        cfg = SimConfig(level=level, disks=4, disk_size=size, disk_model=spec["disk_model"],
-                        workload=f"postmark:files={s['files']},transactions={s['transactions']},phase=transactions",
-                        requests=10**9, policies={}, **kwargs)
-        m = run_sim(cfg).metrics
+        workload = f"postmark:files={s['files']},transactions={s['transactions']},phase=transactions"
+        m = run_sim(sim_config(spec["config"], spec["create"], spec["disk_model"], workload)).metrics
         secs = m["virtual_seconds"]
         out["postmark"][s["name"]] = {**s, "tps": round(s["transactions"] / secs, 2) if secs else float("nan"),
                                       "ms_per_transaction": round(1000 * secs / s["transactions"], 3),
@@ -58,4 +67,4 @@ def run_sim_config(spec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["SIM_CONFIGS", "log_supported", "run_sim_config"]
+__all__ = ["SIM_CONFIGS", "create_arg", "log_supported", "run_sim_config", "sim_config"]

@@ -241,3 +241,20 @@ def test_fig12_ratio_rows_quote_their_counters_per_write():
     assert below.verdict == "not reproduced" and "PBGC's missed revolutions per write over SC's 40k 6.00x" in below.cause
     f["missed_rotations"]["sc"] = [None, None]  # runs that did not keep the counter: no ratio for it
     assert "missed revolutions" not in figs._fig12_counters(f, "pbgc", "sc")
+
+
+def test_fig12c_max_latency_rows_name_the_share_of_the_run_the_longest_response_took():
+    """Fig. 12(c): the longest write-back response is the run's own length (every page is handed down
+    at once), so the max-latency ratio is the throughput ratio; the cause says so from the counters."""
+    from vraid.sim.experiment import msc_ct_figs as figs
+
+    # 2,560 writes of 4 KiB: SC at 4.096 MB/s runs 2.56 s, MSC-CT at 8.192 MB/s 1.28 s
+    f = {"writes": [2_560_000], "run_writes": [2560], "pbgc": [2.048], "sc": [4.096], "msc_ct": [8.192],
+         "max_response_ms": {"pbgc": [5000.0], "sc": [2500.0], "msc_ct": [1250.0]}}
+    rows = {r.item: r for r in figs.fig12_rows({"fig12": f})}
+    sc_ct = rows['Fig. 12(c): max latency, SC over MSC-CT ("260 % less"), 2560k']
+    assert sc_ct.vraid == 2.0 and sc_ct.verdict == verdict.DIRECTION
+    assert "(SC 2 s of a 3 s run, MSC-CT 1 s of a 1 s run)" in sc_ct.cause
+    assert "this ratio is the throughput ratio (2.00x)" in sc_ct.cause
+    pb = rows['Fig. 12(c): max latency, PBGC over SC ("nearly 56 times"), 2560k']
+    assert "PBGC 5 s of a 5 s run" in pb.cause and "md's implementation" in pb.cause

@@ -1,7 +1,8 @@
 """The `adaptive-hlwm` experiment: seed 003 (Nam & Park) Fig. 4-9, static HLWM vs adaptive.
 
-One --quick run (nine runs, two at a time: W_synth^1, W_synth^2, the two traced workloads'
-stand-ins and the destage-cost ablation; ~1 min on a quiet machine) is shared by the module;
+One --quick run (sixteen runs, two at a time: W_synth^1, W_synth^2, the two traced workloads'
+stand-ins and the destage-cost, locality and think-factor ablations; ~1 min on a quiet machine)
+is shared by the module;
 the determinism check runs a smaller cache twice.
 """
 
@@ -28,7 +29,8 @@ HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
 NAMES = [f"T{k}" for k in range(1, 9)]
 IDS = ["static", "adaptive", "synth2-static", "synth2-adaptive", "traced1-static", "traced1-adaptive",
        "traced2-static", "traced2-adaptive", "ablation-rmw-adaptive", "ablation-loc0.002-traced1-static",
-       "ablation-loc0.002-traced1-adaptive", "ablation-loc0.0004-traced1-static", "ablation-loc0.0004-traced1-adaptive"]
+       "ablation-loc0.002-traced1-adaptive", "ablation-loc0.0004-traced1-static", "ablation-loc0.0004-traced1-adaptive",
+       "ablation-think1-adaptive", "ablation-think1-synth2-adaptive", "ablation-rmw-synth2-adaptive"]
 PROGRESS: list[tuple[int, int, str, str]] = []  # what run_experiment told the quick run's callback
 
 
@@ -341,6 +343,32 @@ def test_destage_cost_ablation_reads_old_data_and_parity(quick):
     assert "ablation" in rows["delta_B, entries/s at the paper's scale (T1)"]["cause"]
 
 
+def test_think_factor_ablation_runs_table_1s_own_think_times(quick):
+    """Think times 1.0 x Table 1 in place of 2.5 x: the loop issues faster, so the learned i_B rises,
+    the periods are shorter (tau follows the factor), and the rows the factor is named in quote it."""
+    from vraid.sim.experiment.adaptive_hlwm_think import think
+
+    runs = json.loads((quick / "detail.json").read_text())["runs"]
+    abl = runs["ablation-think1-adaptive"]
+    assert [p["name"] for p in abl["periods"]] == NAMES[:4] and len(runs["ablation-think1-synth2-adaptive"]["periods"]) == 4
+    assert abl["setup"]["think_factor"] == 1.0 and runs["adaptive"]["setup"]["think_factor"] == paper.THINK
+    assert abl["setup"]["period_seconds"] == pytest.approx(runs["adaptive"]["setup"]["period_seconds"] / paper.THINK)
+    by = {k: {"periods": v["periods"], "scheduler": v["scheduler"], "setup": v["setup"]} for k, v in runs.items()}
+    a = think(by)
+    # a faster loop keeps the disks busier; i_B in the paper's seconds moves (tau follows the factor,
+    # so it rises only if the loop's rate rises as much as its think time falls)
+    assert a["think_busy"] > a["base_busy"] and a["think_i_b"] != pytest.approx(a["base_i_b"], rel=0.01)
+    assert {"base_rise", "think_rise", "base_t4_lwm", "think_t4_hwm", "base_s2_i_b", "think_s2_over_s1"} <= set(a)
+    rows = {r["item"]: r for r in json.loads((quick / "results.json").read_text())["paper_vs_vraid"]}
+    for item in ("W_synth^2: i_B, entries/s at the paper's scale (T1)", "Case 2 (T4): adaptive HWM",
+                 "Case 2 (T4): adaptive LWM", "W_synth^2 over W_synth^1: i_B"):
+        assert "ablation (think times 1 x Table 1, the paper's own, against vraid's 2.5" in rows[item]["cause"], item
+    assert "host requests T4 over T1" in rows["Case 2 (T4): adaptive HWM"]["cause"]
+    assert "read-modify-write" in rows["W_synth^2 T8: adaptive destaging continues through the period (share of time "
+                                       "destaging; baseline: T1's)"]["cause"]
+    assert "destages a second while destaging" in rows["W_traced^1 stand-in: delta_B, entries/s"]["cause"]
+
+
 def test_results_md_prints_the_rule_and_the_stand_ins(quick):
     from vraid.sim.experiment import verdict
 
@@ -395,6 +423,7 @@ def test_synth2_is_table_1_with_40_percent_reads():
     assert np.diff([r.at for r in t1]).mean() == pytest.approx(0.020, rel=0.1)  # Table 1's T1: 20 ms
     assert sim.Setup(64, workload_name="traced1").tau == pytest.approx(64 / 4096)  # open loop: no think factor
     assert sim.Setup(64).tau == pytest.approx(paper.THINK * 64 / 4096)
+    assert sim.Setup(64, think=1.0).tau == pytest.approx(64 / 4096)              # the think-factor ablation's
 
 
 def test_simulate_refuses_what_it_cannot_run():
@@ -404,3 +433,7 @@ def test_simulate_refuses_what_it_cannot_run():
         sim.simulate(8, "static", workload="traced1", loop="closed")
     with pytest.raises(ValueError, match="writes must be"):
         sim.simulate(8, "static", writes="half")
+    with pytest.raises(ValueError, match="think is W_synth's closed loop's"):
+        sim.simulate(8, "static", workload="traced1", loop="open", think=1.0)
+    with pytest.raises(ValueError, match="think is W_synth's closed loop's"):
+        sim.simulate(8, "static", think=0)

@@ -85,7 +85,7 @@ from pathlib import Path
 from typing import Any
 
 from . import verdict
-from .adaptive_hlwm_paper import ABLATION_PERIODS, FULL_NW, QUICK_NW, SCHEDULERS, STANDINS
+from .adaptive_hlwm_paper import ABLATION_PERIODS, ABLATION_THINK, FULL_NW, QUICK_NW, SCHEDULERS, STANDINS
 from .adaptive_hlwm_sim import rounded, simulate
 from .adaptive_hlwm_standin import ABLATION_LOCALITIES
 
@@ -102,9 +102,11 @@ def runs(quick: bool, *, nw: int | None = None) -> list[dict[str, Any]]:
     """Independent runs, one per workload and scheduler (``--jobs`` runs them side by side):
     W_synth^1 (ids ``static``, ``adaptive``), W_synth^2 (``synth2-...``), the stand-ins of the
     traced workloads (``traced1-...``, ``traced2-...``) and the destage-cost ablation
-    (``ablation-rmw-adaptive``: W_synth^1's first periods with one-block writes) and the
-    locality ablation (``ablation-locL-traced1-...``: W_traced^1's stand-in with its local
-    processes kept to a share L of the space); ``nw``
+    (``ablation-rmw-adaptive``: W_synth^1's first periods with one-block writes;
+    ``ablation-rmw-synth2-adaptive``: W_synth^2's eight), the locality ablation
+    (``ablation-locL-traced1-...``: W_traced^1's stand-in with its local processes kept to a
+    share L of the space) and the think-factor ablation (``ablation-think1-...``: Table 1's own
+    think times, W_synth^1 and W_synth^2 through T4); ``nw``
     overrides the cache size of ``quick`` (``--set nw=1024``)."""
     nw = int(nw) if nw else (QUICK_NW if quick else FULL_NW)
     out = [{"id": s, "scheduler": s, "nw": nw, "seed": 0, "loop": "closed"} for s in SCHEDULERS]
@@ -116,13 +118,22 @@ def runs(quick: bool, *, nw: int | None = None) -> list[dict[str, Any]]:
                 "writes": "block", "until": ABLATION_PERIODS})
     out += [{"id": f"ablation-loc{loc:g}-traced1-{s}", "scheduler": s, "nw": nw, "seed": 0, "loop": "open",
              "workload": "traced1", "locality": loc} for loc in ABLATION_LOCALITIES for s in SCHEDULERS]
+    # the think-factor ablation: Table 1's own think times, W_synth^1 and W_synth^2 through T4 (Case 2;
+    # the reference rates are learned after T1 when the disks are busy); and the destage-cost
+    # ablation of W_synth^2's eight periods
+    out += [{"id": f"ablation-think{ABLATION_THINK:g}-adaptive", "scheduler": "adaptive", "nw": nw, "seed": 0,
+             "loop": "closed", "think": ABLATION_THINK, "until": 4},
+            {"id": f"ablation-think{ABLATION_THINK:g}-synth2-adaptive", "scheduler": "adaptive", "nw": nw, "seed": 0,
+             "loop": "closed", "workload": "synth2", "think": ABLATION_THINK, "until": 4},
+            {"id": "ablation-rmw-synth2-adaptive", "scheduler": "adaptive", "nw": nw, "seed": 0, "loop": "closed",
+             "workload": "synth2", "writes": "block"}]
     return out
 
 
 def run(spec: dict[str, Any]) -> dict[str, Any]:
     return simulate(spec["nw"], spec["scheduler"], seed=spec.get("seed", 0), loop=spec.get("loop", "closed"),
                     workload=spec.get("workload", "synth1"), writes=spec.get("writes", "entry"),
-                    until=spec.get("until"), locality=spec.get("locality"))
+                    until=spec.get("until"), locality=spec.get("locality"), think=spec.get("think"))
 
 
 def _periods(by: dict[str, dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
@@ -168,7 +179,7 @@ def extras(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, An
             timeline["period_seconds"] = setup["period_seconds"]
             timeline["names"] = [row["name"] for row in out["periods"]]
             detail["setup"] = {k: v for k, v in setup.items() if k != "scheduler"}
-        elif not spec.get("writes") and "locality" not in spec:
+        elif not spec.get("writes") and "locality" not in spec and "think" not in spec:
             timeline.setdefault("workloads", {})[s] = {"timeline": out["timeline"],
                                                       "period_seconds": setup["period_seconds"]}
         detail["runs"][s] = {"setup": setup, "destage": setup[spec["scheduler"]], "scheduler": out["scheduler"],

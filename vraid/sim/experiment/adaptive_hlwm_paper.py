@@ -51,6 +51,10 @@ TABLE2 = {"traced1": {"read_fraction": 0.7519, "size": 6.5 * 1024, "iat": 21.10e
 #: at the start of its entry, so a destage reads old data and parity and writes both (4 member
 #: I/Os on 2 disks), as the paper's 16 KB-strip RAID-5 does, over its first ABLATION_PERIODS periods
 ABLATION_PERIODS = 2
+#: the think-factor ablation: Table 1's own inter-arrival times as think times (THINK's 2.5 is
+#: vraid's choice), to measure what the factor sets: the reference rate i_B and how far i
+#: rises from T1 to T4 in the closed loop
+ABLATION_THINK = 1.0
 PERIOD_NAMES = tuple(f"T{k}" for k in range(1, 9))
 
 #: what seed 003 reports for W_synth^1 (sec. 4.2.1; Fig. 4-6 draw the rest)

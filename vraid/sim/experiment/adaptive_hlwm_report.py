@@ -17,6 +17,8 @@ from . import verdict
 from .adaptive_hlwm_paper import FULL_NW, PAPER, PAPER_NW, PERIOD_NAMES, QUICK_NW, RHO_L, SCHEDULERS, THINK, cases
 from .adaptive_hlwm_periods import period_rows
 from .adaptive_hlwm_rows import ablation, ablation_text, read_hit_rows, standin_rows, synth2_rows
+from .adaptive_hlwm_rates import paper_rate
+from .adaptive_hlwm_think import think, think_text
 from .adaptive_hlwm_plots import plots_for
 from .adaptive_hlwm_workloads import workloads_markdown
 from .runner import load_json
@@ -46,7 +48,7 @@ def comparisons(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
 
     def rate(key: str) -> float:
         v = sched.get(key)
-        return float("nan") if v is None else _paper_rate(v, setup)
+        return float("nan") if v is None else paper_rate(v, setup)
 
     def change(n: str, key: str) -> float:
         a, b = st[n][key], ad[n][key]
@@ -57,21 +59,22 @@ def comparisons(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
         return "n/a" if v is None else f"{v:.2f}"
 
     i_b, d_b = rate("i_b_entries_per_s"), rate("delta_b_entries_per_s")
-    abl = ablation(by)
+    abl, th = ablation(by), think(by)
     t1 = ad["T1"]
     per = (f"counter: {t1['destage_blocks'] / t1['destages']:.2f} member blocks per destage in T1, "
            f"{t1.get('destage_read_blocks', 0) / t1['destages']:.2f} of them reads" if t1.get("destages") else "")
     rows.append(verdict.given(
         "i_B, entries/s at the paper's scale (T1)", PAPER["i_b"], i_b,
         cause=f"set by vraid's think factor: a closed loop with think times {THINK} x Table 1 (see Setup), so not a "
-              "verdict; rates x tau x 4096/N_W"))
+              "verdict; rates x tau x 4096/N_W" + think_text(th, "i_b")))
     rows.append(verdict.compare(
         "delta_B, entries/s at the paper's scale (T1)", PAPER["delta_b"], d_b,
         cause=f"delta = destage rate - i; {per}" + ablation_text(abl, "delta_b")))
     rows.append(verdict.compare("i_B / delta_B", PAPER["i_b"] / PAPER["delta_b"], i_b / d_b if d_b else float("nan"),
                                 baseline=1.0, unit="x",
                                 cause="which of the two rates is larger decides eq. (3)/(4); i_B is set by the think "
-                                      f"factor, delta_B by the destage cost ({per})" + ablation_text(abl, "ratio")))
+                                      f"factor, delta_B by the destage cost ({per})" + ablation_text(abl, "ratio")
+                                      + think_text(th, "i_b", "ratio")))
     # what the paper's own rates predict if the destage rate d = i_B + delta_B stays as in T1
     # and only i(t) changes (Table 1: T2 and T4 change the arrival rate alone)
     d_b = PAPER["i_b"] + PAPER["delta_b"]
@@ -94,7 +97,8 @@ def comparisons(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
             ("T4", "hwm"): (f"; counter: the host's requests rose {st['T4']['requests'] / st['T1']['requests']:.2f}x "
                             "from T1 to T4 (static run) where 39 % implies about 1.22x: in the closed loop the think "
                             f"time ({THINK} x Table 1, vraid's choice) is most of a cycle"
-                            if st["T1"].get("requests") else ""),
+                            if st["T1"].get("requests") else "") + think_text(th, "rise", "t4_hwm"),
+            ("T4", "lwm"): think_text(th, "t4_delta", "t4_lwm"),
             ("T6", "lwm"): (f"; counter: destage reads in T6 {st['T6'].get('destage_read_blocks', 0)} (static run): "
                             "our destages read nothing, so a read cache holding more old data cannot speed them as it "
                             "does the paper's")}
@@ -127,7 +131,7 @@ def comparisons(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
             rows.append(verdict.same(item, ad[n]["destage_blocks"], st[n]["destage_blocks"], cause=why))
         else:
             rows.append(verdict.compare(item, paper, change(n, "destage_blocks"), unit="%", cause=why))
-    return rows + period_rows(by, carried) + read_hit_rows(by) + synth2_rows(by) + standin_rows(by)
+    return rows + period_rows(by, carried) + read_hit_rows(by) + synth2_rows(by, th) + standin_rows(by, th)
 
 
 def carried(run: dict[str, Any], name: str) -> int | None:
@@ -281,8 +285,8 @@ def _markdown(results: dict[str, Any], detail: dict[str, Any], plots: bool) -> s
                       f"delta_B = {sched['delta_b_entries_per_s']:.1f} entries/s (the paper, W_synth^1: "
                       f"i_B = {PAPER['i_b']}, delta_B = {PAPER['delta_b']}); as the paper's cache would see them "
                       f"(x tau x 4096 / N_W = x {THINK}): i_B = "
-                      f"{_paper_rate(sched['i_b_entries_per_s'], setup):.1f}, delta_B = "
-                      f"{_paper_rate(sched['delta_b_entries_per_s'], setup):.1f}."]
+                      f"{paper_rate(sched['i_b_entries_per_s'], setup):.1f}, delta_B = "
+                      f"{paper_rate(sched['delta_b_entries_per_s'], setup):.1f}."]
     lines += ["", "## Cases 1-4 (sec. 2.3.1; Table 1 puts them in T2, T4, T6, T8)", "",
               "| case | period | claim | static | adaptive | holds |", "|---|---|---|--:|--:|---|"]
     for c in cases(results):
@@ -297,11 +301,6 @@ def _markdown(results: dict[str, Any], detail: dict[str, Any], plots: bool) -> s
     else:
         lines += ["", "(No plots: matplotlib is not installed.)"]
     return "\n".join(lines) + "\n"
-
-
-def _paper_rate(rate: float, setup: dict[str, Any]) -> float:
-    """A rate in our entries per virtual second as the paper's entries per second."""
-    return rate * setup.get("tau", 1.0) * PAPER_NW / setup.get("nw", PAPER_NW)
 
 
 def _differences(results: dict[str, Any], runs_: dict[str, Any]) -> list[str]:

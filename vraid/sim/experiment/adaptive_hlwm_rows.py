@@ -19,24 +19,13 @@ from typing import Any
 from . import verdict
 from .adaptive_hlwm_paper import (PAPER, PAPER2, PAPER_NW, PAPER_TRACED, SCHEDULERS, STANDINS,
                                   THINK, WORKLOAD_LABEL)
+from .adaptive_hlwm_rates import paper_rate, rates
 from .adaptive_hlwm_standin import LOCALITY as STANDIN_LOCALITY
+from .adaptive_hlwm_think import think_text
 
 #: the counters that add up over periods
 SUMS = ("overwrites", "write_blocks", "read_blocks", "read_hit_blocks", "destage_blocks", "destage_read_blocks",
         "destages", "requests")
-
-
-def paper_rate(rate: float | None, setup: dict[str, Any]) -> float:
-    """A rate in our entries per virtual second as the paper's entries per second (x tau x 4096 / N_W)."""
-    if rate is None:
-        return float("nan")
-    return rate * setup.get("tau", 1.0) * PAPER_NW / setup.get("nw", PAPER_NW)
-
-
-def rates(run: dict[str, Any]) -> tuple[float, float]:
-    """(i_B, delta_B) an adaptive run learned, at the paper's scale."""
-    sched, setup = run["scheduler"], run["setup"]
-    return paper_rate(sched.get("i_b_entries_per_s"), setup), paper_rate(sched.get("delta_b_entries_per_s"), setup)
 
 
 def totals(run: dict[str, Any], periods: int | None = None) -> dict[str, float]:
@@ -69,9 +58,10 @@ def first_move(run: dict[str, Any]) -> float | None:
 
 
 # ---------------------------------------------------------------------- W_synth^2
-def synth2_rows(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
+def synth2_rows(by: dict[str, dict[str, Any]], th: dict[str, float] | None = None) -> list[verdict.Comparison]:
     """W_synth^2 (sec. 4.2.1): its reference rates, theirs against W_synth^1's, and its
-    destaging through T4 and T8."""
+    destaging through T4 and T8. ``th``: the think-factor ablation
+    (:func:`.adaptive_hlwm_think.think`), quoted where the factor is the cause."""
     if not all(f"synth2-{s}" in by for s in SCHEDULERS):
         return []
     ad2, st2, ad1 = by["synth2-adaptive"], by["synth2-static"], by["adaptive"]
@@ -85,14 +75,15 @@ def synth2_rows(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
         verdict.compare("W_synth^2: i_B, entries/s at the paper's scale (T1)", PAPER2["i_b"], i2,
                         cause=f"the think factor {THINK} x Table 1 (W_synth^1's, vraid's choice) sets the level; the "
                               "ratio to W_synth^1's (below) is free of it; counter: T1 host requests "
-                              f"{t1['T1']['requests']} (W_synth^1: {ad1['periods'][0]['requests']}), {busy}"),
+                              f"{t1['T1']['requests']} (W_synth^1: {ad1['periods'][0]['requests']}), {busy}"
+                              + think_text(th, "s2_i_b")),
         verdict.compare("W_synth^2: delta_B, entries/s at the paper's scale (T1)", PAPER2["delta_b"], d2,
                         cause=f"counter: {_per_destage(ad2, 1)} in T1; the paper's read-modify-write destage is "
                               "slower: on W_synth^1"
                               + (ablation_text(ablation(by), "delta_b") or " (no ablation run)")),
         verdict.compare("W_synth^2 over W_synth^1: i_B", PAPER2["i_b"] / PAPER["i_b"], i2 / i1 if i1 else float("nan"),
-                        baseline=1.0, unit="x", cause="independent of the think factor (both workloads have it); "
-                        f"ours: i_B {i2:.1f} against {i1:.1f}"),
+                        baseline=1.0, unit="x", cause="both workloads have the think factor; "
+                        f"ours: i_B {i2:.1f} against {i1:.1f}" + think_text(th, "s2_over_s1")),
         verdict.compare("W_synth^2 over W_synth^1: delta_B", PAPER2["delta_b"] / PAPER["delta_b"],
                         d2 / d1 if d1 else float("nan"), baseline=1.0, unit="x",
                         cause=f"ours: delta_B {d2:.1f} against {d1:.1f}; delta = destage rate - i, so with our destage "
@@ -107,8 +98,38 @@ def synth2_rows(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
             f"baseline: T1's)", PAPER2[f"destaging_{n}"], share, baseline=base, unit="%",
             cause=f"counter: destaging during {share:.0f} % of {n}, {base:.0f} % of T1 (static HLWM: "
                   f"{100 * t1s[n]['destaging_share']:.0f} % of {n}); mean occupancy {100 * t1[n]['occupancy']:.0f} %, "
-                  f"LWM median {100 * t1[n]['lwm_median']:.0f} %"))
+                  f"LWM median {100 * t1[n]['lwm_median']:.0f} %" + _rmw2_text(by, n)))
     return rows
+
+
+def _rmw2_text(by: dict[str, dict[str, Any]], n: str) -> str:
+    """The destage-cost ablation of W_synth^2 for a destaging-share row of period ``n``: the
+    share with one-block writes (each destage a read-modify-write, as the paper's) beside ours."""
+    rmw, base = by.get("ablation-rmw-synth2-adaptive"), by.get("synth2-adaptive")
+    if rmw is None or base is None or len(rmw["periods"]) < len(base["periods"]):
+        return ""
+    p = {r["name"]: r for r in rmw["periods"]}
+    return (f"; ablation (W_synth^2 with one-block writes, so each destage is a read-modify-write of "
+            f"{_per_destage(rmw)}, as the paper's; ours: {_per_destage(base)}): destaging during "
+            f"{100 * p[n]['destaging_share']:.0f} % of {n}, {100 * p['T1']['destaging_share']:.0f} % of T1")
+
+
+def destage_rate(run: dict[str, Any]) -> float:
+    """Destages completed per second spent destaging, at the paper's scale (entries/s): the
+    most the run's one destaging process drains, so delta_B = d - i_B stays below it minus i_B."""
+    rows, setup = run["periods"], run["setup"]
+    busy = sum(r.get("destaging_share", 0.0) for r in rows) * setup["period_seconds"]
+    return paper_rate(sum(r.get("destages", 0) for r in rows) / busy, setup) if busy > 0 else float("nan")
+
+
+def _destage_rate_text(run: dict[str, Any], i_b: float, paper_i_b: float, paper_delta_b: float) -> str:
+    d = destage_rate(run)
+    if d != d:
+        return ""
+    need = paper_i_b + paper_delta_b
+    return (f"; counter: its one destaging process completes {d:.0f} destages a second while destaging "
+            f"({1e3 / d:.1f} ms each at the paper's scale), so delta_B = d - i is at most {d - i_b:.0f}; the "
+            f"paper's i_B + delta_B = {need:.0f} needs destages of {1e3 / need:.1f} ms")
 
 
 def _per_destage(run: dict[str, Any], periods: int | None = None) -> str:
@@ -120,7 +141,7 @@ def _per_destage(run: dict[str, Any], periods: int | None = None) -> str:
 
 
 # ---------------------------------------------------------------------- the stand-ins
-def standin_rows(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
+def standin_rows(by: dict[str, dict[str, Any]], th: dict[str, float] | None = None) -> list[verdict.Comparison]:
     """The traced workloads' claims, each judged on its stand-in, or ``not run`` where a stand-in
     cannot speak to it."""
     rows: list[verdict.Comparison] = []
@@ -145,7 +166,7 @@ def standin_rows(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
                                   "so cause not found in vraid: Table 2's own rates do not give the paper's i_B"),
             verdict.compare(f"{label}: delta_B, entries/s", p["delta_b"], d_b,
                             cause=f"{on}; counter: {_per_destage(ad)}; disks busy "
-                                  f"{100 * _mean(ad, 'disk_busy'):.0f} %"),
+                                  f"{100 * _mean(ad, 'disk_busy'):.0f} %" + _destage_rate_text(ad, i_b, p["i_b"], p["delta_b"])),
         ]
         ow = 100 * (ta["overwrite_ratio"] - ts["overwrite_ratio"])
         tr = change(ts["destage_blocks"], ta["destage_blocks"])
@@ -202,7 +223,8 @@ def standin_rows(by: dict[str, dict[str, Any]]) -> list[verdict.Comparison]:
             f"{WORKLOAD_LABEL[w]} over W_synth^1: i_B (\"lighter IO traffic than the synthetic workloads\")",
             PAPER_TRACED[w]["i_b"] / PAPER["i_b"], i_t / i_s if i_s else float("nan"), baseline=1.0, unit="x",
             cause=f"judged on the stand-in; counter: ours {i_t:.1f} against {i_s:.1f}: the stand-in's is bounded by "
-                  f"its write arrivals (its i_B row), W_synth^1's set by vraid's think factor {THINK}"))
+                  f"its write arrivals (its i_B row), W_synth^1's set by vraid's think factor {THINK}"
+                  + think_text(th, "i_b")))
     why = ("not run: the marks follow the trace's own changes over its two hours, which Table 2 (averages) does not "
            "give and a stationary stand-in does not have; the cello traces are not public")
     rows += [
@@ -295,5 +317,5 @@ def ablation_text(a: dict[str, float] | None, key: str) -> str:
             f"{a['base_reads_per_destage']:.1f} reads): {a[f'base_{key}']:.3g} -> {a[f'rmw_{key}']:.3g}")
 
 
-__all__ = ["SUMS", "ablation", "ablation_text", "change", "first_move", "locality_text", "paper_rate", "rates",
+__all__ = ["SUMS", "ablation", "ablation_text", "change", "destage_rate", "first_move", "locality_text",
            "read_hit_rows", "standin_rows", "synth2_rows", "totals"]

@@ -40,8 +40,9 @@ class Setup:
     workload, the times.
 
     ``tau`` is virtual seconds per second of the paper: the cache (and so a fill or a drain)
-    is ``nw / 4096`` of the paper's, and with think times ``THINK`` times Table 1's the cache
-    fills ``THINK`` times more slowly per entry, so ``tau = THINK * nw / 4096``. A stand-in
+    is ``nw / 4096`` of the paper's, and with think times ``think`` (default ``THINK``) times
+    Table 1's the cache fills ``think`` times more slowly per entry, so
+    ``tau = think * nw / 4096``. A stand-in
     (``workload`` "traced1"/"traced2") runs open loop at Table 2's arrival rate, so its
     ``tau = nw / 4096``. ``read_fraction`` is W_synth's (0.6 for "synth1", 0.4 for "synth2").
     """
@@ -51,6 +52,9 @@ class Setup:
     read_fraction: float = 0.6
     workload_name: str = "synth1"
     locality: float = standin.LOCALITY
+    #: W_synth's think times as a multiple of Table 1's inter-arrival times (the think-factor
+    #: ablation changes it; a stand-in runs open loop and has none)
+    think: float = THINK
 
     @property
     def is_standin(self) -> bool:
@@ -58,7 +62,7 @@ class Setup:
 
     @property
     def tau(self) -> float:
-        return (1.0 if self.is_standin else THINK) * self.nw / PAPER_NW
+        return (1.0 if self.is_standin else self.think) * self.nw / PAPER_NW
 
     @property
     def period(self) -> float:
@@ -112,7 +116,7 @@ class Setup:
         g = self.geometry()
         return {"workload": self.workload_name, "nw": self.nw, "entry_bytes": ENTRY, "cache_bytes": self.cache_bytes,
                 "tau": self.tau,
-                "period_seconds": self.period, "update_seconds": self.update, "think_factor": THINK,
+                "period_seconds": self.period, "update_seconds": self.update, "think_factor": self.think,
                 "disks": DISKS, "block": BLOCK, "strip": BLOCK, "stripes": self.stripes,
                 "space_bytes": g.capacity, "member_bytes": g.member_size, "disk_model": self.disk_model(),
                 "organisation": "pbg", "destage_order": DESTAGE_ORDER, "queue_order": QUEUE_ORDER,
@@ -134,7 +138,7 @@ class SparseMemoryStore(MemoryStore):
 # ---------------------------------------------------------------------- one run
 def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
              read_fraction: float | None = None, workload: str = "synth1", writes: str = "entry",
-             until: int | None = None, locality: float | None = None) -> dict[str, Any]:
+             until: int | None = None, locality: float | None = None, think: float | None = None) -> dict[str, Any]:
     """Run ``workload`` with ``scheduler`` ("static" or "adaptive") in virtual time.
 
     ``workload``: "synth1", "synth2" (W_synth^1, W_synth^2: the eight periods of Table 1) or
@@ -142,6 +146,7 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
     overrides W_synth's. ``writes="block"``: every write is one 4 KiB block at the start of
     its entry (the destage-cost ablation). ``until``: run only the first ``until`` periods.
     ``locality``: a stand-in's (the locality ablation; default :data:`.standin.LOCALITY`).
+    ``think``: W_synth's think factor (the think-factor ablation; default :data:`THINK`).
     Returns per-period aggregates (``periods``), the occupancy and marks over time
     (``timeline``), what the scheduler learned and the final drain. Deterministic: the same
     arguments give the same result.
@@ -157,7 +162,10 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
     fraction = read_fraction if read_fraction is not None else SYNTH.get(workload, 0.6)
     if locality is not None and workload not in STANDINS:
         raise ValueError("locality is a stand-in's: W_synth's is Table 1's")
-    setup = Setup(nw, seed, fraction, workload, standin.LOCALITY if locality is None else locality)
+    if think is not None and (workload in STANDINS or loop != "closed" or not think > 0):
+        raise ValueError("think is W_synth's closed loop's: a positive factor, and loop 'closed'")
+    setup = Setup(nw, seed, fraction, workload, standin.LOCALITY if locality is None else locality,
+                  THINK if think is None else float(think))
     g = setup.geometry()
     pools: list[list[list[tuple[bool, int, int]]]]
     stamped: list[tuple[float, bool, int, int]] = []
@@ -167,9 +175,9 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
         pools = [[[] for _ in range(5)] for _ in periods]
         stamped = list(standin.requests(workload, g.capacity, len(periods) * setup.period, seed, setup.locality))
     else:
-        # the closed loop needs up to (period / THINK*iat) requests per process and period; the
+        # the closed loop needs up to (period / think*iat) requests per process and period; the
         # workload offers (pool period / 5*iat): 1.5 x what it needs
-        pool_factor = 1.5 * 5 / THINK if loop == "closed" else 1.0
+        pool_factor = 1.5 * 5 / setup.think if loop == "closed" else 1.0
         synth = parse_workload(setup.workload(pool_factor))
         assert isinstance(synth, HlwmPeriods)
         periods = synth.periods()
@@ -262,7 +270,7 @@ def simulate(nw: int, scheduler: str, *, seed: int = 0, loop: str = "closed",
                 taken = [0] * n
                 while True:
                     k = min(int((trio.current_time() - t0) // period), n - 1)
-                    await trio.sleep(rng.exponential(periods[k].iat * THINK))
+                    await trio.sleep(rng.exponential(periods[k].iat * setup.think))
                     now = trio.current_time()
                     if now >= end:
                         return

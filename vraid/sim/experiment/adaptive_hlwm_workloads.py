@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from .adaptive_hlwm_paper import ABLATION_PERIODS, SCHEDULERS, STANDINS, TABLE2, WORKLOAD_LABEL
-from .adaptive_hlwm_rows import paper_rate, totals
+from .adaptive_hlwm_rates import paper_rate
+from .adaptive_hlwm_rows import totals
 from .adaptive_hlwm_standin import LOCALITY, PIECES, size_mix
 
 

@@ -292,6 +292,10 @@ def test_the_floor_ablation_mounts_sc_with_no_disk_time_beside_each_step():
     assert all(s["no_disk_time"] and s["cache"] == "stripe" and s["ct"] == "none" for s in floor)
     assert not [s for s in specs if s["config"] != msc_ct_mount.FLOOR and s.get("no_disk_time")]
     assert not [s for s in _mount_specs(floor=False) if s["config"] == msc_ct_mount.FLOOR]
+    # the full run's Fig. 13(b) strips get the floor too, each at its own strip
+    full = [s for s in _mount_specs(quick=False) if s["bench"] == "dbench-strip" and s.get("repeat", 1) == 1]
+    assert {(s["strip"], s["config"]) for s in full} == {(st, c) for st in ("16K", "256K")
+                                                        for c in ("pbgc", "sc", "msc_ct", msc_ct_mount.FLOOR)}
 
 
 def test_floor_ablation_sets_the_mount_s_own_time_apart_in_the_mount_rows():
@@ -347,3 +351,26 @@ def test_floor_ablation_sets_the_mount_s_own_time_apart_in_the_mount_rows():
     trends = {r.item: r for r in mount_rows(m) if r.item not in rows}
     causes = " ".join(r.cause for r in trends.values())
     assert "(the claim: above 1)" in causes and "the disks' share alone gives MSC-CT over SC 16 KiB" in causes
+
+
+def test_fig13b_rows_take_the_floor_at_their_own_strip():
+    """With the floor at every strip (runs since it ran there), the best-strip row and the SC-above-PBGC
+    row read the floor of the strip they quote, not DBench's 64K one."""
+    strips = {"strips": ["16K", "64K", "256K"], "clients": 16, "pbgc": [10.0, 20.0, 30.0], "sc": [9.0, 25.0, 40.0],
+              "msc_ct": [10.0, 24.0, 60.0], msc_ct_mount.FLOOR: [50.0, 100.0, 200.0]}
+    m = {"dbench": {"clients": [16], "pbgc": [20.0], "sc": [25.0], "msc_ct": [24.0], msc_ct_mount.FLOOR: [100.0]},
+         "dbench_strip": strips}
+    rows = {r.item.split(" (")[0]: r for r in rep.fig13_rows(m)}
+    best = next(r for k, r in rows.items() if k.startswith("Fig. 13(b) DBench"))
+    assert "best at strip 256K" in best.cause and "200.00 MB/s in the mount alone" in best.cause
+    assert "the floor run's strip is 64K" not in best.cause
+    above = rows["Fig. 13(b): SC above PBGC at every strip size"]
+    assert above.verdict == verdict.NOT_REPRODUCED  # SC 9 < PBGC 10 at 16K
+    assert "50.00 MB/s in the mount alone, SC 9.00 MB/s and PBGC 10.00 MB/s" in above.cause
+    # runs from before the floor ran at every strip: DBench's floor, named as 64K's
+    del strips[msc_ct_mount.FLOOR]
+    best = next(r for r in rep.fig13_rows(m) if r.item.startswith("Fig. 13(b) DBench"))
+    assert "100.00 MB/s in the mount alone" in best.cause and "(the floor run's strip is 64K, DBench's)" in best.cause
+    strips[msc_ct_mount.FLOOR] = [50.0, 100.0, 200.0]
+    md = "\n".join(rep.markdown(m))
+    assert "| MSC-CT MB/s | SC, no disk time (floor ablation) MB/s |" in md and "| 256K | 30.00 | 40.00 | 60.00 | 200.00 |" in md

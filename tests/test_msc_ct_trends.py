@@ -194,6 +194,30 @@ def test_fig13b_ct_gain_grows_and_sc_falls_with_the_strip_both_ways():
     assert [r.verdict for r in T.fig13_rows({})] == [verdict.NOT_RUN] * 3
 
 
+def test_fig13b_strip_rows_read_the_floor_at_each_strip():
+    """With the floor ablation at every strip, the strip trends are judged once more in the disks'
+    shares (each strip's MB/s less its own floor's): the floor is ruled out where the trend fails
+    there too, and named where the disks' shares hold it."""
+    s = {"strips": ["16K", "64K", "256K"], "pbgc": [1.0] * 3, "sc": [8.0, 16.0, 40.0], "msc_ct": [8.0, 16.0, 36.0],
+         "sc-floor": [400.0, 400.0, 400.0], "clients": 16}
+    m = {"dbench": {"clients": [16]}, "dbench_strip": s}
+    gain, sc = T.fig13_rows(m)[1:3]
+    assert sc.verdict == verdict.NOT_REPRODUCED
+    assert "floor ablation at each strip (SC with `--time none`, no disk time): MB/s 16K 400.0, 64K 400.0" in sc.cause
+    assert "SC's disks' share alone 16K 8.2 MB/s, 64K 16.7 MB/s, 256K 44.4 MB/s: it rises there too (ruled out as " \
+           "the cause: the mount's floor); cause not found" in sc.cause
+    assert gain.verdict == verdict.NOT_REPRODUCED and "the disks' shares alone give MSC-CT over SC 16K 1.00x" in gain.cause
+    assert "it does not hold there either" in gain.cause
+    # SC's disks' share falls once its floor is taken away: the floor is what made it rise
+    s |= {"sc": [30.0, 32.0, 35.0], "msc_ct": [30.0, 34.0, 40.0], "sc-floor": [40.0, 60.0, 100.0]}
+    gain, sc = T.fig13_rows(m)[1:3]
+    assert "it falls there, so what sets the timed trend apart is the mount's floor" in sc.cause
+    assert gain.verdict == verdict.REPRODUCED and "sc-floor" not in gain.cause  # a trend that holds needs no cause
+    # a strip where SC took no longer than its floor: not read
+    s |= {"sc": [30.0, 32.0, 99.0], "msc_ct": [29.0, 34.0, 40.0]}
+    assert "256K at the floor: at its floor at a strip, so the trend cannot be read" in T.fig13_rows(m)[2].cause
+
+
 def _cycle(mb_s, runs=None):
     """One aging cycle as msc_ct_mount_report.collect keeps it (``runs``: each round's MB/s)."""
     return [{"cycle": 1, "mb_s": mb_s, "disks": USE, **({"runs": runs} if runs else {})}]

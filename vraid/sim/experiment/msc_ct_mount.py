@@ -28,7 +28,7 @@ drained by one), every member and the NVS file in /dev/shm. The workloads
 
 Each is made ``repeats`` times (:data:`FULL`: 5, round by round), and the rows are judged on the
 medians with the run-to-run range (:mod:`.msc_ct_mount_report`). With ``floor`` (the default),
-Table II's, DBench's and the aging runs are made once more per round as the floor ablation
+Table II's, DBench's (at each strip) and the aging runs are made once more per round as the floor ablation
 (:data:`FLOOR`: SC with no disk time), whose times set the mount's own cost apart from the
 disks' share in each row's cause (:func:`.msc_ct_mount_report.floor_note`).
 
@@ -137,7 +137,8 @@ def specs(quick: bool, options: dict[str, Any] | None = None) -> list[dict[str, 
 
 def _round(add: Callable[..., None], base: dict[str, Any]) -> None:
     """Every mount run once (``add(bench, config, **spec)`` each; ``add`` numbers the round); the
-    floor ablation (:data:`FLOOR`) beside Table II, Fig. 13(a) and Fig. 14 when ``floor`` is on."""
+    floor ablation (:data:`FLOOR`) beside Table II, Fig. 13(a), each strip of Fig. 13(b) and Fig. 14
+    when ``floor`` is on."""
     floor = [FLOOR] if base["floor"] else []
     for config in [*CONFIGS, *floor]:
         add("table2", config, strip=TABLE2_STRIP, disk_size=base["disk_size"], video_mb=base["video_mb"],
@@ -146,7 +147,7 @@ def _round(add: Callable[..., None], base: dict[str, Any]) -> None:
         add("dbench", config, disk_size=base["dbench_disk_size"], clients=list(base["dbench_clients"]),
             seconds=base["dbench_seconds"], ram=base["dbench_ram"])
     for strip in base["dbench_strips"]:
-        for config in CONFIGS:
+        for config in [*CONFIGS, *floor]:
             add("dbench-strip", config, strip=strip, disk_size=base["dbench_disk_size"],
                 clients=[max(base["dbench_clients"])], seconds=base["dbench_seconds"], ram=base["dbench_ram"])
     for mean, bench in ((16 << 10, "aging-16k"), (2048 << 10, "aging-2048k")):

@@ -83,7 +83,9 @@ def collect(results: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, A
     out["setup"] = {k: spec0[k] for k in ("disk_model", "time_scale", "disks", "cache_size")}
     if strips and len(strips) > 1:
         order = sorted(strips, key=lambda s: int(s.rstrip("K")))
-        out["dbench_strip"] = {"strips": order, **{c: [strips[s].get(c) for s in order] for c in ("pbgc", "sc", "msc_ct")}}
+        # the floor ablation's at every strip, where it ran at every one (runs before it ran at 64K only)
+        cfgs = ("pbgc", "sc", "msc_ct") + ((FLOOR,) if all(FLOOR in strips[s] for s in order) else ())
+        out["dbench_strip"] = {"strips": order, **{c: [strips[s].get(c) for s in order] for c in cfgs}}
         out["dbench_strip"]["clients"] = max(out["dbench"].get("clients", [0]))
     out["sizes"] = {spec["bench"]: {k: spec[k] for k in ("disk_size", "strip", "video_mb", "music_files", "music_mb",
                                                          "tree", "fio_mb", "clients", "seconds", "ram", "mean", "cycles")
@@ -334,11 +336,14 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
         by_strip = m.get("disks", {}).get("dbench_strip", {})
         sr = m.get("dbench_strip_runs", {})
         best_runs = sr.get(strips[best], {})
-        # the floor at the same client count (DBench's floor run, strip 64K: with no disk time the
-        # strip changes only how the daemon cuts requests, an assumption of ours)
-        floor = _dbench_floor(d)
+        # the floor at the same strip, or where it ran at 64K only (runs before it ran at every strip)
+        # DBench's floor at the same client count: with no disk time the strip changes only how the
+        # daemon cuts requests, an assumption of ours that the later runs measure
+        floor, own = _dbench_floor(d), FLOOR in s
         values = {"pbgc": s["pbgc"][best], "msc_ct": s["msc_ct"][best]}
-        if floor and s["clients"] in d["clients"]:
+        if own:
+            values[FLOOR] = s[FLOOR][best]
+        elif floor and s["clients"] in d["clients"]:
             values[FLOOR] = floor[d["clients"].index(s["clients"])]
         fnote = floor_note(values, "msc_ct", "pbgc", FIG13["strip_ct_over_pbgc_best"], "MB/s")
         rows.append(verdict.compare(item_b.replace("128 clients", f"{s['clients']} clients (mount; paper 128)"),
@@ -346,9 +351,11 @@ def fig13_rows(m: dict[str, Any]) -> list[verdict.Comparison]:
                                     spread=_spread(best_runs.get("msc_ct"), best_runs.get("pbgc")),
                                     cause=_join(f"best at strip {strips[best]}; " + table,
                                                 disk_note(by_strip.get(strips[best], {}), floor=bool(fnote)),
-                                                fnote + (" (the floor run's strip is 64K, DBench's)" if fnote else ""))))
+                                                fnote + (" (the floor run's strip is 64K, DBench's)"
+                                                         if fnote and not own else ""))))
         worst = min(range(len(strips)), key=lambda i: _ratio(s["sc"][i], s["pbgc"][i]))
-        note = disk_note(by_strip.get(strips[worst], {}))
+        wnote = floor_note({c: s[c][worst] for c in ("sc", "pbgc", FLOOR) if c in s}, "sc", "pbgc", None, "MB/s")
+        note = _join(disk_note(by_strip.get(strips[worst], {}), floor=bool(wnote)), wnote)
         # the range: whether it held with SC's worst run against PBGC's best at every strip, and best against worst
         held = None
         if all({"sc", "pbgc"} <= set(sr.get(st, {})) for st in strips) and m.get("repeats", 1) > 1:
@@ -493,10 +500,12 @@ def markdown(m: dict[str, Any]) -> list[str]:
                        + (f" {floor[i]:.2f} |" if floor else ""))
     ds = m.get("dbench_strip", {})
     if ds.get("strips"):
-        out += ["", f"| strip ({ds.get('clients')} DBench clients) | PBGC MB/s | SC MB/s | MSC-CT MB/s |", "|--:|--:|--:|--:|"]
+        cols = ("pbgc", "sc", "msc_ct") + ((FLOOR,) if FLOOR in ds else ())
+        out += ["", f"| strip ({ds.get('clients')} DBench clients) | PBGC MB/s | SC MB/s | MSC-CT MB/s |"
+                + (" SC, no disk time (floor ablation) MB/s |" if FLOOR in ds else ""), "|--:|" + "--:|" * len(cols)]
         for i, st_ in enumerate(ds["strips"]):
             out.append(f"| {st_} | " + " | ".join(f"{ds[k][i]:.2f}" if ds[k][i] is not None else "n/a"
-                                                  for k in ("pbgc", "sc", "msc_ct")) + " |")
+                                                  for k in cols) + " |")
     for key, label in (("16k", "16 KiB"), ("2048k", "2048 KiB")):
         a = m.get("aging", {}).get(key, {})
         if {"sc", "msc_ct"} <= set(a):

@@ -375,17 +375,61 @@ def _strip_rows(m: dict[str, Any], s: dict[str, Any], strips: list[str]) -> list
     cause = "; ".join(x for x in (
         "MSC-CT over SC " + ", ".join(f"{st} {g:.2f}x" for st, g in zip(strips, gain)),
         f"member requests SC {req_sc}; MSC-CT {req_ct}" if req_sc and req_ct else "",
-        note_at(brk + 1) if brk is not None else "") if x)
+        note_at(brk + 1) if brk is not None else "",
+        _strip_floor_gain(s, strips) if brk is not None else "") if x)
     rows.append(verdict.holds(FIG13_STRIP_GAIN + f" (mount, {clients}, strips {span})", True, brk is None, cause=cause,
                               spread=per_round(lambda sc, ct: [c / x for c, x in zip(ct, sc)])))
     falls = _rising([-v for v in s["sc"]])
     cause = "; ".join(x for x in (
         "SC MB/s " + ", ".join(f"{st} {v:.1f}" for st, v in zip(strips, s["sc"])),
         f"SC's member requests {req_sc}" if req_sc else "",
-        note_at(falls + 1) if falls is not None else "") if x)
+        note_at(falls + 1) if falls is not None else "",
+        _strip_floor_sc(s, strips) if falls is not None else "") if x)
     rows.append(verdict.holds(FIG13_STRIP_SC + f" (mount, {clients}, strips {span})", True, falls is None, cause=cause,
                               spread=per_round(lambda sc, ct: [-v for v in sc])))
     return rows
+
+
+def _strip_floor_text(s: dict[str, Any], strips: list[str]) -> str:
+    return "floor ablation at each strip (SC with `--time none`, no disk time): MB/s " + ", ".join(
+        f"{st} {v:.1f}" for st, v in zip(strips, s[FLOOR]))
+
+
+def _strip_floor_gain(s: dict[str, Any], strips: list[str]) -> str:
+    """The CT-gain-grows row's floor ablation: MSC-CT over SC in the disks' shares at each strip
+    (the timed MB/s less the floor's at the same strip), and whether the claim holds there. ""
+    where the floor did not run at every strip."""
+    if FLOOR not in s:
+        return ""
+    shares = [floor_share({"msc_ct": c, "sc": x, FLOOR: f}, "msc_ct", "sc", "MB/s")
+              for c, x, f in zip(s["msc_ct"], s["sc"], s[FLOOR])]
+    got = [sh["share"] if sh else None for sh in shares]
+    text = _strip_floor_text(s, strips) + "; the disks' shares alone give MSC-CT over SC " + ", ".join(
+        f"{st} " + ("at the floor" if g is None else f"{g:.2f}x") for st, g in zip(strips, got))
+    if any(g is None for g in got):
+        return text + ": a driver at its floor there, so the trend cannot be read in the disks' shares"
+    if _rising(got) is None:
+        return text + ": the claim holds in the disks' shares, so what sets the timed trend apart is the mount's floor"
+    return text + ": it does not hold there either (ruled out as the cause: the mount's floor); cause not found"
+
+
+def _strip_floor_sc(s: dict[str, Any], strips: list[str]) -> str:
+    """The SC-falls row's floor ablation: SC's MB/s in its disks' share at each strip (one MB's
+    time less the floor's at the same strip), and whether it falls there. "" where the floor did
+    not run at every strip."""
+    if FLOOR not in s:
+        return ""
+    per = [1.0 / x - 1.0 / f if x and f else None for x, f in zip(s["sc"], s[FLOOR])]
+    text = _strip_floor_text(s, strips) + "; SC's disks' share alone " + ", ".join(
+        f"{st} " + ("at the floor" if t is None or t <= verdict.TOLERANCE / f else f"{1 / t:.1f} MB/s")
+        for st, t, f in zip(strips, per, s[FLOOR]))
+    if any(t is None or t <= verdict.TOLERANCE / f for t, f in zip(per, s[FLOOR])):
+        return text + ": at its floor at a strip, so the trend cannot be read in the disks' share"
+    if _rising([1 / t for t in per]) is None and len(per) > 1:  # the disks' share rises with the strip too
+        return text + ": it rises there too (ruled out as the cause: the mount's floor); cause not found"
+    if _rising([-1 / t for t in per]) is None:
+        return text + ": it falls there, so what sets the timed trend apart is the mount's floor"
+    return text + ": neither rises nor falls throughout (ruled out as the cause: the mount's floor); cause not found"
 
 
 def _rising(xs: Sequence[float]) -> int | None:

@@ -362,7 +362,8 @@ def test_think_factor_ablation_runs_table_1s_own_think_times(quick):
     rows = {r["item"]: r for r in json.loads((quick / "results.json").read_text())["paper_vs_vraid"]}
     for item in ("W_synth^2: i_B, entries/s at the paper's scale (T1)", "Case 2 (T4): adaptive HWM",
                  "Case 2 (T4): adaptive LWM", "W_synth^2 over W_synth^1: i_B"):
-        assert "ablation (think times 1 x Table 1, the paper's own, against vraid's 2.5" in rows[item]["cause"], item
+        assert "ablation (think factor 1: Table 1's inter-arrival times as the think times, against vraid's 2.5" \
+            in rows[item]["cause"], item
     assert "host requests T4 over T1" in rows["Case 2 (T4): adaptive HWM"]["cause"]
     assert "read-modify-write" in rows["W_synth^2 T8: adaptive destaging continues through the period (share of time "
                                        "destaging; baseline: T1's)"]["cause"]

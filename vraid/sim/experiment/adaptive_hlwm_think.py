@@ -72,7 +72,8 @@ def think_text(a: dict[str, float] | None, *keys: str) -> str:
              if f"base_{k}" in a and f"think_{k}" in a]
     if not parts:
         return ""
-    return (f"; ablation (think times {ABLATION_THINK:g} x Table 1, the paper's own, against vraid's {THINK}; "
+    return (f"; ablation (think factor {ABLATION_THINK:g}: Table 1's inter-arrival times as the think times, "
+            f"against vraid's {THINK}; "
             f"W_synth^1's disks busy in T1 {a['base_busy']:.0f} % -> {a['think_busy']:.0f} %): " + ", ".join(parts))
 
 

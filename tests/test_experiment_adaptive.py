@@ -350,7 +350,8 @@ def test_think_factor_ablation_runs_table_1s_own_think_times(quick):
 
     runs = json.loads((quick / "detail.json").read_text())["runs"]
     abl = runs["ablation-think1-adaptive"]
-    assert [p["name"] for p in abl["periods"]] == NAMES[:4] and len(runs["ablation-think1-synth2-adaptive"]["periods"]) == 4
+    assert [p["name"] for p in abl["periods"]] == NAMES[:4]
+    assert len(runs["ablation-think1-synth2-adaptive"]["periods"]) == 4
     assert abl["setup"]["think_factor"] == 1.0 and runs["adaptive"]["setup"]["think_factor"] == paper.THINK
     assert abl["setup"]["period_seconds"] == pytest.approx(runs["adaptive"]["setup"]["period_seconds"] / paper.THINK)
     by = {k: {"periods": v["periods"], "scheduler": v["scheduler"], "setup": v["setup"]} for k, v in runs.items()}

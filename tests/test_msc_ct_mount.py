@@ -373,4 +373,5 @@ def test_fig13b_rows_take_the_floor_at_their_own_strip():
     assert "100.00 MB/s in the mount alone" in best.cause and "(the floor run's strip is 64K, DBench's)" in best.cause
     strips[msc_ct_mount.FLOOR] = [50.0, 100.0, 200.0]
     md = "\n".join(rep.markdown(m))
-    assert "| MSC-CT MB/s | SC, no disk time (floor ablation) MB/s |" in md and "| 256K | 30.00 | 40.00 | 60.00 | 200.00 |" in md
+    assert "| MSC-CT MB/s | SC, no disk time (floor ablation) MB/s |" in md
+    assert "| 256K | 30.00 | 40.00 | 60.00 | 200.00 |" in md

@@ -206,7 +206,8 @@ def test_fig13b_strip_rows_read_the_floor_at_each_strip():
     assert "floor ablation at each strip (SC with `--time none`, no disk time): MB/s 16K 400.0, 64K 400.0" in sc.cause
     assert "SC's disks' share alone 16K 8.2 MB/s, 64K 16.7 MB/s, 256K 44.4 MB/s: it rises there too (ruled out as " \
            "the cause: the mount's floor); cause not found" in sc.cause
-    assert gain.verdict == verdict.NOT_REPRODUCED and "the disks' shares alone give MSC-CT over SC 16K 1.00x" in gain.cause
+    assert gain.verdict == verdict.NOT_REPRODUCED
+    assert "the disks' shares alone give MSC-CT over SC 16K 1.00x" in gain.cause
     assert "it does not hold there either" in gain.cause
     # SC's disks' share falls once its floor is taken away: the floor is what made it rise
     s |= {"sc": [30.0, 32.0, 35.0], "msc_ct": [30.0, 34.0, 40.0], "sc-floor": [40.0, 60.0, 100.0]}

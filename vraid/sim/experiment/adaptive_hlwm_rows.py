@@ -166,7 +166,8 @@ def standin_rows(by: dict[str, dict[str, Any]], th: dict[str, float] | None = No
                                   "so cause not found in vraid: Table 2's own rates do not give the paper's i_B"),
             verdict.compare(f"{label}: delta_B, entries/s", p["delta_b"], d_b,
                             cause=f"{on}; counter: {_per_destage(ad)}; disks busy "
-                                  f"{100 * _mean(ad, 'disk_busy'):.0f} %" + _destage_rate_text(ad, i_b, p["i_b"], p["delta_b"])),
+                                  f"{100 * _mean(ad, 'disk_busy'):.0f} %"
+                                  + _destage_rate_text(ad, i_b, p["i_b"], p["delta_b"])),
         ]
         ow = 100 * (ta["overwrite_ratio"] - ts["overwrite_ratio"])
         tr = change(ts["destage_blocks"], ta["destage_blocks"])

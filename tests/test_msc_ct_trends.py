@@ -208,6 +208,12 @@ def test_fig13b_strip_rows_read_the_floor_at_each_strip():
            "the cause: the mount's floor); cause not found" in sc.cause
     assert gain.verdict == verdict.NOT_REPRODUCED
     assert "the disks' shares alone give MSC-CT over SC 16K 1.00x" in gain.cause
+    # the members' busy share draws no conclusion of its own beside the floor (it could contradict it)
+    half = {**USE, "busy": 0.6}  # alone, this share would say that neither the disks nor the mount is ruled out
+    m["disks"] = {"dbench_strip": {st: {c: half for c in ("pbgc", "sc", "msc_ct")} for st in s["strips"]}}
+    assert "neither is ruled out" not in " ".join(r.cause for r in T.fig13_rows(m)[1:3])
+    assert "measured (the members, over the step)" in T.fig13_rows(m)[1].cause
+    del m["disks"]
     assert "it does not hold there either" in gain.cause
     # SC's disks' share falls once its floor is taken away: the floor is what made it rise
     s |= {"sc": [30.0, 32.0, 35.0], "msc_ct": [30.0, 34.0, 40.0], "sc-floor": [40.0, 60.0, 100.0]}

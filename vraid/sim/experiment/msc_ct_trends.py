@@ -358,8 +358,8 @@ def _strip_rows(m: dict[str, Any], s: dict[str, Any], strips: list[str]) -> list
         got = [(st, (by_strip.get(st, {}).get(cfg) or {}).get("requests")) for st in strips]
         return ", ".join(f"{st} {n:,}" for st, n in got if n is not None)
 
-    def note_at(i: int) -> str:
-        note = disk_note(by_strip.get(strips[i], {}))
+    def note_at(i: int) -> str:  # with the floor at every strip, it decides (its text follows)
+        note = disk_note(by_strip.get(strips[i], {}), floor=FLOOR in s)
         return f"at strip {strips[i]}: {note}" if note else ""
 
     def per_round(values: Callable[[tuple[float, ...], tuple[float, ...]], list[float]]) -> list[bool] | None:

@@ -30,11 +30,18 @@ class DiskShares:
         return None if any(self.at_floor) else self.bottom / self.top
 
 
+def disk_share(time: float, floor: float) -> tuple[float, bool]:
+    """One step's disks' share: its time per unit of work with the disks less the same step's in
+    the mount alone (``floor``), and whether that is within the tolerance of the floor (noise)."""
+    d = time - floor
+    return d, d <= TOLERANCE * floor
+
+
 def disk_shares(top: float, top_floor: float, bottom: float, bottom_floor: float) -> DiskShares:
     """The disks' shares of two steps: ``top`` and ``bottom`` are their times per unit of work
     with the disks, ``*_floor`` the same steps' in the mount alone."""
-    d_top, d_bottom = top - top_floor, bottom - bottom_floor
-    return DiskShares(d_top, d_bottom, (d_top <= TOLERANCE * top_floor, d_bottom <= TOLERANCE * bottom_floor))
+    (d_top, at_top), (d_bottom, at_bottom) = disk_share(top, top_floor), disk_share(bottom, bottom_floor)
+    return DiskShares(d_top, d_bottom, (at_top, at_bottom))
 
 
-__all__ = ["DiskShares", "disk_shares"]
+__all__ = ["DiskShares", "disk_share", "disk_shares"]

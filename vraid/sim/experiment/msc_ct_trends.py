@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 
 from . import verdict
 from . import msc_ct_figs, msc_ct_mount_report
+from .floor import disk_share
 from .msc_ct_figs import TABLE2, per_write as _per_write
 from .msc_ct_mount import FLOOR
 from .msc_ct_mount_report import NOT_MOUNTED, disk_note, floor_note, floor_share
@@ -419,11 +420,12 @@ def _strip_floor_sc(s: dict[str, Any], strips: list[str]) -> str:
     not run at every strip."""
     if FLOOR not in s:
         return ""
-    per = [1.0 / x - 1.0 / f if x and f else None for x, f in zip(s["sc"], s[FLOOR])]
+    # per strip, SC's seconds per MB less the floor's, or None where none was measured or it is noise
+    per = [None if not (x and f) or (share := disk_share(1.0 / x, 1.0 / f))[1] else share[0]
+           for x, f in zip(s["sc"], s[FLOOR])]
     text = _strip_floor_text(s, strips) + "; SC's disks' share alone " + ", ".join(
-        f"{st} " + ("at the floor" if t is None or t <= verdict.TOLERANCE / f else f"{1 / t:.1f} MB/s")
-        for st, t, f in zip(strips, per, s[FLOOR]))
-    if any(t is None or t <= verdict.TOLERANCE / f for t, f in zip(per, s[FLOOR])):
+        f"{st} " + ("at the floor" if t is None else f"{1 / t:.1f} MB/s") for st, t in zip(strips, per))
+    if any(t is None for t in per):
         return text + ": at its floor at a strip, so the trend cannot be read in the disks' share"
     if _rising([1 / t for t in per]) is None and len(per) > 1:  # the disks' share rises with the strip too
         return text + ": it rises there too (ruled out as the cause: the mount's floor); cause not found"
